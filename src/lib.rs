@@ -1,0 +1,33 @@
+//! ptxr: NVIDIA PTX retargeted to CPUs through LLVM.
+//!
+//! Pipeline: [`syntax`] (nom parser, AST, validation) → `ir` → `lanes` → `codegen` → `runtime`.
+
+pub mod syntax;
+
+use std::path::Path;
+
+/// A PTX source file loaded into memory, with its name for diagnostics.
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+}
+
+impl SourceFile {
+    pub fn load(path: &Path) -> anyhow::Result<SourceFile> {
+        let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+        let text = String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("{}: not UTF-8 text (byte {})", path.display(), e.utf8_error().valid_up_to()))?;
+        Ok(SourceFile { name: path.display().to_string(), text })
+    }
+}
+
+/// Parses and validates `src`; on failure returns all diagnostics rendered as text.
+pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String> {
+    let (module, mut diags) = syntax::parse_module(&src.text);
+    if diags.is_empty() {
+        diags = syntax::validate::validate(&module);
+    }
+    if diags.iter().any(|d| d.is_error()) {
+        return Err(syntax::diag::render_all(&diags, &src.name, &src.text));
+    }
+    Ok(module)
+}

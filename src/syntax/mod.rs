@@ -1,0 +1,14 @@
+//! Front end: the nom parser, the AST, its printer, diagnostics and validation.
+
+pub mod ast;
+pub mod diag;
+pub mod eval;
+#[path = "isa_stub.rs"]
+pub mod isa;
+pub mod lex;
+pub mod parser;
+pub mod printer;
+pub mod validate;
+
+pub use diag::Diagnostic;
+pub use parser::parse_module;

@@ -1,0 +1,769 @@
+//! The PTX parser: module directives (chapter 11), declarations (chapter 5) and instruction
+//! statements (4.3.2, chapter 9). Statements that fail to parse are reported and skipped up to
+//! the next `;` (or `}`), so one run reports every syntax error of a file.
+
+use super::ast::*;
+use super::diag::Diagnostic;
+use super::eval::eval;
+use super::lex::*;
+use smallvec::SmallVec;
+
+/// Parses a whole module. Returns the (possibly partial) module and every syntax error.
+pub fn parse_module(text: &str) -> (Module<'_>, Vec<Diagnostic>) {
+    let mut p = Parser { src: Src { text }, errors: Vec::new() };
+    let m = p.module();
+    (m, p.errors)
+}
+
+struct Parser<'a> {
+    src: Src<'a>,
+    errors: Vec<Diagnostic>,
+}
+
+/// Skips to just after the next `;` at bracket depth 0, or to a `}` closing the current
+/// scope (left in place), so the caller can continue with the next statement.
+fn resync(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < b.len() {
+        match b[i] {
+            b';' if depth <= 0 => return &s[i + 1..],
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' if depth <= 0 => return &s[i..],
+            b'}' | b')' | b']' => depth -= 1,
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    &s[s.len()..]
+}
+
+impl<'a> Parser<'a> {
+    fn error_at(&mut self, at: &'a str, msg: impl Into<String>) {
+        let off = self.src.off(at);
+        let end = (off + at.bytes().take_while(|c| !c.is_ascii_whitespace()).count().max(1)).min(self.src.text.len());
+        self.errors.push(Diagnostic::error(Span::new(off, end.max(off)), msg));
+    }
+
+    fn report(&mut self, e: nom::Err<PErr<'a>>) {
+        match e {
+            nom::Err::Error(e) | nom::Err::Failure(e) => self.error_at(e.at, e.msg.to_string()),
+            nom::Err::Incomplete(_) => {}
+        }
+    }
+
+    fn module(&mut self) -> Module<'a> {
+        let mut m = Module { version: (0, 0), target: Vec::new(), address_size: None, items: Vec::new() };
+        let mut s = ws(self.src.text);
+        let mut saw_version = false;
+        while !s.is_empty() {
+            let start = s;
+            match self.item(s, &mut m, &mut saw_version) {
+                Ok(rest) => s = ws(rest),
+                Err(e) => {
+                    self.report(e);
+                    let r = resync(start);
+                    // A stray `}` at module scope: skip it too.
+                    s = ws(if r.starts_with('}') { &r[1..] } else { r });
+                    if s.len() == start.len() {
+                        s = ws(&s[1.min(s.len())..]);
+                    }
+                }
+            }
+        }
+        if !saw_version && self.errors.is_empty() {
+            self.errors.push(Diagnostic::error(Span::new(0, 0), "module has no `.version` directive (PTX ISA 11.1.1)"));
+        }
+        m
+    }
+
+    fn item(&mut self, s: &'a str, m: &mut Module<'a>, saw_version: &mut bool) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        if let Some(r) = s.strip_prefix("@@DWARF").or_else(|| s.strip_prefix("@@dwarf")) {
+            let end = r.find('\n').unwrap_or(r.len());
+            let rest = &r[end..];
+            m.items.push(Item::Dwarf(r[..end].trim(), self.src.span(s, rest)));
+            return Ok(rest);
+        }
+        let Some((after, word)) = dot_word(s) else {
+            return fail(s, "expected a directive (`.version`, `.target`, `.entry`, `.func`, a variable, ...)").map(|(r, ())| r);
+        };
+        match word {
+            "version" => {
+                let r = ws_line(after);
+                let (r, major) = uint32(r)?;
+                let r = r.strip_prefix('.').ok_or_else(|| nom::Err::Failure(PErr { at: r, msg: "expected `.` in version".into() }))?;
+                let (r, minor) = uint32(r)?;
+                m.version = (major, minor);
+                *saw_version = true;
+                Ok(r)
+            }
+            "target" => {
+                let mut r = after;
+                loop {
+                    r = ws_line(r);
+                    let (r2, t) = ident_str(r).map_err(|_| nom::Err::Failure(PErr { at: r, msg: "expected a target name".into() }))?;
+                    m.target.push(t);
+                    let r3 = ws_line(r2);
+                    if let Some(r4) = r3.strip_prefix(',') {
+                        r = r4;
+                    } else {
+                        return Ok(r2);
+                    }
+                }
+            }
+            "address_size" => {
+                let (r, v) = uint32(after)?;
+                if v != 32 && v != 64 {
+                    return fail(after, "`.address_size` must be 32 or 64").map(|(r, ())| r);
+                }
+                m.address_size = Some(v);
+                Ok(r)
+            }
+            "file" => {
+                let (r, index) = uint32(after)?;
+                let (mut r, name) = string_lit(r)?;
+                let (mut timestamp, mut size) = (None, None);
+                let (r2, comma) = opt_char(r, ',');
+                if comma {
+                    let (r3, t) = uint(r2)?;
+                    let (r3, _) = expect_char(r3, ',')?;
+                    let (r3, z) = uint(r3)?;
+                    timestamp = Some(t);
+                    size = Some(z);
+                    r = r3;
+                }
+                m.items.push(Item::File { index, name, timestamp, size, span: self.src.span(s, r) });
+                Ok(r)
+            }
+            "section" => {
+                let r = ws(after);
+                let Some((r2, name)) = dot_word(r).map(|(r2, _)| (r2, &r[..r.len() - r2.len()])).or_else(|| ident_str(r).ok()) else {
+                    return fail(r, "expected a section name").map(|(r, ())| r);
+                };
+                let (r3, _) = expect_char(r2, '{')?;
+                let Some(end) = r3.find('}') else {
+                    return fail(r3, "unterminated `.section` body").map(|(r, ())| r);
+                };
+                let rest = &r3[end + 1..];
+                m.items.push(Item::Section { name, body: r3[..end].trim(), span: self.src.span(s, rest) });
+                Ok(rest)
+            }
+            "pragma" => {
+                let (r, list) = self.pragma_list(after)?;
+                m.items.push(Item::Pragma(list, self.src.span(s, r)));
+                Ok(r)
+            }
+            "alias" => {
+                let (r, alias) = ident(self.src, ws(after))?;
+                let (r, _) = expect_char(r, ',')?;
+                let (r, aliasee) = ident(self.src, ws(r))?;
+                let (r, _) = expect_char(r, ';')?;
+                m.items.push(Item::Alias { alias, aliasee, span: self.src.span(s, r) });
+                Ok(r)
+            }
+            _ => {
+                // Linkage, then a function or a variable.
+                let mut r = s;
+                let mut linkage = None;
+                loop {
+                    let Some((r2, w)) = dot_word(r) else { break };
+                    let l = match w {
+                        "extern" => Linkage::Extern,
+                        "visible" => Linkage::Visible,
+                        "weak" => Linkage::Weak,
+                        "common" => Linkage::Common,
+                        _ => break,
+                    };
+                    if linkage.is_some() {
+                        return fail(r, "more than one linking directive").map(|(r, ())| r);
+                    }
+                    linkage = Some(l);
+                    r = ws(r2);
+                }
+                match dot_word(r) {
+                    Some((r2, "entry")) | Some((r2, "func")) => {
+                        let entry = r.starts_with(".entry");
+                        let (r3, f) = self.function(s, r2, linkage, entry)?;
+                        m.items.push(Item::Func(Box::new(f)));
+                        Ok(r3)
+                    }
+                    Some((_, w)) if StateSpace::from_str(w).is_some() => {
+                        let (r3, vars) = self.var_decl(s, r, linkage, true)?;
+                        let (r3, _) = expect_char(r3, ';')?;
+                        m.items.extend(vars.into_iter().map(Item::Var));
+                        Ok(r3)
+                    }
+                    _ => fail(r, format!("unknown directive `.{word}`")).map(|(r, ())| r),
+                }
+            }
+        }
+    }
+
+    fn pragma_list(&mut self, s: &'a str) -> PResult<'a, Vec<&'a str>> {
+        let mut list = Vec::new();
+        let mut r = s;
+        loop {
+            let (r2, st) = string_lit(r)?;
+            list.push(st);
+            let (r3, comma) = opt_char(r2, ',');
+            r = r3;
+            if !comma {
+                break;
+            }
+        }
+        let (r, _) = expect_char(r, ';')?;
+        Ok((r, list))
+    }
+
+    /// A declaration: `[.space] [.align N] [.vN] .type [.ptr..] name[<N>][dims][= init] {, name..}`.
+    /// With `multi`, a comma-separated list of names is allowed (not in parameter lists).
+    fn var_decl(&mut self, start: &'a str, s: &'a str, linkage: Option<Linkage>, multi: bool) -> PResult<'a, Vec<VarDecl<'a>>> {
+        let mut r = ws(s);
+        let mut space = None;
+        let mut bank = None;
+        let mut align = None;
+        let mut vector = None;
+        let mut ty = None;
+        let mut ptr = None;
+        let mut linkage = linkage;
+        while let Some((r2, w)) = dot_word(r) {
+            if let Some(sp) = StateSpace::from_str(w) {
+                if space.is_some() {
+                    return fail(r, "more than one state space");
+                }
+                space = Some(sp);
+                r = r2;
+                // `.const[2]` banked constant space.
+                if sp == StateSpace::Const && r.starts_with('[') {
+                    let (r3, b) = uint32(&r[1..])?;
+                    let (r3, _) = expect_char(r3, ']')?;
+                    bank = Some(b);
+                    r = r3;
+                }
+            } else if w == "align" {
+                let (r3, a) = uint32(r2)?;
+                if a == 0 || !a.is_power_of_two() {
+                    return fail(r2, "alignment must be a power of two");
+                }
+                align = Some(a);
+                r = r3;
+            } else if w == "v2" || w == "v4" || w == "v8" {
+                vector = Some(w[1..].parse().unwrap_or(2));
+                r = r2;
+            } else if w == "ptr" {
+                let mut p = PtrAttr { space: None, align: None };
+                let mut r3 = r2;
+                loop {
+                    match dot_word(r3) {
+                        Some((r4, "align")) => {
+                            let (r5, a) = uint32(r4)?;
+                            p.align = Some(a);
+                            r3 = r5;
+                        }
+                        Some((r4, sp)) if matches!(sp, "global" | "shared" | "const" | "local") && p.space.is_none() => {
+                            p.space = Some(sp);
+                            r3 = r4;
+                        }
+                        _ => break,
+                    }
+                    r3 = ws(r3);
+                }
+                ptr = Some(p);
+                r = r3;
+            } else if let Some(t) = Type::from_str(w) {
+                if ty.is_some() {
+                    return fail(r, "more than one type in a declaration");
+                }
+                ty = Some(t);
+                r = r2;
+            } else if let Some(l) = match w {
+                "extern" => Some(Linkage::Extern),
+                "visible" => Some(Linkage::Visible),
+                "weak" => Some(Linkage::Weak),
+                "common" => Some(Linkage::Common),
+                _ => None,
+            } {
+                linkage = Some(l);
+                r = r2;
+            } else {
+                return fail(r, format!("unexpected `.{w}` in a declaration"));
+            }
+            r = ws(r);
+        }
+        let Some(space) = space else { return fail(r, "expected a state space (`.reg`, `.param`, `.shared`, ...)") };
+        let Some(ty) = ty else { return fail(r, "expected a type (`.b32`, `.u64`, `.f32`, ...)") };
+        let mut out = Vec::new();
+        loop {
+            let name_start = ws(r);
+            let (r2, name) = ident(self.src, name_start).map_err(|_| nom::Err::Failure(PErr { at: name_start, msg: "expected a name".into() }))?;
+            let mut r2 = r2;
+            let mut range = None;
+            if let Some(r3) = r2.strip_prefix('<') {
+                let (r3, n) = uint32(r3)?;
+                let (r3, _) = expect_char(r3, '>')?;
+                range = Some(n);
+                r2 = r3;
+            }
+            let mut dims = SmallVec::new();
+            loop {
+                let r3 = ws(r2);
+                let Some(r4) = r3.strip_prefix('[') else { break };
+                let r4 = ws(r4);
+                if let Some(r5) = r4.strip_prefix(']') {
+                    dims.push(None);
+                    r2 = r5;
+                } else {
+                    let (r5, e) = expr(self.src, r4)?;
+                    let v = eval(&e, &|_| None).map_err(|er| nom::Err::Failure(PErr { at: r4, msg: er.msg.into() }))?;
+                    let (r5, _) = expect_char(r5, ']')?;
+                    dims.push(Some(v.as_u64()));
+                    r2 = r5;
+                }
+            }
+            let mut init = None;
+            let (r3, eq) = opt_char(r2, '=');
+            if eq {
+                let (r4, i) = self.init(ws(r3), 0)?;
+                init = Some(i);
+                r2 = r4;
+            }
+            out.push(VarDecl {
+                linkage,
+                space,
+                bank,
+                align,
+                vector,
+                ty,
+                ptr: ptr.clone(),
+                name,
+                range,
+                dims,
+                init,
+                span: self.src.span(if out.is_empty() { start } else { name_start }, r2),
+            });
+            let (r3, comma) = opt_char(r2, ',');
+            if multi && comma {
+                r = r3;
+            } else {
+                return Ok((r2, out));
+            }
+        }
+    }
+
+    fn init(&mut self, s: &'a str, depth: u32) -> PResult<'a, Init<'a>> {
+        if depth > 64 {
+            return fail(s, "initializer nested too deeply");
+        }
+        if let Some(r) = s.strip_prefix('{') {
+            let mut items = Vec::new();
+            let mut r = ws(r);
+            if let Some(r2) = r.strip_prefix('}') {
+                return Ok((r2, Init::List(items, self.src.span(s, r2))));
+            }
+            loop {
+                let (r2, i) = self.init(ws(r), depth + 1)?;
+                items.push(i);
+                let r3 = ws(r2);
+                if let Some(r4) = r3.strip_prefix(',') {
+                    r = r4;
+                } else if let Some(r4) = r3.strip_prefix('}') {
+                    return Ok((r4, Init::List(items, self.src.span(s, r4))));
+                } else {
+                    return fail(r3, "expected `,` or `}` in initializer");
+                }
+            }
+        }
+        let (r, e) = expr(self.src, s).map_err(to_failure)?;
+        Ok((r, Init::Expr(e)))
+    }
+
+    fn param_list(&mut self, s: &'a str) -> PResult<'a, Vec<VarDecl<'a>>> {
+        let (mut r, _) = expect_char(s, '(')?;
+        let mut params = Vec::new();
+        let r0 = ws(r);
+        if let Some(r2) = r0.strip_prefix(')') {
+            return Ok((r2, params));
+        }
+        loop {
+            let st = ws(r);
+            let (r2, mut v) = self.var_decl(st, st, None, false)?;
+            params.append(&mut v);
+            let r3 = ws(r2);
+            if let Some(r4) = r3.strip_prefix(',') {
+                r = r4;
+            } else if let Some(r4) = r3.strip_prefix(')') {
+                return Ok((r4, params));
+            } else {
+                return fail(r3, "expected `,` or `)` in parameter list");
+            }
+        }
+    }
+
+    fn function(&mut self, start: &'a str, s: &'a str, linkage: Option<Linkage>, entry: bool) -> PResult<'a, Function<'a>> {
+        let mut r = ws(s);
+        let mut rets = Vec::new();
+        if !entry && r.starts_with('(') {
+            let (r2, p) = self.param_list(r)?;
+            rets = p;
+            r = ws(r2);
+        }
+        let (r2, name) = ident(self.src, r).map_err(|_| nom::Err::Failure(PErr { at: r, msg: "expected a function name".into() }))?;
+        r = ws(r2);
+        let mut params = Vec::new();
+        if r.starts_with('(') {
+            let (r2, p) = self.param_list(r)?;
+            params = p;
+            r = ws(r2);
+        }
+        let mut perf = Vec::new();
+        while let Some((r2, w)) = dot_word(r) {
+            let (r3, d) = match w {
+                "maxnreg" => uint32(r2).map(|(r, v)| (r, PerfDirective::MaxNReg(v)))?,
+                "minnctapersm" => uint32(r2).map(|(r, v)| (r, PerfDirective::MinNCtaPerSm(v)))?,
+                "maxnctapersm" => uint32(r2).map(|(r, v)| (r, PerfDirective::MaxNCtaPerSm(v)))?,
+                "maxntid" | "reqntid" => {
+                    let mut dims = SmallVec::new();
+                    let (mut r3, v) = uint32(r2)?;
+                    dims.push(v);
+                    while dims.len() < 3 {
+                        let (r4, comma) = opt_char(r3, ',');
+                        if !comma {
+                            break;
+                        }
+                        let (r5, v) = uint32(r4)?;
+                        dims.push(v);
+                        r3 = r5;
+                    }
+                    (r3, if w == "maxntid" { PerfDirective::MaxNTid(dims) } else { PerfDirective::ReqNTid(dims) })
+                }
+                "noreturn" => (r2, PerfDirective::NoReturn),
+                "pragma" => {
+                    let (r3, l) = self.pragma_list(r2)?;
+                    (r3, PerfDirective::Pragma(l))
+                }
+                _ => return fail(r, format!("unexpected `.{w}` in a function header")),
+            };
+            perf.push(d);
+            r = ws(r3);
+        }
+        if let Some(r2) = r.strip_prefix(';') {
+            return Ok((r2, Function { linkage, entry, name, rets, params, perf, body: None, span: self.src.span(start, r2) }));
+        }
+        if !r.starts_with('{') {
+            return fail(r, "expected `{` or `;` after the function header");
+        }
+        let (r2, body) = self.block_body(&r[1..], 0)?;
+        Ok((r2, Function { linkage, entry, name, rets, params, perf, body: Some(body), span: self.src.span(start, r2) }))
+    }
+
+    /// Statements up to the matching `}`; returns the rest after it.
+    fn block_body(&mut self, s: &'a str, depth: u32) -> PResult<'a, Vec<Stmt<'a>>> {
+        if depth > 64 {
+            return fail(s, "blocks nested too deeply");
+        }
+        let mut stmts = Vec::new();
+        let mut r = ws(s);
+        loop {
+            if r.is_empty() {
+                return fail(r, "unexpected end of file: missing `}`");
+            }
+            if let Some(r2) = r.strip_prefix('}') {
+                return Ok((r2, stmts));
+            }
+            if let Some(r2) = r.strip_prefix('{') {
+                let (r3, inner) = self.block_body(r2, depth + 1)?;
+                stmts.push(Stmt::Block(inner, self.src.span(r, r3)));
+                r = ws(r3);
+                continue;
+            }
+            let start = r;
+            match self.statement(r, &mut stmts) {
+                Ok(r2) => r = ws(r2),
+                Err(e) => {
+                    self.report(e);
+                    let r2 = resync(start);
+                    r = ws(if r2.len() == start.len() { &r2[1.min(r2.len())..] } else { r2 });
+                }
+            }
+        }
+    }
+
+    fn statement(&mut self, s: &'a str, out: &mut Vec<Stmt<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        if let Some((after, w)) = dot_word(s) {
+            return match w {
+                "pragma" => {
+                    let (r, l) = self.pragma_list(after)?;
+                    out.push(Stmt::Pragma(l, self.src.span(s, r)));
+                    Ok(r)
+                }
+                "loc" => {
+                    let (r, file) = uint32(ws_line(after))?;
+                    let (r, line) = uint32(ws_line(r))?;
+                    let (r, col) = uint32(ws_line(r))?;
+                    let r1 = ws_line(r);
+                    let (r, rest) = if let Some(r2) = r1.strip_prefix(',') {
+                        let end = r2.find('\n').unwrap_or(r2.len());
+                        (&r2[end..], Some(r2[..end].trim()))
+                    } else {
+                        (r, None)
+                    };
+                    out.push(Stmt::Loc { file, line, col, rest, span: self.src.span(s, r) });
+                    Ok(r)
+                }
+                _ if StateSpace::from_str(w).is_some() || matches!(w, "extern" | "visible" | "weak" | "common" | "align") => {
+                    let (r, vars) = self.var_decl(s, s, None, true)?;
+                    let (r, _) = expect_char(r, ';')?;
+                    out.extend(vars.into_iter().map(Stmt::Var));
+                    Ok(r)
+                }
+                _ => fail(s, format!("unexpected directive `.{w}` in a function body")).map(|(r, ())| r),
+            };
+        }
+        // Label?
+        if let Ok((r, id)) = ident(self.src, s) {
+            let r2 = ws(r);
+            if let Some(r3) = r2.strip_prefix(':') {
+                let r4 = ws(r3);
+                if let Some((r5, w)) = dot_word(r4) {
+                    match w {
+                        "callprototype" => return self.callprototype(s, id, r5, out),
+                        "branchtargets" | "calltargets" => {
+                            let mut targets = Vec::new();
+                            let mut r6 = r5;
+                            loop {
+                                let (r7, t) = ident(self.src, ws(r6))?;
+                                targets.push(t);
+                                let (r8, comma) = opt_char(r7, ',');
+                                r6 = r8;
+                                if !comma {
+                                    break;
+                                }
+                            }
+                            let (r6, _) = expect_char(r6, ';')?;
+                            let span = self.src.span(s, r6);
+                            out.push(if w == "calltargets" {
+                                Stmt::CallTargets { label: id, targets, span }
+                            } else {
+                                Stmt::BranchTargets { label: id, targets, span }
+                            });
+                            return Ok(r6);
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(Stmt::Label(id));
+                return Ok(r3);
+            }
+        }
+        let (r, i) = self.instruction(s)?;
+        out.push(Stmt::Instr(i));
+        Ok(r)
+    }
+
+    fn callprototype(&mut self, s: &'a str, label: Ident<'a>, r: &'a str, out: &mut Vec<Stmt<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        let mut r = ws(r);
+        let mut rets = Vec::new();
+        if r.starts_with('(') {
+            let (r2, p) = self.param_list(r)?;
+            rets = p;
+            r = ws(r2);
+        }
+        let Some(r2) = r.strip_prefix('_') else { return fail(r, "expected `_` in `.callprototype`").map(|(r, ())| r) };
+        r = ws(r2);
+        let mut params = Vec::new();
+        if r.starts_with('(') {
+            let (r2, p) = self.param_list(r)?;
+            params = p;
+            r = ws(r2);
+        }
+        let mut noreturn = false;
+        if let Some((r2, "noreturn")) = dot_word(r) {
+            noreturn = true;
+            r = r2;
+        }
+        let (r, _) = expect_char(r, ';')?;
+        out.push(Stmt::CallPrototype { label, rets, params, noreturn, span: self.src.span(s, r) });
+        Ok(r)
+    }
+
+    fn instruction(&mut self, s: &'a str) -> PResult<'a, Instr<'a>> {
+        let mut r = s;
+        let mut guard = None;
+        if let Some(r2) = r.strip_prefix('@') {
+            let r2 = ws(r2);
+            let (r3, negated) = match r2.strip_prefix('!') {
+                Some(r3) => (ws(r3), true),
+                None => (r2, false),
+            };
+            let (r4, pred) = ident(self.src, r3).map_err(|_| nom::Err::Failure(PErr { at: r3, msg: "expected a predicate after `@`".into() }))?;
+            guard = Some(Guard { negated, pred });
+            r = ws(r4);
+        }
+        let b = r.as_bytes();
+        let mut i = 0;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        if i == 0 || !b[0].is_ascii_alphabetic() {
+            return fail(r, "expected an instruction");
+        }
+        let op_start = r;
+        let opcode = Ident { name: &r[..i], span: self.src.span(r, &r[i..]) };
+        r = &r[i..];
+        let mut mods = SmallVec::new();
+        while let Some((r2, m)) = dot_word(r) {
+            mods.push(m);
+            r = r2;
+        }
+        let _ = op_start;
+        let mut operands = SmallVec::new();
+        let mut rr = ws(r);
+        if let Some(r2) = rr.strip_prefix(';') {
+            return Ok((r2, Instr { guard, opcode, mods, operands, span: self.src.span(s, r2) }));
+        }
+        if !rr.is_empty() && r.len() == rr.len() && !rr.starts_with(['(', '{', '[']) {
+            return fail(rr, "expected a modifier, operand or `;`");
+        }
+        let is_call = opcode.name == "call";
+        loop {
+            let (r2, op) = self.operand(rr, is_call)?;
+            operands.push(op);
+            let r3 = ws(r2);
+            if let Some(r4) = r3.strip_prefix(',') {
+                rr = ws(r4);
+            } else if let Some(r4) = r3.strip_prefix(';') {
+                return Ok((r4, Instr { guard, opcode, mods, operands, span: self.src.span(s, r4) }));
+            } else {
+                return fail(r3, "expected `,` or `;` after an operand");
+            }
+        }
+    }
+
+    fn operand(&mut self, s: &'a str, in_call: bool) -> PResult<'a, Operand<'a>> {
+        let s = ws(s);
+        let first = *s.as_bytes().first().unwrap_or(&0);
+        match first {
+            b'{' => {
+                let (r, items) = self.operand_seq(&s[1..], '}')?;
+                Ok((r, Operand::Vector(items, self.src.span(s, r))))
+            }
+            b'(' if in_call => {
+                let (r, items) = self.operand_seq(&s[1..], ')')?;
+                Ok((r, Operand::List(items, self.src.span(s, r))))
+            }
+            b'[' => self.bracket(s),
+            b'!' => {
+                let r = ws(&s[1..]);
+                let (r, id) = ident(self.src, r).map_err(to_failure)?;
+                Ok((r, Operand::Not(id)))
+            }
+            _ => {
+                if first == b'_' && !s.as_bytes().get(1).map_or(false, |c| is_follow(*c)) {
+                    return Ok((&s[1..], Operand::Sink(self.src.span(s, &s[1..]))));
+                }
+                if first.is_ascii_alphabetic() || first == b'_' || first == b'$' || first == b'%' {
+                    let (r, id) = ident(self.src, s)?;
+                    let mut r = r;
+                    let mut comp = None;
+                    // `%tid.x`, `%r1.x`: vector components (5.4.2, 10).
+                    let bb = r.as_bytes();
+                    if bb.len() >= 2 && bb[0] == b'.' && matches!(bb[1], b'x' | b'y' | b'z' | b'w' | b'r' | b'g' | b'b' | b'a') && !bb.get(2).map_or(false, |c| is_follow(*c)) {
+                        comp = Some(bb[1] as char);
+                        r = &r[2..];
+                    }
+                    let r2 = ws(r);
+                    if r2.starts_with('|') && !r2.starts_with("||") {
+                        let (r3, q) = self.operand(&r2[1..], false)?;
+                        return Ok((r3, Operand::Pair(Box::new(Operand::Name(id, comp)), Box::new(q))));
+                    }
+                    if r2.starts_with('[') {
+                        let (r3, idx) = self.operand(&r2[1..], false)?;
+                        let (r3, _) = expect_char(r3, ']')?;
+                        return Ok((r3, Operand::Index(id, Box::new(idx), self.src.span(s, r3))));
+                    }
+                    if comp.is_none() && (r2.starts_with('+') || (r2.starts_with('-') && !in_call)) {
+                        // `var+4`: an address constant over a symbol.
+                        let (r3, e) = expr(self.src, s).map_err(to_failure)?;
+                        return Ok((r3, Operand::Imm(e)));
+                    }
+                    return Ok((r, Operand::Name(id, comp)));
+                }
+                let (r, e) = expr(self.src, s).map_err(|e| match e {
+                    nom::Err::Error(p) => nom::Err::Failure(PErr { at: p.at, msg: "expected an operand".into() }),
+                    e => e,
+                })?;
+                // `d|p` also with a sink destination is handled above; an immediate never pairs.
+                Ok((r, Operand::Imm(e)))
+            }
+        }
+    }
+
+    fn operand_seq(&mut self, s: &'a str, close: char) -> PResult<'a, Vec<Operand<'a>>> {
+        let mut items = Vec::new();
+        let mut r = ws(s);
+        if let Some(r2) = r.strip_prefix(close) {
+            return Ok((r2, items));
+        }
+        loop {
+            let (r2, op) = self.operand(r, false)?;
+            items.push(op);
+            let r3 = ws(r2);
+            if let Some(r4) = r3.strip_prefix(',') {
+                r = r4;
+            } else if let Some(r4) = r3.strip_prefix(close) {
+                return Ok((r4, items));
+            } else {
+                return fail(r3, format!("expected `,` or `{close}`"));
+            }
+        }
+    }
+
+    /// `[...]`: an address `[base]`, `[base+off]`, `[imm]`, or an operand list `[a, b, ...]`.
+    fn bracket(&mut self, s: &'a str) -> PResult<'a, Operand<'a>> {
+        let inner = ws(&s[1..]);
+        if let Ok((r, base)) = ident(self.src, inner) {
+            let r1 = ws(r);
+            if let Some(r2) = r1.strip_prefix(']') {
+                return Ok((r2, Operand::Mem(Address { base: Some(base), offset: 0, span: self.src.span(s, r2) })));
+            }
+            if r1.starts_with('+') || r1.starts_with('-') {
+                let neg = r1.starts_with('-');
+                let (r2, e) = expr(self.src, ws(&r1[1..])).map_err(to_failure)?;
+                let v = eval(&e, &|_| None).map_err(|er| nom::Err::Failure(PErr { at: r1, msg: er.msg.into() }))?;
+                if !v.is_int() {
+                    return fail(r1, "address offset must be an integer");
+                }
+                let off = v.as_u64() as i64;
+                let (r3, _) = expect_char(r2, ']')?;
+                return Ok((r3, Operand::Mem(Address { base: Some(base), offset: if neg { off.wrapping_neg() } else { off }, span: self.src.span(s, r3) })));
+            }
+        }
+        // Absolute address `[imm]`?
+        if inner.as_bytes().first().map_or(false, |c| c.is_ascii_digit()) {
+            if let Ok((r, e)) = expr(self.src, inner) {
+                let r1 = ws(r);
+                if let Some(r2) = r1.strip_prefix(']') {
+                    let v = eval(&e, &|_| None).map_err(|er| nom::Err::Failure(PErr { at: inner, msg: er.msg.into() }))?;
+                    return Ok((r2, Operand::Mem(Address { base: None, offset: v.as_u64() as i64, span: self.src.span(s, r2) })));
+                }
+            }
+        }
+        let (r, items) = self.operand_seq(&s[1..], ']')?;
+        Ok((r, Operand::MemList(items, self.src.span(s, r))))
+    }
+}
+
+fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
+    match e {
+        nom::Err::Error(p) => nom::Err::Failure(p),
+        e => e,
+    }
+}
+
