@@ -2,6 +2,9 @@
 //!
 //! Pipeline: [`syntax`] (nom parser, AST, validation) → `ir` → `lanes` → `codegen` → `runtime`.
 
+pub mod codegen;
+pub mod driver;
+pub mod runtime;
 pub mod syntax;
 
 use std::path::Path;

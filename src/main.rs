@@ -1,8 +1,11 @@
 use clap::{Parser, Subcommand};
+use ptxr::codegen::target::TargetKind;
+use ptxr::driver::Emit;
+use ptxr::runtime::{parse_arg, ArgSpec, Dim3, LaunchConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// ptxr: compile NVIDIA PTX for CPUs.
+/// ptxr: compile NVIDIA PTX for CPUs (x86-64, AArch64) through LLVM.
 #[derive(Parser)]
 #[command(name = "ptxr", version, about)]
 struct Cli {
@@ -17,32 +20,133 @@ enum Cmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Compile a PTX file to an object, assembly, LLVM IR or a static library.
+    Compile {
+        file: PathBuf,
+        /// host, x86_64, aarch64 (nvptx64: see `ptxr roundtrip`)
+        #[arg(long, default_value = "host")]
+        target: String,
+        /// obj, asm, llvm-ir, staticlib
+        #[arg(long, default_value = "obj")]
+        emit: String,
+        #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
+        opt: u32,
+        #[arg(long, default_value = "sm_70")]
+        sm: String,
+        #[arg(short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Compile a PTX file and run one kernel on this CPU.
+    Run {
+        file: PathBuf,
+        #[arg(long)]
+        kernel: String,
+        #[arg(long, default_value = "1")]
+        grid: String,
+        #[arg(long, default_value = "1")]
+        block: String,
+        /// Dynamic shared memory in bytes.
+        #[arg(long, default_value = "0")]
+        shared: u32,
+        /// TYPE:VALUE | buf:file:PATH | buf:zero:BYTES | buf:hex:HEX, one per parameter.
+        #[arg(long = "arg", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// N=PATH or N=-: write buffer argument N after the launch.
+        #[arg(long = "dump")]
+        dumps: Vec<String>,
+        #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
+        opt: u32,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.cmd {
-        Cmd::Check { files } => {
-            let mut ok = true;
-            for f in &files {
-                match ptxr::SourceFile::load(f) {
-                    Ok(src) => {
-                        if let Err(msg) = ptxr::check_source(&src) {
-                            eprint!("{msg}");
-                            ok = false;
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        ok = false;
-                    }
-                }
-            }
-            if ok {
-                ExitCode::SUCCESS
+    let r = match cli.cmd {
+        Cmd::Check { files } => check(&files),
+        Cmd::Compile { file, target, emit, opt, sm, output } => compile(&file, &target, &emit, opt, &sm, output),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, opt),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let msg = format!("{e:#}");
+            if msg.contains(": error: ") {
+                eprintln!("{msg}");
             } else {
-                ExitCode::FAILURE
+                eprintln!("error: {msg}");
             }
+            ExitCode::FAILURE
         }
     }
+}
+
+fn check(files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut failed = 0;
+    for f in files {
+        let src = ptxr::SourceFile::load(f)?;
+        if let Err(msg) = ptxr::check_source(&src) {
+            eprint!("{msg}");
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn compile(file: &PathBuf, target: &str, emit: &str, opt: u32, _sm: &str, output: Option<PathBuf>) -> anyhow::Result<()> {
+    let kind = TargetKind::parse(target).ok_or_else(|| anyhow::anyhow!("unknown target `{target}` (host, x86_64, aarch64, nvptx64)"))?;
+    if kind == TargetKind::Nvptx64 {
+        anyhow::bail!("`--target nvptx64` is not implemented yet");
+    }
+    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, staticlib)"))?;
+    let src = ptxr::SourceFile::load(file)?;
+    let ext = match em {
+        Emit::Obj => "o",
+        Emit::Asm => "s",
+        Emit::LlvmIr => "ll",
+        Emit::StaticLib => "a",
+    };
+    let out = output.unwrap_or_else(|| {
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        if em == Emit::StaticLib {
+            PathBuf::from(format!("lib{stem}.a"))
+        } else {
+            PathBuf::from(format!("{stem}.{ext}"))
+        }
+    });
+    ptxr::driver::compile_to_file(&src, kind, opt, em, &out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], opt: u32) -> anyhow::Result<()> {
+    let grid = Dim3::parse(grid).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
+    let block = Dim3::parse(block).map_err(|e| anyhow::anyhow!("--block {e}"))?;
+    let mut argv: Vec<ArgSpec> = args.iter().map(|a| parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}"))).collect::<Result<_, _>>()?;
+    let mut dump_specs = Vec::new();
+    for d in dumps {
+        let (n, p) = d.split_once('=').ok_or_else(|| anyhow::anyhow!("--dump `{d}`: expected N=PATH or N=-"))?;
+        let n: usize = n.parse().map_err(|_| anyhow::anyhow!("--dump `{d}`: `{n}` is not an argument index"))?;
+        match argv.get(n) {
+            Some(ArgSpec::Buffer(_)) => {}
+            Some(_) => anyhow::bail!("--dump `{d}`: argument {n} is not a buffer"),
+            None => anyhow::bail!("--dump `{d}`: there is no argument {n}"),
+        }
+        dump_specs.push((n, p.to_string()));
+    }
+    let src = ptxr::SourceFile::load(file)?;
+    let loaded = ptxr::driver::load(&src, opt)?;
+    let cfg = LaunchConfig { grid, block, dyn_smem: shared };
+    loaded.launch(kernel, &cfg, &mut argv)?;
+    for (n, p) in dump_specs {
+        let ArgSpec::Buffer(b) = &argv[n] else { unreachable!() };
+        if p == "-" {
+            let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            println!("{hex}");
+        } else {
+            std::fs::write(&p, b).map_err(|e| anyhow::anyhow!("--dump: cannot write {p}: {e}"))?;
+        }
+    }
+    Ok(())
 }

@@ -427,8 +427,8 @@ pub struct Instr<'a> {
     pub guard: Option<Guard<'a>>,
     pub opcode: Ident<'a>,
     /// Modifiers without their dot, in written order (`ld.global.v4.f32` → `global v4 f32`).
-    pub mods: SmallVec<[&'a str; 6]>,
-    pub operands: SmallVec<[Operand<'a>; 4]>,
+    pub mods: Vec<&'a str>,
+    pub operands: Vec<Operand<'a>>,
     pub span: Span,
 }
 

@@ -3,7 +3,6 @@
 pub mod ast;
 pub mod diag;
 pub mod eval;
-#[path = "isa_stub.rs"]
 pub mod isa;
 pub mod lex;
 pub mod parser;

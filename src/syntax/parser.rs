@@ -617,13 +617,13 @@ impl<'a> Parser<'a> {
         let op_start = r;
         let opcode = Ident { name: &r[..i], span: self.src.span(r, &r[i..]) };
         r = &r[i..];
-        let mut mods = SmallVec::new();
+        let mut mods = Vec::with_capacity(4);
         while let Some((r2, m)) = dot_word(r) {
             mods.push(m);
             r = r2;
         }
         let _ = op_start;
-        let mut operands = SmallVec::new();
+        let mut operands = Vec::with_capacity(3);
         let mut rr = ws(r);
         if let Some(r2) = rr.strip_prefix(';') {
             return Ok((r2, Instr { guard, opcode, mods, operands, span: self.src.span(s, r2) }));

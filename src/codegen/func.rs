@@ -1,0 +1,931 @@
+//! Function emission: registers, operands, control flow, calls and the per-CTA thread loop.
+//! Instruction families live in `ops_*.rs`; each exposes `emit(&mut FnEmitter, &Instr)`
+//! returning `Ok(true)` when it handled the instruction.
+
+use super::abi::field;
+use super::{decl_align, decl_size, GlobalSym, KernelInfo, ModCtx, ParamInfo};
+use crate::syntax::ast::{self, Ident, Instr, Operand, Span, StateSpace, Stmt, Type};
+use crate::syntax::diag::Diagnostic;
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, IntType};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use std::collections::HashMap;
+
+pub type R<T> = Result<T, Diagnostic>;
+
+/// Where a named variable lives inside a function.
+#[derive(Clone, Copy)]
+pub enum VarLoc<'ctx> {
+    /// Host address (locals, function `.param`s, globals).
+    Ptr(PointerValue<'ctx>, Type),
+    /// Offset in the CTA's shared window; `u32::MAX` = dynamic shared memory.
+    Shared(u32, Type),
+    /// Kernel parameter at this offset of the parameter buffer.
+    KParam(u32, Type),
+}
+
+pub struct FnEmitter<'ctx, 'a, 'm> {
+    pub m: &'m mut ModCtx<'ctx, 'a>,
+    pub b: Builder<'ctx>,
+    pub f: FunctionValue<'ctx>,
+    pub fname: &'a str,
+    pub cta: PointerValue<'ctx>,
+    pub tid: [IntValue<'ctx>; 3],
+    regs: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
+    ranges: Vec<(&'a str, u32, Type)>,
+    pub vars: HashMap<&'a str, VarLoc<'ctx>>,
+    labels: HashMap<&'a str, BasicBlock<'ctx>>,
+    alloca_b: Builder<'ctx>,
+    /// Where a thread goes when it finishes (`ret` in a kernel, `exit`).
+    pub exit_bb: BasicBlock<'ctx>,
+    /// Where `ret` goes (function epilogue in a `.func`, `exit_bb` in a kernel).
+    pub ret_bb: BasicBlock<'ctx>,
+    /// Where the CTA stops after a trap: returns the status.
+    pub abort_bb: BasicBlock<'ctx>,
+    /// The carry flag CC.CF of extended-precision arithmetic (9.7.2).
+    pub carry: PointerValue<'ctx>,
+    pub is_kernel: bool,
+    /// Current instruction's span (for runtime error lines).
+    pub span: Span,
+}
+
+pub fn int_t<'ctx>(ctx: &'ctx inkwell::context::Context, bits: u32) -> IntType<'ctx> {
+    match bits {
+        1 => ctx.bool_type(),
+        8 => ctx.i8_type(),
+        16 => ctx.i16_type(),
+        32 => ctx.i32_type(),
+        64 => ctx.i64_type(),
+        128 => ctx.i128_type(),
+        n => ctx.custom_width_int_type(std::num::NonZeroU32::new(n.max(1)).unwrap()).expect("integer width"),
+    }
+}
+
+/// Storage type of a register of type `ty`.
+pub fn reg_t<'ctx>(ctx: &'ctx inkwell::context::Context, ty: Type) -> IntType<'ctx> {
+    if ty == Type::Pred {
+        ctx.bool_type()
+    } else {
+        int_t(ctx, ty.bits())
+    }
+}
+
+/// Declares the LLVM function of a `.func`: `(ctx*, tid.x, tid.y, tid.z, ptr per ret, ptr per param)`.
+pub(crate) fn declare_func<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function) -> FunctionValue<'ctx> {
+    let ptr = m.ctx.ptr_type(AddressSpace::default());
+    let i32t = m.ctx.i32_type();
+    let mut args: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), i32t.into(), i32t.into(), i32t.into()];
+    for _ in f.rets.iter().chain(f.params.iter()) {
+        args.push(ptr.into());
+    }
+    let fnt = m.ctx.void_type().fn_type(&args, false);
+    let name = format!("__ptxr_fn_{}", f.name.name);
+    m.module.add_function(&name, fnt, Some(inkwell::module::Linkage::Internal))
+}
+
+/// Emits a function definition; for a kernel, returns its launch information.
+pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Function<'a>) -> R<Option<KernelInfo>> {
+    let ctx = m.ctx;
+    let body = f.body.as_ref().expect("definition");
+    let ptr_t = ctx.ptr_type(AddressSpace::default());
+    let i32t = ctx.i32_type();
+    let (func, kernel_info) = if f.entry {
+        let fnt = i32t.fn_type(&[ptr_t.into()], false);
+        let func = m.module.add_function(&format!("__ptxr_cta_{}", f.name.name), fnt, None);
+        (func, Some(kernel_layout(f)))
+    } else {
+        match m.globals.get(f.name.name) {
+            Some(GlobalSym::Func(fv)) => (*fv, None),
+            _ => return Err(Diagnostic::error(f.name.span, "internal error: function not declared")),
+        }
+    };
+    let entry = ctx.append_basic_block(func, "entry");
+    let b = ctx.create_builder();
+    let alloca_b = ctx.create_builder();
+    alloca_b.position_at_end(entry);
+    let cta = func.get_nth_param(0).unwrap().into_pointer_value();
+    let abort_bb = ctx.append_basic_block(func, "abort");
+    let carry;
+    {
+        carry = alloca_b.build_alloca(ctx.bool_type(), "cc.cf").unwrap();
+    }
+    let mut e = FnEmitter {
+        m,
+        b,
+        f: func,
+        fname: f.name.name,
+        cta,
+        tid: [i32t.const_zero(); 3],
+        regs: HashMap::new(),
+        ranges: Vec::new(),
+        vars: HashMap::new(),
+        labels: HashMap::new(),
+        alloca_b,
+        exit_bb: entry,
+        ret_bb: entry,
+        abort_bb,
+        carry,
+        is_kernel: f.entry,
+        span: f.span,
+    };
+    // Abort path: a kernel returns its status, a function just returns (the caller checks).
+    e.b.position_at_end(abort_bb);
+    if f.entry {
+        let st = e.load_cta_u32(field::STATUS, None);
+        e.b.build_return(Some(&st)).unwrap();
+    } else {
+        e.b.build_return(None).unwrap();
+    }
+    let setup = ctx.append_basic_block(func, "setup");
+    e.b.position_at_end(setup);
+    let mut ret_copies: Vec<(PointerValue<'ctx>, &'a ast::VarDecl<'a>)> = Vec::new();
+    if let Some(info) = &kernel_info {
+        for (p, pi) in f.params.iter().zip(info.params.iter()) {
+            e.vars.insert(p.name.name, VarLoc::KParam(pi.offset, p.ty));
+        }
+        // Thread loops over z, y, x of the CTA.
+        let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
+        let zh = ctx.append_basic_block(func, "tz.head");
+        let yh = ctx.append_basic_block(func, "ty.head");
+        let xh = ctx.append_basic_block(func, "tx.head");
+        let body_bb = ctx.append_basic_block(func, "thread");
+        let xl = ctx.append_basic_block(func, "tx.latch");
+        let yl = ctx.append_basic_block(func, "ty.latch");
+        let zl = ctx.append_basic_block(func, "tz.latch");
+        let done = ctx.append_basic_block(func, "cta.done");
+        e.b.build_unconditional_branch(zh).unwrap();
+        let mk = |e: &mut FnEmitter<'ctx, 'a, '_>, head: BasicBlock<'ctx>, pre: BasicBlock<'ctx>, latch: BasicBlock<'ctx>, n: IntValue<'ctx>, inner: BasicBlock<'ctx>, out: BasicBlock<'ctx>, name: &str| {
+            e.b.position_at_end(head);
+            let phi = e.b.build_phi(i32t, name).unwrap();
+            let c = e.b.build_int_compare(IntPredicate::ULT, phi.as_basic_value().into_int_value(), n, "").unwrap();
+            e.b.build_conditional_branch(c, inner, out).unwrap();
+            e.b.position_at_end(latch);
+            let next = e.b.build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "").unwrap();
+            phi.add_incoming(&[(&i32t.const_zero(), pre), (&next, latch)]);
+            phi.as_basic_value().into_int_value()
+        };
+        let tz = mk(&mut e, zh, setup, zl, nt[2], yh, done, "tid.z");
+        e.b.build_unconditional_branch(zh).unwrap();
+        let ty = mk(&mut e, yh, zh, yl, nt[1], xh, zl, "tid.y");
+        e.b.build_unconditional_branch(yh).unwrap();
+        let tx = mk(&mut e, xh, yh, xl, nt[0], body_bb, yl, "tid.x");
+        e.b.build_unconditional_branch(xh).unwrap();
+        e.b.position_at_end(done);
+        e.b.build_return(Some(&i32t.const_zero())).unwrap();
+        e.tid = [tx, ty, tz];
+        e.exit_bb = xl;
+        e.ret_bb = xl;
+        e.b.position_at_end(body_bb);
+    } else {
+        for k in 0..3 {
+            e.tid[k] = func.get_nth_param(1 + k as u32).unwrap().into_int_value();
+        }
+        let mut idx = 4;
+        for r in &f.rets {
+            let p = func.get_nth_param(idx).unwrap().into_pointer_value();
+            idx += 1;
+            if r.space == StateSpace::Reg {
+                let slot = e.new_reg(r.name.name, r.ty);
+                ret_copies.push((p, r));
+                let _ = slot;
+            } else {
+                e.vars.insert(r.name.name, VarLoc::Ptr(p, r.ty));
+            }
+        }
+        for prm in &f.params {
+            let p = func.get_nth_param(idx).unwrap().into_pointer_value();
+            idx += 1;
+            if prm.space == StateSpace::Reg {
+                let slot = e.new_reg(prm.name.name, prm.ty);
+                let t = reg_t(ctx, prm.ty);
+                let v = e.b.build_load(t, p, "").unwrap();
+                e.b.build_store(slot, v).unwrap();
+            } else {
+                e.vars.insert(prm.name.name, VarLoc::Ptr(p, prm.ty));
+            }
+        }
+        let epi = ctx.append_basic_block(func, "epilogue");
+        e.ret_bb = epi;
+        e.exit_bb = epi;
+        let body_bb = ctx.append_basic_block(func, "body");
+        e.b.build_unconditional_branch(body_bb).unwrap();
+        e.b.position_at_end(epi);
+        for (p, r) in &ret_copies {
+            let (slot, t) = e.regs[r.name.name];
+            let v = e.b.build_load(reg_t(ctx, t), slot, "").unwrap();
+            e.b.build_store(*p, v).unwrap();
+        }
+        e.b.build_return(None).unwrap();
+        e.b.position_at_end(body_bb);
+    }
+    e.declare_labels(body);
+    e.stmts(body)?;
+    // Falling off the end of the body finishes the thread.
+    if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+        e.b.build_unconditional_branch(e.ret_bb).unwrap();
+    }
+    e.alloca_b.position_at_end(entry);
+    e.alloca_b.build_unconditional_branch(setup).unwrap();
+    Ok(kernel_info.map(|mut k| {
+        k.static_smem = e.m.shared_size;
+        k
+    }))
+}
+
+/// Parameter buffer layout of a kernel: each parameter at its natural (or declared) alignment.
+fn kernel_layout(f: &ast::Function) -> KernelInfo {
+    let mut off = 0u32;
+    let mut params = Vec::new();
+    for p in &f.params {
+        let size = decl_size(p).max(1);
+        let align = p.align.or(p.ptr.as_ref().and(Some(8))).unwrap_or(p.ty.size() * p.vector.unwrap_or(1) as u32).max(1).min(16);
+        off = (off + align - 1) / align * align;
+        let count = if p.dims.is_empty() { 1 } else { p.dims.iter().map(|d| d.unwrap_or(0) as u32).product() };
+        params.push(ParamInfo { name: p.name.name.to_string(), ty: p.ty, count, offset: off, size, align, is_ptr: p.ptr.is_some() });
+        off += size;
+    }
+    let dims3 = |d: &[u32]| [d.first().copied().unwrap_or(1), d.get(1).copied().unwrap_or(1), d.get(2).copied().unwrap_or(1)];
+    let mut reqntid = None;
+    let mut maxntid = None;
+    for d in &f.perf {
+        match d {
+            ast::PerfDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
+            ast::PerfDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
+            _ => {}
+        }
+    }
+    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid }
+}
+
+impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
+    pub fn ctx(&self) -> &'ctx inkwell::context::Context {
+        self.m.ctx
+    }
+
+    pub fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(span, msg)
+    }
+
+    /// 1-based source line of the current instruction.
+    pub fn line(&self) -> u32 {
+        crate::syntax::diag::line_col(self.m.src, self.span.start as usize).0 as u32
+    }
+
+    pub fn load_cta_u32(&mut self, fld: u32, idx: Option<u32>) -> IntValue<'ctx> {
+        let i32t = self.ctx().i32_type();
+        let p = self.cta_field_ptr(fld, idx);
+        self.b.build_load(i32t, p, "").unwrap().into_int_value()
+    }
+
+    pub fn cta_field_ptr(&mut self, fld: u32, idx: Option<u32>) -> PointerValue<'ctx> {
+        let t = self.cta_type();
+        let p = self.b.build_struct_gep(t, self.cta, fld, "").unwrap();
+        match idx {
+            Some(k) => unsafe { self.b.build_in_bounds_gep(self.ctx().i32_type(), p, &[self.ctx().i32_type().const_int(k as u64, false)], "").unwrap() },
+            None => p,
+        }
+    }
+
+    pub fn cta_ptr_field(&mut self, fld: u32) -> PointerValue<'ctx> {
+        let p = self.cta_field_ptr(fld, None);
+        let pt = self.ctx().ptr_type(AddressSpace::default());
+        self.b.build_load(pt, p, "").unwrap().into_pointer_value()
+    }
+
+    /// The LLVM struct type of `CtaCtx`.
+    pub fn cta_type(&self) -> inkwell::types::StructType<'ctx> {
+        let c = self.ctx();
+        let p = c.ptr_type(AddressSpace::default());
+        let i32t = c.i32_type();
+        let a3 = i32t.array_type(3);
+        c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into()], false)
+    }
+
+    fn new_reg(&mut self, name: &'a str, ty: Type) -> PointerValue<'ctx> {
+        let t = reg_t(self.ctx(), ty);
+        let p = self.alloca_b.build_alloca(t, name).unwrap();
+        self.regs.insert(name, (p, ty));
+        p
+    }
+
+    /// Looks up a register (declaring parameterized `%r<N>` members on first use).
+    pub fn reg(&mut self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
+        if let Some(r) = self.regs.get(name) {
+            return Some(*r);
+        }
+        for k in (0..self.ranges.len()).rev() {
+            let (prefix, n, ty) = self.ranges[k];
+            if let Some(d) = name.strip_prefix(prefix) {
+                if d.parse::<u64>().map_or(false, |v| v < n as u64) {
+                    return Some((self.new_reg(name, ty), ty));
+                }
+            }
+        }
+        None
+    }
+
+    fn declare_labels(&mut self, body: &'a [Stmt<'a>]) {
+        for s in body {
+            match s {
+                Stmt::Label(l) => {
+                    let bb = self.ctx().append_basic_block(self.f, l.name);
+                    self.labels.insert(l.name, bb);
+                }
+                Stmt::Block(b, _) => self.declare_labels(b),
+                _ => {}
+            }
+        }
+    }
+
+    fn declare_var(&mut self, v: &'a ast::VarDecl<'a>) {
+        match v.space {
+            StateSpace::Reg => match v.range {
+                Some(n) => self.ranges.push((v.name.name, n, v.ty)),
+                None => {
+                    self.new_reg(v.name.name, v.ty);
+                }
+            },
+            StateSpace::Local | StateSpace::Param => {
+                let size = decl_size(v).max(1);
+                let t = self.ctx().i8_type().array_type(size);
+                let p = self.alloca_b.build_alloca(t, v.name.name).unwrap();
+                if let Some(inst) = p.as_instruction() {
+                    let _ = inst.set_alignment(decl_align(v).max(8));
+                }
+                self.vars.insert(v.name.name, VarLoc::Ptr(p, v.ty));
+            }
+            StateSpace::Shared => {
+                if let Some((off, ty)) = self.m.fn_shared.get(&(self.fname, v.name.name)).copied() {
+                    self.vars.insert(v.name.name, VarLoc::Shared(off, ty));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn stmts(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
+        for s in body {
+            if let Stmt::Var(v) = s {
+                self.declare_var(v);
+            }
+        }
+        for s in body {
+            match s {
+                Stmt::Label(l) => {
+                    let bb = self.labels[l.name];
+                    if self.b.get_insert_block().map_or(false, |c| c.get_terminator().is_none()) {
+                        self.b.build_unconditional_branch(bb).unwrap();
+                    }
+                    self.b.position_at_end(bb);
+                }
+                Stmt::Instr(i) => {
+                    self.span = i.span;
+                    self.instr(i)?;
+                }
+                Stmt::Block(b, _) => self.stmts(b)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Continues emission in a fresh block after a terminator (the code after an unconditional
+    /// branch is reachable only through a label).
+    pub fn after_terminator(&mut self) {
+        let bb = self.ctx().append_basic_block(self.f, "dead");
+        self.b.position_at_end(bb);
+    }
+
+    fn instr(&mut self, i: &'a Instr<'a>) -> R<()> {
+        // A guarded branch is a conditional branch; any other guarded instruction is skipped
+        // when its predicate is false (9.7.11.2).
+        if let Some(g) = &i.guard {
+            let p = self.read_pred_name(&g.pred)?;
+            let p = if g.negated { self.b.build_not(p, "").unwrap() } else { p };
+            let op = i.opcode.name;
+            if op == "bra" {
+                let target = self.label_target(i)?;
+                let cont = self.ctx().append_basic_block(self.f, "fall");
+                self.b.build_conditional_branch(p, target, cont).unwrap();
+                self.b.position_at_end(cont);
+                return Ok(());
+            }
+            let then = self.ctx().append_basic_block(self.f, op);
+            let cont = self.ctx().append_basic_block(self.f, "cont");
+            self.b.build_conditional_branch(p, then, cont).unwrap();
+            self.b.position_at_end(then);
+            self.unguarded(i)?;
+            if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+                self.b.build_unconditional_branch(cont).unwrap();
+            }
+            self.b.position_at_end(cont);
+            return Ok(());
+        }
+        self.unguarded(i)
+    }
+
+    fn label_target(&mut self, i: &Instr<'a>) -> R<BasicBlock<'ctx>> {
+        match i.operands.first() {
+            Some(Operand::Name(l, None)) => self.labels.get(l.name).copied().ok_or_else(|| self.err(l.span, format!("undeclared label `{}`", l.name))),
+            _ => Err(self.err(i.span, "`bra` needs a label operand")),
+        }
+    }
+
+    fn unguarded(&mut self, i: &'a Instr<'a>) -> R<()> {
+        match i.opcode.name {
+            // PTX ISA 9.7.11.3 bra
+            "bra" => {
+                let t = self.label_target(i)?;
+                self.b.build_unconditional_branch(t).unwrap();
+                self.after_terminator();
+                Ok(())
+            }
+            // PTX ISA 9.7.11.6 ret
+            "ret" => {
+                self.b.build_unconditional_branch(self.ret_bb).unwrap();
+                self.after_terminator();
+                Ok(())
+            }
+            // PTX ISA 9.7.11.7 exit
+            "exit" => {
+                if self.is_kernel {
+                    self.b.build_unconditional_branch(self.exit_bb).unwrap();
+                } else {
+                    // Exiting from inside a function ends the thread; the runtime-level thread
+                    // loop cannot be reached from here, so record it as a status.
+                    return Err(self.err(i.span, "`exit` inside a `.func` is not supported yet"));
+                }
+                self.after_terminator();
+                Ok(())
+            }
+            "call" => self.call(i),
+            _ => {
+                if super::ops_int::emit(self, i)? || super::ops_float::emit(self, i)? || super::ops_mem::emit(self, i)? || super::ops_misc::emit(self, i)? {
+                    Ok(())
+                } else {
+                    Err(self.err(i.opcode.span, format!("`{}` is not supported by ptxr's CPU code generator yet", instr_name(i))))
+                }
+            }
+        }
+    }
+
+    /// PTX ISA 9.7.11.5 call: `call (rets), func, (args);` with `.param`/register arguments.
+    fn call(&mut self, i: &'a Instr<'a>) -> R<()> {
+        let ops = &i.operands;
+        let (rets, rest): (&[Operand], &[Operand]) = match ops.first() {
+            Some(Operand::List(r, _)) => (r.as_slice(), &ops[1..]),
+            _ => (&[], &ops[..]),
+        };
+        let Some(Operand::Name(fname, _)) = rest.first() else {
+            return Err(self.err(i.span, "`call` needs a function name (indirect calls are not supported yet)"));
+        };
+        let args: &[Operand] = match rest.get(1) {
+            Some(Operand::List(a, _)) => a.as_slice(),
+            _ => &[],
+        };
+        // Host services that CUDA programs call as external functions.
+        match fname.name {
+            "vprintf" => return super::ops_misc::vprintf(self, i, rets, args),
+            "__assertfail" => return super::ops_misc::assertfail(self, i, args),
+            _ => {}
+        }
+        let callee = match self.m.globals.get(fname.name) {
+            Some(GlobalSym::Func(f)) => *f,
+            _ => return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name))),
+        };
+        if callee.count_basic_blocks() == 0 && !self.m.ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.name.name == fname.name && f.body.is_some())) {
+            return Err(self.err(fname.span, format!("`{}` is declared but has no body in this module (external functions are not supported)", fname.name)));
+        }
+        let mut argv: Vec<BasicMetadataValueEnum> = vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()];
+        let mut reg_rets = Vec::new();
+        for r in rets.iter().chain(args.iter()) {
+            let p = self.arg_ptr(r, &mut reg_rets, rets.len())?;
+            argv.push(p.into());
+        }
+        self.b.build_call(callee, &argv, "").unwrap();
+        for (slot, op, ty) in reg_rets {
+            let v = self.b.build_load(reg_t(self.ctx(), ty), slot, "").unwrap();
+            self.write_raw(op, ty, v.into_int_value())?;
+        }
+        // A trap inside the callee stops the CTA.
+        self.check_status();
+        Ok(())
+    }
+
+    fn arg_ptr(&mut self, op: &'a Operand<'a>, reg_rets: &mut Vec<(PointerValue<'ctx>, &'a Operand<'a>, Type)>, _nrets: usize) -> R<PointerValue<'ctx>> {
+        match op {
+            Operand::Name(id, None) => {
+                if let Some(VarLoc::Ptr(p, _)) = self.vars.get(id.name) {
+                    return Ok(*p);
+                }
+                if let Some((slot, ty)) = self.reg(id.name) {
+                    // A register argument: pass a copy; copy back afterwards for return values.
+                    let t = reg_t(self.ctx(), ty);
+                    let tmp = self.alloca_b.build_alloca(t, "arg").unwrap();
+                    let v = self.b.build_load(t, slot, "").unwrap();
+                    self.b.build_store(tmp, v).unwrap();
+                    reg_rets.push((tmp, op, ty));
+                    return Ok(tmp);
+                }
+                Err(self.err(id.span, format!("unknown call argument `{}`", id.name)))
+            }
+            Operand::Imm(_) => {
+                let v = self.read(op, Type::B64)?.into_int_value();
+                let tmp = self.alloca_b.build_alloca(self.ctx().i64_type(), "arg").unwrap();
+                self.b.build_store(tmp, v).unwrap();
+                Ok(tmp)
+            }
+            _ => Err(self.err(op.span(), "unsupported call argument")),
+        }
+    }
+
+    /// After a call or a host service: if the CTA status is set, stop.
+    pub fn check_status(&mut self) {
+        let st = self.load_cta_u32(field::STATUS, None);
+        let bad = self.b.build_int_compare(IntPredicate::NE, st, self.ctx().i32_type().const_zero(), "").unwrap();
+        let cont = self.ctx().append_basic_block(self.f, "ok");
+        self.b.build_conditional_branch(bad, self.abort_bb, cont).unwrap();
+        self.b.position_at_end(cont);
+    }
+
+    /// Stops the CTA with `status` at the current instruction's line.
+    pub fn abort_with(&mut self, status: u32) {
+        let i32t = self.ctx().i32_type();
+        let line = self.line();
+        let p = self.cta_field_ptr(field::STATUS, None);
+        self.b.build_store(p, i32t.const_int(status as u64, false)).unwrap();
+        let p = self.cta_field_ptr(field::STATUS_LINE, None);
+        self.b.build_store(p, i32t.const_int(line as u64, false)).unwrap();
+        let lin = self.linear_tid();
+        let p = self.cta_field_ptr(field::STATUS_THREAD, None);
+        self.b.build_store(p, lin).unwrap();
+        self.b.build_unconditional_branch(self.abort_bb).unwrap();
+        self.after_terminator();
+    }
+
+    pub fn linear_tid(&mut self) -> IntValue<'ctx> {
+        let nx = self.load_cta_u32(field::NTID, Some(0));
+        let ny = self.load_cta_u32(field::NTID, Some(1));
+        let b = &self.b;
+        let zy = b.build_int_add(b.build_int_mul(self.tid[2], ny, "").unwrap(), self.tid[1], "").unwrap();
+        b.build_int_add(b.build_int_mul(zy, nx, "").unwrap(), self.tid[0], "").unwrap()
+    }
+
+    // ---------------------------------------------------------------- operands
+
+    fn read_pred_name(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
+        match self.reg(id.name) {
+            Some((p, Type::Pred)) => Ok(self.b.build_load(self.ctx().bool_type(), p, "").unwrap().into_int_value()),
+            _ => Err(self.err(id.span, format!("`{}` is not a predicate register", id.name))),
+        }
+    }
+
+    /// LLVM value type for an instruction type: iN for integers and bit types, `half`/`float`/
+    /// `double` for floats, i32 for `f16x2` (two halves), i1 for predicates.
+    pub fn val_t(&self, ty: Type) -> BasicTypeEnum<'ctx> {
+        let c = self.ctx();
+        match ty {
+            Type::F16 => c.f16_type().into(),
+            Type::F32 => c.f32_type().into(),
+            Type::F64 => c.f64_type().into(),
+            Type::Pred => c.bool_type().into(),
+            t => int_t(c, t.bits()).into(),
+        }
+    }
+
+    /// Bits of `v` as an integer of its width.
+    pub fn to_bits(&self, v: BasicValueEnum<'ctx>) -> IntValue<'ctx> {
+        match v {
+            BasicValueEnum::IntValue(i) => i,
+            BasicValueEnum::FloatValue(f) => {
+                let bits = match f.get_type().get_bit_width() {
+                    16 => 16,
+                    32 => 32,
+                    _ => 64,
+                };
+                self.b.build_bit_cast(f, int_t(self.ctx(), bits), "").unwrap().into_int_value()
+            }
+            _ => panic!("to_bits of a non-scalar"),
+        }
+    }
+
+    pub fn from_bits(&self, v: IntValue<'ctx>, ty: Type) -> BasicValueEnum<'ctx> {
+        match ty {
+            Type::F16 | Type::F32 | Type::F64 => self.b.build_bit_cast(v, self.val_t(ty), "").unwrap(),
+            _ => v.into(),
+        }
+    }
+
+    /// Adjusts integer `v` to `bits` width: truncation, or sign/zero extension.
+    pub fn resize(&self, v: IntValue<'ctx>, bits: u32, signed: bool) -> IntValue<'ctx> {
+        let w = v.get_type().get_bit_width();
+        let t = int_t(self.ctx(), bits);
+        if w == bits {
+            v
+        } else if w > bits {
+            self.b.build_int_truncate(v, t, "").unwrap()
+        } else if signed {
+            self.b.build_int_s_extend(v, t, "").unwrap()
+        } else {
+            self.b.build_int_z_extend(v, t, "").unwrap()
+        }
+    }
+
+    /// Reads a source operand as a value of instruction type `ty` (9.4.1: wider registers
+    /// are truncated to the instruction width; narrower ones are extended).
+    pub fn read(&mut self, op: &'a Operand<'a>, ty: Type) -> R<BasicValueEnum<'ctx>> {
+        match op {
+            Operand::Name(id, comp) => {
+                if let Some((p, rty)) = self.reg(id.name) {
+                    if comp.is_some() {
+                        return Err(self.err(id.span, "vector components of registers are not supported"));
+                    }
+                    let raw = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
+                    if ty == Type::Pred {
+                        if rty == Type::Pred {
+                            return Ok(raw.into());
+                        }
+                        let z = raw.get_type().const_zero();
+                        return Ok(self.b.build_int_compare(IntPredicate::NE, raw, z, "").unwrap().into());
+                    }
+                    if rty == Type::Pred {
+                        let v = self.b.build_int_z_extend(raw, int_t(self.ctx(), ty.bits()), "").unwrap();
+                        return Ok(self.from_bits(v, ty));
+                    }
+                    let v = self.resize(raw, ty.bits(), rty.is_signed());
+                    return Ok(self.from_bits(v, ty));
+                }
+                if id.name.starts_with('%') && crate::syntax::validate::is_special_reg(id.name) {
+                    let v = super::ops_misc::special_reg(self, id, *comp)?;
+                    let v = self.resize(v, ty.bits(), false);
+                    return Ok(self.from_bits(v, ty));
+                }
+                // A variable or function name: its address (6.4.4, 5.4.x).
+                let a = self.symbol_address(id)?;
+                let v = self.resize(a, ty.bits(), false);
+                Ok(self.from_bits(v, ty))
+            }
+            Operand::Imm(e) => self.imm(e, ty),
+            Operand::Not(id) => {
+                let v = self.read_pred_name(id)?;
+                Ok(self.b.build_not(v, "").unwrap().into())
+            }
+            _ => Err(self.err(op.span(), "unsupported operand form here")),
+        }
+    }
+
+    pub fn read_int(&mut self, op: &'a Operand<'a>, ty: Type) -> R<IntValue<'ctx>> {
+        let v = self.read(op, ty)?;
+        Ok(self.to_bits(v))
+    }
+
+    /// A constant operand converted to `ty`.
+    pub fn imm(&mut self, e: &'a ast::Expr<'a>, ty: Type) -> R<BasicValueEnum<'ctx>> {
+        use crate::syntax::eval::Const;
+        // Symbols in constant expressions are addresses.
+        if expr_has_sym(e) {
+            return self.sym_expr(e, ty);
+        }
+        let c = crate::syntax::eval::eval(e, &|_| None).map_err(|er| self.err(er.span, er.msg))?;
+        let ctx = self.ctx();
+        Ok(match ty {
+            Type::F32 => {
+                let bits = match c {
+                    Const::F32(f) => f.to_bits(),
+                    Const::F64(f) => (f as f32).to_bits(),
+                    Const::S64(v) => (v as f32).to_bits(),
+                    Const::U64(v) => (v as f32).to_bits(),
+                };
+                self.from_bits(ctx.i32_type().const_int(bits as u64, false), Type::F32)
+            }
+            Type::F64 => {
+                let bits = match c {
+                    Const::F32(f) => (f as f64).to_bits(),
+                    Const::F64(f) => f.to_bits(),
+                    Const::S64(v) => (v as f64).to_bits(),
+                    Const::U64(v) => (v as f64).to_bits(),
+                };
+                self.from_bits(ctx.i64_type().const_int(bits, false), Type::F64)
+            }
+            Type::F16 => {
+                let bits = match c {
+                    Const::F32(f) => super::half_bits(f) as u64,
+                    Const::F64(f) => super::half_bits(f as f32) as u64,
+                    c => c.as_u64() & 0xffff,
+                };
+                self.from_bits(ctx.i16_type().const_int(bits, false), Type::F16)
+            }
+            Type::Pred => ctx.bool_type().const_int((c.as_u64() != 0) as u64, false).into(),
+            t => {
+                let bits = match c {
+                    Const::F32(f) => f.to_bits() as u64,
+                    Const::F64(f) => f.to_bits(),
+                    c => c.as_u64(),
+                };
+                int_t(ctx, t.bits()).const_int(bits, false).into()
+            }
+        })
+    }
+
+    fn sym_expr(&mut self, e: &'a ast::Expr<'a>, ty: Type) -> R<BasicValueEnum<'ctx>> {
+        let i64t = self.ctx().i64_type();
+        let v: IntValue<'ctx> = match e {
+            ast::Expr::Sym(id) | ast::Expr::Generic(id, _) => {
+                let a = self.symbol_address(id)?;
+                self.resize(a, 64, false)
+            }
+            ast::Expr::Binary(op @ (ast::BinOp::Add | ast::BinOp::Sub), a, b, _) => {
+                let x = self.sym_expr(a, Type::U64)?.into_int_value();
+                let y = self.sym_expr(b, Type::U64)?.into_int_value();
+                if *op == ast::BinOp::Add {
+                    self.b.build_int_add(x, y, "").unwrap()
+                } else {
+                    self.b.build_int_sub(x, y, "").unwrap()
+                }
+            }
+            other => {
+                let c = crate::syntax::eval::eval(other, &|_| None).map_err(|er| self.err(er.span, format!("{} (only `symbol ± constant` address expressions are supported)", er.msg)))?;
+                i64t.const_int(c.as_u64(), false)
+            }
+        };
+        Ok(self.resize(v, ty.bits().max(8), false).into())
+    }
+
+    /// The address of a named variable or function, in the variable's own state space
+    /// (shared: window offset; others: host address), as an i64.
+    pub fn symbol_address(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
+        let i64t = self.ctx().i64_type();
+        if let Some(loc) = self.vars.get(id.name).copied() {
+            return Ok(match loc {
+                VarLoc::Ptr(p, _) => self.b.build_ptr_to_int(p, i64t, "").unwrap(),
+                VarLoc::Shared(off, _) => self.shared_offset_value(off),
+                VarLoc::KParam(off, _) => {
+                    let base = self.cta_ptr_field(field::PARAMS);
+                    let p = unsafe { self.b.build_in_bounds_gep(self.ctx().i8_type(), base, &[i64t.const_int(off as u64, false)], "").unwrap() };
+                    self.b.build_ptr_to_int(p, i64t, "").unwrap()
+                }
+            });
+        }
+        match self.m.globals.get(id.name).copied() {
+            Some(GlobalSym::Mem(g, _)) => Ok(self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "").unwrap()),
+            Some(GlobalSym::Shared(off, _)) => Ok(self.shared_offset_value(off)),
+            Some(GlobalSym::Func(f)) => Ok(self.b.build_ptr_to_int(f.as_global_value().as_pointer_value(), i64t, "").unwrap()),
+            None => Err(self.err(id.span, format!("undeclared name `{}`", id.name))),
+        }
+    }
+
+    /// Shared-window offset of a static variable, or of dynamic shared memory (`u32::MAX`),
+    /// which starts at the end of the static window.
+    fn shared_offset_value(&mut self, off: u32) -> IntValue<'ctx> {
+        let i64t = self.ctx().i64_type();
+        if off == u32::MAX {
+            i64t.const_int(self.m.shared_size as u64, false)
+        } else {
+            i64t.const_int(off as u64, false)
+        }
+    }
+
+    /// Writes `v` (of instruction type `ty`) to a destination operand. Wider registers get the
+    /// value sign-extended for signed types and zero-extended otherwise (9.4.1, Table 25).
+    pub fn write(&mut self, op: &'a Operand<'a>, ty: Type, v: BasicValueEnum<'ctx>) -> R<()> {
+        if let Operand::Sink(_) = op {
+            return Ok(());
+        }
+        let bits = if ty == Type::Pred { v.into_int_value() } else { self.to_bits(v) };
+        let bits = if ty == Type::Pred || !ty.is_signed() { bits } else { bits };
+        match op {
+            Operand::Name(id, None) => {
+                let Some((p, rty)) = self.reg(id.name) else {
+                    return Err(self.err(id.span, format!("destination `{}` is not a register", id.name)));
+                };
+                let val = if rty == Type::Pred {
+                    if bits.get_type().get_bit_width() == 1 {
+                        bits
+                    } else {
+                        self.b.build_int_compare(IntPredicate::NE, bits, bits.get_type().const_zero(), "").unwrap()
+                    }
+                } else if bits.get_type().get_bit_width() == 1 {
+                    self.b.build_int_z_extend(bits, int_t(self.ctx(), rty.bits()), "").unwrap()
+                } else {
+                    self.resize(bits, rty.bits(), ty.is_signed())
+                };
+                self.b.build_store(p, val).unwrap();
+                Ok(())
+            }
+            _ => Err(self.err(op.span(), "destination must be a register")),
+        }
+    }
+
+    /// Writes raw register bits (for call return copies).
+    fn write_raw(&mut self, op: &'a Operand<'a>, ty: Type, v: IntValue<'ctx>) -> R<()> {
+        if let Operand::Name(id, None) = op {
+            if let Some((p, _)) = self.reg(id.name) {
+                self.b.build_store(p, v).unwrap();
+                return Ok(());
+            }
+            if let Some(VarLoc::Ptr(_, _)) = self.vars.get(id.name) {
+                return Ok(());
+            }
+        }
+        let _ = ty;
+        Err(self.err(op.span(), "bad call return operand"))
+    }
+
+    // ---------------------------------------------------------------- helpers for families
+
+    pub fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
+        let intr = Intrinsic::find(name).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
+        let decl = intr.get_declaration(&self.m.module, types).unwrap_or_else(|| panic!("LLVM intrinsic declaration {name}"));
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
+        self.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic().expect("intrinsic returns a value")
+    }
+
+    /// Memory pointer for an address operand in state space `space` (None = generic).
+    pub fn address(&mut self, op: &'a Operand<'a>, space: Option<StateSpace>) -> R<PointerValue<'ctx>> {
+        let i8t = self.ctx().i8_type();
+        let i64t = self.ctx().i64_type();
+        let Operand::Mem(a) = op else {
+            return Err(self.err(op.span(), "expected an address `[...]`"));
+        };
+        let off = i64t.const_int(a.offset as u64, true);
+        let Some(base) = a.base else {
+            return Ok(self.space_ptr(off, space));
+        };
+        if let Some((p, rty)) = self.reg(base.name) {
+            let v = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
+            let v = self.resize(v, 64, false);
+            let v = self.b.build_int_add(v, off, "").unwrap();
+            return Ok(self.space_ptr(v, space));
+        }
+        // A variable: its own storage plus the offset.
+        if let Some(loc) = self.vars.get(base.name).copied() {
+            let p = match loc {
+                VarLoc::Ptr(p, _) => p,
+                VarLoc::KParam(o, _) => {
+                    let base = self.cta_ptr_field(field::PARAMS);
+                    unsafe { self.b.build_in_bounds_gep(i8t, base, &[i64t.const_int(o as u64, false)], "").unwrap() }
+                }
+                VarLoc::Shared(o, _) => {
+                    let ov = self.shared_offset_value(o);
+                    let v = self.b.build_int_add(ov, off, "").unwrap();
+                    return Ok(self.space_ptr(v, Some(StateSpace::Shared)));
+                }
+            };
+            return Ok(unsafe { self.b.build_gep(i8t, p, &[off], "").unwrap() });
+        }
+        match self.m.globals.get(base.name).copied() {
+            Some(GlobalSym::Mem(g, _)) => Ok(unsafe { self.b.build_gep(i8t, g.as_pointer_value(), &[off], "").unwrap() }),
+            Some(GlobalSym::Shared(o, _)) => {
+                let ov = self.shared_offset_value(o);
+                let v = self.b.build_int_add(ov, off, "").unwrap();
+                Ok(self.space_ptr(v, Some(StateSpace::Shared)))
+            }
+            _ => Err(self.err(base.span, format!("undeclared address base `{}`", base.name))),
+        }
+    }
+
+    /// Turns an address value of `space` into a host pointer.
+    pub fn space_ptr(&mut self, v: IntValue<'ctx>, space: Option<StateSpace>) -> PointerValue<'ctx> {
+        let pt = self.ctx().ptr_type(AddressSpace::default());
+        if space == Some(StateSpace::Shared) {
+            let base = self.cta_ptr_field(field::SHARED);
+            let v32 = self.resize(v, 32, false);
+            let v64 = self.resize(v32, 64, false);
+            return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
+        }
+        self.b.build_int_to_ptr(v, pt, "").unwrap()
+    }
+
+    pub fn const_int(&self, ty: Type, v: u64) -> IntValue<'ctx> {
+        int_t(self.ctx(), ty.bits()).const_int(v, false)
+    }
+}
+
+fn expr_has_sym(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Sym(id) => id.name != "WARP_SZ",
+        ast::Expr::Generic(..) => true,
+        ast::Expr::Unary(_, a, _) => expr_has_sym(a),
+        ast::Expr::Binary(_, a, b, _) => expr_has_sym(a) || expr_has_sym(b),
+        ast::Expr::Cond(a, b, c, _) => expr_has_sym(a) || expr_has_sym(b) || expr_has_sym(c),
+        _ => false,
+    }
+}
+
+/// `opcode.mod.mod` as written.
+pub fn instr_name(i: &Instr) -> String {
+    let mut s = i.opcode.name.to_string();
+    for m in &i.mods {
+        s.push('.');
+        s.push_str(m);
+    }
+    s
+}
+
+/// The types named in an instruction's modifiers, in order.
+pub fn types_of(i: &Instr) -> smallvec::SmallVec<[Type; 3]> {
+    i.mods.iter().filter_map(|m| Type::from_str(m)).collect()
+}

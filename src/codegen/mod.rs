@@ -1,0 +1,292 @@
+//! LLVM code generation through inkwell.
+//!
+//! Each kernel becomes `__ptxr_cta_<name>(CtaCtx*) -> i32`, which runs every thread of one CTA
+//! (see [`abi::CtaCtx`]). Each `.func` becomes an LLVM function taking the CTA context, the
+//! thread's `%tid`, and one pointer per parameter. PTX registers are entry-block allocas of
+//! their declared width (integers for every non-predicate type, so a `.b32` register can hold
+//! an `f32`); LLVM's `mem2reg`/SROA make them SSA.
+//!
+//! Address spaces: generic, global, const and param addresses are host pointers. `.shared`
+//! addresses are byte offsets into the CTA's shared window (so they fit the 32-bit registers
+//! compilers use for them); `cvta.shared` adds the window base. `.local` variables are
+//! per-thread allocas whose addresses are host pointers; `cvta.local` is the identity.
+
+pub mod abi;
+mod func;
+mod ops_float;
+mod ops_int;
+mod ops_mem;
+mod ops_misc;
+pub mod target;
+
+use crate::syntax::ast::{self, Item, Module as Ast, StateSpace, Type};
+use crate::syntax::diag::Diagnostic;
+use crate::syntax::eval::{eval, Const};
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{FunctionValue, GlobalValue};
+use inkwell::AddressSpace;
+use std::collections::HashMap;
+
+pub use func::FnEmitter;
+
+/// Layout of one kernel parameter in the parameter buffer.
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: String,
+    pub ty: Type,
+    /// Array element count (1 for scalars); `.b8 p[16]` structs passed by value have 16.
+    pub count: u32,
+    pub offset: u32,
+    pub size: u32,
+    pub align: u32,
+    /// Declared `.ptr` (pointer) attribute, or a `.u64`/`.b64` that the kernel uses as address.
+    pub is_ptr: bool,
+}
+
+/// What the runtime needs to know to launch a kernel.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub params: Vec<ParamInfo>,
+    pub param_size: u32,
+    pub static_smem: u32,
+    /// `.reqntid` / `.maxntid` if given.
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+}
+
+/// Where a module-scope symbol lives.
+#[derive(Clone, Copy)]
+pub(crate) enum GlobalSym<'ctx> {
+    /// `.global` / `.const`: an LLVM global (host address).
+    Mem(GlobalValue<'ctx>, Type),
+    /// `.shared`: a byte offset in the CTA window.
+    Shared(u32, Type),
+    Func(FunctionValue<'ctx>),
+}
+
+/// The result of compiling a PTX module.
+pub struct Compiled<'ctx> {
+    pub module: Module<'ctx>,
+    pub kernels: Vec<KernelInfo>,
+}
+
+pub(crate) struct ModCtx<'ctx, 'a> {
+    pub ctx: &'ctx Context,
+    pub module: Module<'ctx>,
+    pub ast: &'a Ast<'a>,
+    pub src: &'a str,
+    pub globals: HashMap<&'a str, GlobalSym<'ctx>>,
+    /// Function-scope `.shared` variables: (function, name) → offset.
+    pub fn_shared: HashMap<(&'a str, &'a str), (u32, Type)>,
+    pub shared_size: u32,
+    pub errors: Vec<Diagnostic>,
+}
+
+fn align_up(x: u32, a: u32) -> u32 {
+    (x + a - 1) / a * a
+}
+
+/// Byte size of a declaration (element type × vector width × array dims).
+pub(crate) fn decl_size(v: &ast::VarDecl) -> u32 {
+    let elem = v.ty.size() * v.vector.unwrap_or(1) as u32;
+    let n: u64 = v.dims.iter().map(|d| d.unwrap_or(0)).product();
+    (elem as u64 * if v.dims.is_empty() { 1 } else { n }).min(u32::MAX as u64) as u32
+}
+
+pub(crate) fn decl_align(v: &ast::VarDecl) -> u32 {
+    v.align.unwrap_or(v.ty.size() * v.vector.unwrap_or(1) as u32).max(1)
+}
+
+/// Compiles a validated module to LLVM IR for the CPU.
+pub fn compile<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
+    let module = ctx.create_module(name);
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new() };
+    m.declare_globals();
+    // Function-scope shared variables get offsets in the same window.
+    for item in &ast.items {
+        if let Item::Func(f) = item {
+            if let Some(body) = &f.body {
+                let mut shared = Vec::new();
+                collect_shared(body, &mut shared);
+                for v in shared {
+                    if v.linkage == Some(ast::Linkage::Extern) {
+                        m.fn_shared.insert((f.name.name, v.name.name), (u32::MAX, v.ty));
+                        continue;
+                    }
+                    let off = align_up(m.shared_size, decl_align(v));
+                    m.shared_size = off + decl_size(v);
+                    m.fn_shared.insert((f.name.name, v.name.name), (off, v.ty));
+                }
+            }
+        }
+    }
+    m.shared_size = align_up(m.shared_size, 16);
+    // Declare every function first (calls may precede definitions).
+    for item in &ast.items {
+        if let Item::Func(f) = item {
+            if !f.entry {
+                let fv = func::declare_func(&mut m, f);
+                m.globals.insert(f.name.name, GlobalSym::Func(fv));
+            }
+        }
+    }
+    for item in &ast.items {
+        if let Item::Alias { alias, aliasee, .. } = item {
+            if let Some(g) = m.globals.get(aliasee.name).copied() {
+                m.globals.insert(alias.name, g);
+            }
+        }
+    }
+    let mut kernels = Vec::new();
+    for item in &ast.items {
+        if let Item::Func(f) = item {
+            if f.body.is_none() {
+                continue;
+            }
+            match func::emit_function(&mut m, f) {
+                Ok(Some(k)) => kernels.push(k),
+                Ok(None) => {}
+                Err(d) => m.errors.push(d),
+            }
+        }
+    }
+    if !m.errors.is_empty() {
+        return Err(m.errors);
+    }
+    if let Err(e) = m.module.verify() {
+        return Err(vec![Diagnostic::error(ast::Span::default(), format!("internal error: generated LLVM IR does not verify: {}", e.to_string()))]);
+    }
+    Ok(Compiled { module: m.module, kernels })
+}
+
+fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarDecl<'a>>) {
+    for s in body {
+        match s {
+            ast::Stmt::Var(v) if v.space == StateSpace::Shared => out.push(v),
+            ast::Stmt::Block(b, _) => collect_shared(b, out),
+            _ => {}
+        }
+    }
+}
+
+impl<'ctx, 'a> ModCtx<'ctx, 'a> {
+    fn declare_globals(&mut self) {
+        for item in &self.ast.items {
+            let Item::Var(v) = item else { continue };
+            match v.space {
+                StateSpace::Shared => {
+                    if v.linkage == Some(ast::Linkage::Extern) {
+                        // Dynamic shared memory: placed after the static window at launch.
+                        self.globals.insert(v.name.name, GlobalSym::Shared(u32::MAX, v.ty));
+                        continue;
+                    }
+                    let off = align_up(self.shared_size, decl_align(v));
+                    self.shared_size = off + decl_size(v);
+                    self.globals.insert(v.name.name, GlobalSym::Shared(off, v.ty));
+                }
+                StateSpace::Global | StateSpace::Const => {
+                    let size = decl_size(v).max(1);
+                    let bytes = match &v.init {
+                        Some(init) => match init_bytes(v, init, size) {
+                            Ok(b) => b,
+                            Err(d) => {
+                                self.errors.push(d);
+                                continue;
+                            }
+                        },
+                        None => vec![0u8; size as usize],
+                    };
+                    let i8t = self.ctx.i8_type();
+                    let arr_t = i8t.array_type(size);
+                    let g = self.module.add_global(arr_t, Some(AddressSpace::default()), v.name.name);
+                    let vals: Vec<_> = bytes.iter().map(|b| i8t.const_int(*b as u64, false)).collect();
+                    g.set_initializer(&i8t.const_array(&vals));
+                    g.set_alignment(decl_align(v).max(16));
+                    g.set_linkage(Linkage::Internal);
+                    g.set_constant(v.space == StateSpace::Const && false);
+                    self.globals.insert(v.name.name, GlobalSym::Mem(g, v.ty));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Serializes an initializer (5.4.4) to little-endian bytes.
+fn init_bytes(v: &ast::VarDecl, init: &ast::Init, size: u32) -> Result<Vec<u8>, Diagnostic> {
+    let mut out = vec![0u8; size as usize];
+    let mut flat = Vec::new();
+    flatten(init, &mut flat);
+    let es = v.ty.size() as usize;
+    for (k, e) in flat.iter().enumerate() {
+        let c = eval(e, &|_| None).map_err(|er| Diagnostic::error(er.span, format!("initializer: {} (address initializers are not supported yet)", er.msg)))?;
+        let off = k * es;
+        if off + es > out.len() {
+            return Err(Diagnostic::error(e.span(), "too many initializer values for the declared size"));
+        }
+        let bits: u64 = match (v.ty.is_float(), c) {
+            (true, Const::F64(f)) => match v.ty {
+                Type::F32 => (f as f32).to_bits() as u64,
+                Type::F16 => half_bits(f as f32) as u64,
+                _ => f.to_bits(),
+            },
+            (true, Const::F32(f)) => match v.ty {
+                Type::F64 => (f as f64).to_bits(),
+                _ => f.to_bits() as u64,
+            },
+            (true, c) => match v.ty {
+                Type::F32 => (c.as_u64() as i64 as f32).to_bits() as u64,
+                _ => (c.as_u64() as i64 as f64).to_bits(),
+            },
+            (false, Const::F64(f)) => f.to_bits(),
+            (false, Const::F32(f)) => f.to_bits() as u64,
+            (false, c) => c.as_u64(),
+        };
+        out[off..off + es].copy_from_slice(&bits.to_le_bytes()[..es]);
+    }
+    Ok(out)
+}
+
+fn flatten<'b, 'a>(i: &'b ast::Init<'a>, out: &mut Vec<&'b ast::Expr<'a>>) {
+    match i {
+        ast::Init::Expr(e) => out.push(e),
+        ast::Init::List(items, _) => items.iter().for_each(|x| flatten(x, out)),
+    }
+}
+
+/// f32 → binary16 bits, round to nearest even.
+pub fn half_bits(f: f32) -> u16 {
+    let x = f.to_bits();
+    let sign = ((x >> 16) & 0x8000) as u16;
+    let exp = ((x >> 23) & 0xff) as i32;
+    let man = x & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if man != 0 { 0x200 | (man >> 13) as u16 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = 1u32 << (shift - 1);
+        let rem = m & ((1 << shift) - 1);
+        let mut r = m >> shift;
+        if rem > half || (rem == half && (r & 1) == 1) {
+            r += 1;
+        }
+        return sign | r as u16;
+    }
+    let mut r = ((e as u32) << 10) | (man >> 13);
+    let rem = man & 0x1fff;
+    if rem > 0x1000 || (rem == 0x1000 && (r & 1) == 1) {
+        r += 1;
+    }
+    sign | r as u16
+}

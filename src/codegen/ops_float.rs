@@ -1,0 +1,373 @@
+//! Floating point (9.7.3) and half precision (9.7.4).
+//!
+//! Rounding: LLVM's arithmetic rounds to nearest even. The directed modes `.rz/.rm/.rp` are
+//! exact here: each operation is computed as an unevaluated sum `hi + lo` of its exact
+//! result (`hi` rounded to nearest, `lo` the exact residual from TwoSum / an FMA), and the
+//! rounded result is moved one ulp toward the mode's direction when the residual says the
+//! nearest value lies on the wrong side. f32 operations are computed in f64 first.
+
+use super::func::{types_of, FnEmitter, R};
+use crate::syntax::ast::{Instr, Type};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rnd {
+    N,
+    Z,
+    M,
+    P,
+}
+
+pub fn rounding(i: &Instr) -> Option<Rnd> {
+    i.mods.iter().find_map(|m| match *m {
+        "rn" => Some(Rnd::N),
+        "rz" => Some(Rnd::Z),
+        "rm" => Some(Rnd::M),
+        "rp" => Some(Rnd::P),
+        _ => None,
+    })
+}
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    let tys = types_of(i);
+    let Some(&ty) = tys.last() else { return Ok(false) };
+    if !matches!(ty, Type::F32 | Type::F64) {
+        return Ok(false);
+    }
+    let op = i.opcode.name;
+    let rnd = rounding(i).unwrap_or(Rnd::N);
+    let ftz = i.has_mod("ftz") && ty == Type::F32;
+    let sat = i.has_mod("sat");
+    let n_src = match op {
+        "add" | "sub" | "mul" | "div" | "min" | "max" | "copysign" => 2,
+        "fma" | "mad" => 3,
+        "neg" | "abs" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => 1,
+        "testp" => return testp(e, i, ty).map(|_| true),
+        _ => return Ok(false),
+    };
+    let mut src = Vec::with_capacity(3);
+    for k in 0..n_src {
+        let v = e.read(&i.operands[1 + k], ty)?;
+        src.push(if ftz { ftz_val(e, v) } else { v }.into_float_value());
+    }
+    let approx = i.has_mod("approx");
+    let r: FloatValue<'ctx> = match op {
+        // PTX ISA 9.7.3.3-5 add/sub/mul
+        "add" | "sub" | "mul" => {
+            let b = if op == "sub" { e.b.build_float_neg(src[1], "").unwrap() } else { src[1] };
+            if op == "mul" {
+                rounded_mul(e, src[0], b, ty, rnd)
+            } else {
+                rounded_add(e, src[0], b, ty, rnd)
+            }
+        }
+        // PTX ISA 9.7.3.6-7 fma/mad
+        "fma" | "mad" => rounded_fma(e, src[0], src[1], src[2], ty, rnd),
+        // PTX ISA 9.7.3.8 div: `.approx`/`.full` are within their stated error of the exact quotient.
+        "div" => {
+            if approx || i.has_mod("full") || rnd == Rnd::N {
+                e.b.build_float_div(src[0], src[1], "").unwrap()
+            } else {
+                rounded_div(e, src[0], src[1], ty, rnd)
+            }
+        }
+        "neg" => e.b.build_float_neg(src[0], "").unwrap(),
+        "abs" => e.intrinsic("llvm.fabs", &[src[0].get_type().into()], &[src[0].into()]).into_float_value(),
+        // PTX ISA 9.7.3.11-12 min/max: NaN inputs are ignored unless both are NaN (minnum).
+        "min" | "max" => {
+            let name = if op == "min" { "llvm.minnum" } else { "llvm.maxnum" };
+            let r = e.intrinsic(name, &[src[0].get_type().into()], &[src[0].into(), src[1].into()]).into_float_value();
+            // -0 < +0 for min/max (the GPU orders signed zeros).
+            signed_zero_fix(e, r, src[0], src[1], op == "min")
+        }
+        "copysign" => e.intrinsic("llvm.copysign", &[src[0].get_type().into()], &[src[1].into(), src[0].into()]).into_float_value(),
+        "rcp" => {
+            let one = src[0].get_type().const_float(1.0);
+            if approx || rnd == Rnd::N {
+                e.b.build_float_div(one, src[0], "").unwrap()
+            } else {
+                rounded_div(e, one, src[0], ty, rnd)
+            }
+        }
+        "sqrt" => {
+            if approx || rnd == Rnd::N {
+                e.intrinsic("llvm.sqrt", &[src[0].get_type().into()], &[src[0].into()]).into_float_value()
+            } else {
+                rounded_sqrt(e, src[0], ty, rnd)
+            }
+        }
+        "rsqrt" => {
+            let s = e.intrinsic("llvm.sqrt", &[src[0].get_type().into()], &[src[0].into()]).into_float_value();
+            e.b.build_float_div(src[0].get_type().const_float(1.0), s, "").unwrap()
+        }
+        "sin" | "cos" | "lg2" | "ex2" => {
+            let name = match op {
+                "sin" => "llvm.sin",
+                "cos" => "llvm.cos",
+                "lg2" => "llvm.log2",
+                _ => "llvm.exp2",
+            };
+            e.intrinsic(name, &[src[0].get_type().into()], &[src[0].into()]).into_float_value()
+        }
+        "tanh" => {
+            let f = e.m.module.get_function(if ty == Type::F32 { "tanhf" } else { "tanh" }).unwrap_or_else(|| {
+                let t = src[0].get_type();
+                e.m.module.add_function(if ty == Type::F32 { "tanhf" } else { "tanh" }, t.fn_type(&[t.into()], false), None)
+            });
+            e.b.build_call(f, &[src[0].into()], "").unwrap().try_as_basic_value().basic().unwrap().into_float_value()
+        }
+        _ => return Ok(false),
+    };
+    let mut r: BasicValueEnum = r.into();
+    if sat {
+        r = saturate(e, r.into_float_value()).into();
+    }
+    if ftz {
+        r = ftz_val(e, r);
+    }
+    e.write(&i.operands[0], ty, r).map(|_| true)
+}
+
+/// `.sat`: clamp to [0, 1]; NaN becomes +0.
+pub fn saturate<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let t = v.get_type();
+    let lo = e.intrinsic("llvm.maxnum", &[t.into()], &[v.into(), t.const_float(0.0).into()]).into_float_value();
+    let r = e.intrinsic("llvm.minnum", &[t.into()], &[lo.into(), t.const_float(1.0).into()]).into_float_value();
+    // maxnum(NaN, 0) = 0 already; make -0 → +0.
+    let z = e.b.build_float_compare(FloatPredicate::OEQ, r, t.const_float(0.0), "").unwrap();
+    e.b.build_select(z, t.const_float(0.0), r, "").unwrap().into_float_value()
+}
+
+/// `.ftz`: subnormal f32 values become sign-preserving zero.
+pub fn ftz_val<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx> {
+    let f = v.into_float_value();
+    if f.get_type() != e.ctx().f32_type() {
+        return v;
+    }
+    let bits = e.to_bits(v);
+    let i32t = e.ctx().i32_type();
+    let exp = e.b.build_and(bits, i32t.const_int(0x7f80_0000, false), "").unwrap();
+    let is_sub = e.b.build_int_compare(IntPredicate::EQ, exp, i32t.const_zero(), "").unwrap();
+    let signed_zero = e.b.build_and(bits, i32t.const_int(0x8000_0000, false), "").unwrap();
+    let r = e.b.build_select(is_sub, signed_zero, bits, "").unwrap().into_int_value();
+    e.from_bits(r, Type::F32)
+}
+
+pub fn ftz<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx> {
+    if let BasicValueEnum::FloatValue(_) = v {
+        ftz_val(e, v)
+    } else {
+        v
+    }
+}
+
+fn signed_zero_fix<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, is_min: bool) -> FloatValue<'ctx> {
+    let t = r.get_type();
+    let both_zero = {
+        let za = e.b.build_float_compare(FloatPredicate::OEQ, a, t.const_float(0.0), "").unwrap();
+        let zb = e.b.build_float_compare(FloatPredicate::OEQ, b, t.const_float(0.0), "").unwrap();
+        e.b.build_and(za, zb, "").unwrap()
+    };
+    let ab = e.to_bits(a.into());
+    let bb = e.to_bits(b.into());
+    let comb = if is_min { e.b.build_or(ab, bb, "").unwrap() } else { e.b.build_and(ab, bb, "").unwrap() };
+    let ty = if t == e.ctx().f32_type() { Type::F32 } else { Type::F64 };
+    let z = e.from_bits(comb, ty).into_float_value();
+    e.b.build_select(both_zero, z, r, "").unwrap().into_float_value()
+}
+
+// ---------------------------------------------------------------- exact directed rounding
+
+fn f64t<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> inkwell::types::FloatType<'ctx> {
+    e.ctx().f64_type()
+}
+
+fn ext<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    if v.get_type() == e.ctx().f64_type() {
+        v
+    } else {
+        e.b.build_float_ext(v, e.ctx().f64_type(), "").unwrap()
+    }
+}
+
+fn fma_f<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, c: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    e.intrinsic("llvm.fma", &[a.get_type().into()], &[a.into(), b.into(), c.into()]).into_float_value()
+}
+
+/// TwoSum: s = RN(a+b), err = (a+b) - s exactly.
+fn two_sum<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> (FloatValue<'ctx>, FloatValue<'ctx>) {
+    let s = e.b.build_float_add(a, b, "").unwrap();
+    let bb = e.b.build_float_sub(s, a, "").unwrap();
+    let ab = e.b.build_float_sub(s, bb, "").unwrap();
+    let da = e.b.build_float_sub(a, ab, "").unwrap();
+    let db = e.b.build_float_sub(b, bb, "").unwrap();
+    (s, e.b.build_float_add(da, db, "").unwrap())
+}
+
+pub fn rounded_add<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    if rnd == Rnd::N {
+        return e.b.build_float_add(a, b, "").unwrap();
+    }
+    let (s, err) = two_sum(e, ext(e, a), ext(e, b));
+    finish(e, s, err, ty, rnd)
+}
+
+pub fn rounded_mul<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    if rnd == Rnd::N {
+        return e.b.build_float_mul(a, b, "").unwrap();
+    }
+    let (a, b) = (ext(e, a), ext(e, b));
+    let p = e.b.build_float_mul(a, b, "").unwrap();
+    let np = e.b.build_float_neg(p, "").unwrap();
+    let err = fma_f(e, a, b, np);
+    finish(e, p, err, ty, rnd)
+}
+
+pub fn rounded_fma<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, c: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    if rnd == Rnd::N {
+        return fma_f(e, a, b, c);
+    }
+    if ty == Type::F32 {
+        // a*b is exact in f64; the sum's residual comes from TwoSum.
+        let p = e.b.build_float_mul(ext(e, a), ext(e, b), "").unwrap();
+        let (s, err) = two_sum(e, p, ext(e, c));
+        return finish(e, s, err, ty, rnd);
+    }
+    // f64: r = RN(a*b+c); residual sign from (a*b - (r - c)) evaluated exactly as
+    // ph + pl - (r - c) with TwoProd(ph, pl) and a TwoSum of (r - c).
+    let r = fma_f(e, a, b, c);
+    let ph = e.b.build_float_mul(a, b, "").unwrap();
+    let nph = e.b.build_float_neg(ph, "").unwrap();
+    let pl = fma_f(e, a, b, nph);
+    let nc = e.b.build_float_neg(c, "").unwrap();
+    let (d, dl) = two_sum(e, r, nc); // d + dl = r - c exactly
+    let t1 = e.b.build_float_sub(ph, d, "").unwrap();
+    let t2 = e.b.build_float_sub(pl, dl, "").unwrap();
+    let err = e.b.build_float_add(t1, t2, "").unwrap();
+    finish(e, r, err, ty, rnd)
+}
+
+pub fn rounded_div<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    let (a, b) = (ext(e, a), ext(e, b));
+    let q = e.b.build_float_div(a, b, "").unwrap();
+    if ty == Type::F32 {
+        // q (f64) is within half an f64 ulp; the residual a - q*b has the sign of (a/b - q)·sign(b).
+        let nq = e.b.build_float_neg(q, "").unwrap();
+        let r = fma_f(e, nq, b, a);
+        let err = e.b.build_float_div(r, b, "").unwrap();
+        return finish(e, q, err, ty, rnd);
+    }
+    let nq = e.b.build_float_neg(q, "").unwrap();
+    let r = fma_f(e, nq, b, a);
+    let err = e.b.build_float_div(r, b, "").unwrap();
+    finish(e, q, err, ty, rnd)
+}
+
+pub fn rounded_sqrt<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    let a = ext(e, a);
+    let s = e.intrinsic("llvm.sqrt", &[f64t(e).into()], &[a.into()]).into_float_value();
+    let ns = e.b.build_float_neg(s, "").unwrap();
+    let r = fma_f(e, ns, s, a); // a - s² ; sign of (sqrt(a) - s)
+    finish(e, s, r, ty, rnd)
+}
+
+/// Rounds the exact value `hi + lo` (hi = RN in f64) to `ty` in direction `rnd`.
+fn finish<'ctx>(e: &FnEmitter<'ctx, '_, '_>, hi: FloatValue<'ctx>, lo: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    let f64_t = f64t(e);
+    let (r, resid) = if ty == Type::F32 {
+        let r = e.b.build_float_trunc(hi, e.ctx().f32_type(), "").unwrap();
+        let back = e.b.build_float_ext(r, f64_t, "").unwrap();
+        let d = e.b.build_float_sub(hi, back, "").unwrap();
+        // d + lo is the exact (r → true) residual; both tiny relative to hi.
+        (r, e.b.build_float_add(d, lo, "").unwrap())
+    } else {
+        (hi, lo)
+    };
+    let rt = r.get_type();
+    let zero = f64_t.const_float(0.0);
+    let pos = e.b.build_float_compare(FloatPredicate::OGT, resid, zero, "").unwrap();
+    let neg = e.b.build_float_compare(FloatPredicate::OLT, resid, zero, "").unwrap();
+    let rzero = rt.const_float(0.0);
+    let (down, up) = match rnd {
+        Rnd::N => return r,
+        Rnd::M => (neg, e.ctx().bool_type().const_zero()),
+        Rnd::P => (e.ctx().bool_type().const_zero(), pos),
+        Rnd::Z => {
+            let rpos = e.b.build_float_compare(FloatPredicate::OGT, r, rzero, "").unwrap();
+            let rneg = e.b.build_float_compare(FloatPredicate::OLT, r, rzero, "").unwrap();
+            (e.b.build_and(rpos, neg, "").unwrap(), e.b.build_and(rneg, pos, "").unwrap())
+        }
+    };
+    // Overflow: RN gives ±inf for a finite exact value; directed modes may need ±MAX instead.
+    let is_inf = {
+        let a = e.intrinsic("llvm.fabs", &[rt.into()], &[r.into()]).into_float_value();
+        e.b.build_float_compare(FloatPredicate::OEQ, a, rt.const_float(f64::INFINITY), "").unwrap()
+    };
+    let hi_finite = {
+        let a = e.intrinsic("llvm.fabs", &[f64_t.into()], &[hi.into()]).into_float_value();
+        let fin64 = e.b.build_float_compare(FloatPredicate::ONE, a, f64_t.const_float(f64::INFINITY), "").unwrap();
+        // For f64 results, an infinite hi from finite inputs shows as a NaN residual.
+        let lo_nan = e.b.build_float_compare(FloatPredicate::UNO, lo, lo, "").unwrap();
+        if ty == Type::F32 { fin64 } else { lo_nan }
+    };
+    let overflow = e.b.build_and(is_inf, hi_finite, "").unwrap();
+    let rneg = e.b.build_float_compare(FloatPredicate::OLT, r, rzero, "").unwrap();
+    let to_max = match rnd {
+        Rnd::Z => overflow,
+        Rnd::M => e.b.build_and(overflow, e.b.build_not(rneg, "").unwrap(), "").unwrap(),
+        Rnd::P => e.b.build_and(overflow, rneg, "").unwrap(),
+        Rnd::N => unreachable!(),
+    };
+    let bits = e.to_bits(r.into());
+    let it = bits.get_type();
+    let one = it.const_int(1, false);
+    // next toward +inf / -inf on the integer image (sign-magnitude).
+    let next = |toward_pos: bool| -> IntValue<'ctx> {
+        let sign_bit = it.const_int(1u64 << (it.get_bit_width() - 1), false);
+        let is_neg = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(bits, sign_bit, "").unwrap(), it.const_zero(), "").unwrap();
+        let is_zero = e.b.build_int_compare(IntPredicate::EQ, e.b.build_and(bits, e.b.build_not(sign_bit, "").unwrap(), "").unwrap(), it.const_zero(), "").unwrap();
+        let inc = e.b.build_int_add(bits, one, "").unwrap();
+        let dec = e.b.build_int_sub(bits, one, "").unwrap();
+        // Moving away from zero increments the magnitude; toward zero decrements it.
+        let away = if toward_pos { e.b.build_not(is_neg, "").unwrap() } else { is_neg };
+        let moved = e.b.build_select(away, inc, dec, "").unwrap().into_int_value();
+        // From ±0, the next value toward ±inf is the smallest subnormal of that sign.
+        let tiny = if toward_pos { it.const_int(1, false) } else { e.b.build_or(sign_bit, one, "").unwrap() };
+        e.b.build_select(is_zero, tiny, moved, "").unwrap().into_int_value()
+    };
+    let up_bits = next(true);
+    let down_bits = next(false);
+    let out = e.b.build_select(up, up_bits, bits, "").unwrap().into_int_value();
+    let out = e.b.build_select(down, down_bits, out, "").unwrap().into_int_value();
+    // ±MAX with r's sign.
+    let max_mag = if ty == Type::F32 { 0x7f7f_ffffu64 } else { 0x7fef_ffff_ffff_ffffu64 };
+    let sign = e.b.build_and(bits, it.const_int(1u64 << (it.get_bit_width() - 1), false), "").unwrap();
+    let maxv = e.b.build_or(sign, it.const_int(max_mag, false), "").unwrap();
+    let out = e.b.build_select(to_max, maxv, out, "").unwrap().into_int_value();
+    e.from_bits(out, ty).into_float_value()
+}
+
+/// PTX ISA 9.7.3.1 testp.
+fn testp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let v = e.read(&i.operands[1], ty)?;
+    let bits = e.to_bits(v);
+    let it = bits.get_type();
+    let (exp_mask, man_mask) = if ty == Type::F32 { (0x7f80_0000u64, 0x007f_ffffu64) } else { (0x7ff0_0000_0000_0000u64, 0x000f_ffff_ffff_ffffu64) };
+    let exp = e.b.build_and(bits, it.const_int(exp_mask, false), "").unwrap();
+    let man = e.b.build_and(bits, it.const_int(man_mask, false), "").unwrap();
+    let exp_all = e.b.build_int_compare(IntPredicate::EQ, exp, it.const_int(exp_mask, false), "").unwrap();
+    let exp_zero = e.b.build_int_compare(IntPredicate::EQ, exp, it.const_zero(), "").unwrap();
+    let man_zero = e.b.build_int_compare(IntPredicate::EQ, man, it.const_zero(), "").unwrap();
+    let b = &e.b;
+    let r = match i.mods.iter().copied().find(|m| matches!(*m, "finite" | "infinite" | "number" | "notanumber" | "normal" | "subnormal")) {
+        Some("finite") => b.build_not(exp_all, "").unwrap(),
+        Some("infinite") => b.build_and(exp_all, man_zero, "").unwrap(),
+        Some("number") => b.build_not(b.build_and(exp_all, b.build_not(man_zero, "").unwrap(), "").unwrap(), "").unwrap(),
+        Some("notanumber") => b.build_and(exp_all, b.build_not(man_zero, "").unwrap(), "").unwrap(),
+        Some("normal") => b.build_and(b.build_not(exp_all, "").unwrap(), b.build_not(exp_zero, "").unwrap(), "").unwrap(),
+        Some("subnormal") => b.build_and(exp_zero, b.build_not(man_zero, "").unwrap(), "").unwrap(),
+        _ => return Err(e.err(i.span, "testp needs a test (.finite, .infinite, .number, .notanumber, .normal, .subnormal)")),
+    };
+    e.write(&i.operands[0], Type::Pred, r.into())
+}

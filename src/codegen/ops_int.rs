@@ -1,0 +1,366 @@
+//! Integer arithmetic (9.7.1), extended precision (9.7.2), comparison and selection (9.7.5),
+//! logic and shift (9.7.7).
+
+use super::func::{int_t, types_of, FnEmitter, R};
+use crate::syntax::ast::{Instr, Type};
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    let tys = types_of(i);
+    let Some(&ty) = tys.last() else { return Ok(false) };
+    let op = i.opcode.name;
+    // Float forms are handled by ops_float, except compare/select which live here.
+    if ty.is_float() && !matches!(op, "setp" | "set" | "selp" | "slct" | "mov") {
+        return Ok(false);
+    }
+    match op {
+        "add" | "sub" | "addc" | "subc" => add_sub(e, i, ty).map(|_| true),
+        "mul" | "mad" | "madc" => mul_mad(e, i, ty).map(|_| true),
+        "mul24" | "mad24" => mul24(e, i, ty).map(|_| true),
+        "div" | "rem" => div_rem(e, i, ty).map(|_| true),
+        "and" | "or" | "xor" => logic(e, i, ty).map(|_| true),
+        "not" | "cnot" => {
+            let a = e.read(&i.operands[1], ty)?;
+            let r: BasicValueEnum = if ty == Type::Pred || op == "not" {
+                e.b.build_not(e.to_bits(a), "").unwrap().into()
+            } else {
+                let a = e.to_bits(a);
+                let z = e.b.build_int_compare(IntPredicate::EQ, a, a.get_type().const_zero(), "").unwrap();
+                e.b.build_int_z_extend(z, a.get_type(), "").unwrap().into()
+            };
+            e.write(&i.operands[0], ty, r).map(|_| true)
+        }
+        "shl" | "shr" => shift(e, i, ty).map(|_| true),
+        "abs" | "neg" => {
+            let a = e.read_int(&i.operands[1], ty)?;
+            let neg = e.b.build_int_neg(a, "").unwrap();
+            let r = if op == "neg" {
+                neg
+            } else {
+                let lt = e.b.build_int_compare(IntPredicate::SLT, a, a.get_type().const_zero(), "").unwrap();
+                e.b.build_select(lt, neg, a, "").unwrap().into_int_value()
+            };
+            e.write(&i.operands[0], ty, r.into()).map(|_| true)
+        }
+        "min" | "max" => {
+            let a = e.read_int(&i.operands[1], ty)?;
+            let b = e.read_int(&i.operands[2], ty)?;
+            let pred = match (op, ty.is_signed()) {
+                ("min", true) => IntPredicate::SLT,
+                ("min", false) => IntPredicate::ULT,
+                ("max", true) => IntPredicate::SGT,
+                _ => IntPredicate::UGT,
+            };
+            let c = e.b.build_int_compare(pred, a, b, "").unwrap();
+            let r = e.b.build_select(c, a, b, "").unwrap();
+            e.write(&i.operands[0], ty, r).map(|_| true)
+        }
+        "setp" => setp(e, i).map(|_| true),
+        "selp" => {
+            let a = e.read(&i.operands[1], ty)?;
+            let b = e.read(&i.operands[2], ty)?;
+            let c = e.read(&i.operands[3], Type::Pred)?.into_int_value();
+            let r = e.b.build_select(c, a, b, "").unwrap();
+            e.write(&i.operands[0], ty, r).map(|_| true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// PTX ISA 9.7.1.1-2 add/sub (`.sat` for s32), 9.7.2 add.cc/addc/sub.cc/subc with CC.CF.
+fn add_sub<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let a = e.read_int(&i.operands[1], ty)?;
+    let b = e.read_int(&i.operands[2], ty)?;
+    let op = i.opcode.name;
+    let is_sub = op.starts_with("sub");
+    let with_carry_in = op == "addc" || op == "subc";
+    let sets_cc = i.has_mod("cc");
+    let t = a.get_type();
+    if i.has_mod("sat") {
+        let name = if is_sub { "llvm.ssub.sat" } else { "llvm.sadd.sat" };
+        let r = e.intrinsic(name, &[t.into()], &[a.into(), b.into()]);
+        return e.write(&i.operands[0], ty, r);
+    }
+    if !with_carry_in && !sets_cc {
+        let r = if is_sub { e.b.build_int_sub(a, b, "").unwrap() } else { e.b.build_int_add(a, b, "").unwrap() };
+        return e.write(&i.operands[0], ty, r.into());
+    }
+    // Extended precision in a double-width integer: carry out is the bit above the result.
+    // For subtraction CC.CF holds the borrow (9.7.2.3).
+    let w = t.get_bit_width();
+    let wt = int_t(e.ctx(), w + 1);
+    let a1 = e.b.build_int_z_extend(a, wt, "").unwrap();
+    let b1 = e.b.build_int_z_extend(b, wt, "").unwrap();
+    let mut r = if is_sub { e.b.build_int_sub(a1, b1, "").unwrap() } else { e.b.build_int_add(a1, b1, "").unwrap() };
+    if with_carry_in {
+        let cf = e.b.build_load(e.ctx().bool_type(), e.carry, "").unwrap().into_int_value();
+        let c = e.b.build_int_z_extend(cf, wt, "").unwrap();
+        r = if is_sub { e.b.build_int_sub(r, c, "").unwrap() } else { e.b.build_int_add(r, c, "").unwrap() };
+    }
+    if sets_cc {
+        let hi = e.b.build_right_shift(r, wt.const_int(w as u64, false), false, "").unwrap();
+        let cf = e.b.build_int_truncate(hi, e.ctx().bool_type(), "").unwrap();
+        e.b.build_store(e.carry, cf).unwrap();
+    }
+    let res = e.b.build_int_truncate(r, t, "").unwrap();
+    e.write(&i.operands[0], ty, res.into())
+}
+
+/// Full product of a and b in 2n bits (signed or unsigned).
+fn wide_mul<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>, b: IntValue<'ctx>, signed: bool) -> IntValue<'ctx> {
+    let w = a.get_type().get_bit_width();
+    let a2 = e.resize(a, w * 2, signed);
+    let b2 = e.resize(b, w * 2, signed);
+    e.b.build_int_mul(a2, b2, "").unwrap()
+}
+
+/// PTX ISA 9.7.1.3 mul, 9.7.1.4 mad (incl. `.hi.sat` for s32), 9.7.2.5-6 mad.cc/madc.
+fn mul_mad<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let a = e.read_int(&i.operands[1], ty)?;
+    let b = e.read_int(&i.operands[2], ty)?;
+    let signed = ty.is_signed();
+    let w = ty.bits();
+    let is_mad = i.opcode.name != "mul";
+    let (prod, out_ty) = if i.has_mod("wide") {
+        let dt = match ty {
+            Type::S16 => Type::S32,
+            Type::U16 => Type::U32,
+            Type::S32 => Type::S64,
+            _ => Type::U64,
+        };
+        (wide_mul(e, a, b, signed), dt)
+    } else if i.has_mod("hi") {
+        let p = wide_mul(e, a, b, signed);
+        if is_mad {
+            // mad.hi adds c to the upper half of the product; with .sat (s32) the 2n-bit
+            // sum (hi:lo + c<<n) is saturated (9.7.1.4).
+            let c = e.read_int(&i.operands[3], ty)?;
+            let ptype = p.get_type();
+            let c2 = e.resize(c, w * 2, signed);
+            let csh = e.b.build_left_shift(c2, ptype.const_int(w as u64, false), "").unwrap();
+            let r = if i.has_mod("sat") {
+                e.intrinsic("llvm.sadd.sat", &[ptype.into()], &[p.into(), csh.into()]).into_int_value()
+            } else if i.has_mod("cc") || i.opcode.name == "madc" {
+                return mad_carry(e, i, ty, e.b.build_right_shift(p, ptype.const_int(w as u64, false), false, "").unwrap(), c);
+            } else {
+                e.b.build_int_add(p, csh, "").unwrap()
+            };
+            let hi = e.b.build_right_shift(r, ptype.const_int(w as u64, false), signed, "").unwrap();
+            let hi = e.resize(hi, w, signed);
+            return e.write(&i.operands[0], ty, hi.into());
+        }
+        let hi = e.b.build_right_shift(p, p.get_type().const_int(w as u64, false), signed, "").unwrap();
+        (e.resize(hi, w, signed), ty)
+    } else {
+        (e.b.build_int_mul(a, b, "").unwrap(), ty)
+    };
+    if !is_mad {
+        return e.write(&i.operands[0], out_ty, prod.into());
+    }
+    let c = e.read_int(&i.operands[3], out_ty)?;
+    if i.has_mod("cc") || i.opcode.name == "madc" {
+        let prod = e.resize(prod, out_ty.bits(), false);
+        return mad_carry(e, i, out_ty, prod, c);
+    }
+    let r = e.b.build_int_add(prod, c, "").unwrap();
+    e.write(&i.operands[0], out_ty, r.into())
+}
+
+/// `prod + c (+ CC.CF)` with optional carry out.
+fn mad_carry<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type, prod: IntValue<'ctx>, c: IntValue<'ctx>) -> R<()> {
+    let w = ty.bits();
+    let prod = e.resize(prod, w, false);
+    let wt = int_t(e.ctx(), w + 1);
+    let p1 = e.b.build_int_z_extend(prod, wt, "").unwrap();
+    let c1 = e.b.build_int_z_extend(c, wt, "").unwrap();
+    let mut r = e.b.build_int_add(p1, c1, "").unwrap();
+    if i.opcode.name == "madc" {
+        let cf = e.b.build_load(e.ctx().bool_type(), e.carry, "").unwrap().into_int_value();
+        let cf = e.b.build_int_z_extend(cf, wt, "").unwrap();
+        r = e.b.build_int_add(r, cf, "").unwrap();
+    }
+    if i.has_mod("cc") {
+        let hi = e.b.build_right_shift(r, wt.const_int(w as u64, false), false, "").unwrap();
+        let cf = e.b.build_int_truncate(hi, e.ctx().bool_type(), "").unwrap();
+        e.b.build_store(e.carry, cf).unwrap();
+    }
+    let res = e.b.build_int_truncate(r, int_t(e.ctx(), w), "").unwrap();
+    e.write(&i.operands[0], ty, res.into())
+}
+
+/// PTX ISA 9.7.1.5-6 mul24/mad24: 24-bit operands, 48-bit product; `.lo` low 32, `.hi` bits 47..16.
+fn mul24<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let signed = ty.is_signed();
+    let a = e.read_int(&i.operands[1], ty)?;
+    let b = e.read_int(&i.operands[2], ty)?;
+    let a24 = e.resize(e.resize(a, 24, false), 64, signed);
+    let b24 = e.resize(e.resize(b, 24, false), 64, signed);
+    let p = e.b.build_int_mul(a24, b24, "").unwrap();
+    let i64t = e.ctx().i64_type();
+    let r = if i.has_mod("hi") { e.b.build_right_shift(p, i64t.const_int(16, false), signed, "").unwrap() } else { p };
+    let mut r = e.resize(r, 32, false);
+    if i.opcode.name == "mad24" {
+        let c = e.read_int(&i.operands[3], ty)?;
+        if i.has_mod("sat") {
+            // mad24.hi.sat.s32: saturate the 32-bit signed sum.
+            r = e.intrinsic("llvm.sadd.sat", &[e.ctx().i32_type().into()], &[r.into(), c.into()]).into_int_value();
+        } else {
+            r = e.b.build_int_add(r, c, "").unwrap();
+        }
+    }
+    e.write(&i.operands[0], ty, r.into())
+}
+
+/// PTX ISA 9.7.1.8-9 div/rem. Division by zero does not trap on a GPU; ptxr returns the
+/// values the hardware gives: unsigned x/0 = all ones, signed x/0 = -1 (x>=0) or 1 (x<0)?
+/// The spec leaves it unspecified, so ptxr picks all ones for quotients and x for remainders,
+/// and INT_MIN/-1 wraps, without trapping the host.
+fn div_rem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let a = e.read_int(&i.operands[1], ty)?;
+    let b = e.read_int(&i.operands[2], ty)?;
+    let t = a.get_type();
+    let signed = ty.is_signed();
+    let zero = e.b.build_int_compare(IntPredicate::EQ, b, t.const_zero(), "").unwrap();
+    // Avoid host traps: divide by 1 when b == 0, and handle MIN / -1 by wrapping.
+    let safe_b = e.b.build_select(zero, t.const_int(1, false), b, "").unwrap().into_int_value();
+    let is_div = i.opcode.name == "div";
+    let r = if signed {
+        let min = t.const_int(1u64 << (t.get_bit_width() - 1), false);
+        let is_min = e.b.build_int_compare(IntPredicate::EQ, a, min, "").unwrap();
+        let is_m1 = e.b.build_int_compare(IntPredicate::EQ, safe_b, t.const_all_ones(), "").unwrap();
+        let ovf = e.b.build_and(is_min, is_m1, "").unwrap();
+        let sb = e.b.build_select(ovf, t.const_int(1, false), safe_b, "").unwrap().into_int_value();
+        if is_div {
+            let q = e.b.build_int_signed_div(a, sb, "").unwrap();
+            // MIN / -1 = MIN (wraps), which is `a / 1` = a.
+            q
+        } else {
+            let r = e.b.build_int_signed_rem(a, sb, "").unwrap();
+            // MIN % -1 = 0, and `a % 1` = 0 as well.
+            r
+        }
+    } else if is_div {
+        e.b.build_int_unsigned_div(a, safe_b, "").unwrap()
+    } else {
+        e.b.build_int_unsigned_rem(a, safe_b, "").unwrap()
+    };
+    let by_zero = if is_div { t.const_all_ones() } else { a };
+    let r = e.b.build_select(zero, by_zero, r, "").unwrap();
+    e.write(&i.operands[0], ty, r)
+}
+
+/// PTX ISA 9.7.7.1-3 and/or/xor (also on predicates).
+fn logic<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let a = e.read_int(&i.operands[1], ty)?;
+    let b = e.read_int(&i.operands[2], ty)?;
+    let r = match i.opcode.name {
+        "and" => e.b.build_and(a, b, "").unwrap(),
+        "or" => e.b.build_or(a, b, "").unwrap(),
+        _ => e.b.build_xor(a, b, "").unwrap(),
+    };
+    e.write(&i.operands[0], ty, r.into())
+}
+
+/// PTX ISA 9.7.7.8-9 shl/shr: the shift amount is an unsigned 32-bit value; amounts of the
+/// width or more give 0 (shl, shr.u/b) or the sign fill (shr.s).
+fn shift<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let a = e.read_int(&i.operands[1], ty)?;
+    let b = e.read_int(&i.operands[2], Type::U32)?;
+    let t = a.get_type();
+    let w = t.get_bit_width() as u64;
+    let i32t = e.ctx().i32_type();
+    let big = e.b.build_int_compare(IntPredicate::UGE, b, i32t.const_int(w, false), "").unwrap();
+    let amt_clamped = e.b.build_select(big, i32t.const_int(w - 1, false), b, "").unwrap().into_int_value();
+    let amt = e.resize(amt_clamped, w as u32, false);
+    let r = if i.opcode.name == "shl" {
+        let s = e.b.build_left_shift(a, amt, "").unwrap();
+        e.b.build_select(big, t.const_zero(), s, "").unwrap().into_int_value()
+    } else if ty.is_signed() {
+        e.b.build_right_shift(a, amt, true, "").unwrap()
+    } else {
+        let s = e.b.build_right_shift(a, amt, false, "").unwrap();
+        e.b.build_select(big, t.const_zero(), s, "").unwrap().into_int_value()
+    };
+    e.write(&i.operands[0], ty, r.into())
+}
+
+/// Evaluates a comparison `.cmpop` of 9.7.5 on a and b of type `ty` (ints or floats).
+pub fn compare<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, cmp: &str, ty: Type, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>) -> Option<IntValue<'ctx>> {
+    if ty.is_float() {
+        let p = match cmp {
+            "eq" => FloatPredicate::OEQ,
+            "ne" => FloatPredicate::ONE,
+            "lt" => FloatPredicate::OLT,
+            "le" => FloatPredicate::OLE,
+            "gt" => FloatPredicate::OGT,
+            "ge" => FloatPredicate::OGE,
+            "equ" => FloatPredicate::UEQ,
+            "neu" => FloatPredicate::UNE,
+            "ltu" => FloatPredicate::ULT,
+            "leu" => FloatPredicate::ULE,
+            "gtu" => FloatPredicate::UGT,
+            "geu" => FloatPredicate::UGE,
+            "num" => FloatPredicate::ORD,
+            "nan" => FloatPredicate::UNO,
+            _ => return None,
+        };
+        return Some(e.b.build_float_compare(p, a.into_float_value(), b.into_float_value(), "").unwrap());
+    }
+    let s = ty.is_signed();
+    let p = match cmp {
+        "eq" => IntPredicate::EQ,
+        "ne" => IntPredicate::NE,
+        "lt" => if s { IntPredicate::SLT } else { IntPredicate::ULT },
+        "le" => if s { IntPredicate::SLE } else { IntPredicate::ULE },
+        "gt" => if s { IntPredicate::SGT } else { IntPredicate::UGT },
+        "ge" => if s { IntPredicate::SGE } else { IntPredicate::UGE },
+        "lo" => IntPredicate::ULT,
+        "ls" => IntPredicate::ULE,
+        "hi" => IntPredicate::UGT,
+        "hs" => IntPredicate::UGE,
+        _ => return None,
+    };
+    Some(e.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "").unwrap())
+}
+
+/// PTX ISA 9.7.5.2 setp: `setp.CmpOp[.BoolOp][.ftz].type p[|q], a, b[, {!}c];`
+fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = *types_of(i).last().unwrap();
+    if matches!(ty, Type::F16x2) || ty == Type::F16 {
+        return Err(e.err(i.span, "half-precision setp is handled by the half family (not yet)"));
+    }
+    let cmp = i.mods.iter().copied().find(|m| compare_name(m)).ok_or_else(|| e.err(i.span, "setp needs a comparison"))?;
+    let boolop = i.mods.iter().copied().find(|m| matches!(*m, "and" | "or" | "xor"));
+    let mut a = e.read(&i.operands[1], ty)?;
+    let mut b = e.read(&i.operands[2], ty)?;
+    if i.has_mod("ftz") {
+        a = super::ops_float::ftz(e, a);
+        b = super::ops_float::ftz(e, b);
+    }
+    let t = compare(e, cmp, ty, a, b).ok_or_else(|| e.err(i.span, format!("comparison `.{cmp}` is not valid for `.{}`", ty.as_str())))?;
+    let f = e.b.build_not(t, "").unwrap();
+    let (t, f) = match boolop {
+        Some(op) => {
+            let c = e.read(&i.operands[3], Type::Pred)?.into_int_value();
+            let comb = |e: &mut FnEmitter<'ctx, 'a, '_>, x| match op {
+                "and" => e.b.build_and(x, c, "").unwrap(),
+                "or" => e.b.build_or(x, c, "").unwrap(),
+                _ => e.b.build_xor(x, c, "").unwrap(),
+            };
+            (comb(e, t), comb(e, f))
+        }
+        None => (t, f),
+    };
+    match &i.operands[0] {
+        crate::syntax::ast::Operand::Pair(p, q) => {
+            e.write(p, Type::Pred, t.into())?;
+            e.write(q, Type::Pred, f.into())
+        }
+        d => e.write(d, Type::Pred, t.into()),
+    }
+}
+
+pub fn compare_name(m: &str) -> bool {
+    matches!(m, "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "lo" | "ls" | "hi" | "hs" | "equ" | "neu" | "ltu" | "leu" | "gtu" | "geu" | "num" | "nan")
+}

@@ -1,0 +1,211 @@
+//! Data movement (9.7.8): mov, ld, ldu, st, prefetch, isspacep, cvta; atomics (9.7.12.4-5).
+
+use super::func::{int_t, types_of, FnEmitter, R};
+use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue};
+use inkwell::AtomicOrdering;
+
+fn space_of(i: &Instr) -> Option<StateSpace> {
+    i.mods.iter().find_map(|m| match *m {
+        "global" => Some(StateSpace::Global),
+        "shared" => Some(StateSpace::Shared),
+        "local" => Some(StateSpace::Local),
+        "const" => Some(StateSpace::Const),
+        "param" => Some(StateSpace::Param),
+        _ => None,
+    })
+}
+
+fn vec_width(i: &Instr) -> u32 {
+    i.mods.iter().find_map(|m| match *m {
+        "v2" => Some(2),
+        "v4" => Some(4),
+        "v8" => Some(8),
+        _ => None,
+    }).unwrap_or(1)
+}
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    match i.opcode.name {
+        "mov" => mov(e, i).map(|_| true),
+        "ld" | "ldu" => ld(e, i).map(|_| true),
+        "st" => st(e, i).map(|_| true),
+        "cvta" => cvta(e, i).map(|_| true),
+        // PTX ISA 9.7.8.11 prefetch, prefetchu: a hint; nothing to do on a CPU.
+        "prefetch" | "prefetchu" => Ok(true),
+        "isspacep" => isspacep(e, i).map(|_| true),
+        _ => Ok(false),
+    }
+}
+
+fn the_type(e: &FnEmitter, i: &Instr) -> R<Type> {
+    types_of(i).last().copied().ok_or_else(|| e.err(i.span, format!("`{}` needs a type", i.opcode.name)))
+}
+
+/// PTX ISA 9.7.8.2-3 mov: registers, immediates, special registers, addresses of variables
+/// and functions, and packing/unpacking of vectors (`mov.b64 %rd, {%r1, %r2}`).
+fn mov<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = the_type(e, i)?;
+    let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`mov` takes two operands")) };
+    match (d, a) {
+        (Operand::Vector(ds, _), _) => {
+            // Unpack: low element first.
+            let v = e.read_int(a, ty)?;
+            let n = ds.len() as u32;
+            let w = ty.bits() / n;
+            for (k, dst) in ds.iter().enumerate() {
+                let sh = e.b.build_right_shift(v, v.get_type().const_int((k as u32 * w) as u64, false), false, "").unwrap();
+                let part = e.resize(sh, w, false);
+                e.write(dst, bits_type(w), part.into())?;
+            }
+            Ok(())
+        }
+        (_, Operand::Vector(src, _)) => {
+            let n = src.len() as u32;
+            let w = ty.bits() / n;
+            let wide = int_t(e.ctx(), ty.bits());
+            let mut acc = wide.const_zero();
+            for (k, s) in src.iter().enumerate() {
+                let part = e.read_int(s, bits_type(w))?;
+                let x = e.resize(part, ty.bits(), false);
+                let x = e.b.build_left_shift(x, wide.const_int((k as u32 * w) as u64, false), "").unwrap();
+                acc = e.b.build_or(acc, x, "").unwrap();
+            }
+            e.write(d, ty, acc.into())
+        }
+        _ => {
+            let v = e.read(a, ty)?;
+            e.write(d, ty, v)
+        }
+    }
+}
+
+pub fn bits_type(w: u32) -> Type {
+    match w {
+        8 => Type::B8,
+        16 => Type::B16,
+        32 => Type::B32,
+        64 => Type::B64,
+        _ => Type::B128,
+    }
+}
+
+/// The element type used in memory for an ld/st type (predicates are not addressable).
+fn load_elem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: inkwell::values::PointerValue<'ctx>, ty: Type, volatile: bool) -> IntValue<'ctx> {
+    let t = int_t(e.ctx(), ty.bits());
+    let v = e.b.build_load(t, ptr, "").unwrap();
+    let inst = v.as_instruction_value().unwrap();
+    let _ = inst.set_alignment(1);
+    if volatile {
+        let _ = inst.set_volatile(true);
+    }
+    v.into_int_value()
+}
+
+/// PTX ISA 9.7.8.7 ld (and 9.7.8.8 ld.global.nc, 9.7.8.9 ldu): scalar and vector loads in
+/// every state space; wider destination registers are sign/zero-extended (Table 25).
+fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = the_type(e, i)?;
+    let space = space_of(i);
+    let volatile = i.has_mod("volatile");
+    let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`ld` takes two operands")) };
+    let base = e.address(a, space)?;
+    let n = vec_width(i);
+    let i8t = e.ctx().i8_type();
+    let elem_ty = if ty == Type::Pred { Type::B8 } else { ty };
+    match d {
+        Operand::Vector(ds, _) => {
+            if ds.len() as u32 != n {
+                return Err(e.err(d.span(), format!("vector of {} registers for `.v{n}`", ds.len())));
+            }
+            for (k, dst) in ds.iter().enumerate() {
+                let p = unsafe { e.b.build_gep(i8t, base, &[e.ctx().i64_type().const_int((k as u32 * elem_ty.size()) as u64, false)], "").unwrap() };
+                let v = load_elem(e, p, elem_ty, volatile);
+                let v = e.from_bits(v, ty);
+                e.write(dst, ty, v)?;
+            }
+            Ok(())
+        }
+        _ => {
+            let v = load_elem(e, base, elem_ty, volatile);
+            let v: BasicValueEnum = if ty == Type::Pred { e.b.build_int_compare(inkwell::IntPredicate::NE, v, v.get_type().const_zero(), "").unwrap().into() } else { e.from_bits(v, ty) };
+            e.write(d, ty, v)
+        }
+    }
+}
+
+/// PTX ISA 9.7.8.10 st: the low bits of wider source registers are stored (Table 24).
+fn st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = the_type(e, i)?;
+    let space = space_of(i);
+    let volatile = i.has_mod("volatile");
+    let [a, s] = &i.operands[..] else { return Err(e.err(i.span, "`st` takes two operands")) };
+    let base = e.address(a, space)?;
+    let i8t = e.ctx().i8_type();
+    let elem_ty = if ty == Type::Pred { Type::B8 } else { ty };
+    let srcs: Vec<&'a Operand<'a>> = match s {
+        Operand::Vector(ss, _) => ss.iter().collect(),
+        _ => vec![s],
+    };
+    for (k, src) in srcs.into_iter().enumerate() {
+        let v = if ty == Type::Pred {
+            let p = e.read(src, Type::Pred)?.into_int_value();
+            e.b.build_int_z_extend(p, e.ctx().i8_type(), "").unwrap()
+        } else {
+            e.read_int(src, ty)?
+        };
+        let p = unsafe { e.b.build_gep(i8t, base, &[e.ctx().i64_type().const_int((k as u32 * elem_ty.size()) as u64, false)], "").unwrap() };
+        let st = e.b.build_store(p, v).unwrap();
+        let _ = st.set_alignment(1);
+        if volatile {
+            let _ = st.set_volatile(true);
+        }
+    }
+    Ok(())
+}
+
+/// PTX ISA 9.7.8.13 cvta: shared addresses are window offsets; other spaces are identity.
+fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = the_type(e, i)?;
+    let to = i.has_mod("to");
+    let space = space_of(i);
+    let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`cvta` takes two operands")) };
+    let v = e.read_int(a, ty)?;
+    let v64 = e.resize(v, 64, false);
+    let out = if space == Some(StateSpace::Shared) {
+        let base = e.cta_ptr_field(super::abi::field::SHARED);
+        let bi = e.b.build_ptr_to_int(base, e.ctx().i64_type(), "").unwrap();
+        if to {
+            e.b.build_int_sub(v64, bi, "").unwrap()
+        } else {
+            let off = e.resize(e.resize(v64, 32, false), 64, false);
+            e.b.build_int_add(off, bi, "").unwrap()
+        }
+    } else {
+        v64
+    };
+    let out = e.resize(out, ty.bits(), false);
+    e.write(d, ty, out.into())
+}
+
+/// PTX ISA 9.7.8.12 isspacep: global = not in this CTA's shared window (host memory that is
+/// not shared); shared = inside the window.
+fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let space = space_of(i);
+    let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`isspacep` takes two operands")) };
+    let v = e.read_int(a, Type::U64)?;
+    let base = e.cta_ptr_field(super::abi::field::SHARED);
+    let i64t = e.ctx().i64_type();
+    let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();
+    let total = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
+    let total = e.b.build_int_z_extend(total, i64t, "").unwrap();
+    let rel = e.b.build_int_sub(v, bi, "").unwrap();
+    let inside = e.b.build_int_compare(inkwell::IntPredicate::ULT, rel, total, "").unwrap();
+    let r = match space {
+        Some(StateSpace::Shared) => inside,
+        Some(StateSpace::Global) | Some(StateSpace::Const) | Some(StateSpace::Param) => e.b.build_not(inside, "").unwrap(),
+        _ => e.b.build_not(inside, "").unwrap(),
+    };
+    let _ = AtomicOrdering::Monotonic;
+    e.write(d, Type::Pred, r.into())
+}

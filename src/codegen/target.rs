@@ -1,0 +1,82 @@
+//! Per-target facts: triple, CPU, features, and the LLVM target machine; optimization through
+//! the new pass manager.
+
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
+use inkwell::OptimizationLevel;
+use std::path::Path;
+use std::sync::Once;
+
+/// A code generation target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// The machine ptxr runs on, with all of its CPU features.
+    Host,
+    X86_64,
+    AArch64,
+    Nvptx64,
+}
+
+impl TargetKind {
+    pub fn parse(s: &str) -> Option<TargetKind> {
+        Some(match s {
+            "host" | "native" => TargetKind::Host,
+            "x86_64" | "x86-64" => TargetKind::X86_64,
+            "aarch64" | "arm64" => TargetKind::AArch64,
+            "nvptx64" | "nvptx" => TargetKind::Nvptx64,
+            _ => return None,
+        })
+    }
+}
+
+static INIT: Once = Once::new();
+
+pub fn init_llvm() {
+    INIT.call_once(|| {
+        let cfg = InitializationConfig::default();
+        LlvmTarget::initialize_x86(&cfg);
+        LlvmTarget::initialize_aarch64(&cfg);
+        LlvmTarget::initialize_nvptx(&cfg);
+    });
+}
+
+/// A target machine for `kind`, position-independent (objects go into shared libraries).
+pub fn machine(kind: TargetKind, opt: u32, sm: &str) -> anyhow::Result<TargetMachine> {
+    init_llvm();
+    let (triple, cpu, features) = match kind {
+        TargetKind::Host => (
+            TargetMachine::get_default_triple(),
+            TargetMachine::get_host_cpu_name().to_string(),
+            TargetMachine::get_host_cpu_features().to_string(),
+        ),
+        TargetKind::X86_64 => (TargetTriple::create("x86_64-unknown-linux-gnu"), "x86-64".to_string(), String::new()),
+        TargetKind::AArch64 => (TargetTriple::create("aarch64-unknown-linux-gnu"), "generic".to_string(), "+neon".to_string()),
+        TargetKind::Nvptx64 => (TargetTriple::create("nvptx64-nvidia-cuda"), sm.to_string(), "+ptx64".to_string()),
+    };
+    let t = LlvmTarget::from_triple(&triple).map_err(|e| anyhow::anyhow!("LLVM target {}: {}", triple, e))?;
+    let level = match opt {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    };
+    t.create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
+        .ok_or_else(|| anyhow::anyhow!("cannot create an LLVM target machine for {}", triple))
+}
+
+/// Sets triple and data layout, then runs the new pass manager's `default<On>` pipeline.
+pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result<()> {
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    let pipeline = format!("default<O{}>", opt.min(3));
+    module.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))
+}
+
+pub fn write_object(module: &Module, tm: &TargetMachine, path: &Path) -> anyhow::Result<()> {
+    tm.write_to_file(module, FileType::Object, path).map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e))
+}
+
+pub fn write_asm(module: &Module, tm: &TargetMachine, path: &Path) -> anyhow::Result<()> {
+    tm.write_to_file(module, FileType::Assembly, path).map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e))
+}

@@ -1,0 +1,282 @@
+//! Loading compiled modules and launching kernels over a grid.
+
+use super::host::{HostState, HOST_FNS};
+use crate::codegen::abi::{self, CtaCtx};
+use crate::codegen::KernelInfo;
+use crate::syntax::ast::Type;
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Grid or block dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3(pub u32, pub u32, pub u32);
+
+impl Dim3 {
+    pub fn parse(s: &str) -> Result<Dim3, String> {
+        let parts: Vec<&str> = s.split(',').map(|p| p.trim()).collect();
+        if parts.is_empty() || parts.len() > 3 {
+            return Err(format!("`{s}`: expected X[,Y[,Z]]"));
+        }
+        let mut d = [1u32; 3];
+        for (k, p) in parts.iter().enumerate() {
+            d[k] = p.parse().map_err(|_| format!("`{s}`: `{p}` is not a positive integer"))?;
+            if d[k] == 0 {
+                return Err(format!("`{s}`: dimensions must be at least 1"));
+            }
+        }
+        Ok(Dim3(d[0], d[1], d[2]))
+    }
+    pub fn count(&self) -> u64 {
+        self.0 as u64 * self.1 as u64 * self.2 as u64
+    }
+}
+
+/// One kernel argument from the command line (`--arg`).
+#[derive(Clone, Debug)]
+pub enum ArgSpec {
+    /// A scalar of a PTX type, as raw little-endian bits.
+    Scalar(Type, u64),
+    /// A buffer with initial contents; the kernel receives its address.
+    Buffer(Vec<u8>),
+}
+
+/// Parses `TYPE:VALUE`, `buf:file:PATH`, `buf:zero:BYTES`, `buf:hex:HEX`.
+pub fn parse_arg(s: &str) -> Result<ArgSpec, String> {
+    let (kind, rest) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected TYPE:VALUE or buf:KIND:DATA"))?;
+    if kind == "buf" {
+        let (how, data) = rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:file:PATH, buf:zero:BYTES or buf:hex:HEX"))?;
+        return match how {
+            "file" => std::fs::read(data).map(ArgSpec::Buffer).map_err(|e| format!("`{s}`: cannot read {data}: {e}")),
+            "zero" => {
+                let n: usize = data.parse().map_err(|_| format!("`{s}`: `{data}` is not a byte count"))?;
+                if n > (1usize << 40) {
+                    return Err(format!("`{s}`: buffer too large"));
+                }
+                Ok(ArgSpec::Buffer(vec![0; n]))
+            }
+            "hex" => {
+                let h: String = data.chars().filter(|c| !c.is_whitespace() && *c != '_').collect();
+                if h.len() % 2 != 0 {
+                    return Err(format!("`{s}`: odd number of hex digits"));
+                }
+                (0..h.len()).step_by(2).map(|k| u8::from_str_radix(&h[k..k + 2], 16).map_err(|_| format!("`{s}`: bad hex `{}`", &h[k..k + 2]))).collect::<Result<Vec<_>, _>>().map(ArgSpec::Buffer)
+            }
+            _ => Err(format!("`{s}`: unknown buffer kind `{how}` (file, zero, hex)")),
+        };
+    }
+    let ty = Type::from_str(kind).filter(|t| !matches!(t, Type::Pred | Type::F16x2 | Type::B128 | Type::TexRef | Type::SamplerRef | Type::SurfRef)).ok_or_else(|| format!("`{s}`: unknown argument type `{kind}`"))?;
+    let bits = parse_scalar(ty, rest).map_err(|m| format!("`{s}`: {m}"))?;
+    Ok(ArgSpec::Scalar(ty, bits))
+}
+
+fn parse_scalar(ty: Type, v: &str) -> Result<u64, String> {
+    let w = ty.bits();
+    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        let x = u64::from_str_radix(h, 16).map_err(|_| format!("`{v}` is not a hex number"))?;
+        if x & !mask != 0 {
+            return Err(format!("`{v}` does not fit in {w} bits"));
+        }
+        return Ok(x);
+    }
+    if ty.is_float() {
+        let f: f64 = match v {
+            "inf" | "+inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            "nan" => f64::NAN,
+            _ => v.parse().map_err(|_| format!("`{v}` is not a number"))?,
+        };
+        return Ok(match ty {
+            Type::F64 => f.to_bits(),
+            Type::F32 => (f as f32).to_bits() as u64,
+            _ => crate::codegen::half_bits(f as f32) as u64,
+        });
+    }
+    if let Some(n) = v.strip_prefix('-') {
+        let x: u64 = n.parse().map_err(|_| format!("`{v}` is not an integer"))?;
+        if ty.is_unsigned() || x > (1u64 << (w - 1)) {
+            return Err(format!("`{v}` is out of range for .{}", ty.as_str()));
+        }
+        return Ok((x as i64).wrapping_neg() as u64 & mask);
+    }
+    let x: u64 = v.parse().map_err(|_| format!("`{v}` is not an integer"))?;
+    let max = if ty.is_signed() { mask >> 1 } else { mask };
+    if x > max {
+        return Err(format!("`{v}` is out of range for .{}", ty.as_str()));
+    }
+    Ok(x)
+}
+
+/// Launch configuration.
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dyn_smem: u32,
+}
+
+/// Why a launch failed.
+#[derive(Debug)]
+pub struct LaunchError(pub String);
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for LaunchError {}
+
+type CtaFn = unsafe extern "C" fn(*mut CtaCtx) -> i32;
+
+/// A compiled module loaded into this process.
+pub struct Loaded {
+    _dir: tempfile::TempDir,
+    lib: libloading::Library,
+    pub kernels: Vec<KernelInfo>,
+    pub file: String,
+}
+
+/// Shared-memory limit per CTA (the sm_70 maximum opt-in).
+pub const MAX_SMEM: u64 = 96 * 1024;
+
+impl Loaded {
+    /// Links `obj` (an object for the host) into a shared library and opens it.
+    pub fn from_object(obj: &[u8], kernels: Vec<KernelInfo>, file: &str) -> anyhow::Result<Loaded> {
+        let dir = tempfile::tempdir()?;
+        let o = dir.path().join("module.o");
+        let so = dir.path().join("module.so");
+        std::fs::write(&o, obj)?;
+        link_shared(&o, &so)?;
+        let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
+        Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string() })
+    }
+
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// Runs `kernel` over the grid. Buffers in `args` are updated in place.
+    pub fn launch(&self, name: &str, cfg: &LaunchConfig, args: &mut [ArgSpec]) -> Result<(), LaunchError> {
+        let k = self.kernel(name).ok_or_else(|| {
+            let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
+            LaunchError(format!("{}: no kernel named `{name}` (kernels: {})", self.file, if names.is_empty() { "none".to_string() } else { names.join(", ") }))
+        })?;
+        let threads = cfg.block.count();
+        if threads > 1024 || cfg.block.0 > 1024 || cfg.block.1 > 1024 || cfg.block.2 > 64 {
+            return Err(LaunchError(format!("block {}x{}x{} exceeds the limits (at most 1024 threads, x,y ≤ 1024, z ≤ 64)", cfg.block.0, cfg.block.1, cfg.block.2)));
+        }
+        if cfg.grid.0 as u64 > (1u64 << 31) - 1 || cfg.grid.1 > 65535 || cfg.grid.2 > 65535 {
+            return Err(LaunchError(format!("grid {}x{}x{} exceeds the limits (x < 2^31, y,z ≤ 65535)", cfg.grid.0, cfg.grid.1, cfg.grid.2)));
+        }
+        if let Some(r) = k.reqntid {
+            if r != [cfg.block.0, cfg.block.1, cfg.block.2] {
+                return Err(LaunchError(format!("kernel `{name}` requires a block of {}x{}x{} threads (.reqntid)", r[0], r[1], r[2])));
+            }
+        }
+        if let Some(m) = k.maxntid {
+            if threads > m[0] as u64 * m[1] as u64 * m[2] as u64 {
+                return Err(LaunchError(format!("kernel `{name}` allows at most {}x{}x{} threads per block (.maxntid)", m[0], m[1], m[2])));
+            }
+        }
+        let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
+        if total_smem > MAX_SMEM {
+            return Err(LaunchError(format!("shared memory {} bytes ({} static + {} dynamic) exceeds the {} byte limit", total_smem, k.static_smem, cfg.dyn_smem, MAX_SMEM)));
+        }
+        if args.len() != k.params.len() {
+            return Err(LaunchError(format!("kernel `{name}` takes {} parameters, {} given", k.params.len(), args.len())));
+        }
+        // Parameter buffer.
+        let mut pbuf = vec![0u8; k.param_size.max(8) as usize];
+        for (idx, (a, p)) in args.iter_mut().zip(k.params.iter()).enumerate() {
+            let off = p.offset as usize;
+            match a {
+                ArgSpec::Scalar(t, bits) => {
+                    if t.size() != p.size {
+                        return Err(LaunchError(format!("argument {idx} (`{}`) is .{} ({} bytes) but a .{} ({} bytes) was given", p.name, p.ty.as_str(), p.size, t.as_str(), t.size())));
+                    }
+                    pbuf[off..off + p.size as usize].copy_from_slice(&bits.to_le_bytes()[..p.size as usize]);
+                }
+                ArgSpec::Buffer(b) => {
+                    if p.size != 8 {
+                        return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a pointer; a buffer cannot be passed", p.name, p.size, p.ty.as_str())));
+                    }
+                    let addr = b.as_mut_ptr() as u64;
+                    pbuf[off..off + 8].copy_from_slice(&addr.to_le_bytes());
+                }
+            }
+        }
+        let sym = format!("__ptxr_cta_{name}");
+        let f: CtaFn = unsafe { *self.lib.get::<CtaFn>(sym.as_bytes()).map_err(|e| LaunchError(format!("kernel symbol missing: {e}")))? };
+        let host = HostState::new();
+        let host_ptr = &host as *const HostState as usize;
+        let params_ptr = pbuf.as_ptr() as usize;
+        let ncta = cfg.grid.count();
+        let smem_len = (total_smem as usize + 15) / 16 * 16;
+        let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        (0..ncta).into_par_iter().for_each_init(
+            || vec![0u128; smem_len / 16 + 1],
+            |smem, c| {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
+                let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
+                // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
+                smem.iter_mut().for_each(|w| *w = 0);
+                let mut ctx = CtaCtx {
+                    params: params_ptr as *const u8,
+                    shared: smem.as_mut_ptr() as *mut u8,
+                    ctaid,
+                    nctaid: [cfg.grid.0, cfg.grid.1, cfg.grid.2],
+                    ntid: [cfg.block.0, cfg.block.1, cfg.block.2],
+                    dyn_smem: cfg.dyn_smem,
+                    total_smem: total_smem as u32,
+                    status: 0,
+                    status_line: 0,
+                    rt: &HOST_FNS,
+                    host: host_ptr as *mut u8,
+                    status_thread: 0,
+                    smid: rayon::current_thread_index().unwrap_or(0) as u32,
+                };
+                let st = unsafe { f(&mut ctx) };
+                if st != 0 || ctx.status != 0 {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
+                    if g.as_ref().map_or(true, |(c0, _)| c < *c0) {
+                        *g = Some((c, ctx));
+                    }
+                }
+            },
+        );
+        host.flush();
+        if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            let nt = cfg.block;
+            let t = ctx.status_thread;
+            let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
+            let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", self.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
+            let msg = match ctx.status {
+                abi::STATUS_TRAP => format!("{whr}: error: `trap` executed"),
+                abi::STATUS_BRKPT => format!("{whr}: error: `brkpt` executed (no debugger)"),
+                abi::STATUS_ASSERT => {
+                    let m = host.assert_msg.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                    format!("{whr}: error: device assertion failed: {m}")
+                }
+                abi::STATUS_DEADLOCK => format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point"),
+                s => format!("{whr}: error: launch failed (status {s})"),
+            };
+            return Err(LaunchError(msg));
+        }
+        Ok(())
+    }
+}
+
+/// Links an object into a shared library with the system C compiler.
+pub fn link_shared(obj: &Path, out: &Path) -> anyhow::Result<()> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let st = std::process::Command::new(&cc).arg("-shared").arg("-o").arg(out).arg(obj).arg("-lm").status().map_err(|e| anyhow::anyhow!("cannot run `{cc}` to link kernels: {e}"))?;
+    if !st.success() {
+        anyhow::bail!("`{cc} -shared` failed to link the compiled kernels");
+    }
+    Ok(())
+}
