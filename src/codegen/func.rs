@@ -463,7 +463,17 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             }
             "call" => self.call(i),
             _ => {
-                if super::ops_int::emit(self, i)? || super::ops_float::emit(self, i)? || super::ops_mem::emit(self, i)? || super::ops_misc::emit(self, i)? {
+                // Half forms first: they share opcodes with the integer and float families.
+                if super::ops_half::emit(self, i)?
+                    || super::ops_int::emit(self, i)?
+                    || super::ops_bits::emit(self, i)?
+                    || super::ops_float::emit(self, i)?
+                    || super::ops_conv::emit(self, i)?
+                    || super::ops_mem::emit(self, i)?
+                    || super::ops_atomic::emit(self, i)?
+                    || super::ops_video::emit(self, i)?
+                    || super::ops_misc::emit(self, i)?
+                {
                     Ok(())
                 } else {
                     Err(self.err(i.opcode.span, format!("`{}` is not supported by ptxr's CPU code generator yet", instr_name(i))))

@@ -13,10 +13,15 @@
 
 pub mod abi;
 mod func;
+mod ops_atomic;
+mod ops_bits;
+mod ops_conv;
 mod ops_float;
+mod ops_half;
 mod ops_int;
 mod ops_mem;
 mod ops_misc;
+mod ops_video;
 pub mod target;
 
 use crate::syntax::ast::{self, Item, Module as Ast, StateSpace, Type};

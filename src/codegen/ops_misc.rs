@@ -1,13 +1,12 @@
-//! Special registers (chapter 10), conversions (9.7.8.14 cvt), and miscellaneous
+//! Special registers (chapter 10) and miscellaneous
 //! instructions: trap, brkpt, nanosleep, pmevent, membar/fence; host services vprintf and
 //! __assertfail.
 
 use super::abi::{self, field};
-use super::func::{int_t, types_of, FnEmitter, R};
-use super::ops_float::{rounding, Rnd};
+use super::func::{int_t, FnEmitter, R};
 use crate::syntax::ast::{Ident, Instr, Operand, Type};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
-use inkwell::{AtomicOrdering, FloatPredicate, IntPredicate};
+use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use inkwell::AtomicOrdering;
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
     match i.opcode.name {
@@ -28,7 +27,6 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             e.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "").unwrap();
             Ok(true)
         }
-        "cvt" => cvt(e, i).map(|_| true),
         _ => Ok(false),
     }
 }
@@ -188,174 +186,3 @@ fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v:
     e.write(d, Type::S32, v.into())
 }
 
-/// PTX ISA 9.7.8.14 cvt: `cvt{.irnd|.frnd}{.ftz}{.sat}.dtype.atype d, a;`
-fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    let tys = types_of(i);
-    if tys.len() != 2 {
-        return Err(e.err(i.span, "`cvt` needs a destination and a source type"));
-    }
-    let (dt, at) = (tys[0], tys[1]);
-    if dt == Type::F16x2 || at == Type::F16x2 {
-        return Err(e.err(i.span, "`cvt` with .f16x2 is not supported yet"));
-    }
-    let ftz = i.has_mod("ftz");
-    let sat = i.has_mod("sat");
-    let irnd = i.mods.iter().find_map(|m| match *m {
-        "rni" => Some(Rnd::N),
-        "rzi" => Some(Rnd::Z),
-        "rmi" => Some(Rnd::M),
-        "rpi" => Some(Rnd::P),
-        _ => None,
-    });
-    let frnd = rounding(i);
-    let mut a = e.read(&i.operands[1], at)?;
-    if ftz && at == Type::F32 {
-        a = super::ops_float::ftz_val(e, a);
-    }
-    let ctx = e.ctx();
-    let r: BasicValueEnum<'ctx> = match (dt.is_float(), at.is_float()) {
-        (true, true) => {
-            let av = a.into_float_value();
-            let mut v = if dt.bits() == at.bits() {
-                match irnd {
-                    Some(m) => round_int(e, av, m),
-                    None => av,
-                }
-            } else if dt.bits() > at.bits() {
-                e.b.build_float_ext(av, e.val_t(dt).into_float_type(), "").unwrap()
-            } else {
-                let m = frnd.unwrap_or(Rnd::N);
-                narrow_float(e, av, dt, m)
-            };
-            if sat {
-                v = super::ops_float::saturate(e, v);
-            }
-            let mut r: BasicValueEnum = v.into();
-            if ftz && dt == Type::F32 {
-                r = super::ops_float::ftz_val(e, r);
-            }
-            r
-        }
-        (false, true) => float_to_int(e, a.into_float_value(), dt, irnd.unwrap_or(Rnd::Z)).into(),
-        (true, false) => {
-            let av = a.into_int_value();
-            let m = frnd.unwrap_or(Rnd::N);
-            int_to_float(e, av, at.is_signed(), dt, m).into()
-        }
-        (false, false) => {
-            // Integer to integer: extend/truncate per the source type; `.sat` clamps to the
-            // destination's range.
-            let av = a.into_int_value();
-            let v = if sat { clamp_int(e, av, at.is_signed(), dt) } else { av };
-            let v = e.resize(v, dt.bits(), at.is_signed());
-            let _ = ctx;
-            v.into()
-        }
-    };
-    e.write(&i.operands[0], dt, r)
-}
-
-fn round_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'ctx>, m: Rnd) -> inkwell::values::FloatValue<'ctx> {
-    let name = match m {
-        Rnd::N => "llvm.roundeven",
-        Rnd::Z => "llvm.trunc",
-        Rnd::M => "llvm.floor",
-        Rnd::P => "llvm.ceil",
-    };
-    e.intrinsic(name, &[v.get_type().into()], &[v.into()]).into_float_value()
-}
-
-/// f64 → f32 (or f32/f64 → f16) with rounding mode `m`.
-fn narrow_float<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'ctx>, dt: Type, m: Rnd) -> inkwell::values::FloatValue<'ctx> {
-    if dt == Type::F32 {
-        let zero = e.ctx().f64_type().const_float(0.0);
-        return super::ops_float::rounded_add(e, v, zero, Type::F32, m);
-    }
-    // To f16: round-to-nearest via LLVM; directed modes through f32 are exact enough only
-    // for RN, so directed f16 narrowing is computed with integer rounding of the mantissa.
-    let _ = m;
-    e.b.build_float_trunc(v, e.ctx().f16_type(), "").unwrap()
-}
-
-/// Float → integer with rounding `m`; NaN → 0; out of range saturates (9.7.8.14: float to
-/// integer conversions saturate to the destination range).
-fn float_to_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'ctx>, dt: Type, m: Rnd) -> IntValue<'ctx> {
-    let r = round_int(e, v, m);
-    let t = int_t(e.ctx(), dt.bits());
-    let signed = dt.is_signed();
-    let name = if signed { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
-    let ft = r.get_type();
-    let out = e.intrinsic(name, &[t.into(), ft.into()], &[r.into()]).into_int_value();
-    let _ = FloatPredicate::UNO;
-    out
-}
-
-/// Integer → float with rounding `m` (exact via an f64 round trip for ≤ 32-bit sources).
-fn int_to_float<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, signed: bool, dt: Type, m: Rnd) -> inkwell::values::FloatValue<'ctx> {
-    let ft = e.val_t(dt).into_float_type();
-    let w = v.get_type().get_bit_width();
-    if m == Rnd::N || (w <= 32 && dt == Type::F64) {
-        return if signed { e.b.build_signed_int_to_float(v, ft, "").unwrap() } else { e.b.build_unsigned_int_to_float(v, ft, "").unwrap() };
-    }
-    if w <= 32 && dt == Type::F32 {
-        let f64t = e.ctx().f64_type();
-        let x = if signed { e.b.build_signed_int_to_float(v, f64t, "").unwrap() } else { e.b.build_unsigned_int_to_float(v, f64t, "").unwrap() };
-        return super::ops_float::rounded_add(e, x, f64t.const_float(0.0), Type::F32, m);
-    }
-    // 64-bit sources: nearest conversion, then step one ulp toward the exact value.
-    let r = if signed { e.b.build_signed_int_to_float(v, ft, "").unwrap() } else { e.b.build_unsigned_int_to_float(v, ft, "").unwrap() };
-    let back = if signed { e.intrinsic("llvm.fptosi.sat", &[v.get_type().into(), ft.into()], &[r.into()]) } else { e.intrinsic("llvm.fptoui.sat", &[v.get_type().into(), ft.into()], &[r.into()]) }.into_int_value();
-    // r too big (r > v) or too small (r < v); saturation at 2^63/2^64 means r > v.
-    let (gt, lt) = if signed {
-        (e.b.build_int_compare(IntPredicate::SGT, back, v, "").unwrap(), e.b.build_int_compare(IntPredicate::SLT, back, v, "").unwrap())
-    } else {
-        (e.b.build_int_compare(IntPredicate::UGT, back, v, "").unwrap(), e.b.build_int_compare(IntPredicate::ULT, back, v, "").unwrap())
-    };
-    let limit = if signed { (1u64 << 63) as f64 } else { 18446744073709551616.0 };
-    let at_limit = e.b.build_float_compare(FloatPredicate::OGE, r, ft.const_float(limit), "").unwrap();
-    let gt = e.b.build_or(gt, at_limit, "").unwrap();
-    let bits = e.to_bits(r.into());
-    let it = bits.get_type();
-    let one = it.const_int(1, false);
-    let neg = e.b.build_float_compare(FloatPredicate::OLT, r, ft.const_float(0.0), "").unwrap();
-    // Magnitude step on the bit image: toward zero = dec, away = inc.
-    let inc = e.b.build_int_add(bits, one, "").unwrap();
-    let dec = e.b.build_int_sub(bits, one, "").unwrap();
-    let down = match m {
-        Rnd::M => gt,
-        Rnd::Z => e.b.build_and(gt, e.b.build_not(neg, "").unwrap(), "").unwrap(),
-        _ => e.ctx().bool_type().const_zero(),
-    };
-    let up = match m {
-        Rnd::P => lt,
-        Rnd::Z => e.b.build_and(lt, neg, "").unwrap(),
-        _ => e.ctx().bool_type().const_zero(),
-    };
-    // For positive r: down = dec, up = inc; for negative r: down = inc (more negative), up = dec.
-    let down_bits = e.b.build_select(neg, inc, dec, "").unwrap().into_int_value();
-    let up_bits = e.b.build_select(neg, dec, inc, "").unwrap().into_int_value();
-    let out = e.b.build_select(down, down_bits, bits, "").unwrap().into_int_value();
-    let out = e.b.build_select(up, up_bits, out, "").unwrap().into_int_value();
-    e.from_bits(out, dt).into_float_value()
-}
-
-/// Clamps an integer to the range of `dt` (cvt.sat between integer types).
-fn clamp_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, signed: bool, dt: Type) -> IntValue<'ctx> {
-    let w = v.get_type().get_bit_width();
-    let ww = w.max(dt.bits()) + 1;
-    let x = e.resize(v, ww, signed);
-    let t = x.get_type();
-    let (lo, hi): (i128, i128) = if dt.is_signed() {
-        (-(1i128 << (dt.bits() - 1)), (1i128 << (dt.bits() - 1)) - 1)
-    } else {
-        (0, (1i128 << dt.bits()) - 1)
-    };
-    let c = |k: i128| t.const_int_arbitrary_precision(&[k as u64, (k >> 64) as u64]);
-    let lo_v = c(lo);
-    let hi_v = c(hi);
-    let below = e.b.build_int_compare(IntPredicate::SLT, x, lo_v, "").unwrap();
-    let above = e.b.build_int_compare(IntPredicate::SGT, x, hi_v, "").unwrap();
-    let r = e.b.build_select(below, lo_v, x, "").unwrap().into_int_value();
-    let r = e.b.build_select(above, hi_v, r, "").unwrap().into_int_value();
-    e.resize(r, dt.bits(), false)
-}

@@ -61,7 +61,18 @@ pub fn parse_arg(s: &str) -> Result<ArgSpec, String> {
                 }
                 (0..h.len()).step_by(2).map(|k| u8::from_str_radix(&h[k..k + 2], 16).map_err(|_| format!("`{s}`: bad hex `{}`", &h[k..k + 2]))).collect::<Result<Vec<_>, _>>().map(ArgSpec::Buffer)
             }
-            _ => Err(format!("`{s}`: unknown buffer kind `{how}` (file, zero, hex)")),
+            t => match Type::from_str(t) {
+                // `buf:f32:1.5,2,inf`: a buffer of typed elements.
+                Some(ty) if !matches!(ty, Type::Pred | Type::F16x2 | Type::B128 | Type::TexRef | Type::SamplerRef | Type::SurfRef) => {
+                    let mut out = Vec::new();
+                    for v in data.split(',').map(|v| v.trim()).filter(|v| !v.is_empty()) {
+                        let bits = parse_scalar(ty, v).map_err(|m| format!("`{s}`: {m}"))?;
+                        out.extend_from_slice(&bits.to_le_bytes()[..ty.size() as usize]);
+                    }
+                    Ok(ArgSpec::Buffer(out))
+                }
+                _ => Err(format!("`{s}`: unknown buffer kind `{how}` (file, zero, hex, or an element type such as u32, f32)")),
+            },
         };
     }
     let ty = Type::from_str(kind).filter(|t| !matches!(t, Type::Pred | Type::F16x2 | Type::B128 | Type::TexRef | Type::SamplerRef | Type::SurfRef)).ok_or_else(|| format!("`{s}`: unknown argument type `{kind}`"))?;
@@ -69,7 +80,7 @@ pub fn parse_arg(s: &str) -> Result<ArgSpec, String> {
     Ok(ArgSpec::Scalar(ty, bits))
 }
 
-fn parse_scalar(ty: Type, v: &str) -> Result<u64, String> {
+pub fn parse_scalar(ty: Type, v: &str) -> Result<u64, String> {
     let w = ty.bits();
     let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
     if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {

@@ -7,4 +7,4 @@
 mod host;
 mod launch;
 
-pub use launch::{parse_arg, ArgSpec, Dim3, LaunchConfig, LaunchError, Loaded};
+pub use launch::{parse_arg, parse_scalar, ArgSpec, Dim3, LaunchConfig, LaunchError, Loaded};

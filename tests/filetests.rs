@@ -1,0 +1,207 @@
+//! Text-driven run tests: every `tests/filetests/**/*.ptx` holds PTX and its expectations.
+//!
+//! ```text
+//! // run: KERNEL<<<GRID, BLOCK[, SHARED]>>> ARG ARG ...     (GRID/BLOCK: N or (X,Y,Z))
+//! // expect: argN == TYPE:v1,v2,...      buffer N after the launch (TYPE: u8..u64, s*, b*, f16, f32, f64, hex)
+//! // expect-error: TEXT                   the launch (or compilation) fails with TEXT in the message
+//! ```
+//! ARGs use the `ptxr run --arg` forms, plus `buf:TYPE:v1,v2,...` typed buffers. Expected
+//! values come from the spec's semantics worked by hand or from the GPU (cited per file).
+//! Set `FILETEST=substring` to run only matching files.
+
+use ptxr::runtime::{parse_arg, parse_scalar, ArgSpec, Dim3, LaunchConfig};
+use ptxr::syntax::ast::Type;
+use std::path::{Path, PathBuf};
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().map_or(false, |x| x == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+fn dim(s: &str) -> Result<Dim3, String> {
+    Dim3::parse(s.trim().trim_start_matches('(').trim_end_matches(')'))
+}
+
+/// Splits `<<<a, (b,c), d>>>` arguments at top-level commas.
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut depth = 0;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        out.last_mut().unwrap().push(c);
+    }
+    out
+}
+
+struct Run {
+    line: usize,
+    kernel: String,
+    cfg: LaunchConfig,
+    args: Vec<String>,
+    expects: Vec<(usize, usize, String)>,
+    expect_error: Option<String>,
+}
+
+fn parse_runs(text: &str, file: &str) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(r) = l.strip_prefix("// run:") {
+            let r = r.trim();
+            let (k, rest) = r.split_once("<<<").unwrap_or_else(|| panic!("{file}:{}: run: needs KERNEL<<<GRID,BLOCK>>>", n + 1));
+            let (launch, args) = rest.split_once(">>>").unwrap_or_else(|| panic!("{file}:{}: missing >>>", n + 1));
+            let parts = split_top(launch);
+            let grid = dim(&parts[0]).unwrap();
+            let block = dim(parts.get(1).map(|s| s.as_str()).unwrap_or("1")).unwrap();
+            let shared = parts.get(2).map(|s| s.trim().parse().unwrap()).unwrap_or(0);
+            runs.push(Run { line: n + 1, kernel: k.trim().to_string(), cfg: LaunchConfig { grid, block, dyn_smem: shared }, args: args.split_whitespace().map(String::from).collect(), expects: Vec::new(), expect_error: None });
+        } else if let Some(r) = l.strip_prefix("// expect:") {
+            let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect before run", n + 1));
+            let (lhs, rhs) = r.split_once("==").unwrap_or_else(|| panic!("{file}:{}: expect: argN == TYPE:values", n + 1));
+            let idx: usize = lhs.trim().trim_start_matches("arg").parse().unwrap_or_else(|_| panic!("{file}:{}: bad arg index", n + 1));
+            run.expects.push((n + 1, idx, rhs.trim().to_string()));
+        } else if let Some(r) = l.strip_prefix("// expect-error:") {
+            let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect-error before run", n + 1));
+            run.expect_error = Some(r.trim().to_string());
+        }
+    }
+    runs
+}
+
+/// Expected bytes of `TYPE:v1,v2,...` (or `hex:...`).
+fn expected_bytes(spec: &str) -> Result<Vec<u8>, String> {
+    let (ty, vals) = spec.split_once(':').ok_or("expected TYPE:values")?;
+    if ty == "hex" {
+        let h: String = vals.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+        return (0..h.len()).step_by(2).map(|k| u8::from_str_radix(&h[k..k + 2], 16).map_err(|e| e.to_string())).collect();
+    }
+    let t = Type::from_str(ty).ok_or(format!("unknown type {ty}"))?;
+    let mut out = Vec::new();
+    for v in vals.split(',').map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        let bits = parse_scalar(t, v)?;
+        out.extend_from_slice(&bits.to_le_bytes()[..t.size() as usize]);
+    }
+    Ok(out)
+}
+
+fn render(bytes: &[u8], spec: &str) -> String {
+    let ty = spec.split_once(':').map(|(t, _)| t).unwrap_or("hex");
+    match Type::from_str(ty) {
+        Some(t) if ty != "hex" => {
+            let n = t.size() as usize;
+            bytes
+                .chunks(n)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..c.len()].copy_from_slice(c);
+                    let v = u64::from_le_bytes(b);
+                    match t {
+                        Type::F32 => format!("{}(0x{:08x})", f32::from_bits(v as u32), v),
+                        Type::F64 => format!("{}(0x{:016x})", f64::from_bits(v), v),
+                        t if t.is_signed() => format!("{}", ((v << (64 - 8 * n)) as i64) >> (64 - 8 * n)),
+                        _ => format!("0x{v:x}"),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        }
+        _ => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+#[test]
+fn filetests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/filetests");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    let filter = std::env::var("FILETEST").ok();
+    let mut failures = Vec::new();
+    let mut nruns = 0;
+    for f in &files {
+        let name = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display().to_string();
+        if filter.as_ref().map_or(false, |flt| !name.contains(flt.as_str())) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        let runs = parse_runs(&text, &name);
+        assert!(!runs.is_empty(), "{name}: no `// run:` line");
+        let src = ptxr::SourceFile { name: name.clone(), text: text.clone() };
+        let loaded = ptxr::driver::load(&src, 2);
+        for run in runs {
+            nruns += 1;
+            let loaded = match &loaded {
+                Ok(l) => l,
+                Err(e) => {
+                    let msg = format!("{e:#}");
+                    match &run.expect_error {
+                        Some(t) if msg.contains(t.as_str()) => continue,
+                        _ => {
+                            failures.push(format!("{name}:{}: compile failed: {msg}", run.line));
+                            continue;
+                        }
+                    }
+                }
+            };
+            let mut args: Vec<ArgSpec> = match run.args.iter().map(|a| parse_arg(a)).collect() {
+                Ok(a) => a,
+                Err(e) => {
+                    failures.push(format!("{name}:{}: bad argument: {e}", run.line));
+                    continue;
+                }
+            };
+            let r = loaded.launch(&run.kernel, &run.cfg, &mut args);
+            match (&r, &run.expect_error) {
+                (Err(e), Some(t)) if e.0.contains(t.as_str()) => continue,
+                (Err(e), _) => {
+                    failures.push(format!("{name}:{}: launch failed: {}", run.line, e.0));
+                    continue;
+                }
+                (Ok(()), Some(t)) => {
+                    failures.push(format!("{name}:{}: expected an error containing `{t}`, but the launch succeeded", run.line));
+                    continue;
+                }
+                (Ok(()), None) => {}
+            }
+            for (line, idx, spec) in &run.expects {
+                let want = match expected_bytes(spec) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        failures.push(format!("{name}:{line}: bad expectation: {e}"));
+                        continue;
+                    }
+                };
+                let got = match args.get(*idx) {
+                    Some(ArgSpec::Buffer(b)) => b.clone(),
+                    _ => {
+                        failures.push(format!("{name}:{line}: arg{idx} is not a buffer"));
+                        continue;
+                    }
+                };
+                let got = &got[..want.len().min(got.len())];
+                if got != want.as_slice() {
+                    failures.push(format!("{name}:{line}: arg{idx}\n   expected {}\n   got      {}", render(&want, spec), render(got, spec)));
+                }
+            }
+        }
+    }
+    assert!(nruns > 0 || filter.is_some(), "no filetests ran");
+    if !failures.is_empty() {
+        panic!("{} filetest failure(s):\n{}", failures.len(), failures.join("\n"));
+    }
+    eprintln!("filetests: {nruns} runs passed");
+}
