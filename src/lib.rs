@@ -4,6 +4,7 @@
 
 pub mod codegen;
 pub mod driver;
+pub mod lanes;
 pub mod runtime;
 pub mod syntax;
 

@@ -26,6 +26,81 @@ pub struct CtaCtx {
     /// Extra word written by the host when a status is set (thread index, etc.).
     pub status_thread: u32,
     pub smid: u32,
+    /// Per-thread register frames (`KernelInfo::frame_size` bytes each) for kernels with
+    /// synchronization; null otherwise.
+    pub frames: *mut u8,
+    /// Per-thread [`SyncSlot`]s for kernels with synchronization; null otherwise.
+    pub slots: *mut SyncSlot,
+    /// Host-side scheduler state for this CTA (barrier arrival counts).
+    pub sched: *mut u8,
+}
+
+/// What a thread waiting at a synchronization point asks for, and its result.
+/// Written by generated code at the sync point; completed by the runtime's `resolve`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SyncSlot {
+    /// `SLOT_RUNNABLE`, `SLOT_WAITING`, `SLOT_EXITED`.
+    pub state: u32,
+    /// Resume point (0 = kernel entry).
+    pub resume: u32,
+    /// `SYNC_*`.
+    pub kind: u32,
+    /// Unique id of the synchronizing instruction.
+    pub site: u32,
+    pub line: u32,
+    /// Operation: shfl mode, vote mode, bar.red op, redux op, match mode.
+    pub mode: u32,
+    pub mask: u32,
+    pub bar_id: u32,
+    /// Expected thread count of a barrier (0 = all threads of the CTA).
+    pub bar_count: u32,
+    /// `FLAG_*`.
+    pub flags: u32,
+    pub a: u64,
+    pub b: u32,
+    pub c: u32,
+    pub result: u64,
+    pub pred: u32,
+    pub _pad: u32,
+}
+
+pub const SLOT_RUNNABLE: u32 = 0;
+pub const SLOT_WAITING: u32 = 1;
+pub const SLOT_EXITED: u32 = 2;
+
+pub const SYNC_BAR: u32 = 1;
+pub const SYNC_BAR_ARRIVE: u32 = 2;
+pub const SYNC_WARP: u32 = 3;
+pub const SYNC_SHFL: u32 = 4;
+pub const SYNC_VOTE: u32 = 5;
+pub const SYNC_MATCH: u32 = 6;
+pub const SYNC_ACTIVEMASK: u32 = 7;
+pub const SYNC_REDUX: u32 = 8;
+
+/// The deprecated non-`.sync` form: the participants are the lanes at the same instruction.
+pub const FLAG_NOSYNC: u32 = 1;
+/// 64-bit operand (match.b64).
+pub const FLAG_64: u32 = 2;
+/// Signed operation (redux .s32 min/max).
+pub const FLAG_SIGNED: u32 = 4;
+
+pub mod slot {
+    pub const STATE: u32 = 0;
+    pub const RESUME: u32 = 1;
+    pub const KIND: u32 = 2;
+    pub const SITE: u32 = 3;
+    pub const LINE: u32 = 4;
+    pub const MODE: u32 = 5;
+    pub const MASK: u32 = 6;
+    pub const BAR_ID: u32 = 7;
+    pub const BAR_COUNT: u32 = 8;
+    pub const FLAGS: u32 = 9;
+    pub const A: u32 = 10;
+    pub const B: u32 = 11;
+    pub const C: u32 = 12;
+    pub const RESULT: u32 = 13;
+    pub const PRED: u32 = 14;
 }
 
 /// Functions the generated code calls on the host.
@@ -38,7 +113,13 @@ pub struct HostFns {
     pub globaltimer: extern "C" fn() -> u64,
     /// `__assertfail(message, file, line, function, charSize)`.
     pub assertfail: extern "C" fn(host: *mut u8, msg: *const u8, file: *const u8, line: u32, func: *const u8),
+    /// Completes the collectives that can complete; returns `RESOLVE_*`.
+    pub resolve: extern "C" fn(cta: *mut CtaCtx) -> u32,
 }
+
+pub const RESOLVE_CONTINUE: u32 = 0;
+pub const RESOLVE_DONE: u32 = 1;
+pub const RESOLVE_DEADLOCK: u32 = 2;
 
 pub const STATUS_OK: u32 = 0;
 pub const STATUS_TRAP: u32 = 1;
@@ -62,6 +143,9 @@ pub mod field {
     pub const HOST: u32 = 10;
     pub const STATUS_THREAD: u32 = 11;
     pub const SMID: u32 = 12;
+    pub const FRAMES: u32 = 13;
+    pub const SLOTS: u32 = 14;
+    pub const SCHED: u32 = 15;
 }
 
 // A CtaCtx is plain data: its pointers are only dereferenced by the CTA function that

@@ -50,6 +50,27 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub is_kernel: bool,
     /// Current instruction's span (for runtime error lines).
     pub span: Span,
+    /// Set for kernels with synchronization: the thread scheduler's state.
+    pub sync: Option<SyncState<'ctx>>,
+}
+
+/// Emission state of a kernel with synchronization points (see `lanes`): every thread's
+/// registers live in its frame, and the body is entered through a switch on the thread's
+/// resume point.
+pub struct SyncState<'ctx> {
+    /// Builder positioned in the per-thread dispatch block, before its switch: frame
+    /// addresses built here dominate the whole body.
+    pub frame_b: Builder<'ctx>,
+    pub dispatch_bb: BasicBlock<'ctx>,
+    pub frame_t: PointerValue<'ctx>,
+    pub slot_t: PointerValue<'ctx>,
+    pub frame_size: u32,
+    /// The block that advances to the next thread.
+    pub next_bb: BasicBlock<'ctx>,
+    pub cases: Vec<(u32, BasicBlock<'ctx>)>,
+    pub next_site: u32,
+    pub body_bb: BasicBlock<'ctx>,
+    pub frame_size_global: inkwell::values::GlobalValue<'ctx>,
 }
 
 pub fn int_t<'ctx>(ctx: &'ctx inkwell::context::Context, bits: u32) -> IntType<'ctx> {
@@ -130,6 +151,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         carry,
         is_kernel: f.entry,
         span: f.span,
+        sync: None,
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
@@ -146,6 +168,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         for (p, pi) in f.params.iter().zip(info.params.iter()) {
             e.vars.insert(p.name.name, VarLoc::KParam(pi.offset, p.ty));
         }
+        if crate::lanes::has_sync(body) {
+            crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
+        } else {
         // Thread loops over z, y, x of the CTA.
         let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
         let zh = ctx.append_basic_block(func, "tz.head");
@@ -179,6 +204,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.exit_bb = xl;
         e.ret_bb = xl;
         e.b.position_at_end(body_bb);
+        }
     } else {
         for k in 0..3 {
             e.tid[k] = func.get_nth_param(1 + k as u32).unwrap().into_int_value();
@@ -229,8 +255,11 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     }
     e.alloca_b.position_at_end(entry);
     e.alloca_b.build_unconditional_branch(setup).unwrap();
+    let frame_size = crate::lanes::finish_scheduler(&mut e);
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size;
+        k.frame_size = frame_size;
+        k.uses_sync = e.sync.is_some();
         k
     }))
 }
@@ -257,7 +286,7 @@ fn kernel_layout(f: &ast::Function) -> KernelInfo {
             _ => {}
         }
     }
-    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid }
+    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, frame_size: 0, uses_sync: false }
 }
 
 impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
@@ -301,12 +330,29 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let p = c.ptr_type(AddressSpace::default());
         let i32t = c.i32_type();
         let a3 = i32t.array_type(3);
-        c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into()], false)
+        c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into()], false)
+    }
+
+    /// Storage for per-thread state of `size` bytes: an entry-block alloca, or a slice of the
+    /// thread's frame in a kernel with synchronization (live across sync points).
+    pub fn thread_storage(&mut self, ty: inkwell::types::BasicTypeEnum<'ctx>, size: u32, align: u32, name: &str) -> PointerValue<'ctx> {
+        if let Some(st) = &mut self.sync {
+            let off = (st.frame_size + align - 1) / align * align;
+            st.frame_size = off + size.max(1);
+            let i8t = self.m.ctx.i8_type();
+            let off_v = self.m.ctx.i64_type().const_int(off as u64, false);
+            return unsafe { st.frame_b.build_in_bounds_gep(i8t, st.frame_t, &[off_v], name).unwrap() };
+        }
+        let p = self.alloca_b.build_alloca(ty, name).unwrap();
+        if let Some(inst) = p.as_instruction() {
+            let _ = inst.set_alignment(align);
+        }
+        p
     }
 
     fn new_reg(&mut self, name: &'a str, ty: Type) -> PointerValue<'ctx> {
         let t = reg_t(self.ctx(), ty);
-        let p = self.alloca_b.build_alloca(t, name).unwrap();
+        let p = self.thread_storage(t.into(), ty.size().max(1), ty.size().max(1), name);
         self.regs.insert(name, (p, ty));
         p
     }
@@ -351,10 +397,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             StateSpace::Local | StateSpace::Param => {
                 let size = decl_size(v).max(1);
                 let t = self.ctx().i8_type().array_type(size);
-                let p = self.alloca_b.build_alloca(t, v.name.name).unwrap();
-                if let Some(inst) = p.as_instruction() {
-                    let _ = inst.set_alignment(decl_align(v).max(8));
-                }
+                let p = self.thread_storage(t.into(), size, decl_align(v).max(8), v.name.name);
                 self.vars.insert(v.name.name, VarLoc::Ptr(p, v.ty));
             }
             StateSpace::Shared => {
@@ -464,7 +507,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "call" => self.call(i),
             _ => {
                 // Half forms first: they share opcodes with the integer and float families.
-                if super::ops_half::emit(self, i)?
+                if super::sync::emit(self, i)?
+                    || super::ops_half::emit(self, i)?
                     || super::ops_int::emit(self, i)?
                     || super::ops_bits::emit(self, i)?
                     || super::ops_float::emit(self, i)?

@@ -12,7 +12,7 @@
 //! per-thread allocas whose addresses are host pointers; `cvta.local` is the identity.
 
 pub mod abi;
-mod func;
+pub(crate) mod func;
 mod ops_atomic;
 mod ops_bits;
 mod ops_conv;
@@ -22,6 +22,7 @@ mod ops_int;
 mod ops_mem;
 mod ops_misc;
 mod ops_video;
+pub(crate) mod sync;
 pub mod target;
 
 use crate::syntax::ast::{self, Item, Module as Ast, StateSpace, Type};
@@ -59,6 +60,11 @@ pub struct KernelInfo {
     /// `.reqntid` / `.maxntid` if given.
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// Bytes of per-thread frame (registers and local memory) for kernels with
+    /// synchronization; 0 otherwise.
+    pub frame_size: u32,
+    /// Whether the kernel has synchronization points (barriers, warp collectives).
+    pub uses_sync: bool,
 }
 
 /// Where a module-scope symbol lives.

@@ -10,7 +10,7 @@ pub struct HostState {
     pub assert_msg: Mutex<Option<String>>,
 }
 
-pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail };
+pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve };
 
 unsafe fn cstr(p: *const u8) -> String {
     if p.is_null() {

@@ -225,9 +225,12 @@ impl Loaded {
         let smem_len = (total_smem as usize + 15) / 16 * 16;
         let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
         let stop = std::sync::atomic::AtomicBool::new(false);
+        let nthreads = threads as usize;
+        let frame_words = if k.uses_sync { (k.frame_size as usize * nthreads + 15) / 16 } else { 0 };
+        let uses_sync = k.uses_sync;
         (0..ncta).into_par_iter().for_each_init(
-            || vec![0u128; smem_len / 16 + 1],
-            |smem, c| {
+            || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }]),
+            |(smem, frames, slots), c| {
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
@@ -249,7 +252,17 @@ impl Loaded {
                     host: host_ptr as *mut u8,
                     status_thread: 0,
                     smid: rayon::current_thread_index().unwrap_or(0) as u32,
+                    frames: std::ptr::null_mut(),
+                    slots: std::ptr::null_mut(),
+                    sched: std::ptr::null_mut(),
                 };
+                let mut sched = super::warp::Sched::default();
+                if uses_sync {
+                    slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
+                    ctx.frames = frames.as_mut_ptr() as *mut u8;
+                    ctx.slots = slots.as_mut_ptr();
+                    ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
+                }
                 let st = unsafe { f(&mut ctx) };
                 if st != 0 || ctx.status != 0 {
                     stop.store(true, std::sync::atomic::Ordering::Relaxed);

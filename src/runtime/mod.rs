@@ -6,5 +6,6 @@
 
 mod host;
 mod launch;
+pub mod warp;
 
 pub use launch::{parse_arg, parse_scalar, ArgSpec, Dim3, LaunchConfig, LaunchError, Loaded};

@@ -1,0 +1,208 @@
+//! Lane expansion: how the threads of a CTA run on one CPU thread.
+//!
+//! Kernels without synchronization run each thread to completion in z/y/x loops (set up in
+//! `codegen::func`), which LLVM can vectorize. Kernels with synchronization points — barriers
+//! and warp collectives, in any control flow, divergent or not — become a scheduler:
+//!
+//! ```text
+//! sched:  for t in 0..nthreads:                      (dispatch)
+//!             if slot[t].state != RUNNABLE: continue
+//!             switch slot[t].resume { 0: body; k: resume_k }
+//!             ... the thread runs until its next sync point k:
+//!                 slot[t] = {WAITING, k, operands}; continue
+//!         r = host.resolve(cta)                      (runtime::warp)
+//!         r == CONTINUE ? goto sched : return
+//! resume_k: results from slot[t] into the destination registers; continue the body
+//! ```
+//!
+//! Every register and `.local` variable of such a kernel lives in the thread's frame, so its
+//! value survives the switch back to the scheduler. `resolve` completes each collective whose
+//! participants have all arrived (the lanes of `membermask`; for the deprecated non-`.sync`
+//! forms and `activemask`, the lanes waiting at the same instruction once the whole warp is
+//! blocked), releases barriers whose expected count has arrived, and reports a deadlock
+//! (naming the instruction's line and a waiting thread) when nothing can progress.
+
+use crate::codegen::abi::{self, field, slot};
+use crate::codegen::FnEmitter;
+use crate::syntax::ast::{Instr, Stmt};
+use crate::syntax::diag::Diagnostic;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::IntValue;
+use inkwell::{AddressSpace, IntPredicate};
+
+/// Whether an instruction is a synchronization point.
+pub fn is_sync(i: &Instr) -> bool {
+    matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
+}
+
+pub fn has_sync(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Instr(i) => is_sync(i),
+        Stmt::Block(b, _) => has_sync(b),
+        _ => false,
+    })
+}
+
+/// The LLVM type of `SyncSlot`.
+pub fn slot_type<'ctx>(c: &'ctx inkwell::context::Context) -> inkwell::types::StructType<'ctx> {
+    let i32t = c.i32_type();
+    let i64t = c.i64_type();
+    c.struct_type(
+        &[i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i64t.into(), i32t.into(), i32t.into(), i64t.into(), i32t.into(), i32t.into()],
+        false,
+    )
+}
+
+/// Builds the scheduler loop of a kernel with synchronization; leaves the builder at the
+/// start of the thread body.
+pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, kname: &str) -> Result<(), Diagnostic> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let i64t = ctx.i64_type();
+    let i8t = ctx.i8_type();
+    let pt = ctx.ptr_type(AddressSpace::default());
+    let f = e.f;
+    e.b.position_at_end(setup);
+    let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
+    let nxy = e.b.build_int_mul(nt[0], nt[1], "").unwrap();
+    let n = e.b.build_int_mul(nxy, nt[2], "nthreads").unwrap();
+    let frames = e.cta_ptr_field(field::FRAMES);
+    let slots = e.cta_ptr_field(field::SLOTS);
+    let sched = ctx.append_basic_block(f, "sched");
+    let head = ctx.append_basic_block(f, "t.head");
+    let check = ctx.append_basic_block(f, "t.check");
+    let dispatch = ctx.append_basic_block(f, "t.dispatch");
+    let next = ctx.append_basic_block(f, "t.next");
+    let resolve = ctx.append_basic_block(f, "resolve");
+    let done = ctx.append_basic_block(f, "cta.done");
+    let body = ctx.append_basic_block(f, "thread");
+    e.b.build_unconditional_branch(sched).unwrap();
+    e.b.position_at_end(sched);
+    e.b.build_unconditional_branch(head).unwrap();
+    e.b.position_at_end(head);
+    let t = e.b.build_phi(i32t, "t").unwrap();
+    let tv = t.as_basic_value().into_int_value();
+    let more = e.b.build_int_compare(IntPredicate::ULT, tv, n, "").unwrap();
+    e.b.build_conditional_branch(more, check, resolve).unwrap();
+    // Is thread t runnable?
+    e.b.position_at_end(check);
+    let st = slot_type(ctx);
+    let t64 = e.b.build_int_z_extend(tv, i64t, "").unwrap();
+    let slot_t = unsafe { e.b.build_in_bounds_gep(st, slots, &[t64], "slot").unwrap() };
+    let state_p = e.b.build_struct_gep(st, slot_t, slot::STATE, "").unwrap();
+    let state = e.b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    let runnable = e.b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    e.b.build_conditional_branch(runnable, dispatch, next).unwrap();
+    // Next thread.
+    e.b.position_at_end(next);
+    let t1 = e.b.build_int_add(tv, i32t.const_int(1, false), "").unwrap();
+    e.b.build_unconditional_branch(head).unwrap();
+    t.add_incoming(&[(&i32t.const_zero(), sched), (&t1, next)]);
+    // After a pass over all threads: let the host complete collectives.
+    e.b.position_at_end(resolve);
+    let rt = e.cta_ptr_field(field::RT);
+    let slot_fn = unsafe { e.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(3, false)], "").unwrap() };
+    let fp = e.b.build_load(pt, slot_fn, "").unwrap().into_pointer_value();
+    let fnt = i32t.fn_type(&[pt.into()], false);
+    let r = e.b.build_indirect_call(fnt, fp, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+    e.b.build_switch(r, e.abort_bb, &[(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), sched), (i32t.const_int(abi::RESOLVE_DONE as u64, false), done)]).unwrap();
+    e.b.position_at_end(done);
+    e.b.build_return(Some(&i32t.const_zero())).unwrap();
+    // Dispatch: the thread's ids, frame, and resume point.
+    e.b.position_at_end(dispatch);
+    let x = e.b.build_int_unsigned_rem(tv, nt[0], "tid.x").unwrap();
+    let q = e.b.build_int_unsigned_div(tv, nt[0], "").unwrap();
+    let y = e.b.build_int_unsigned_rem(q, nt[1], "tid.y").unwrap();
+    let z = e.b.build_int_unsigned_div(tv, nxy, "tid.z").unwrap();
+    e.tid = [x, y, z];
+    // The frame size is known only after the body is emitted: read it from a constant
+    // global that `finish_scheduler` initializes (LLVM folds the load).
+    let fsg = e.m.module.add_global(i64t, None, &format!("__ptxr_frame_size_{kname}"));
+    fsg.set_linkage(inkwell::module::Linkage::Internal);
+    fsg.set_constant(true);
+    let fs = e.b.build_load(i64t, fsg.as_pointer_value(), "fs").unwrap().into_int_value();
+    let off = e.b.build_int_mul(t64, fs, "").unwrap();
+    let frame_t = unsafe { e.b.build_in_bounds_gep(i8t, frames, &[off], "frame").unwrap() };
+    let frame_b = ctx.create_builder();
+    frame_b.position_at_end(dispatch);
+    let exit_bb = ctx.append_basic_block(f, "t.exit");
+    e.sync = Some(crate::codegen::func::SyncState { frame_b, dispatch_bb: dispatch, frame_t, slot_t, frame_size: 0, next_bb: next, cases: Vec::new(), next_site: 1, body_bb: body, frame_size_global: fsg });
+    // The carry flag is thread state too.
+    e.carry = e.thread_storage(ctx.bool_type().into(), 1, 1, "cc.cf");
+    // Finishing (ret/exit or the end of the body) marks the thread exited.
+    e.b.position_at_end(exit_bb);
+    e.b.build_store(state_p_for(e, slot::STATE), i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
+    e.b.build_unconditional_branch(next).unwrap();
+    e.exit_bb = exit_bb;
+    e.ret_bb = exit_bb;
+    e.b.position_at_end(body);
+    Ok(())
+}
+
+/// Pointer to field `fld` of this thread's slot.
+pub fn state_p_for<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fld: u32) -> inkwell::values::PointerValue<'ctx> {
+    let st = e.sync.as_ref().expect("sync kernel");
+    e.b.build_struct_gep(slot_type(e.ctx()), st.slot_t, fld, "").unwrap()
+}
+
+/// Completes the dispatch switch and the frame size; returns the frame size (0 when the
+/// kernel has no synchronization).
+pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
+    let Some(st) = &e.sync else { return 0 };
+    let ctx = e.m.ctx;
+    let i32t = ctx.i32_type();
+    let size = (st.frame_size + 15) / 16 * 16;
+    st.frame_size_global.set_initializer(&ctx.i64_type().const_int(size.max(16) as u64, false));
+    let b = ctx.create_builder();
+    b.position_at_end(st.dispatch_bb);
+    let resume_p = b.build_struct_gep(slot_type(ctx), st.slot_t, slot::RESUME, "").unwrap();
+    let r = b.build_load(i32t, resume_p, "resume").unwrap().into_int_value();
+    let mut cases = vec![(i32t.const_zero(), st.body_bb)];
+    for (k, bb) in &st.cases {
+        cases.push((i32t.const_int(*k as u64, false), *bb));
+    }
+    b.build_switch(r, st.next_bb, &cases).unwrap();
+    size.max(16)
+}
+
+/// Emits a synchronization point: records `fields` in the thread's slot, marks it waiting,
+/// returns to the scheduler, and positions the builder at the resume block (where the
+/// caller reads the results with [`result`]/[`result_pred`]).
+pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u32, IntValue<'ctx>)]) {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let line = e.line();
+    let (site, next) = {
+        let st = e.sync.as_mut().expect("sync kernel");
+        let s = st.next_site;
+        st.next_site += 1;
+        (s, st.next_bb)
+    };
+    let store = |e: &FnEmitter<'ctx, '_, '_>, fld: u32, v: IntValue<'ctx>| {
+        let p = state_p_for(e, fld);
+        e.b.build_store(p, v).unwrap();
+    };
+    store(e, slot::KIND, i32t.const_int(kind as u64, false));
+    store(e, slot::SITE, i32t.const_int(site as u64, false));
+    store(e, slot::LINE, i32t.const_int(line as u64, false));
+    for (fld, v) in fields {
+        store(e, *fld, *v);
+    }
+    store(e, slot::RESUME, i32t.const_int(site as u64, false));
+    store(e, slot::STATE, i32t.const_int(abi::SLOT_WAITING as u64, false));
+    e.b.build_unconditional_branch(next).unwrap();
+    let resume = ctx.append_basic_block(e.f, "resume");
+    e.sync.as_mut().unwrap().cases.push((site, resume));
+    e.b.position_at_end(resume);
+}
+
+pub fn result<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
+    let p = state_p_for(e, slot::RESULT);
+    e.b.build_load(e.ctx().i64_type(), p, "").unwrap().into_int_value()
+}
+
+pub fn result_pred<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
+    let p = state_p_for(e, slot::PRED);
+    let v = e.b.build_load(e.ctx().i32_type(), p, "").unwrap().into_int_value();
+    e.b.build_int_compare(IntPredicate::NE, v, e.ctx().i32_type().const_zero(), "").unwrap()
+}

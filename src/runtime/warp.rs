@@ -1,0 +1,227 @@
+//! Completing synchronization points: the host half of the lane scheduler (see `lanes`).
+//! Called after every pass over a CTA's threads, when each thread is either waiting at a
+//! sync point or exited.
+
+use crate::codegen::abi::*;
+
+/// Host-side scheduler state of one CTA.
+#[derive(Default)]
+pub struct Sched {
+    /// `bar.arrive` arrivals not yet consumed by a barrier completion, per barrier id.
+    pub arrived: [u32; 16],
+}
+
+pub extern "C" fn resolve(cta: *mut CtaCtx) -> u32 {
+    let cta = unsafe { &mut *cta };
+    let n = (cta.ntid[0] * cta.ntid[1] * cta.ntid[2]) as usize;
+    let slots = unsafe { std::slice::from_raw_parts_mut(cta.slots, n) };
+    let sched = unsafe { &mut *(cta.sched as *mut Sched) };
+    resolve_slots(slots, sched, cta)
+}
+
+fn live(s: &SyncSlot) -> bool {
+    s.state != SLOT_EXITED
+}
+
+fn is_warp_kind(k: u32) -> bool {
+    matches!(k, SYNC_WARP | SYNC_SHFL | SYNC_VOTE | SYNC_MATCH | SYNC_ACTIVEMASK | SYNC_REDUX)
+}
+
+fn fail(cta: &mut CtaCtx, status: u32, line: u32, thread: usize) -> u32 {
+    cta.status = status;
+    cta.status_line = line;
+    cta.status_thread = thread as u32;
+    RESOLVE_DEADLOCK
+}
+
+pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx) -> u32 {
+    let n = slots.len();
+    if slots.iter().all(|s| s.state == SLOT_EXITED) {
+        return RESOLVE_DONE;
+    }
+    let mut progress = false;
+    // bar.arrive: count the arrival and let the thread go on.
+    for s in slots.iter_mut() {
+        if s.state == SLOT_WAITING && s.kind == SYNC_BAR_ARRIVE {
+            sched.arrived[(s.bar_id & 15) as usize] += 1;
+            s.state = SLOT_RUNNABLE;
+            progress = true;
+        }
+    }
+    // Warp collectives, warp by warp.
+    for w in 0..(n + 31) / 32 {
+        let base = w * 32;
+        let lanes = (n - base).min(32);
+        let warp = &mut slots[base..base + lanes];
+        if resolve_warp(warp) {
+            progress = true;
+        }
+    }
+    // Barriers.
+    let live_threads = slots.iter().filter(|s| live(s)).count() as u32;
+    for id in 0..16u32 {
+        let waiting: u32 = slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id).count() as u32;
+        if waiting == 0 {
+            continue;
+        }
+        let first = slots.iter().position(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id).unwrap();
+        let count = slots[first].bar_count;
+        if count != 0 && (count % 32 != 0 || count as usize > n.div_ceil(32) * 32) {
+            // 9.7.12.1: b must be a multiple of the warp size and at most the CTA size.
+            return fail(cta, STATUS_DEADLOCK, slots[first].line, first);
+        }
+        let expected = if count == 0 { live_threads } else { count };
+        let arrived = waiting + sched.arrived[id as usize];
+        if arrived < expected.min(if count == 0 { live_threads } else { u32::MAX }) {
+            continue;
+        }
+        // bar.red: reduce the predicates of the waiting threads.
+        let preds: Vec<bool> = slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id).map(|s| s.a != 0).collect();
+        let popc = preds.iter().filter(|p| **p).count() as u64;
+        let all = preds.iter().all(|p| *p);
+        let any = preds.iter().any(|p| *p);
+        for s in slots.iter_mut().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id) {
+            match s.mode {
+                1 => s.result = popc,
+                2 => s.pred = all as u32,
+                3 => s.pred = any as u32,
+                _ => {}
+            }
+            s.state = SLOT_RUNNABLE;
+        }
+        sched.arrived[id as usize] = 0;
+        progress = true;
+    }
+    if progress {
+        return RESOLVE_CONTINUE;
+    }
+    // Nothing can move: every live thread waits for threads that will never arrive.
+    let (t, s) = slots.iter().enumerate().find(|(_, s)| s.state == SLOT_WAITING).expect("a waiting thread");
+    fail(cta, STATUS_DEADLOCK, s.line, t)
+}
+
+/// Completes the warp collectives of one warp that can complete. Returns whether any did.
+fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
+    let n = warp.len();
+    let live_mask: u32 = (0..n).filter(|&l| live(&warp[l])).fold(0, |m, l| m | 1 << l);
+    let waiting_mask = |k: u32, w: &[SyncSlot]| -> u32 { (0..n).filter(|&l| w[l].state == SLOT_WAITING && w[l].kind == k).fold(0, |m, l| m | 1 << l) };
+    let mut progress = false;
+    // Participants per lane (0 = not ready).
+    let mut parts = [0u32; 32];
+    for l in 0..n {
+        let s = &warp[l];
+        if s.state != SLOT_WAITING || !is_warp_kind(s.kind) {
+            continue;
+        }
+        if s.flags & FLAG_NOSYNC != 0 {
+            // Deprecated forms and activemask: the warp is fully blocked (this runs after a
+            // pass), so the lanes at the same instruction are exactly the active lanes.
+            parts[l] = (0..n).filter(|&m| warp[m].state == SLOT_WAITING && warp[m].site == s.site).fold(0, |a, m| a | 1 << m);
+        } else {
+            let need = (s.mask | (1 << l)) & live_mask;
+            let at = waiting_mask(s.kind, warp);
+            // The same mode is part of "the same qualifiers" (shfl.sync, vote.sync, …).
+            let same_mode = (0..n).filter(|&m| at & (1 << m) != 0 && (warp[m].mode == s.mode || s.kind == SYNC_WARP)).fold(0, |a, m| a | 1 << m);
+            if need & !same_mode == 0 {
+                parts[l] = need;
+            }
+        }
+    }
+    let snapshot: Vec<SyncSlot> = warp.to_vec();
+    for l in 0..n {
+        let p = parts[l];
+        if p == 0 {
+            continue;
+        }
+        let s = &mut warp[l];
+        let lane = l as u32;
+        match s.kind {
+            SYNC_WARP => {}
+            SYNC_ACTIVEMASK => s.result = p as u64,
+            SYNC_SHFL => {
+                // PTX ISA 9.7.8.5 shfl.sync semantics.
+                let bval = s.b & 31;
+                let cval = s.c & 31;
+                let segmask = (s.c >> 8) & 31;
+                let max_lane = (lane & segmask) | (cval & !segmask);
+                let min_lane = lane & segmask;
+                let (j, pval): (i64, bool) = match s.mode {
+                    0 => {
+                        let j = lane as i64 - bval as i64;
+                        (j, j >= max_lane as i64)
+                    }
+                    1 => {
+                        let j = lane as i64 + bval as i64;
+                        (j, j <= max_lane as i64)
+                    }
+                    2 => {
+                        let j = (lane ^ bval) as i64;
+                        (j, j <= max_lane as i64)
+                    }
+                    _ => {
+                        let j = (min_lane | (bval & !segmask)) as i64;
+                        (j, j <= max_lane as i64)
+                    }
+                };
+                let j = if pval { j as usize } else { l };
+                // Sourcing from a lane that does not participate is undefined; ptxr gives
+                // that lane's last value if it is in this warp, else the lane's own value.
+                let v = if j < n && (p & (1 << j) != 0 || snapshot[j].kind == SYNC_SHFL && snapshot[j].state == SLOT_WAITING) { snapshot[j].a } else { s.a };
+                s.result = v & 0xffff_ffff;
+                s.pred = pval as u32;
+            }
+            SYNC_VOTE => {
+                let ballot: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && snapshot[m].a != 0).fold(0, |a, m| a | 1 << m);
+                match s.mode {
+                    0 => s.pred = (ballot == p) as u32,
+                    1 => s.pred = (ballot != 0) as u32,
+                    2 => s.pred = (ballot == 0 || ballot == p) as u32,
+                    _ => s.result = ballot as u64,
+                }
+            }
+            SYNC_MATCH => {
+                let wide = s.flags & FLAG_64 != 0;
+                let val = |x: u64| if wide { x } else { x & 0xffff_ffff };
+                let mine = val(s.a);
+                let same: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && val(snapshot[m].a) == mine).fold(0, |a, m| a | 1 << m);
+                if s.mode == 0 {
+                    s.result = same as u64;
+                } else {
+                    // match.all: mask = membermask if all equal, else 0; p = all equal.
+                    let all = same == p;
+                    s.result = if all { p as u64 } else { 0 };
+                    s.pred = all as u32;
+                }
+            }
+            SYNC_REDUX => {
+                let vals = (0..n).filter(|&m| p & (1 << m) != 0).map(|m| snapshot[m].a as u32);
+                let signed = s.flags & FLAG_SIGNED != 0;
+                let r: u32 = match s.mode {
+                    0 => vals.fold(0u32, |a, v| a.wrapping_add(v)),
+                    1 => {
+                        if signed {
+                            vals.map(|v| v as i32).min().unwrap_or(0) as u32
+                        } else {
+                            vals.min().unwrap_or(0)
+                        }
+                    }
+                    2 => {
+                        if signed {
+                            vals.map(|v| v as i32).max().unwrap_or(0) as u32
+                        } else {
+                            vals.max().unwrap_or(0)
+                        }
+                    }
+                    3 => vals.fold(u32::MAX, |a, v| a & v),
+                    4 => vals.fold(0, |a, v| a | v),
+                    _ => vals.fold(0, |a, v| a ^ v),
+                };
+                s.result = r as u64;
+            }
+            _ => continue,
+        }
+        s.state = SLOT_RUNNABLE;
+        progress = true;
+    }
+    progress
+}
