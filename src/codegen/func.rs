@@ -10,7 +10,7 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum, IntType};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashMap;
 
@@ -306,7 +306,21 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub fn load_cta_u32(&mut self, fld: u32, idx: Option<u32>) -> IntValue<'ctx> {
         let i32t = self.ctx().i32_type();
         let p = self.cta_field_ptr(fld, idx);
-        self.b.build_load(i32t, p, "").unwrap().into_int_value()
+        let v = self.b.build_load(i32t, p, "").unwrap();
+        // Launch geometry does not change during a CTA; status does.
+        if !matches!(fld, field::STATUS | field::STATUS_LINE | field::STATUS_THREAD) {
+            self.invariant(v);
+        }
+        v.into_int_value()
+    }
+
+    /// Marks a load as reading memory that does not change while the CTA runs (launch
+    /// context, kernel parameters), so LLVM may hoist it out of the thread loops.
+    pub fn invariant(&self, v: BasicValueEnum<'ctx>) {
+        if let Some(inst) = v.as_instruction_value() {
+            let kind = self.ctx().get_kind_id("invariant.load");
+            let _ = inst.set_metadata(self.ctx().metadata_node(&[]), kind);
+        }
     }
 
     pub fn cta_field_ptr(&mut self, fld: u32, idx: Option<u32>) -> PointerValue<'ctx> {
@@ -321,7 +335,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub fn cta_ptr_field(&mut self, fld: u32) -> PointerValue<'ctx> {
         let p = self.cta_field_ptr(fld, None);
         let pt = self.ctx().ptr_type(AddressSpace::default());
-        self.b.build_load(pt, p, "").unwrap().into_pointer_value()
+        let v = self.b.build_load(pt, p, "").unwrap();
+        self.invariant(v);
+        v.into_pointer_value()
     }
 
     /// The LLVM struct type of `CtaCtx`.

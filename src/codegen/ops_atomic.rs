@@ -1,8 +1,190 @@
 //! Atomics (9.7.12.4 atom, 9.7.12.5 red) on global, shared and generic addresses.
+//!
+//! CTAs run concurrently on all host cores, so every atomic is a real LLVM atomic:
+//! `atomicrmw` where LLVM has the operation (bitwise, add, exch, integer min/max, and
+//! `uinc_wrap`/`udec_wrap`, whose definitions are exactly PTX's inc/dec), and a `cmpxchg`
+//! loop for floating-point adds (f32, f64, f16, f16x2). The `.sem` qualifier picks the LLVM
+//! ordering (relaxed = monotonic, the default); scopes are accepted and treated as `.sys`
+//! (the strongest: all host threads observe the operation atomically).
 
-use super::func::{FnEmitter, R};
-use crate::syntax::ast::Instr;
+use super::func::{int_t, types_of, FnEmitter, R};
+use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 
-pub fn emit<'ctx, 'a>(_e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>) -> R<bool> {
-    Ok(false)
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    match i.opcode.name {
+        "atom" => atom(e, i, true).map(|_| true),
+        "red" => atom(e, i, false).map(|_| true),
+        _ => Ok(false),
+    }
+}
+
+fn space_of(i: &Instr) -> Option<StateSpace> {
+    i.mods.iter().find_map(|m| match *m {
+        "global" => Some(StateSpace::Global),
+        // A cluster of one CTA: shared::cluster addresses are this CTA's window.
+        "shared" | "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
+        _ => None,
+    })
+}
+
+/// The `.sem` qualifier as an LLVM ordering (9.7.12.4: `.relaxed` when absent).
+fn ordering(i: &Instr) -> AtomicOrdering {
+    if i.has_mod("acq_rel") {
+        AtomicOrdering::AcquireRelease
+    } else if i.has_mod("acquire") {
+        AtomicOrdering::Acquire
+    } else if i.has_mod("release") {
+        AtomicOrdering::Release
+    } else {
+        AtomicOrdering::Monotonic
+    }
+}
+
+/// The failure ordering of a `cmpxchg` with success ordering `o`.
+fn failure_ordering(o: AtomicOrdering) -> AtomicOrdering {
+    match o {
+        AtomicOrdering::Acquire | AtomicOrdering::AcquireRelease => AtomicOrdering::Acquire,
+        AtomicOrdering::SequentiallyConsistent => AtomicOrdering::SequentiallyConsistent,
+        _ => AtomicOrdering::Monotonic,
+    }
+}
+
+const OPS: &[&str] = &["and", "or", "xor", "cas", "exch", "add", "inc", "dec", "min", "max"];
+
+/// PTX ISA 9.7.12.4 atom / 9.7.12.5 red:
+/// `atom{.sem}{.scope}{.space}.op.type d, [a], b{, c}` and `red{.sem}{.scope}{.space}.op.type [a], b`.
+fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: bool) -> R<()> {
+    let name = i.opcode.name;
+    let op = *i.mods.iter().find(|m| OPS.contains(m)).ok_or_else(|| e.err(i.span, format!("`{name}` needs an operation (.add, .cas, ...)")))?;
+    if i.mods.iter().any(|m| *m == "bf16" || *m == "bf16x2") {
+        return Err(e.err(i.span, format!("`{name}` on .bf16/.bf16x2 is not supported yet")));
+    }
+    let ty = *types_of(i).last().ok_or_else(|| e.err(i.span, format!("`{name}` needs a type")))?;
+    let ord = ordering(i);
+    let ops = &i.operands;
+    let (d, a, srcs): (Option<&'a Operand<'a>>, &'a Operand<'a>, &'a [Operand<'a>]) = if has_dest {
+        let want = if op == "cas" { 4 } else { 3 };
+        if ops.len() != want {
+            return Err(e.err(i.span, format!("`atom.{op}` takes {want} operands")));
+        }
+        (Some(&ops[0]), &ops[1], &ops[2..])
+    } else {
+        if ops.len() != 2 || op == "cas" || op == "exch" {
+            return Err(e.err(i.span, "`red` takes an address and one source operand"));
+        }
+        (None, &ops[0], &ops[1..])
+    };
+    let ptr = e.address(a, space_of(i))?;
+    let bits = ty.bits();
+    let ity = int_t(e.ctx(), bits);
+    let old: IntValue<'ctx> = match (op, ty) {
+        ("cas", _) => {
+            let cmp = e.read_int(&srcs[0], ty)?;
+            let new = e.read_int(&srcs[1], ty)?;
+            let r = e.b.build_cmpxchg(ptr, cmp, new, ord, failure_ordering(ord)).unwrap();
+            e.b.build_extract_value(r, 0, "").unwrap().into_int_value()
+        }
+        ("add", Type::F16 | Type::F16x2 | Type::F32 | Type::F64) => {
+            if matches!(ty, Type::F16 | Type::F16x2) && !i.has_mod("noftz") {
+                return Err(e.err(i.span, format!("`{name}.add.{}` requires .noftz (9.7.12.4)", if ty == Type::F16 { "f16" } else { "f16x2" })));
+            }
+            let b = e.read(&srcs[0], ty)?;
+            cas_loop(e, ptr, ity, ord, |e, old| float_add(e, ty, old, b))
+        }
+        (_, Type::F16 | Type::F16x2 | Type::F32 | Type::F64) if op != "exch" => {
+            return Err(e.err(i.span, format!("`{name}.{op}` is not defined for floating-point types (9.7.12.4)")));
+        }
+        _ => {
+            let b = e.read_int(&srcs[0], ty)?;
+            let signed = ty.is_signed();
+            let bop = match op {
+                "and" => AtomicRMWBinOp::And,
+                "or" => AtomicRMWBinOp::Or,
+                "xor" => AtomicRMWBinOp::Xor,
+                "exch" => AtomicRMWBinOp::Xchg,
+                "add" => AtomicRMWBinOp::Add,
+                "inc" => AtomicRMWBinOp::UIncWrap,
+                "dec" => AtomicRMWBinOp::UDecWrap,
+                "min" if signed => AtomicRMWBinOp::Min,
+                "min" => AtomicRMWBinOp::UMin,
+                "max" if signed => AtomicRMWBinOp::Max,
+                "max" => AtomicRMWBinOp::UMax,
+                _ => unreachable!(),
+            };
+            if bits < 8 {
+                return Err(e.err(i.span, format!("`{name}.{op}` needs a type of at least 8 bits")));
+            }
+            let r = e.b.build_atomicrmw(bop, ptr, b, ord).map_err(|er| e.err(i.span, format!("`{name}`: {er:?}")))?;
+            let _ = ity;
+            r
+        }
+    };
+    if let Some(d) = d {
+        let v = e.from_bits(old, if ty == Type::F16x2 { Type::B32 } else { ty });
+        e.write(d, if ty == Type::F16x2 { Type::B32 } else { ty }, v)?;
+    }
+    Ok(())
+}
+
+/// `old + b` on the bits of a float (or f16x2 pair) value, rounding to nearest even.
+fn float_add<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ty: Type, old: IntValue<'ctx>, b: BasicValueEnum<'ctx>) -> IntValue<'ctx> {
+    match ty {
+        Type::F16x2 => {
+            // Two halves, low element first; each added separately.
+            let b = b.into_int_value();
+            let i16t = e.ctx().i16_type();
+            let i32t = e.ctx().i32_type();
+            let mut acc = i32t.const_zero();
+            for k in 0..2u64 {
+                let sh = i32t.const_int(16 * k, false);
+                let x = e.b.build_right_shift(old, sh, false, "").unwrap();
+                let x = e.b.build_int_truncate(x, i16t, "").unwrap();
+                let y = e.b.build_right_shift(b, sh, false, "").unwrap();
+                let y = e.b.build_int_truncate(y, i16t, "").unwrap();
+                let yv = e.from_bits(y, Type::F16);
+                let s = float_add(e, Type::F16, x, yv);
+                let s = e.b.build_int_z_extend(s, i32t, "").unwrap();
+                let s = e.b.build_left_shift(s, sh, "").unwrap();
+                acc = e.b.build_or(acc, s, "").unwrap();
+            }
+            acc
+        }
+        _ => {
+            let x = e.from_bits(old, ty).into_float_value();
+            let s = e.b.build_float_add(x, b.into_float_value(), "").unwrap();
+            e.to_bits(s.as_basic_value_enum())
+        }
+    }
+}
+
+/// A compare-and-swap loop: atomically replaces `*ptr` with `f(old)`; returns `old`.
+fn cas_loop<'ctx, 'a>(
+    e: &mut FnEmitter<'ctx, 'a, '_>,
+    ptr: PointerValue<'ctx>,
+    ity: inkwell::types::IntType<'ctx>,
+    ord: AtomicOrdering,
+    f: impl FnOnce(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> IntValue<'ctx>,
+) -> IntValue<'ctx> {
+    let init = e.b.build_load(ity, ptr, "").unwrap();
+    let inst = init.as_instruction_value().unwrap();
+    let _ = inst.set_alignment(ity.get_bit_width() / 8);
+    let _ = inst.set_atomic_ordering(AtomicOrdering::Monotonic);
+    let pre = e.b.get_insert_block().unwrap();
+    let lp = e.ctx().append_basic_block(e.f, "atom.loop");
+    let done = e.ctx().append_basic_block(e.f, "atom.done");
+    e.b.build_unconditional_branch(lp).unwrap();
+    e.b.position_at_end(lp);
+    let phi = e.b.build_phi(ity, "atom.old").unwrap();
+    let old = phi.as_basic_value().into_int_value();
+    let new = f(e, old);
+    let r = e.b.build_cmpxchg(ptr, old, new, ord, failure_ordering(ord)).unwrap();
+    let seen = e.b.build_extract_value(r, 0, "").unwrap().into_int_value();
+    let ok = e.b.build_extract_value(r, 1, "").unwrap().into_int_value();
+    let cur = e.b.get_insert_block().unwrap();
+    phi.add_incoming(&[(&init.into_int_value(), pre), (&seen, cur)]);
+    e.b.build_conditional_branch(ok, done, lp).unwrap();
+    e.b.position_at_end(done);
+    seen
 }

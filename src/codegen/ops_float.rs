@@ -52,6 +52,12 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         src.push(if ftz { ftz_val(e, v) } else { v }.into_float_value());
     }
     let approx = i.has_mod("approx");
+    let ft = src[0].get_type();
+    // PTX ISA 9.7.3.14 / 9.7.3.17: the `.approx.ftz.f64` forms work on the upper 32 bits only.
+    if ty == Type::F64 && approx && i.has_mod("ftz") && matches!(op, "rcp" | "rsqrt") {
+        let r = gross_f64(e, src[0], op == "rsqrt");
+        return e.write(&i.operands[0], ty, r.into()).map(|_| true);
+    }
     let r: FloatValue<'ctx> = match op {
         // PTX ISA 9.7.3.3-5 add/sub/mul
         "add" | "sub" | "mul" => {
@@ -62,9 +68,10 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
                 rounded_add(e, src[0], b, ty, rnd)
             }
         }
-        // PTX ISA 9.7.3.6-7 fma/mad
+        // PTX ISA 9.7.3.6-7 fma/mad (mad.f32 without a rounding modifier is mad.rn, see the errata)
         "fma" | "mad" => rounded_fma(e, src[0], src[1], src[2], ty, rnd),
-        // PTX ISA 9.7.3.8 div: `.approx`/`.full` are within their stated error of the exact quotient.
+        // PTX ISA 9.7.3.8 div: `.approx`/`.full` are within their stated error of the exact
+        // quotient, so ptxr computes them correctly rounded.
         "div" => {
             if approx || i.has_mod("full") || rnd == Rnd::N {
                 e.b.build_float_div(src[0], src[1], "").unwrap()
@@ -72,35 +79,37 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
                 rounded_div(e, src[0], src[1], ty, rnd)
             }
         }
+        // PTX ISA 9.7.3.9-10 abs/neg: sign-bit operations (NaN payloads kept).
         "neg" => e.b.build_float_neg(src[0], "").unwrap(),
-        "abs" => e.intrinsic("llvm.fabs", &[src[0].get_type().into()], &[src[0].into()]).into_float_value(),
-        // PTX ISA 9.7.3.11-12 min/max: NaN inputs are ignored unless both are NaN (minnum).
-        "min" | "max" => {
-            let name = if op == "min" { "llvm.minnum" } else { "llvm.maxnum" };
-            let r = e.intrinsic(name, &[src[0].get_type().into()], &[src[0].into(), src[1].into()]).into_float_value();
-            // -0 < +0 for min/max (the GPU orders signed zeros).
-            signed_zero_fix(e, r, src[0], src[1], op == "min")
-        }
-        "copysign" => e.intrinsic("llvm.copysign", &[src[0].get_type().into()], &[src[1].into(), src[0].into()]).into_float_value(),
+        "abs" => fabs(e, src[0]),
+        // PTX ISA 9.7.3.11-12 min/max: a NaN input yields the other input; -0 < +0.
+        "min" | "max" => min_max(e, src[0], src[1], op == "min"),
+        // PTX ISA 9.7.3.2 copysign: sign of a, magnitude of b.
+        "copysign" => e.intrinsic("llvm.copysign", &[ft.into()], &[src[1].into(), src[0].into()]).into_float_value(),
+        // PTX ISA 9.7.3.13 rcp
         "rcp" => {
-            let one = src[0].get_type().const_float(1.0);
+            let one = ft.const_float(1.0);
             if approx || rnd == Rnd::N {
                 e.b.build_float_div(one, src[0], "").unwrap()
             } else {
                 rounded_div(e, one, src[0], ty, rnd)
             }
         }
+        // PTX ISA 9.7.3.15 sqrt
         "sqrt" => {
             if approx || rnd == Rnd::N {
-                e.intrinsic("llvm.sqrt", &[src[0].get_type().into()], &[src[0].into()]).into_float_value()
+                e.intrinsic("llvm.sqrt", &[ft.into()], &[src[0].into()]).into_float_value()
             } else {
                 rounded_sqrt(e, src[0], ty, rnd)
             }
         }
+        // PTX ISA 9.7.3.16 rsqrt.approx: 1/sqrt(a), within 1.5 ulp.
         "rsqrt" => {
-            let s = e.intrinsic("llvm.sqrt", &[src[0].get_type().into()], &[src[0].into()]).into_float_value();
-            e.b.build_float_div(src[0].get_type().const_float(1.0), s, "").unwrap()
+            let s = e.intrinsic("llvm.sqrt", &[ft.into()], &[src[0].into()]).into_float_value();
+            e.b.build_float_div(ft.const_float(1.0), s, "").unwrap()
         }
+        // PTX ISA 9.7.3.18-21 sin/cos/lg2/ex2.approx: the host libm (far more accurate than the
+        // stated bounds); special values follow IEEE, which matches the spec's tables.
         "sin" | "cos" | "lg2" | "ex2" => {
             let name = match op {
                 "sin" => "llvm.sin",
@@ -108,7 +117,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
                 "lg2" => "llvm.log2",
                 _ => "llvm.exp2",
             };
-            e.intrinsic(name, &[src[0].get_type().into()], &[src[0].into()]).into_float_value()
+            e.intrinsic(name, &[ft.into()], &[src[0].into()]).into_float_value()
         }
         "tanh" => {
             let f = e.m.module.get_function(if ty == Type::F32 { "tanhf" } else { "tanh" }).unwrap_or_else(|| {
@@ -119,6 +128,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         }
         _ => return Ok(false),
     };
+    // Single-precision arithmetic returns the GPU's canonical NaN 0x7fffffff (9.7.3: f32 NaN
+    // payloads are not supported); abs/neg/copysign are bit operations and keep payloads.
+    let r = if ty == Type::F32 && !matches!(op, "neg" | "abs" | "copysign") { canon_nan(e, r) } else { r };
     let mut r: BasicValueEnum = r.into();
     if sat {
         r = saturate(e, r.into_float_value()).into();
@@ -127,6 +139,78 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         r = ftz_val(e, r);
     }
     e.write(&i.operands[0], ty, r).map(|_| true)
+}
+
+fn fabs<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    e.intrinsic("llvm.fabs", &[v.get_type().into()], &[v.into()]).into_float_value()
+}
+
+fn is_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> IntValue<'ctx> {
+    e.b.build_float_compare(FloatPredicate::UNO, v, v, "").unwrap()
+}
+
+fn is_finite<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> IntValue<'ctx> {
+    let a = fabs(e, v);
+    e.b.build_float_compare(FloatPredicate::OLT, a, v.get_type().const_float(f64::INFINITY), "").unwrap()
+}
+
+fn and_all<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: &[IntValue<'ctx>]) -> IntValue<'ctx> {
+    let mut r = v[0];
+    for x in &v[1..] {
+        r = e.b.build_and(r, *x, "").unwrap();
+    }
+    r
+}
+
+/// f32 NaN results become the canonical NaN 0x7fffffff.
+pub fn canon_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    if v.get_type() != e.ctx().f32_type() {
+        return v;
+    }
+    let nan = e.from_bits(e.ctx().i32_type().const_int(0x7fff_ffff, false), Type::F32).into_float_value();
+    let c = is_nan(e, v);
+    e.b.build_select(c, nan, v, "").unwrap().into_float_value()
+}
+
+/// PTX ISA 9.7.3.11-12: if one input is NaN the result is the other; both NaN gives NaN;
+/// -0 is smaller than +0.
+fn min_max<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, is_min: bool) -> FloatValue<'ctx> {
+    let p = if is_min { FloatPredicate::OLT } else { FloatPredicate::OGT };
+    let c = e.b.build_float_compare(p, a, b, "").unwrap();
+    let r = e.b.build_select(c, a, b, "").unwrap().into_float_value();
+    let na = is_nan(e, a);
+    let nb = is_nan(e, b);
+    let r = e.b.build_select(nb, a, r, "").unwrap().into_float_value();
+    let r = e.b.build_select(na, b, r, "").unwrap().into_float_value();
+    signed_zero_fix(e, r, a, b, is_min)
+}
+
+/// `rcp.approx.ftz.f64` / `rsqrt.approx.ftz.f64` (9.7.3.14, 9.7.3.17): the upper word of `a`
+/// (1.11.20 format, subnormals flushed) is inverted; the result's lower word is zero and NaN
+/// inputs give the canonical NaN 0x7fffffff00000000.
+fn gross_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, sqrt: bool) -> FloatValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let ft = a.get_type();
+    let bits = e.to_bits(a.into());
+    let hi = e.b.build_and(bits, i64t.const_int(0xffff_ffff_0000_0000, false), "").unwrap();
+    let hi = ftz64(e, hi);
+    let x = e.from_bits(hi, Type::F64).into_float_value();
+    let x = if sqrt { e.intrinsic("llvm.sqrt", &[ft.into()], &[x.into()]).into_float_value() } else { x };
+    let r = e.b.build_float_div(ft.const_float(1.0), x, "").unwrap();
+    let rb = e.to_bits(r.into());
+    let rb = ftz64(e, rb);
+    let rb = e.b.build_and(rb, i64t.const_int(0xffff_ffff_0000_0000, false), "").unwrap();
+    let nan = is_nan(e, r);
+    let rb = e.b.build_select(nan, i64t.const_int(0x7fff_ffff_0000_0000, false), rb, "").unwrap().into_int_value();
+    e.from_bits(rb, Type::F64).into_float_value()
+}
+
+fn ftz64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, bits: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let exp = e.b.build_and(bits, i64t.const_int(0x7ff0_0000_0000_0000, false), "").unwrap();
+    let sub = e.b.build_int_compare(IntPredicate::EQ, exp, i64t.const_zero(), "").unwrap();
+    let sign = e.b.build_and(bits, i64t.const_int(1 << 63, false), "").unwrap();
+    e.b.build_select(sub, sign, bits, "").unwrap().into_int_value()
 }
 
 /// `.sat`: clamp to [0, 1]; NaN becomes +0.

@@ -10,8 +10,12 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     let tys = types_of(i);
     let Some(&ty) = tys.last() else { return Ok(false) };
     let op = i.opcode.name;
-    // Float forms are handled by ops_float, except compare/select which live here.
-    if ty.is_float() && !matches!(op, "setp" | "set" | "selp" | "slct" | "mov") {
+    // Half-precision forms belong to ops_half (which runs first); other float forms are
+    // handled by ops_float, except compare/select which live here.
+    if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2)) {
+        return Ok(false);
+    }
+    if ty.is_float() && !matches!(op, "setp" | "set" | "selp" | "slct") {
         return Ok(false);
     }
     match op {
@@ -57,6 +61,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             e.write(&i.operands[0], ty, r).map(|_| true)
         }
         "setp" => setp(e, i).map(|_| true),
+        "set" => set(e, i).map(|_| true),
+        "slct" => slct(e, i).map(|_| true),
+        // PTX ISA 9.7.5.3 selp
         "selp" => {
             let a = e.read(&i.operands[1], ty)?;
             let b = e.read(&i.operands[2], ty)?;
@@ -324,13 +331,9 @@ pub fn compare<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, cmp: &str, ty: Type, a
     Some(e.b.build_int_compare(p, a.into_int_value(), b.into_int_value(), "").unwrap())
 }
 
-/// PTX ISA 9.7.5.2 setp: `setp.CmpOp[.BoolOp][.ftz].type p[|q], a, b[, {!}c];`
-fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    let ty = *types_of(i).last().unwrap();
-    if matches!(ty, Type::F16x2) || ty == Type::F16 {
-        return Err(e.err(i.span, "half-precision setp is handled by the half family (not yet)"));
-    }
-    let cmp = i.mods.iter().copied().find(|m| compare_name(m)).ok_or_else(|| e.err(i.span, "setp needs a comparison"))?;
+/// `BoolOp(t, c)` of set/setp (9.7.5.1-2): `c` is the last operand (`{!}c`).
+fn compare_with_boolop<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+    let cmp = i.mods.iter().copied().find(|m| compare_name(m)).ok_or_else(|| e.err(i.span, format!("`{}` needs a comparison", i.opcode.name)))?;
     let boolop = i.mods.iter().copied().find(|m| matches!(*m, "and" | "or" | "xor"));
     let mut a = e.read(&i.operands[1], ty)?;
     let mut b = e.read(&i.operands[2], ty)?;
@@ -340,9 +343,9 @@ fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     }
     let t = compare(e, cmp, ty, a, b).ok_or_else(|| e.err(i.span, format!("comparison `.{cmp}` is not valid for `.{}`", ty.as_str())))?;
     let f = e.b.build_not(t, "").unwrap();
-    let (t, f) = match boolop {
+    Ok(match boolop {
         Some(op) => {
-            let c = e.read(&i.operands[3], Type::Pred)?.into_int_value();
+            let c = e.read(i.operands.get(3).ok_or_else(|| e.err(i.span, "the Boolean operation needs a predicate operand"))?, Type::Pred)?.into_int_value();
             let comb = |e: &mut FnEmitter<'ctx, 'a, '_>, x| match op {
                 "and" => e.b.build_and(x, c, "").unwrap(),
                 "or" => e.b.build_or(x, c, "").unwrap(),
@@ -351,7 +354,14 @@ fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             (comb(e, t), comb(e, f))
         }
         None => (t, f),
-    };
+    })
+}
+
+/// PTX ISA 9.7.5.2 setp: `setp.CmpOp[.BoolOp][.ftz].type p[|q], a, b[, {!}c];`
+/// p = BoolOp(t, c), q = BoolOp(!t, c).
+fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = *types_of(i).last().unwrap();
+    let (t, f) = compare_with_boolop(e, i, ty)?;
     match &i.operands[0] {
         crate::syntax::ast::Operand::Pair(p, q) => {
             e.write(p, Type::Pred, t.into())?;
@@ -359,6 +369,56 @@ fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         }
         d => e.write(d, Type::Pred, t.into()),
     }
+}
+
+/// PTX ISA 9.7.5.1 set: `set.CmpOp[.BoolOp][.ftz].dtype.stype d, a, b[, {!}c];`
+/// True gives 0xffffffff for .u32/.s32 destinations and 1.0f for .f32; false gives 0.
+fn set<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let tys = types_of(i);
+    let (dty, sty) = match tys.as_slice() {
+        [d, s] => (*d, *s),
+        _ => return Err(e.err(i.span, "`set` needs a destination and a source type")),
+    };
+    let (t, _) = compare_with_boolop(e, i, sty)?;
+    let i32t = e.ctx().i32_type();
+    let one = if dty == Type::F32 { 0x3f80_0000 } else { 0xffff_ffff };
+    let r = e.b.build_select(t, i32t.const_int(one, false), i32t.const_zero(), "").unwrap();
+    e.write(&i.operands[0], if dty == Type::F32 { Type::B32 } else { dty }, r)
+}
+
+/// PTX ISA 9.7.5.4 slct: `slct.dtype.s32 d, a, b, c` / `slct{.ftz}.dtype.f32 d, a, b, c`:
+/// d = (c >= 0) ? a : b, with a, b, d moved as raw bits of dtype's width. For .f32, -0 >= 0
+/// and a NaN c selects b; .ftz flushes a subnormal c to (signed) zero, which selects a.
+fn slct<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let tys = types_of(i);
+    let (dty, cty) = match tys.as_slice() {
+        [d, c] => (*d, *c),
+        _ => return Err(e.err(i.span, "`slct` needs a destination and a comparison type")),
+    };
+    let a = e.read_int(&i.operands[1], dty)?;
+    let b = e.read_int(&i.operands[2], dty)?;
+    let ge = match cty {
+        Type::S32 => {
+            let c = e.read_int(&i.operands[3], Type::S32)?;
+            e.b.build_int_compare(IntPredicate::SGE, c, c.get_type().const_zero(), "").unwrap()
+        }
+        Type::F32 => {
+            let mut c = e.read(&i.operands[3], Type::F32)?;
+            if i.has_mod("ftz") {
+                c = super::ops_float::ftz(e, c);
+            }
+            let c = c.into_float_value();
+            e.b.build_float_compare(FloatPredicate::OGE, c, c.get_type().const_float(0.0), "").unwrap()
+        }
+        t => return Err(e.err(i.span, format!("`slct` compares `.s32` or `.f32`, not `.{}`", t.as_str()))),
+    };
+    let r = e.b.build_select(ge, a, b, "").unwrap();
+    let wty = match dty {
+        Type::F32 => Type::B32,
+        Type::F64 => Type::B64,
+        t => t,
+    };
+    e.write(&i.operands[0], wty, r)
 }
 
 pub fn compare_name(m: &str) -> bool {

@@ -50,7 +50,22 @@ impl<'a> Src<'a> {
 }
 
 /// Skips whitespace, `//` and `/* */` comments (4.2).
-pub fn ws(mut s: &str) -> &str {
+///
+/// An unterminated `/*` is not skipped: `ws` stops at it, so the next token fails there and
+/// the parser reports "unterminated comment" at the `/*` (see `Parser::report`).
+#[inline]
+pub fn ws(s: &str) -> &str {
+    // Fast path: most calls are at a token already.
+    match s.as_bytes().first() {
+        Some(&c) if c > b' ' && c != b'/' && c != b'#' => s,
+        None => s,
+        _ => ws_slow(s),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn ws_slow(mut s: &str) -> &str {
     loop {
         let b = s.as_bytes();
         let mut i = 0;
@@ -66,7 +81,7 @@ pub fn ws(mut s: &str) -> &str {
         } else if s.starts_with("/*") {
             match s[2..].find("*/") {
                 Some(n) => s = &s[n + 4..],
-                None => return &s[s.len()..],
+                None => return s,
             }
         } else if s.starts_with('#') && !s.starts_with("#pragma") {
             // Preprocessor line markers (`# 1 "file"`) left by cpp.
@@ -90,9 +105,21 @@ pub fn ws_line(s: &str) -> &str {
     &s[i..]
 }
 
+/// `followsym` characters (4.4): letters, digits, `_` and `$`.
+static FOLLOW: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+        c += 1;
+    }
+    t
+};
+
 #[inline]
 pub fn is_follow(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
+    FOLLOW[c as usize]
 }
 
 /// An identifier (4.4): `[a-zA-Z]{followsym}*` or `[_$%]{followsym}+`.

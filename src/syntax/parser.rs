@@ -10,14 +10,31 @@ use smallvec::SmallVec;
 
 /// Parses a whole module. Returns the (possibly partial) module and every syntax error.
 pub fn parse_module(text: &str) -> (Module<'_>, Vec<Diagnostic>) {
-    let mut p = Parser { src: Src { text }, errors: Vec::new() };
+    let mut p = Parser { src: Src { text }, errors: Vec::new(), stop: false, scratch: Vec::new(), op_depth: 0 };
     let m = p.module();
     (m, p.errors)
 }
 
+/// Syntax errors reported before the parser gives up on a file.
+pub const MAX_ERRORS: usize = 100;
+/// Nesting limit of operands (`{...}`, `[...]`, `d|p`, `a[i]`).
+const MAX_OPERAND_DEPTH: u32 = 32;
+
 struct Parser<'a> {
     src: Src<'a>,
     errors: Vec<Diagnostic>,
+    /// Set when parsing cannot usefully go on (unterminated comment, too many errors).
+    stop: bool,
+    /// Statements of the blocks being parsed, innermost last; each block drains its own tail
+    /// into an exactly-sized `Vec`, so growth copies happen once, in a buffer that stays warm.
+    scratch: Vec<Stmt<'a>>,
+    op_depth: u32,
+}
+
+/// Module-scope directives that never appear in a function body: seeing one there means the
+/// body's closing `}` is missing.
+fn is_module_directive(w: &str) -> bool {
+    matches!(w, "entry" | "func" | "visible" | "weak" | "common" | "version" | "target" | "address_size" | "file" | "section" | "alias")
 }
 
 /// Skips to just after the next `;` at bracket depth 0, or to a `}` closing the current
@@ -47,14 +64,41 @@ fn resync(s: &str) -> &str {
 
 impl<'a> Parser<'a> {
     fn error_at(&mut self, at: &'a str, msg: impl Into<String>) {
+        if self.stop {
+            return;
+        }
+        if self.errors.len() >= MAX_ERRORS {
+            let off = self.src.off(at);
+            self.errors.push(Diagnostic::error(Span::new(off, off), format!("too many errors ({MAX_ERRORS}); stopping here")));
+            self.stop = true;
+            return;
+        }
         let off = self.src.off(at);
-        let end = (off + at.bytes().take_while(|c| !c.is_ascii_whitespace()).count().max(1)).min(self.src.text.len());
-        self.errors.push(Diagnostic::error(Span::new(off, end.max(off)), msg));
+        // The caret covers the token: up to whitespace or punctuation, at most 80 bytes.
+        let b = at.as_bytes();
+        let mut n = 0;
+        while n < b.len() && n < 80 && !b[n].is_ascii_whitespace() && (n == 0 || !matches!(b[n], b',' | b';' | b'[' | b']' | b'{' | b'}' | b'(' | b')')) {
+            n += 1;
+        }
+        while n < at.len() && !at.is_char_boundary(n) {
+            n += 1;
+        }
+        self.errors.push(Diagnostic::error(Span::new(off, off + n.max(1).min(at.len().max(1)).min(self.src.text.len() - off)), msg));
     }
 
     fn report(&mut self, e: nom::Err<PErr<'a>>) {
         match e {
-            nom::Err::Error(e) | nom::Err::Failure(e) => self.error_at(e.at, e.msg.to_string()),
+            nom::Err::Error(e) | nom::Err::Failure(e) => {
+                if e.at.starts_with("/*") {
+                    // `ws` stops only at a `/*` without its `*/`.
+                    self.error_at(e.at, "unterminated `/*` comment");
+                    self.stop = true;
+                } else if e.at.is_empty() && e.msg.starts_with("expected") {
+                    self.error_at(e.at, format!("unexpected end of file: {}", e.msg));
+                } else {
+                    self.error_at(e.at, e.msg.to_string());
+                }
+            }
             nom::Err::Incomplete(_) => {}
         }
     }
@@ -63,7 +107,7 @@ impl<'a> Parser<'a> {
         let mut m = Module { version: (0, 0), target: Vec::new(), address_size: None, items: Vec::new() };
         let mut s = ws(self.src.text);
         let mut saw_version = false;
-        while !s.is_empty() {
+        while !s.is_empty() && !self.stop {
             let start = s;
             match self.item(s, &mut m, &mut saw_version) {
                 Ok(rest) => s = ws(rest),
@@ -78,7 +122,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if !saw_version && self.errors.is_empty() {
+        if !saw_version && (self.errors.is_empty() || !self.stop) {
             self.errors.push(Diagnostic::error(Span::new(0, 0), "module has no `.version` directive (PTX ISA 11.1.1)"));
         }
         m

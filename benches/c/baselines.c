@@ -1,0 +1,102 @@
+// Native C baselines for scripts/bench-kernels.sh: the same algorithms as the corpus kernels
+// (tests/cuda/*.cu), parallelized with OpenMP over all cores.
+// Build: gcc -O3 -march=native -fopenmp baselines.c -o baselines
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double now(void) { return omp_get_wtime(); }
+
+static void saxpy(const float *x, float *y, float a, int n) {
+#pragma omp parallel for simd
+  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+}
+
+// One sum per 32-element group, as warp_reduce_down computes.
+static void warp_sums(const float *in, float *out, int n) {
+#pragma omp parallel for
+  for (int w = 0; w < n / 32; w++) {
+    float s = 0;
+    for (int k = 0; k < 32; k++) s += in[w * 32 + k];
+    out[w] = s;
+  }
+}
+
+static void sgemm(const float *A, const float *B, float *C, int n) {
+#pragma omp parallel for
+  for (int i = 0; i < n; i++) {
+    float *c = C + (size_t)i * n;
+    for (int j = 0; j < n; j++) c[j] = 0;
+    for (int k = 0; k < n; k++) {
+      float a = A[(size_t)i * n + k];
+      const float *b = B + (size_t)k * n;
+#pragma omp simd
+      for (int j = 0; j < n; j++) c[j] += a * b[j];
+    }
+  }
+}
+
+static void histogram(const unsigned char *d, unsigned *bins, int n) {
+  memset(bins, 0, 256 * sizeof(unsigned));
+#pragma omp parallel
+  {
+    unsigned local[256] = {0};
+#pragma omp for
+    for (int i = 0; i < n; i++) local[d[i]]++;
+    for (int b = 0; b < 256; b++) {
+#pragma omp atomic
+      bins[b] += local[b];
+    }
+  }
+}
+
+static void stencil(const float *in, float *out, int w, int h) {
+#pragma omp parallel for
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      int i = y * w + x;
+      if (x == 0 || y == 0 || x == w - 1 || y == h - 1)
+        out[i] = in[i];
+      else
+        out[i] = 0.25f * (((in[i - 1] + in[i + 1]) + in[i - w]) + in[i + w]);
+    }
+}
+
+// Prints "name seconds" for the best of `reps` runs.
+#define TIME(name, reps, stmt)                 \
+  do {                                         \
+    double best = 1e30;                        \
+    for (int r = 0; r < (reps); r++) {         \
+      double t0 = now();                       \
+      stmt;                                    \
+      double t = now() - t0;                   \
+      if (t < best) best = t;                  \
+    }                                          \
+    printf("%s %.6f\n", name, best);           \
+  } while (0)
+
+int main(int argc, char **argv) {
+  int reps = argc > 1 ? atoi(argv[1]) : 3;
+  int n = 1 << 26;
+  float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n);
+  for (int i = 0; i < n; i++) { x[i] = (float)(i % 1000) * 0.5f; y[i] = (float)(i % 7); }
+  TIME("saxpy", reps, saxpy(x, y, 2.0f, n));
+  float *ws = malloc(sizeof(float) * (n / 32));
+  TIME("reduce", reps, warp_sums(x, ws, n));
+  int m = 1024;
+  float *A = malloc(sizeof(float) * m * m), *B = malloc(sizeof(float) * m * m), *C = malloc(sizeof(float) * m * m);
+  for (int i = 0; i < m * m; i++) { A[i] = (float)(i % 13) * 0.25f; B[i] = (float)(i % 11) * 0.5f; }
+  TIME("sgemm", reps, sgemm(A, B, C, m));
+  unsigned char *bytes = malloc(n);
+  uint32_t s = 12345;
+  for (int i = 0; i < n; i++) { s ^= s << 13; s ^= s >> 17; s ^= s << 5; bytes[i] = (unsigned char)s; }
+  unsigned bins[256];
+  TIME("histogram", reps, histogram(bytes, bins, n));
+  int w = 4096;
+  float *in = malloc(sizeof(float) * w * w), *out = malloc(sizeof(float) * w * w);
+  for (int i = 0; i < w * w; i++) in[i] = (float)(i % 101);
+  TIME("stencil", reps, stencil(in, out, w, w));
+  return 0;
+}

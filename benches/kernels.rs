@@ -1,0 +1,80 @@
+//! Kernel benchmark (not a test): runs corpus kernels compiled by ptxr on all cores and prints
+//! `name seconds` (best of N). scripts/bench-kernels.sh runs it beside the C baselines and
+//! prints the ratios.
+
+use ptxr::runtime::{ArgSpec, Dim3, LaunchConfig};
+use std::time::Instant;
+
+fn f32s(v: impl Iterator<Item = f32>) -> Vec<u8> {
+    v.flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn load(path: &str) -> ptxr::runtime::Loaded {
+    let src = ptxr::SourceFile::load(std::path::Path::new(path)).expect("corpus file");
+    ptxr::driver::load(&src, 3).unwrap_or_else(|e| panic!("{path}: {e:#}"))
+}
+
+fn time(name: &str, reps: usize, mut f: impl FnMut()) {
+    let mut best = f64::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!("{name} {best:.6}");
+}
+
+fn main() {
+    let reps: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let only = std::env::args().nth(2);
+    let want = |n: &str| only.as_deref().map_or(true, |o| o.split(',').any(|x| x == n));
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/");
+    let n: usize = 1 << 26;
+    let x = f32s((0..n).map(|i| (i % 1000) as f32 * 0.5));
+    if want("saxpy") {
+        let m = load(&format!("{dir}saxpy.nvrtc.ptx"));
+        let mut args = vec![ArgSpec::Buffer(x.clone()), ArgSpec::Buffer(f32s((0..n).map(|i| (i % 7) as f32))), ArgSpec::Scalar(ptxr::syntax::ast::Type::F32, 2.0f32.to_bits() as u64), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
+        let cfg = LaunchConfig { grid: Dim3((n / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+        time("saxpy", reps, || m.launch("saxpy", &cfg, &mut args).unwrap());
+    }
+    if want("reduce") {
+        let m = load(&format!("{dir}warp_reduce.nvrtc.ptx"));
+        let mut args = vec![ArgSpec::Buffer(x.clone()), ArgSpec::Buffer(vec![0; n / 32 * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
+        let cfg = LaunchConfig { grid: Dim3((n / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+        time("reduce", reps, || m.launch("warp_reduce_down", &cfg, &mut args).unwrap());
+    }
+    if want("sgemm") {
+        let m = load(&format!("{dir}matmul_tiled.nvrtc.ptx"));
+        let k = 1024usize;
+        let mut args = vec![
+            ArgSpec::Buffer(f32s((0..k * k).map(|i| (i % 13) as f32 * 0.25))),
+            ArgSpec::Buffer(f32s((0..k * k).map(|i| (i % 11) as f32 * 0.5))),
+            ArgSpec::Buffer(vec![0; k * k * 4]),
+            ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, k as u64),
+        ];
+        let cfg = LaunchConfig { grid: Dim3((k / 16) as u32, (k / 16) as u32, 1), block: Dim3(16, 16, 1), dyn_smem: 0 };
+        time("sgemm", reps, || m.launch("matmul_tiled", &cfg, &mut args).unwrap());
+    }
+    if want("histogram") {
+        let m = load(&format!("{dir}histogram.nvrtc.ptx"));
+        let mut s: u32 = 12345;
+        let bytes: Vec<u8> = (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                s as u8
+            })
+            .collect();
+        let mut args = vec![ArgSpec::Buffer(bytes), ArgSpec::Buffer(vec![0; 1024]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
+        let cfg = LaunchConfig { grid: Dim3(1024, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+        time("histogram", reps, || m.launch("histogram256", &cfg, &mut args).unwrap());
+    }
+    if want("stencil") {
+        let m = load(&format!("{dir}stencil2d.nvrtc.ptx"));
+        let w = 4096usize;
+        let mut args = vec![ArgSpec::Buffer(f32s((0..w * w).map(|i| (i % 101) as f32))), ArgSpec::Buffer(vec![0; w * w * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, w as u64), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, w as u64)];
+        let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
+        time("stencil", reps, || m.launch("stencil2d", &cfg, &mut args).unwrap());
+    }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Kernel benchmark: ptxr-compiled corpus kernels vs. native C (gcc -O3 -march=native -fopenmp)
+# of the same algorithms, side by side in one run, on all cores. Prints time and ptxr/C ratio.
+# Usage: scripts/bench-kernels.sh [REPS] [saxpy,reduce,sgemm,histogram,stencil]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+source scripts/env.sh
+reps=${1:-3}
+only=${2:-saxpy,reduce,sgemm,histogram,stencil}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+gcc -O3 -march=native -fopenmp benches/c/baselines.c -o "$tmp/baselines"
+cargo build --release --quiet --bench kernels
+bench=$(ls -t target/release/deps/kernels-* | grep -v '\.d$' | head -1)
+"$tmp/baselines" "$reps" > "$tmp/c.txt"
+"$bench" "$reps" "$only" > "$tmp/ptxr.txt"
+python3 - "$tmp/c.txt" "$tmp/ptxr.txt" <<'PY'
+import sys
+c = dict(l.split() for l in open(sys.argv[1]))
+p = dict(l.split() for l in open(sys.argv[2]))
+work = {"saxpy": ("GB/s", 12 * 2**26), "reduce": ("GB/s", 4 * 2**26), "sgemm": ("GFLOP/s", 2 * 1024**3),
+        "histogram": ("GB/s", 2**26), "stencil": ("GB/s", 8 * 4096**2)}
+print(f"{'kernel':10} {'ptxr s':>9} {'C s':>9} {'ptxr':>10} {'C':>10}  ptxr/C")
+for k in p:
+    unit, amount = work[k]
+    tp, tc = float(p[k]), float(c[k])
+    print(f"{k:10} {tp:9.4f} {tc:9.4f} {amount/tp/1e9:7.2f} {unit:>2} {amount/tc/1e9:7.2f} {unit:>2}  {tp/tc:5.2f}x")
+PY
