@@ -127,6 +127,7 @@ pub const STATUS_ASSERT: u32 = 2;
 pub const STATUS_DEADLOCK: u32 = 3;
 pub const STATUS_BRKPT: u32 = 4;
 pub const STATUS_BAD_ADDRESS: u32 = 5;
+pub const STATUS_BAD_BARRIER: u32 = 6;
 
 /// Field indices of `CtaCtx` for GEPs in the emitter.
 pub mod field {

@@ -8,6 +8,8 @@ use std::sync::Mutex;
 pub struct HostState {
     pub out: Mutex<Vec<u8>>,
     pub assert_msg: Mutex<Option<String>>,
+    /// Extra words for an error (e.g. where the threads of a deadlocked CTA wait).
+    pub detail: Mutex<Option<String>>,
 }
 
 pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve };
@@ -188,7 +190,7 @@ fn c_general(v: f64, p: usize) -> String {
 
 impl HostState {
     pub fn new() -> HostState {
-        HostState { out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None) }
+        HostState { out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None) }
     }
     /// Writes printf output collected during the launch to stdout.
     pub fn flush(&self) {

@@ -286,7 +286,11 @@ impl Loaded {
                     let m = host.assert_msg.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
                     format!("{whr}: error: device assertion failed: {m}")
                 }
-                abi::STATUS_DEADLOCK => format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point"),
+                abi::STATUS_DEADLOCK => {
+                    let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                    format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point ({d})")
+                }
+                abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
                 s => format!("{whr}: error: launch failed (status {s})"),
             };
             return Err(LaunchError(msg));

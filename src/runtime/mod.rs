@@ -4,7 +4,7 @@
 //! linking it into a shared library with the system C compiler, and opening that library —
 //! the same object path as ahead-of-time compilation.
 
-mod host;
+pub(crate) mod host;
 mod launch;
 pub mod warp;
 

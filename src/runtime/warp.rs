@@ -36,51 +36,75 @@ fn fail(cta: &mut CtaCtx, status: u32, line: u32, thread: usize) -> u32 {
 
 pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx) -> u32 {
     let n = slots.len();
-    if slots.iter().all(|s| s.state == SLOT_EXITED) {
+    // One pass: who is done, who waits where.
+    let mut live_threads = 0u32;
+    let mut bar_waiting = [0u32; 16];
+    let mut bar_first = [usize::MAX; 16];
+    let mut warp_pending = vec![false; n.div_ceil(32)];
+    let mut progress = false;
+    for (t, s) in slots.iter_mut().enumerate() {
+        if s.state == SLOT_EXITED {
+            continue;
+        }
+        live_threads += 1;
+        if s.state != SLOT_WAITING {
+            continue;
+        }
+        match s.kind {
+            // bar.arrive: count the arrival and let the thread go on.
+            SYNC_BAR_ARRIVE => {
+                sched.arrived[(s.bar_id & 15) as usize] += 1;
+                s.state = SLOT_RUNNABLE;
+                progress = true;
+            }
+            SYNC_BAR => {
+                let id = (s.bar_id & 15) as usize;
+                bar_waiting[id] += 1;
+                if bar_first[id] == usize::MAX {
+                    bar_first[id] = t;
+                }
+            }
+            k if is_warp_kind(k) => warp_pending[t / 32] = true,
+            _ => {}
+        }
+    }
+    if live_threads == 0 {
         return RESOLVE_DONE;
     }
-    let mut progress = false;
-    // bar.arrive: count the arrival and let the thread go on.
-    for s in slots.iter_mut() {
-        if s.state == SLOT_WAITING && s.kind == SYNC_BAR_ARRIVE {
-            sched.arrived[(s.bar_id & 15) as usize] += 1;
-            s.state = SLOT_RUNNABLE;
-            progress = true;
-        }
-    }
     // Warp collectives, warp by warp.
-    for w in 0..(n + 31) / 32 {
-        let base = w * 32;
-        let lanes = (n - base).min(32);
-        let warp = &mut slots[base..base + lanes];
-        if resolve_warp(warp) {
-            progress = true;
+    for (w, pending) in warp_pending.iter().enumerate() {
+        if *pending {
+            let base = w * 32;
+            let lanes = (n - base).min(32);
+            if resolve_warp(&mut slots[base..base + lanes]) {
+                progress = true;
+            }
         }
     }
-    // Barriers.
-    let live_threads = slots.iter().filter(|s| live(s)).count() as u32;
-    for id in 0..16u32 {
-        let waiting: u32 = slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id).count() as u32;
-        if waiting == 0 {
+    // Barriers (9.7.12.1): complete when the expected number of threads has arrived —
+    // `b` if given, else every thread of the CTA that has not exited.
+    for id in 0..16usize {
+        if bar_waiting[id] == 0 {
             continue;
         }
-        let first = slots.iter().position(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id).unwrap();
+        let first = bar_first[id];
         let count = slots[first].bar_count;
         if count != 0 && (count % 32 != 0 || count as usize > n.div_ceil(32) * 32) {
-            // 9.7.12.1: b must be a multiple of the warp size and at most the CTA size.
-            return fail(cta, STATUS_DEADLOCK, slots[first].line, first);
+            // The thread count must be a multiple of the warp size, at most the CTA size.
+            return fail(cta, STATUS_BAD_BARRIER, slots[first].line, first);
         }
         let expected = if count == 0 { live_threads } else { count };
-        let arrived = waiting + sched.arrived[id as usize];
-        if arrived < expected.min(if count == 0 { live_threads } else { u32::MAX }) {
+        if bar_waiting[id] + sched.arrived[id] < expected {
             continue;
         }
-        // bar.red: reduce the predicates of the waiting threads.
-        let preds: Vec<bool> = slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id).map(|s| s.a != 0).collect();
-        let popc = preds.iter().filter(|p| **p).count() as u64;
-        let all = preds.iter().all(|p| *p);
-        let any = preds.iter().any(|p| *p);
-        for s in slots.iter_mut().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && s.bar_id == id) {
+        let (mut popc, mut all, mut any) = (0u64, true, false);
+        for s in slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && (s.bar_id & 15) as usize == id) {
+            let p = s.a != 0;
+            popc += p as u64;
+            all &= p;
+            any |= p;
+        }
+        for s in slots.iter_mut().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && (s.bar_id & 15) as usize == id) {
             match s.mode {
                 1 => s.result = popc,
                 2 => s.pred = all as u32,
@@ -89,7 +113,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
             }
             s.state = SLOT_RUNNABLE;
         }
-        sched.arrived[id as usize] = 0;
+        sched.arrived[id] = 0;
         progress = true;
     }
     if progress {
@@ -97,6 +121,23 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
     }
     // Nothing can move: every live thread waits for threads that will never arrive.
     let (t, s) = slots.iter().enumerate().find(|(_, s)| s.state == SLOT_WAITING).expect("a waiting thread");
+    let mut sites: Vec<(u32, u32)> = Vec::new();
+    for s in slots.iter().filter(|s| s.state == SLOT_WAITING) {
+        match sites.iter_mut().find(|(l, _)| *l == s.line) {
+            Some((_, c)) => *c += 1,
+            None => sites.push((s.line, 1)),
+        }
+    }
+    sites.sort();
+    let detail = sites.iter().map(|(l, c)| format!("line {l}: {c} thread{}", if *c == 1 { "" } else { "s" })).collect::<Vec<_>>().join(", ");
+    let exited = slots.iter().filter(|s| s.state == SLOT_EXITED).count();
+    if !cta.host.is_null() {
+        let host = unsafe { &*(cta.host as *const super::host::HostState) };
+        let mut g = host.detail.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() {
+            *g = Some(format!("waiting at {detail}; {exited} exited"));
+        }
+    }
     fail(cta, STATUS_DEADLOCK, s.line, t)
 }
 
@@ -127,7 +168,8 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
             }
         }
     }
-    let snapshot: Vec<SyncSlot> = warp.to_vec();
+    let mut snapshot = [SyncSlot::default(); 32];
+    snapshot[..n].copy_from_slice(warp);
     for l in 0..n {
         let p = parts[l];
         if p == 0 {
