@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Runs every filetest (tests/filetests/**/*.ptx) on a real NVIDIA GPU through CuPy and checks
+the `// expect:` lines — an independent oracle for the expected values that the CPU tests use.
+
+Usage (on a machine with a GPU and CuPy): python3 scripts/gpu-check-filetests.py [SUBSTRING]
+Files with `// expect-error:` (traps, deadlocks) are skipped: they would hang or kill the GPU
+context. Prints one line per mismatch and a summary `N passed, M failed`.
+"""
+import glob, os, re, struct, sys
+
+import cupy as cp
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SIZES = {"8": 1, "16": 2, "32": 4, "64": 8}
+NP = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "s8": np.int8, "s16": np.int16,
+      "s32": np.int32, "s64": np.int64, "b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64,
+      "f16": np.uint16, "f32": np.uint32, "f64": np.uint64}
+
+
+def half_bits(f):
+    return int(np.array([f], dtype=np.float16).view(np.uint16)[0])
+
+
+def scalar_bits(ty, v):
+    size = int(re.sub(r"\D", "", ty) or 8) // 8 if ty != "pred" else 1
+    if v.startswith(("0x", "0X")):
+        return int(v, 16), size
+    if ty[0] == "f":
+        f = {"inf": float("inf"), "+inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}.get(v)
+        f = float(v) if f is None else f
+        if ty == "f64":
+            return struct.unpack("<Q", struct.pack("<d", f))[0], 8
+        if ty == "f32":
+            return struct.unpack("<I", struct.pack("<f", f))[0], 4
+        return half_bits(f), 2
+    x = int(v)
+    return x & ((1 << (8 * size)) - 1), size
+
+
+def typed_bytes(ty, vals):
+    out = b""
+    for v in [v.strip() for v in vals.split(",") if v.strip()]:
+        bits, size = scalar_bits(ty, v)
+        out += bits.to_bytes(size, "little")
+    return out
+
+
+def arg_value(spec):
+    kind, rest = spec.split(":", 1)
+    if kind == "buf":
+        how, data = rest.split(":", 1)
+        if how == "zero":
+            b = bytes(int(data))
+        elif how == "hex":
+            b = bytes.fromhex(re.sub(r"[\s_]", "", data))
+        elif how == "file":
+            b = open(data, "rb").read()
+        else:
+            b = typed_bytes(how, data)
+        return ("buf", cp.asarray(np.frombuffer(b + bytes(-len(b) % 8 or 0), dtype=np.uint8).copy()), len(b))
+    bits, size = scalar_bits(kind, rest)
+    dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
+    return ("scalar", dt(bits), size)
+
+
+def dim(s):
+    s = s.strip().strip("()")
+    d = [int(x) for x in s.split(",")] + [1, 1]
+    return tuple(d[:3])
+
+
+def split_top(s):
+    out, depth, cur = [], 0, ""
+    for c in s:
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+    out.append(cur)
+    return out
+
+
+def main():
+    flt = sys.argv[1] if len(sys.argv) > 1 else ""
+    passed = failed = skipped = 0
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/filetests/**/*.ptx"), recursive=True)):
+        name = os.path.relpath(path, ROOT)
+        if flt not in name:
+            continue
+        text = open(path).read()
+        if "// expect-error:" in text:
+            skipped += 1
+            continue
+        try:
+            # A .ptx path is loaded by the driver (cuModuleLoad); `code=` would be CUDA C++.
+            import tempfile
+            tmp = tempfile.NamedTemporaryFile(suffix=".ptx", delete=False)
+            tmp.write(text.encode())
+            tmp.close()
+            mod = cp.RawModule(path=tmp.name)
+        except Exception as e:  # noqa: BLE001
+            print(f"{name}: GPU could not load the PTX: {str(e).splitlines()[0]}")
+            failed += 1
+            continue
+        runs = []
+        for n, line in enumerate(text.splitlines(), 1):
+            l = line.strip()
+            if l.startswith("// run:"):
+                r = l[len("// run:"):].strip()
+                k, rest = r.split("<<<", 1)
+                launch, args = rest.split(">>>", 1)
+                parts = split_top(launch)
+                runs.append(dict(line=n, kernel=k.strip(), grid=dim(parts[0]), block=dim(parts[1] if len(parts) > 1 else "1"),
+                                 shared=int(parts[2]) if len(parts) > 2 else 0, args=args.split(), expects=[]))
+            elif l.startswith("// expect:"):
+                lhs, rhs = l[len("// expect:"):].split("==", 1)
+                runs[-1]["expects"].append((n, int(lhs.strip()[3:]), rhs.strip()))
+        for r in runs:
+            vals = [arg_value(a) for a in r["args"]]
+            try:
+                f = mod.get_function(r["kernel"])
+                f(r["grid"], r["block"], tuple(v[1] for v in vals), shared_mem=r["shared"])
+                cp.cuda.runtime.deviceSynchronize()
+            except Exception as e:  # noqa: BLE001
+                print(f"{name}:{r['line']}: launch failed on the GPU: {str(e).splitlines()[0]}")
+                failed += 1
+                continue
+            for (ln, idx, spec) in r["expects"]:
+                kind, v, size = vals[idx]
+                got = cp.asnumpy(v).tobytes()
+                ty, data = spec.split(":", 1)
+                want = bytes.fromhex(re.sub(r"[^0-9a-fA-F]", "", data)) if ty == "hex" else typed_bytes(ty, data)
+                if got[:len(want)] != want:
+                    w = SIZES.get(re.sub(r"\D", "", ty), 1) if ty != "hex" else 1
+                    diffs = [i for i in range(0, len(want), w) if got[i:i + w] != want[i:i + w]]
+                    i = diffs[0]
+                    print(f"{name}:{ln}: arg{idx} element {i // w}: expected {want[i:i+w][::-1].hex()} GPU {got[i:i+w][::-1].hex()} ({len(diffs)} differ)")
+                    failed += 1
+                else:
+                    passed += 1
+    print(f"gpu-check: {passed} passed, {failed} failed, {skipped} skipped")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
