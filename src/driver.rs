@@ -1,6 +1,8 @@
 //! The pipeline chained in one place: parse → validate → codegen → optimize → emit/load.
 
+use crate::capi::{self, CKernel};
 use crate::codegen::target::{self, TargetKind};
+use crate::codegen::KernelInfo;
 use crate::runtime::Loaded;
 use crate::SourceFile;
 use anyhow::{anyhow, Result};
@@ -14,6 +16,8 @@ pub enum Emit {
     Asm,
     LlvmIr,
     StaticLib,
+    /// The C header of the launch functions (docs/abi.md).
+    Header,
 }
 
 impl Emit {
@@ -23,6 +27,7 @@ impl Emit {
             "asm" => Emit::Asm,
             "llvm-ir" => Emit::LlvmIr,
             "staticlib" => Emit::StaticLib,
+            "header" => Emit::Header,
             _ => return None,
         })
     }
@@ -34,8 +39,23 @@ pub fn lower<'ctx>(ctx: &'ctx Context, src: &SourceFile) -> Result<crate::codege
     crate::codegen::compile(ctx, &module, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))
 }
 
-/// Compiles `src` for `kind` at `opt` and writes `emit` to `out`.
+/// Compiles `src` for `kind` at `opt` and writes `emit` to `out`. Objects and static
+/// libraries include the C-ABI launch functions and the C runtime (docs/abi.md).
 pub fn compile_to_file(src: &SourceFile, kind: TargetKind, opt: u32, emit: Emit, out: &Path) -> Result<()> {
+    compile_to_file_with(src, kind, opt, emit, out, true)
+}
+
+/// [`compile_to_file`]; `c_abi: false` leaves the C launch functions and runtime out of
+/// objects and static libraries (then only the `__ptxr_cta_<kernel>` symbols are defined and
+/// no C compiler is needed).
+pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: Emit, out: &Path, c_abi: bool) -> Result<()> {
+    if emit == Emit::Header {
+        let kernels = kernels_of(src)?;
+        let ck: Vec<CKernel> = kernels.iter().map(|k| CKernel { info: k, file: &src.name }).collect();
+        capi::check_unique(&ck)?;
+        let stem = Path::new(&src.name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
+        return std::fs::write(out, capi::header(&stem, &ck)).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
+    }
     let ctx = Context::create();
     let c = lower(&ctx, src)?;
     let tm = target::machine(kind, opt, "sm_70")?;
@@ -43,19 +63,43 @@ pub fn compile_to_file(src: &SourceFile, kind: TargetKind, opt: u32, emit: Emit,
     match emit {
         Emit::LlvmIr => c.module.print_to_file(out).map_err(|e| anyhow!("cannot write {}: {}", out.display(), e.to_string())),
         Emit::Asm => target::write_asm(&c.module, &tm, out),
-        Emit::Obj => target::write_object(&c.module, &tm, out),
-        Emit::StaticLib => {
+        Emit::Obj if !c_abi => target::write_object(&c.module, &tm, out),
+        Emit::Obj | Emit::StaticLib => {
             let dir = tempfile::tempdir()?;
             let o = dir.path().join("kernels.o");
             target::write_object(&c.module, &tm, &o)?;
-            let _ = std::fs::remove_file(out);
-            let st = std::process::Command::new("ar").arg("crs").arg(out).arg(&o).status().map_err(|e| anyhow!("cannot run `ar`: {e}"))?;
-            if !st.success() {
-                anyhow::bail!("`ar` failed to write {}", out.display());
+            let mut objs = vec![o];
+            let cc = capi::c_compiler(kind);
+            if c_abi {
+                let ck: Vec<CKernel> = c.kernels.iter().map(|k| CKernel { info: k, file: &src.name }).collect();
+                objs.extend(capi::build_c_objects(&cc, dir.path(), &ck, &[])?);
             }
-            Ok(())
+            if emit == Emit::Obj {
+                capi::link_relocatable(&cc, out, &objs)
+            } else {
+                capi::archive(out, &objs)
+            }
         }
+        Emit::Header => unreachable!(),
     }
+}
+
+/// Compiles `src` for `kind` at `opt` into the object `out` (only the `__ptxr_cta_<kernel>`
+/// symbols); returns its kernels.
+pub fn compile_object(src: &SourceFile, kind: TargetKind, opt: u32, out: &Path) -> Result<Vec<KernelInfo>> {
+    let ctx = Context::create();
+    let c = lower(&ctx, src)?;
+    let tm = target::machine(kind, opt, "sm_70")?;
+    target::optimize(&c.module, &tm, opt)?;
+    target::write_object(&c.module, &tm, out)?;
+    Ok(c.kernels)
+}
+
+/// The kernels of `src` with their parameter layouts (parse, validate and lower only).
+pub fn kernels_of(src: &SourceFile) -> Result<Vec<KernelInfo>> {
+    let ctx = Context::create();
+    let c = lower(&ctx, src)?;
+    Ok(c.kernels)
 }
 
 /// Compiles `src` for the host and loads it for launching.

@@ -2,11 +2,15 @@
 //!
 //! Pipeline: [`syntax`] (nom parser, AST, validation) → `ir` → `lanes` → `codegen` → `runtime`.
 
+pub mod buildscript;
+pub mod capi;
 pub mod codegen;
 pub mod driver;
 pub mod lanes;
 pub mod runtime;
 pub mod syntax;
+
+pub use buildscript::Build;
 
 use std::path::Path;
 

@@ -26,9 +26,14 @@ enum Cmd {
         /// host, x86_64, aarch64 (nvptx64: see `ptxr roundtrip`)
         #[arg(long, default_value = "host")]
         target: String,
-        /// obj, asm, llvm-ir, staticlib
+        /// obj, asm, llvm-ir, staticlib, header (objects and static libraries include the C-ABI
+        /// launch functions `ptxr_launch_<kernel>` and the C runtime; `header` writes their C header)
         #[arg(long, default_value = "obj")]
         emit: String,
+        /// Objects and static libraries without the C launch functions and runtime (only the
+        /// `__ptxr_cta_<kernel>` symbols; no C compiler needed).
+        #[arg(long)]
+        no_c_abi: bool,
         #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
         opt: u32,
         #[arg(long, default_value = "sm_70")]
@@ -63,7 +68,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
-        Cmd::Compile { file, target, emit, opt, sm, output } => compile(&file, &target, &emit, opt, &sm, output),
+        Cmd::Compile { file, target, emit, no_c_abi, opt, sm, output } => compile(&file, &target, &emit, !no_c_abi, opt, &sm, output),
         Cmd::Run { file, kernel, grid, block, shared, args, dumps, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, opt),
     };
     match r {
@@ -95,28 +100,31 @@ fn check(files: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn compile(file: &PathBuf, target: &str, emit: &str, opt: u32, _sm: &str, output: Option<PathBuf>) -> anyhow::Result<()> {
+fn compile(file: &PathBuf, target: &str, emit: &str, c_abi: bool, opt: u32, _sm: &str, output: Option<PathBuf>) -> anyhow::Result<()> {
     let kind = TargetKind::parse(target).ok_or_else(|| anyhow::anyhow!("unknown target `{target}` (host, x86_64, aarch64, nvptx64)"))?;
     if kind == TargetKind::Nvptx64 {
         anyhow::bail!("`--target nvptx64` is not implemented yet");
     }
-    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, staticlib)"))?;
+    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, staticlib, header)"))?;
     let src = ptxr::SourceFile::load(file)?;
     let ext = match em {
         Emit::Obj => "o",
         Emit::Asm => "s",
         Emit::LlvmIr => "ll",
         Emit::StaticLib => "a",
+        Emit::Header => "h",
     };
     let out = output.unwrap_or_else(|| {
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         if em == Emit::StaticLib {
             PathBuf::from(format!("lib{stem}.a"))
+        } else if em == Emit::Header {
+            PathBuf::from(format!("ptxr_{stem}.h"))
         } else {
             PathBuf::from(format!("{stem}.{ext}"))
         }
     });
-    ptxr::driver::compile_to_file(&src, kind, opt, em, &out)
+    ptxr::driver::compile_to_file_with(&src, kind, opt, em, &out, c_abi)
 }
 
 #[allow(clippy::too_many_arguments)]

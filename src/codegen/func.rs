@@ -564,11 +564,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
         let callee = match self.m.globals.get(fname.name) {
             Some(GlobalSym::Func(f)) => *f,
+            _ if self.m.ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.name.name == fname.name)) => {
+                return Err(self.err(fname.span, format!("`{}` is declared but not defined in this module (only vprintf and __assertfail are provided by ptxr)", fname.name)));
+            }
             _ => return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name))),
         };
-        if callee.count_basic_blocks() == 0 && !self.m.ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.name.name == fname.name && f.body.is_some())) {
-            return Err(self.err(fname.span, format!("`{}` is declared but has no body in this module (external functions are not supported)", fname.name)));
-        }
         let mut argv: Vec<BasicMetadataValueEnum> = vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()];
         let mut reg_rets = Vec::new();
         for r in rets.iter().chain(args.iter()) {

@@ -135,9 +135,12 @@ pub fn compile<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, nam
     }
     m.shared_size = align_up(m.shared_size, 16);
     // Declare every function first (calls may precede definitions).
+    // Only functions defined in this module get LLVM functions; a prototype may precede its
+    // definition. Calls to external functions other than the host services (vprintf,
+    // __assertfail) are reported at the call.
     for item in &ast.items {
         if let Item::Func(f) = item {
-            if !f.entry {
+            if !f.entry && f.body.is_some() && !m.globals.contains_key(f.name.name) {
                 let fv = func::declare_func(&mut m, f);
                 m.globals.insert(f.name.name, GlobalSym::Func(fv));
             }

@@ -4,7 +4,7 @@
 use super::func::{int_t, types_of, FnEmitter, R};
 use super::ops_float::{rounding, Rnd};
 use crate::syntax::ast::{Instr, Type};
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
@@ -15,17 +15,18 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
 }
 
 /// PTX ISA 9.7.8.14 cvt: `cvt{.irnd|.frnd}{.ftz}{.sat}.dtype.atype d, a;`
+///
+/// Missing rounding modifiers: float→int defaults to `.rzi` (the spec requires a modifier;
+/// ptxr accepts its absence like C's truncation), int→float and float narrowing to `.rn`.
 fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let tys = types_of(i);
     if tys.len() != 2 {
         return Err(e.err(i.span, "`cvt` needs a destination and a source type"));
     }
     let (dt, at) = (tys[0], tys[1]);
-    if dt == Type::F16x2 || at == Type::F16x2 {
-        return Err(e.err(i.span, "`cvt` with .f16x2 is not supported yet"));
-    }
     let ftz = i.has_mod("ftz");
     let sat = i.has_mod("sat");
+    let relu = i.has_mod("relu");
     let irnd = i.mods.iter().find_map(|m| match *m {
         "rni" => Some(Rnd::N),
         "rzi" => Some(Rnd::Z),
@@ -34,24 +35,87 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         _ => None,
     });
     let frnd = rounding(i);
-    let mut a = e.read(&i.operands[1], at)?;
-    if ftz && at == Type::F32 {
-        a = super::ops_float::ftz_val(e, a);
+    if at == Type::F16x2 {
+        return Err(e.err(i.span, "`cvt` from .f16x2 is not a PTX form"));
+    }
+    if dt == Type::F16x2 {
+        // PTX 7.0: cvt.rn{.relu}.f16x2.f32 d, a, b — a goes to the upper half, b to the lower.
+        if at != Type::F32 || i.operands.len() != 3 {
+            return Err(e.err(i.span, "`cvt.f16x2` converts two `.f32` sources: `cvt.rn.f16x2.f32 d, a, b`"));
+        }
+        let m = frnd.unwrap_or(Rnd::N);
+        let mut h = Vec::new();
+        for k in [1, 2] {
+            let v = e.read(&i.operands[k], Type::F32)?.into_float_value();
+            let v = e.b.build_float_ext(v, e.ctx().f64_type(), "").unwrap();
+            let v = if sat { super::ops_half::sat_d(e, v) } else { v };
+            let v = if relu { relu_d(e, v) } else { v };
+            h.push(super::ops_half::round_f16(e, v, m));
+        }
+        let r = super::ops_half::pack(e, h[1], h[0]);
+        return e.write(&i.operands[0], Type::B32, r.into());
     }
     let ctx = e.ctx();
+    let f64t = ctx.f64_type();
+    // Float sources as f32/f64 values (f16 widened exactly to f32).
+    let src_f = |e: &mut FnEmitter<'ctx, 'a, '_>| -> R<FloatValue<'ctx>> {
+        if at == Type::F16 {
+            // GPU-verified: a NaN half converts to the canonical f32 NaN 0x7fffffff.
+            let h = e.read_int(&i.operands[1], Type::B16)?;
+            let f = super::ops_half::h2f(e, h);
+            return Ok(super::ops_float::canon_nan(e, f));
+        }
+        let a = e.read(&i.operands[1], at)?;
+        Ok(if ftz && at == Type::F32 { super::ops_float::ftz_val(e, a) } else { a }.into_float_value())
+    };
     let r: BasicValueEnum<'ctx> = match (dt.is_float(), at.is_float()) {
         (true, true) => {
-            let av = a.into_float_value();
-            let mut v = if dt.bits() == at.bits() {
+            let av = src_f(e)?;
+            if dt == Type::F16 {
+                // To f16: same size (copy or round to integral), or narrowing with .frnd.
+                let h = if at == Type::F16 {
+                    match irnd {
+                        Some(m) => {
+                            let r = round_int(e, av, m);
+                            super::ops_half::round_f16(e, e.b.build_float_ext(r, f64t, "").unwrap(), Rnd::N)
+                        }
+                        None => {
+                            let hb = e.read_int(&i.operands[1], Type::B16)?;
+                            if sat || relu {
+                                super::ops_half::round_f16(e, e.b.build_float_ext(av, f64t, "").unwrap(), Rnd::N)
+                            } else {
+                                hb
+                            }
+                        }
+                    }
+                } else {
+                    super::ops_half::round_f16(e, ext64(e, av), frnd.unwrap_or(Rnd::N))
+                };
+                let h = if sat || relu {
+                    let d = super::ops_half::h2d(e, h);
+                    let d = if sat { super::ops_half::sat_d(e, d) } else { d };
+                    let d = if relu { relu_d(e, d) } else { d };
+                    super::ops_half::round_f16(e, d, Rnd::N)
+                } else {
+                    h
+                };
+                e.write(&i.operands[0], Type::B16, h.into())?;
+                return Ok(());
+            }
+            let src_bits = if at == Type::F16 { 16 } else { at.bits() };
+            let mut v = if dt.bits() == src_bits {
                 match irnd {
-                    Some(m) => round_int(e, av, m),
+                    Some(m) => {
+                        let r = round_int(e, av, m);
+                        if dt == Type::F32 { super::ops_float::canon_nan(e, r) } else { r }
+                    }
                     None => av,
                 }
-            } else if dt.bits() > at.bits() {
+            } else if dt.bits() > src_bits {
                 e.b.build_float_ext(av, e.val_t(dt).into_float_type(), "").unwrap()
             } else {
-                let m = frnd.unwrap_or(Rnd::N);
-                narrow_float(e, av, dt, m)
+                // f64 → f32
+                super::ops_float::narrow_f32(e, av, frnd.unwrap_or(Rnd::N))
             };
             if sat {
                 v = super::ops_float::saturate(e, v);
@@ -62,23 +126,70 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             }
             r
         }
-        (false, true) => float_to_int(e, a.into_float_value(), dt, irnd.unwrap_or(Rnd::Z)).into(),
+        (false, true) => {
+            let av = src_f(e)?;
+            float_to_int(e, av, dt, irnd.unwrap_or(Rnd::Z)).into()
+        }
         (true, false) => {
-            let av = a.into_int_value();
+            let av = e.read_int(&i.operands[1], at)?;
             let m = frnd.unwrap_or(Rnd::N);
-            int_to_float(e, av, at.is_signed(), dt, m).into()
+            if dt == Type::F16 {
+                // Exact in f64 for ≤ 32-bit sources; wider ones are clamped to ±2^20 first
+                // (anything that large overflows f16 the same way).
+                let v = if at.bits() == 64 {
+                    let lim = 1i64 << 20;
+                    let t = av.get_type();
+                    let (lo, hi) = (t.const_int((-lim) as u64, true), t.const_int(lim as u64, false));
+                    let v = if at.is_signed() {
+                        let c = e.b.build_int_compare(IntPredicate::SLT, av, lo, "").unwrap();
+                        let v = e.b.build_select(c, lo, av, "").unwrap().into_int_value();
+                        let c = e.b.build_int_compare(IntPredicate::SGT, v, hi, "").unwrap();
+                        e.b.build_select(c, hi, v, "").unwrap().into_int_value()
+                    } else {
+                        let c = e.b.build_int_compare(IntPredicate::UGT, av, hi, "").unwrap();
+                        e.b.build_select(c, hi, av, "").unwrap().into_int_value()
+                    };
+                    v
+                } else {
+                    av
+                };
+                let d = if at.is_signed() { e.b.build_signed_int_to_float(v, f64t, "").unwrap() } else { e.b.build_unsigned_int_to_float(v, f64t, "").unwrap() };
+                let d = if sat { super::ops_half::sat_d(e, d) } else { d };
+                let h = super::ops_half::round_f16(e, d, m);
+                e.write(&i.operands[0], Type::B16, h.into())?;
+                return Ok(());
+            }
+            let mut v = int_to_float(e, av, at.is_signed(), dt, m);
+            if sat {
+                v = super::ops_float::saturate(e, v);
+            }
+            v.into()
         }
         (false, false) => {
             // Integer to integer: extend/truncate per the source type; `.sat` clamps to the
             // destination's range.
-            let av = a.into_int_value();
+            let av = e.read_int(&i.operands[1], at)?;
             let v = if sat { clamp_int(e, av, at.is_signed(), dt) } else { av };
             let v = e.resize(v, dt.bits(), at.is_signed());
-            let _ = ctx;
             v.into()
         }
     };
     e.write(&i.operands[0], dt, r)
+}
+
+fn ext64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    if v.get_type() == e.ctx().f64_type() {
+        v
+    } else {
+        e.b.build_float_ext(v, e.ctx().f64_type(), "").unwrap()
+    }
+}
+
+/// `.relu`: negative values become +0; NaN stays NaN.
+fn relu_d<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let t = v.get_type();
+    let lt = e.b.build_float_compare(FloatPredicate::OLT, v, t.const_float(0.0), "").unwrap();
+    e.b.build_select(lt, t.const_float(0.0), v, "").unwrap().into_float_value()
 }
 
 fn round_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'ctx>, m: Rnd) -> inkwell::values::FloatValue<'ctx> {
@@ -91,7 +202,8 @@ fn round_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'
     e.intrinsic(name, &[v.get_type().into()], &[v.into()]).into_float_value()
 }
 
-/// f64 → f32 (or f32/f64 → f16) with rounding mode `m`.
+/// (unused) f64 → f32 (or f32/f64 → f16) with rounding mode `m`.
+#[allow(dead_code)]
 fn narrow_float<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'ctx>, dt: Type, m: Rnd) -> inkwell::values::FloatValue<'ctx> {
     if dt == Type::F32 {
         let zero = e.ctx().f64_type().const_float(0.0);
@@ -126,7 +238,7 @@ fn int_to_float<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, signed: bo
     if w <= 32 && dt == Type::F32 {
         let f64t = e.ctx().f64_type();
         let x = if signed { e.b.build_signed_int_to_float(v, f64t, "").unwrap() } else { e.b.build_unsigned_int_to_float(v, f64t, "").unwrap() };
-        return super::ops_float::rounded_add(e, x, f64t.const_float(0.0), Type::F32, m);
+        return super::ops_float::narrow_f32(e, x, m);
     }
     // 64-bit sources: nearest conversion, then step one ulp toward the exact value.
     let r = if signed { e.b.build_signed_int_to_float(v, ft, "").unwrap() } else { e.b.build_unsigned_int_to_float(v, ft, "").unwrap() };

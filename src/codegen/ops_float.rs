@@ -73,7 +73,13 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.3.8 div: `.approx`/`.full` are within their stated error of the exact
         // quotient, so ptxr computes them correctly rounded.
         "div" => {
-            if approx || i.has_mod("full") || rnd == Rnd::N {
+            if approx && ty == Type::F32 {
+                // a * (1/b) with the reciprocal flushed to zero (GPU-verified: a divisor above
+                // 2^126 gives 0); within the stated 2 ulp for b in [2^-126, 2^126].
+                let rc = e.b.build_float_div(ft.const_float(1.0), src[1], "").unwrap();
+                let rc = ftz_val(e, rc.into()).into_float_value();
+                e.b.build_float_mul(src[0], rc, "").unwrap()
+            } else if approx || i.has_mod("full") || rnd == Rnd::N {
                 e.b.build_float_div(src[0], src[1], "").unwrap()
             } else {
                 rounded_div(e, src[0], src[1], ty, rnd)
@@ -111,6 +117,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.3.18-21 sin/cos/lg2/ex2.approx: the host libm (far more accurate than the
         // stated bounds); special values follow IEEE, which matches the spec's tables.
         "sin" | "cos" | "lg2" | "ex2" => {
+            // GPU-verified: sin/cos flush subnormal inputs even without .ftz (the spec's table).
+            let x = if matches!(op, "sin" | "cos") { ftz_val(e, src[0].into()).into_float_value() } else { src[0] };
+            let src = [x];
             let name = match op {
                 "sin" => "llvm.sin",
                 "cos" => "llvm.cos",
@@ -128,9 +137,19 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         }
         _ => return Ok(false),
     };
-    // Single-precision arithmetic returns the GPU's canonical NaN 0x7fffffff (9.7.3: f32 NaN
-    // payloads are not supported); abs/neg/copysign are bit operations and keep payloads.
-    let r = if ty == Type::F32 && !matches!(op, "neg" | "abs" | "copysign") { canon_nan(e, r) } else { r };
+    // NaN results (GPU-verified on an H100): every f32 instruction but copysign, abs and neg
+    // included, returns the canonical NaN 0x7fffffff; f64 instructions propagate the first
+    // NaN operand (quieted) and otherwise produce 0xfff8000000000000.
+    let r = match ty {
+        Type::F32 if op != "copysign" => canon_nan(e, r),
+        Type::F64 if matches!(op, "neg" | "abs") => {
+            // GPU-verified: abs.f64/neg.f64 return a NaN input unchanged.
+            let n = is_nan(e, src[0]);
+            sel(e, n, src[0], r)
+        }
+        Type::F64 if op != "copysign" => nan_f64(e, r, &src),
+        _ => r,
+    };
     let mut r: BasicValueEnum = r.into();
     if sat {
         r = saturate(e, r.into_float_value()).into();
@@ -160,6 +179,20 @@ fn and_all<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: &[IntValue<'ctx>]) -> IntValue<
         r = e.b.build_and(r, *x, "").unwrap();
     }
     r
+}
+
+/// f64 NaN results: the first NaN operand, quieted, else the default NaN 0xfff8000000000000.
+fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[FloatValue<'ctx>]) -> FloatValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let mut out = i64t.const_int(0xfff8_0000_0000_0000, false);
+    for s in src.iter().rev() {
+        let b = e.to_bits((*s).into());
+        let q = e.b.build_or(b, i64t.const_int(1 << 51, false), "").unwrap();
+        out = e.b.build_select(is_nan(e, *s), q, out, "").unwrap().into_int_value();
+    }
+    let rb = e.to_bits(r.into());
+    let rb = e.b.build_select(is_nan(e, r), out, rb, "").unwrap().into_int_value();
+    e.from_bits(rb, Type::F64).into_float_value()
 }
 
 /// f32 NaN results become the canonical NaN 0x7fffffff.
@@ -279,6 +312,24 @@ fn fma_f<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'
     e.intrinsic("llvm.fma", &[a.get_type().into()], &[a.into(), b.into(), c.into()]).into_float_value()
 }
 
+fn fneg<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    e.b.build_float_neg(v, "").unwrap()
+}
+
+fn fmul<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    e.b.build_float_mul(a, b, "").unwrap()
+}
+
+fn sel<'ctx>(e: &FnEmitter<'ctx, '_, '_>, c: IntValue<'ctx>, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    e.b.build_select(c, a, b, "").unwrap().into_float_value()
+}
+
+/// |v| < k
+fn abs_lt<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, k: f64) -> IntValue<'ctx> {
+    let a = fabs(e, v);
+    e.b.build_float_compare(FloatPredicate::OLT, a, v.get_type().const_float(k), "").unwrap()
+}
+
 /// TwoSum: s = RN(a+b), err = (a+b) - s exactly.
 fn two_sum<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> (FloatValue<'ctx>, FloatValue<'ctx>) {
     let s = e.b.build_float_add(a, b, "").unwrap();
@@ -289,75 +340,168 @@ fn two_sum<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue
     (s, e.b.build_float_add(da, db, "").unwrap())
 }
 
+/// Is `v` exactly +0 (bit pattern)?
+fn is_pos_zero<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> IntValue<'ctx> {
+    let b = e.to_bits(v.into());
+    e.b.build_int_compare(IntPredicate::EQ, b, b.get_type().const_zero(), "").unwrap()
+}
+
 pub fn rounded_add<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
     if rnd == Rnd::N {
         return e.b.build_float_add(a, b, "").unwrap();
     }
     let (s, err) = two_sum(e, ext(e, a), ext(e, b));
-    finish(e, s, err, ty, rnd)
+    let fin = and_all(e, &[is_finite(e, a), is_finite(e, b)]);
+    // An exact zero sum is -0 under .rm unless both addends are +0 (IEEE 754 6.3).
+    let both_pos = and_all(e, &[is_pos_zero(e, a), is_pos_zero(e, b)]);
+    finish(e, s, err, ty, rnd, fin, Some(both_pos))
 }
 
 pub fn rounded_mul<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
     if rnd == Rnd::N {
         return e.b.build_float_mul(a, b, "").unwrap();
     }
-    let (a, b) = (ext(e, a), ext(e, b));
-    let p = e.b.build_float_mul(a, b, "").unwrap();
-    let np = e.b.build_float_neg(p, "").unwrap();
-    let err = fma_f(e, a, b, np);
-    finish(e, p, err, ty, rnd)
+    let fin = and_all(e, &[is_finite(e, a), is_finite(e, b)]);
+    if ty == Type::F32 {
+        // The f64 product of two f32 values is exact.
+        let p = fmul(e, ext(e, a), ext(e, b));
+        return finish(e, p, f64t(e).const_float(0.0), ty, rnd, fin, None);
+    }
+    let r = fmul(e, a, b);
+    let zero = f64t(e).const_float(0.0);
+    let resid = fma_resid(e, a, b, zero, r);
+    finish(e, r, resid, ty, rnd, fin, None)
+}
+
+/// A value with the sign of `ph + pl + c - r` (all exact doubles), via two passes of
+/// error-free summation.
+fn sum4_sign<'ctx>(e: &FnEmitter<'ctx, '_, '_>, ph: FloatValue<'ctx>, pl: FloatValue<'ctx>, c: FloatValue<'ctx>, r: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let (x, xe) = two_sum(e, c, fneg(e, r));
+    let (y, ye) = two_sum(e, ph, x);
+    let (z, ze) = two_sum(e, pl, xe);
+    let (u, ue) = two_sum(e, y, z);
+    let (v, ve) = two_sum(e, ye, ze);
+    let (t, te) = two_sum(e, u, v);
+    let rest = e.b.build_float_add(te, e.b.build_float_add(ue, ve, "").unwrap(), "").unwrap();
+    e.b.build_float_add(t, rest, "").unwrap()
+}
+
+/// Sign of `a*b + c - r` for doubles (r = RN(a*b + c)), exact also when the product lies
+/// below the subnormal range: then the operands are scaled by 2^600 (each below 1) first.
+fn fma_resid<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, c: FloatValue<'ctx>, r: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let t = f64t(e);
+    let one = t.const_float(1.0);
+    let big = t.const_float(2f64.powi(600));
+    let ph = fmul(e, a, b);
+    let pl = fma_f(e, a, b, fneg(e, ph));
+    let normal = sum4_sign(e, ph, pl, c, r);
+    // Scaled: a' = a·sa, b' = b·sb, c' and r' by sa·sb.
+    let sa = sel(e, abs_lt(e, a, 1.0), big, one);
+    let sb = sel(e, abs_lt(e, b, 1.0), big, one);
+    let a2 = fmul(e, a, sa);
+    let b2 = fmul(e, b, sb);
+    let c2 = fmul(e, fmul(e, c, sa), sb);
+    let r2 = fmul(e, fmul(e, r, sa), sb);
+    let ph2 = fmul(e, a2, b2);
+    let pl2 = fma_f(e, a2, b2, fneg(e, ph2));
+    let scaled = sum4_sign(e, ph2, pl2, c2, r2);
+    // c too large to scale: then r = c and the residual is the (tiny) product.
+    let c_big = e.b.build_not(is_finite(e, c2), "").unwrap();
+    let c_big = e.b.build_and(c_big, is_finite(e, c), "").unwrap();
+    let scaled = sel(e, c_big, ph2, scaled);
+    let tiny = abs_lt(e, ph, 2f64.powi(-900));
+    sel(e, tiny, scaled, normal)
 }
 
 pub fn rounded_fma<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, c: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
     if rnd == Rnd::N {
         return fma_f(e, a, b, c);
     }
+    let fin = and_all(e, &[is_finite(e, a), is_finite(e, b), is_finite(e, c)]);
     if ty == Type::F32 {
         // a*b is exact in f64; the sum's residual comes from TwoSum.
-        let p = e.b.build_float_mul(ext(e, a), ext(e, b), "").unwrap();
+        let p = fmul(e, ext(e, a), ext(e, b));
         let (s, err) = two_sum(e, p, ext(e, c));
-        return finish(e, s, err, ty, rnd);
+        let both_pos = and_all(e, &[is_pos_zero(e, p), is_pos_zero(e, c)]);
+        return finish(e, s, err, ty, rnd, fin, Some(both_pos));
     }
-    // f64: r = RN(a*b+c); residual sign from (a*b - (r - c)) evaluated exactly as
-    // ph + pl - (r - c) with TwoProd(ph, pl) and a TwoSum of (r - c).
     let r = fma_f(e, a, b, c);
-    let ph = e.b.build_float_mul(a, b, "").unwrap();
-    let nph = e.b.build_float_neg(ph, "").unwrap();
-    let pl = fma_f(e, a, b, nph);
-    let nc = e.b.build_float_neg(c, "").unwrap();
-    let (d, dl) = two_sum(e, r, nc); // d + dl = r - c exactly
-    let t1 = e.b.build_float_sub(ph, d, "").unwrap();
-    let t2 = e.b.build_float_sub(pl, dl, "").unwrap();
-    let err = e.b.build_float_add(t1, t2, "").unwrap();
-    finish(e, r, err, ty, rnd)
+    let resid = fma_resid(e, a, b, c, r);
+    let p = fmul(e, a, b);
+    let p_zero = e.b.build_float_compare(FloatPredicate::OEQ, p, f64t(e).const_float(0.0), "").unwrap();
+    let exact_zero_prod = {
+        // The product is exactly zero only when a factor is zero.
+        let za = e.b.build_float_compare(FloatPredicate::OEQ, a, f64t(e).const_float(0.0), "").unwrap();
+        let zb = e.b.build_float_compare(FloatPredicate::OEQ, b, f64t(e).const_float(0.0), "").unwrap();
+        e.b.build_or(za, zb, "").unwrap()
+    };
+    let both_pos = and_all(e, &[p_zero, exact_zero_prod, is_pos_zero(e, p), is_pos_zero(e, c)]);
+    finish(e, r, resid, ty, rnd, fin, Some(both_pos))
 }
 
 pub fn rounded_div<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, b: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    let nz = e.b.build_float_compare(FloatPredicate::UNE, b, b.get_type().const_float(0.0), "").unwrap();
+    let fin = and_all(e, &[is_finite(e, a), is_finite(e, b), nz]);
+    let t = f64t(e);
     let (a, b) = (ext(e, a), ext(e, b));
     let q = e.b.build_float_div(a, b, "").unwrap();
+    let bneg = e.b.build_float_compare(FloatPredicate::OLT, b, t.const_float(0.0), "").unwrap();
     if ty == Type::F32 {
-        // q (f64) is within half an f64 ulp; the residual a - q*b has the sign of (a/b - q)·sign(b).
-        let nq = e.b.build_float_neg(q, "").unwrap();
-        let r = fma_f(e, nq, b, a);
+        // q (f64) is within half an f64 ulp; (a - q*b)/b is the residual (exact remainder).
+        let r = fma_f(e, fneg(e, q), b, a);
         let err = e.b.build_float_div(r, b, "").unwrap();
-        return finish(e, q, err, ty, rnd);
+        return finish(e, q, err, ty, rnd, fin, None);
     }
-    let nq = e.b.build_float_neg(q, "").unwrap();
-    let r = fma_f(e, nq, b, a);
-    let err = e.b.build_float_div(r, b, "").unwrap();
-    finish(e, q, err, ty, rnd)
+    // Sign of a/b - q = sign(a - q*b)·sign(b). For tiny a or q, scale so the remainder
+    // cannot underflow: (a·2^600 - q·2^600·b), or with b·2^-600 when |a| ≥ 1.
+    let rem = fma_f(e, fneg(e, q), b, a);
+    let up = t.const_float(2f64.powi(600));
+    let down = t.const_float(2f64.powi(-600));
+    let a_small = abs_lt(e, a, 1.0);
+    let a2 = sel(e, a_small, fmul(e, a, up), a);
+    let q2 = fmul(e, q, up);
+    let b2 = sel(e, a_small, b, fmul(e, b, down));
+    let rem2 = fma_f(e, fneg(e, q2), b2, a2);
+    let tiny = e.b.build_or(abs_lt(e, q, 2f64.powi(-900)), abs_lt(e, a, 2f64.powi(-900)), "").unwrap();
+    let rem = sel(e, tiny, rem2, rem);
+    let err = sel(e, bneg, fneg(e, rem), rem);
+    finish(e, q, err, ty, rnd, fin, None)
 }
 
 pub fn rounded_sqrt<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+    let t = f64t(e);
     let a = ext(e, a);
-    let s = e.intrinsic("llvm.sqrt", &[f64t(e).into()], &[a.into()]).into_float_value();
-    let ns = e.b.build_float_neg(s, "").unwrap();
-    let r = fma_f(e, ns, s, a); // a - s² ; sign of (sqrt(a) - s)
-    finish(e, s, r, ty, rnd)
+    let s = e.intrinsic("llvm.sqrt", &[t.into()], &[a.into()]).into_float_value();
+    let fin = is_finite(e, a);
+    if ty == Type::F32 {
+        // a - s² (exact) over 2s approximates sqrt(a) - s.
+        let r = fma_f(e, fneg(e, s), s, a);
+        let err = e.b.build_float_div(r, e.b.build_float_add(s, s, "").unwrap(), "").unwrap();
+        return finish(e, s, err, ty, rnd, fin, None);
+    }
+    // Sign of a - s², computed on a·2^200 and s·2^100 for tiny a (no underflow).
+    let tiny = abs_lt(e, a, 2f64.powi(-900));
+    let a2 = sel(e, tiny, fmul(e, a, t.const_float(2f64.powi(200))), a);
+    let s2 = sel(e, tiny, fmul(e, s, t.const_float(2f64.powi(100))), s);
+    let r = fma_f(e, fneg(e, s2), s2, a2);
+    finish(e, s, r, ty, rnd, fin, None)
 }
 
-/// Rounds the exact value `hi + lo` (hi = RN in f64) to `ty` in direction `rnd`.
-fn finish<'ctx>(e: &FnEmitter<'ctx, '_, '_>, hi: FloatValue<'ctx>, lo: FloatValue<'ctx>, ty: Type, rnd: Rnd) -> FloatValue<'ctx> {
+/// f64 → f32 with rounding `rnd` (exact).
+pub fn narrow_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd) -> FloatValue<'ctx> {
+    if rnd == Rnd::N {
+        return e.b.build_float_trunc(v, e.ctx().f32_type(), "").unwrap();
+    }
+    let fin = is_finite(e, v);
+    finish(e, v, f64t(e).const_float(0.0), Type::F32, rnd, fin, None)
+}
+
+/// Rounds the exact value `hi + lo` to `ty` in direction `rnd`. `hi` is RN(exact) in f64;
+/// for f32 results `lo` is the residual (|lo| ≤ half an f64 ulp of hi), for f64 results only
+/// its sign matters. `exact_finite`: the exact result is a finite number (so an infinite RN
+/// result is an overflow). `rm_pos_zero`: under .rm, an exact zero result is +0 (both
+/// addends +0) rather than -0.
+fn finish<'ctx>(e: &FnEmitter<'ctx, '_, '_>, hi: FloatValue<'ctx>, lo: FloatValue<'ctx>, ty: Type, rnd: Rnd, exact_finite: IntValue<'ctx>, rm_pos_zero: Option<IntValue<'ctx>>) -> FloatValue<'ctx> {
     let f64_t = f64t(e);
     let (r, resid) = if ty == Type::F32 {
         let r = e.b.build_float_trunc(hi, e.ctx().f32_type(), "").unwrap();
@@ -385,17 +529,10 @@ fn finish<'ctx>(e: &FnEmitter<'ctx, '_, '_>, hi: FloatValue<'ctx>, lo: FloatValu
     };
     // Overflow: RN gives ±inf for a finite exact value; directed modes may need ±MAX instead.
     let is_inf = {
-        let a = e.intrinsic("llvm.fabs", &[rt.into()], &[r.into()]).into_float_value();
+        let a = fabs(e, r);
         e.b.build_float_compare(FloatPredicate::OEQ, a, rt.const_float(f64::INFINITY), "").unwrap()
     };
-    let hi_finite = {
-        let a = e.intrinsic("llvm.fabs", &[f64_t.into()], &[hi.into()]).into_float_value();
-        let fin64 = e.b.build_float_compare(FloatPredicate::ONE, a, f64_t.const_float(f64::INFINITY), "").unwrap();
-        // For f64 results, an infinite hi from finite inputs shows as a NaN residual.
-        let lo_nan = e.b.build_float_compare(FloatPredicate::UNO, lo, lo, "").unwrap();
-        if ty == Type::F32 { fin64 } else { lo_nan }
-    };
-    let overflow = e.b.build_and(is_inf, hi_finite, "").unwrap();
+    let overflow = e.b.build_and(is_inf, exact_finite, "").unwrap();
     let rneg = e.b.build_float_compare(FloatPredicate::OLT, r, rzero, "").unwrap();
     let to_max = match rnd {
         Rnd::Z => overflow,
@@ -406,9 +543,9 @@ fn finish<'ctx>(e: &FnEmitter<'ctx, '_, '_>, hi: FloatValue<'ctx>, lo: FloatValu
     let bits = e.to_bits(r.into());
     let it = bits.get_type();
     let one = it.const_int(1, false);
+    let sign_bit = it.const_int(1u64 << (it.get_bit_width() - 1), false);
     // next toward +inf / -inf on the integer image (sign-magnitude).
     let next = |toward_pos: bool| -> IntValue<'ctx> {
-        let sign_bit = it.const_int(1u64 << (it.get_bit_width() - 1), false);
         let is_neg = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(bits, sign_bit, "").unwrap(), it.const_zero(), "").unwrap();
         let is_zero = e.b.build_int_compare(IntPredicate::EQ, e.b.build_and(bits, e.b.build_not(sign_bit, "").unwrap(), "").unwrap(), it.const_zero(), "").unwrap();
         let inc = e.b.build_int_add(bits, one, "").unwrap();
@@ -426,9 +563,17 @@ fn finish<'ctx>(e: &FnEmitter<'ctx, '_, '_>, hi: FloatValue<'ctx>, lo: FloatValu
     let out = e.b.build_select(down, down_bits, out, "").unwrap().into_int_value();
     // ±MAX with r's sign.
     let max_mag = if ty == Type::F32 { 0x7f7f_ffffu64 } else { 0x7fef_ffff_ffff_ffffu64 };
-    let sign = e.b.build_and(bits, it.const_int(1u64 << (it.get_bit_width() - 1), false), "").unwrap();
+    let sign = e.b.build_and(bits, sign_bit, "").unwrap();
     let maxv = e.b.build_or(sign, it.const_int(max_mag, false), "").unwrap();
-    let out = e.b.build_select(to_max, maxv, out, "").unwrap().into_int_value();
+    let mut out = e.b.build_select(to_max, maxv, out, "").unwrap().into_int_value();
+    if let (Rnd::M, Some(pz)) = (rnd, rm_pos_zero) {
+        // Exact zero: hi is zero and no residual.
+        let hz = e.b.build_float_compare(FloatPredicate::OEQ, hi, f64_t.const_float(0.0), "").unwrap();
+        let lz = e.b.build_float_compare(FloatPredicate::OEQ, lo, f64_t.const_float(0.0), "").unwrap();
+        let ez = e.b.build_and(hz, lz, "").unwrap();
+        let zb = e.b.build_select(pz, it.const_zero(), sign_bit, "").unwrap().into_int_value();
+        out = e.b.build_select(ez, zb, out, "").unwrap().into_int_value();
+    }
     e.from_bits(out, ty).into_float_value()
 }
 
@@ -449,7 +594,8 @@ fn testp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
         Some("infinite") => b.build_and(exp_all, man_zero, "").unwrap(),
         Some("number") => b.build_not(b.build_and(exp_all, b.build_not(man_zero, "").unwrap(), "").unwrap(), "").unwrap(),
         Some("notanumber") => b.build_and(exp_all, b.build_not(man_zero, "").unwrap(), "").unwrap(),
-        Some("normal") => b.build_and(b.build_not(exp_all, "").unwrap(), b.build_not(exp_zero, "").unwrap(), "").unwrap(),
+        // ±0 count as normal numbers (9.7.3.1).
+        Some("normal") => b.build_and(b.build_not(exp_all, "").unwrap(), b.build_or(b.build_not(exp_zero, "").unwrap(), man_zero, "").unwrap(), "").unwrap(),
         Some("subnormal") => b.build_and(exp_zero, b.build_not(man_zero, "").unwrap(), "").unwrap(),
         _ => return Err(e.err(i.span, "testp needs a test (.finite, .infinite, .number, .notanumber, .normal, .subnormal)")),
     };

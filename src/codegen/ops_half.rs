@@ -1,8 +1,393 @@
 //! Half precision (9.7.4, 9.7.6): f16 and f16x2 arithmetic and comparisons.
+//!
+//! Halves are handled as raw 16-bit patterns (`.f16` in `.b16`/`.f16` registers, `.f16x2` as
+//! an i32 whose low 16 bits are element 0). Arithmetic widens each element exactly to f64,
+//! computes there (add/sub/mul are exact in f64; an f16 fma in f64 cannot double-round, see
+//! `round_f16`), and rounds once to f16 with integer code. NaN results are the canonical
+//! half NaN 0x7fff.
 
-use super::func::{FnEmitter, R};
-use crate::syntax::ast::Instr;
+use super::func::{types_of, FnEmitter, R};
+use super::ops_float::Rnd;
+use crate::syntax::ast::{Instr, Operand, Type};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
 
-pub fn emit<'ctx, 'a>(_e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>) -> R<bool> {
-    Ok(false)
+pub const CANON_NAN: u64 = 0x7fff;
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    let tys = types_of(i);
+    let Some(&last) = tys.last() else { return Ok(false) };
+    let op = i.opcode.name;
+    match op {
+        "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max" | "ex2" if matches!(last, Type::F16 | Type::F16x2) => arith(e, i, last).map(|_| true),
+        "setp" if matches!(last, Type::F16 | Type::F16x2) => setp(e, i, last).map(|_| true),
+        "set" if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2)) => set(e, i).map(|_| true),
+        _ => Ok(false),
+    }
+}
+
+// ---------------------------------------------------------------- conversions
+
+/// Exact f16 bits (i16) → f32.
+pub fn h2f<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> FloatValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let f32t = e.ctx().f32_type();
+    let x = e.b.build_int_z_extend(h, i32t, "").unwrap();
+    let sign = e.b.build_left_shift(e.b.build_and(x, i32t.const_int(0x8000, false), "").unwrap(), i32t.const_int(16, false), "").unwrap();
+    let m = e.b.build_and(x, i32t.const_int(0x7fff, false), "").unwrap();
+    let sh = e.b.build_left_shift(m, i32t.const_int(13, false), "").unwrap();
+    // Finite: (m << 13) read as f32 is the value times 2^-112 (exact, also for subnormals).
+    let f = e.b.build_bit_cast(sh, f32t, "").unwrap().into_float_value();
+    let f = e.b.build_float_mul(f, f32t.const_float(2f64.powi(112)), "").unwrap();
+    let fb = e.b.build_bit_cast(f, i32t, "").unwrap().into_int_value();
+    // Inf/NaN: exponent all ones, payload shifted.
+    let special = e.b.build_int_compare(IntPredicate::UGE, m, i32t.const_int(0x7c00, false), "").unwrap();
+    let sb = e.b.build_or(sh, i32t.const_int(0x7f80_0000, false), "").unwrap();
+    let fb = e.b.build_select(special, sb, fb, "").unwrap().into_int_value();
+    let fb = e.b.build_or(fb, sign, "").unwrap();
+    e.b.build_bit_cast(fb, f32t, "").unwrap().into_float_value()
+}
+
+pub fn h2d<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> FloatValue<'ctx> {
+    let f = h2f(e, h);
+    e.b.build_float_ext(f, e.ctx().f64_type(), "").unwrap()
+}
+
+/// Rounds an f64 value to f16 bits with mode `rnd` (exact for every mode, subnormals
+/// included; overflow gives ±inf or ±MAX per mode; NaN gives 0x7fff).
+///
+/// Double rounding: f16 add/sub/mul results are exact in f64. An f16 fma result `ab + c`
+/// (ab: ≤ 22 significant bits) that is finite in f16 spans at most 53 bits unless `ab` or
+/// `c` is far below the other's last bit, where the RN-to-f64 step cannot reach an f16
+/// rounding boundary; so RN(f64) then RN(f16) equals RN(f16) of the exact value.
+pub fn round_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd) -> IntValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let c = |k: u64| i64t.const_int(k, false);
+    let b = &e.b;
+    let bits = b.build_bit_cast(v, i64t, "").unwrap().into_int_value();
+    let sign = b.build_right_shift(bits, c(63), false, "").unwrap();
+    let abs = b.build_and(bits, c(0x7fff_ffff_ffff_ffff), "").unwrap();
+    let bexp = b.build_right_shift(abs, c(52), false, "").unwrap();
+    let man = b.build_and(abs, c((1 << 52) - 1), "").unwrap();
+    let is_sub64 = b.build_int_compare(IntPredicate::EQ, bexp, c(0), "").unwrap();
+    let sig = b.build_select(is_sub64, man, b.build_or(man, c(1 << 52), "").unwrap(), "").unwrap().into_int_value();
+    let bexp1 = b.build_select(is_sub64, c(1), bexp, "").unwrap().into_int_value();
+    // Unbiased exponent (signed).
+    let ue = b.build_int_sub(bexp1, c(1023), "").unwrap();
+    let below = b.build_int_compare(IntPredicate::SLT, ue, i64t.const_int((-14i64) as u64, true), "").unwrap();
+    // shift = 42 (+ how far below the f16 normal range), at most 63.
+    let extra = b.build_int_sub(i64t.const_int((-14i64) as u64, true), ue, "").unwrap();
+    let shift = b.build_select(below, b.build_int_add(c(42), extra, "").unwrap(), c(42), "").unwrap().into_int_value();
+    let big = b.build_int_compare(IntPredicate::UGT, shift, c(63), "").unwrap();
+    let shift = b.build_select(big, c(63), shift, "").unwrap().into_int_value();
+    let int = b.build_right_shift(sig, shift, false, "").unwrap();
+    let mask = b.build_int_sub(b.build_left_shift(c(1), shift, "").unwrap(), c(1), "").unwrap();
+    let rem = b.build_and(sig, mask, "").unwrap();
+    let half = b.build_left_shift(c(1), b.build_int_sub(shift, c(1), "").unwrap(), "").unwrap();
+    let normal_base = b.build_int_add(b.build_left_shift(b.build_int_add(ue, c(14), "").unwrap(), c(10), "").unwrap(), int, "").unwrap();
+    let base = b.build_select(below, int, normal_base, "").unwrap().into_int_value();
+    let inexact = b.build_int_compare(IntPredicate::NE, rem, c(0), "").unwrap();
+    let is_neg = b.build_int_compare(IntPredicate::NE, sign, c(0), "").unwrap();
+    let t = e.ctx().bool_type().const_int(1, false);
+    let f = e.ctx().bool_type().const_zero();
+    let up = match rnd {
+        Rnd::N => {
+            let gt = b.build_int_compare(IntPredicate::UGT, rem, half, "").unwrap();
+            let eq = b.build_int_compare(IntPredicate::EQ, rem, half, "").unwrap();
+            let odd = b.build_int_compare(IntPredicate::NE, b.build_and(int, c(1), "").unwrap(), c(0), "").unwrap();
+            b.build_or(gt, b.build_and(eq, odd, "").unwrap(), "").unwrap()
+        }
+        Rnd::Z => f,
+        Rnd::P => b.build_and(inexact, b.build_not(is_neg, "").unwrap(), "").unwrap(),
+        Rnd::M => b.build_and(inexact, is_neg, "").unwrap(),
+    };
+    let mag = b.build_int_add(base, b.build_int_z_extend(up, i64t, "").unwrap(), "").unwrap();
+    // Overflow (|v| ≥ 2^16): inf when the mode rounds away from zero, MAX otherwise.
+    let over = b.build_int_compare(IntPredicate::SGT, ue, c(15), "").unwrap();
+    let to_inf = match rnd {
+        Rnd::N => t,
+        Rnd::Z => f,
+        Rnd::P => b.build_not(is_neg, "").unwrap(),
+        Rnd::M => is_neg,
+    };
+    let ovf = b.build_select(to_inf, c(0x7c00), c(0x7bff), "").unwrap().into_int_value();
+    let mag = b.build_select(over, ovf, mag, "").unwrap().into_int_value();
+    let is_inf = b.build_int_compare(IntPredicate::EQ, abs, c(0x7ff0_0000_0000_0000), "").unwrap();
+    let mag = b.build_select(is_inf, c(0x7c00), mag, "").unwrap().into_int_value();
+    let r = b.build_or(mag, b.build_left_shift(sign, c(15), "").unwrap(), "").unwrap();
+    let is_nan = b.build_int_compare(IntPredicate::UGT, abs, c(0x7ff0_0000_0000_0000), "").unwrap();
+    let r = b.build_select(is_nan, c(CANON_NAN), r, "").unwrap().into_int_value();
+    b.build_int_truncate(r, e.ctx().i16_type(), "").unwrap()
+}
+
+/// `.ftz` on f16 bits: subnormals become sign-preserving zero.
+pub fn ftz_h<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> IntValue<'ctx> {
+    let t = h.get_type();
+    let exp = e.b.build_and(h, t.const_int(0x7c00, false), "").unwrap();
+    let sub = e.b.build_int_compare(IntPredicate::EQ, exp, t.const_zero(), "").unwrap();
+    let sign = e.b.build_and(h, t.const_int(0x8000, false), "").unwrap();
+    e.b.build_select(sub, sign, h, "").unwrap().into_int_value()
+}
+
+/// f16 bits with NaN payloads replaced by the canonical NaN.
+fn is_nan_h<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> IntValue<'ctx> {
+    let t = h.get_type();
+    let m = e.b.build_and(h, t.const_int(0x7fff, false), "").unwrap();
+    e.b.build_int_compare(IntPredicate::UGT, m, t.const_int(0x7c00, false), "").unwrap()
+}
+
+/// `.sat` on an f64 value: clamp to [0, 1], NaN (and -0) → +0.
+pub fn sat_d<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let t = v.get_type();
+    let gt0 = e.b.build_float_compare(FloatPredicate::OGT, v, t.const_float(0.0), "").unwrap();
+    let r = e.b.build_select(gt0, v, t.const_float(0.0), "").unwrap().into_float_value();
+    let gt1 = e.b.build_float_compare(FloatPredicate::OGT, r, t.const_float(1.0), "").unwrap();
+    e.b.build_select(gt1, t.const_float(1.0), r, "").unwrap().into_float_value()
+}
+
+// ---------------------------------------------------------------- lanes
+
+fn lanes<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, ty: Type) -> Vec<IntValue<'ctx>> {
+    let i16t = e.ctx().i16_type();
+    if ty == Type::F16 {
+        return vec![v];
+    }
+    let lo = e.b.build_int_truncate(v, i16t, "").unwrap();
+    let hi = e.b.build_right_shift(v, v.get_type().const_int(16, false), false, "").unwrap();
+    let hi = e.b.build_int_truncate(hi, i16t, "").unwrap();
+    vec![lo, hi]
+}
+
+pub fn pack<'ctx>(e: &FnEmitter<'ctx, '_, '_>, lo: IntValue<'ctx>, hi: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let lo = e.b.build_int_z_extend(lo, i32t, "").unwrap();
+    let hi = e.b.build_int_z_extend(hi, i32t, "").unwrap();
+    let hi = e.b.build_left_shift(hi, i32t.const_int(16, false), "").unwrap();
+    e.b.build_or(lo, hi, "").unwrap()
+}
+
+fn read_h<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>, ty: Type) -> R<IntValue<'ctx>> {
+    let bt = if ty == Type::F16 { Type::B16 } else { Type::B32 };
+    e.read_int(op, bt)
+}
+
+fn write_h<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>, ty: Type, l: &[IntValue<'ctx>]) -> R<()> {
+    if ty == Type::F16 {
+        e.write(op, Type::B16, l[0].into())
+    } else {
+        let v = pack(e, l[0], l[1]);
+        e.write(op, Type::B32, v.into())
+    }
+}
+
+// ---------------------------------------------------------------- arithmetic
+
+/// PTX ISA 9.7.4.1-5 add/sub/mul/fma/neg (and abs/min/max/ex2.approx of later PTX versions).
+fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let op = i.opcode.name;
+    let ftz = i.has_mod("ftz");
+    let sat = i.has_mod("sat");
+    let relu = i.has_mod("relu");
+    let nan_mod = i.has_mod("NaN");
+    if i.mods.iter().any(|m| matches!(*m, "rz" | "rm" | "rp")) {
+        return Err(e.err(i.span, "half precision arithmetic supports only `.rn` (9.7.4)"));
+    }
+    let n = match op {
+        "neg" | "abs" | "ex2" => 1,
+        "fma" => 3,
+        _ => 2,
+    };
+    let mut srcs = Vec::new();
+    for k in 0..n {
+        let v = read_h(e, &i.operands[1 + k], ty)?;
+        let l = lanes(e, v, ty);
+        srcs.push(if ftz { l.iter().map(|h| ftz_h(e, *h)).collect::<Vec<_>>() } else { l });
+    }
+    let nl = if ty == Type::F16 { 1 } else { 2 };
+    let i16t = e.ctx().i16_type();
+    let mut out = Vec::new();
+    for k in 0..nl {
+        let a = srcs[0][k];
+        let r = match op {
+            // GPU-verified: neg.f16 of a NaN gives the canonical NaN.
+            "neg" | "abs" => {
+                let r = if op == "neg" { e.b.build_xor(a, i16t.const_int(0x8000, false), "").unwrap() } else { e.b.build_and(a, i16t.const_int(0x7fff, false), "").unwrap() };
+                let n = is_nan_h(e, a);
+                e.b.build_select(n, i16t.const_int(CANON_NAN, false), r, "").unwrap().into_int_value()
+            }
+            "min" | "max" => {
+                let b = srcs[1][k];
+                let (fa, fb) = (h2f(e, a), h2f(e, b));
+                let is_min = op == "min";
+                let p = if is_min { FloatPredicate::OLT } else { FloatPredicate::OGT };
+                let c = e.b.build_float_compare(p, fa, fb, "").unwrap();
+                let r = e.b.build_select(c, a, b, "").unwrap().into_int_value();
+                let na = is_nan_h(e, a);
+                let nb = is_nan_h(e, b);
+                let r = e.b.build_select(nb, a, r, "").unwrap().into_int_value();
+                let r = e.b.build_select(na, b, r, "").unwrap().into_int_value();
+                // -0 < +0
+                let za = e.b.build_float_compare(FloatPredicate::OEQ, fa, e.ctx().f32_type().const_float(0.0), "").unwrap();
+                let zb = e.b.build_float_compare(FloatPredicate::OEQ, fb, e.ctx().f32_type().const_float(0.0), "").unwrap();
+                let bz = e.b.build_and(za, zb, "").unwrap();
+                let z = if is_min { e.b.build_or(a, b, "").unwrap() } else { e.b.build_and(a, b, "").unwrap() };
+                let r = e.b.build_select(bz, z, r, "").unwrap().into_int_value();
+                let any_nan = e.b.build_or(na, nb, "").unwrap();
+                let both_nan = e.b.build_and(na, nb, "").unwrap();
+                let nan_out = if nan_mod { any_nan } else { both_nan };
+                e.b.build_select(nan_out, i16t.const_int(CANON_NAN, false), r, "").unwrap().into_int_value()
+            }
+            _ => {
+                let da = h2d(e, a);
+                let v: FloatValue = match op {
+                    "add" => e.b.build_float_add(da, h2d(e, srcs[1][k]), "").unwrap(),
+                    "sub" => e.b.build_float_sub(da, h2d(e, srcs[1][k]), "").unwrap(),
+                    "mul" => e.b.build_float_mul(da, h2d(e, srcs[1][k]), "").unwrap(),
+                    "fma" => {
+                        let (db, dc) = (h2d(e, srcs[1][k]), h2d(e, srcs[2][k]));
+                        e.intrinsic("llvm.fma", &[da.get_type().into()], &[da.into(), db.into(), dc.into()]).into_float_value()
+                    }
+                    // ex2.approx.f16 (PTX 7.0): 2^a, here correctly rounded.
+                    _ => e.intrinsic("llvm.exp2", &[da.get_type().into()], &[da.into()]).into_float_value(),
+                };
+                let v = if sat { sat_d(e, v) } else { v };
+                let v = if relu {
+                    // .relu: negative results become +0, NaN stays NaN.
+                    let t = v.get_type();
+                    let lt = e.b.build_float_compare(FloatPredicate::OLT, v, t.const_float(0.0), "").unwrap();
+                    e.b.build_select(lt, t.const_float(0.0), v, "").unwrap().into_float_value()
+                } else {
+                    v
+                };
+                round_f16(e, v, Rnd::N)
+            }
+        };
+        out.push(if ftz { ftz_h(e, r) } else { r });
+    }
+    write_h(e, &i.operands[0], ty, &out)
+}
+
+// ---------------------------------------------------------------- comparisons
+
+fn cmp_f<'ctx>(e: &FnEmitter<'ctx, '_, '_>, cmp: &str, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Option<IntValue<'ctx>> {
+    let p = match cmp {
+        "eq" => FloatPredicate::OEQ,
+        "ne" => FloatPredicate::ONE,
+        "lt" => FloatPredicate::OLT,
+        "le" => FloatPredicate::OLE,
+        "gt" => FloatPredicate::OGT,
+        "ge" => FloatPredicate::OGE,
+        "equ" => FloatPredicate::UEQ,
+        "neu" => FloatPredicate::UNE,
+        "ltu" => FloatPredicate::ULT,
+        "leu" => FloatPredicate::ULE,
+        "gtu" => FloatPredicate::UGT,
+        "geu" => FloatPredicate::UGE,
+        "num" => FloatPredicate::ORD,
+        "nan" => FloatPredicate::UNO,
+        _ => return None,
+    };
+    Some(e.b.build_float_compare(p, a, b, "").unwrap())
+}
+
+fn cmp_name<'a>(i: &Instr<'a>) -> Option<&'a str> {
+    i.mods.iter().copied().find(|m| matches!(*m, "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "lo" | "ls" | "hi" | "hs" | "equ" | "neu" | "ltu" | "leu" | "gtu" | "geu" | "num" | "nan"))
+}
+
+/// Per-lane comparison results of `a CmpOp b` combined with `c` by the BoolOp.
+fn compare_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st: Type, nb: usize) -> R<Vec<IntValue<'ctx>>> {
+    let cmp = cmp_name(i).ok_or_else(|| e.err(i.span, "missing comparison operator"))?;
+    let boolop = i.mods.iter().copied().find(|m| matches!(*m, "and" | "or" | "xor"));
+    let ftz = i.has_mod("ftz");
+    let mut res = Vec::new();
+    if matches!(st, Type::F16 | Type::F16x2) {
+        let a = read_h(e, &i.operands[nb], st)?;
+        let b = read_h(e, &i.operands[nb + 1], st)?;
+        let (la, lb) = (lanes(e, a, st), lanes(e, b, st));
+        for k in 0..la.len() {
+            let (mut x, mut y) = (la[k], lb[k]);
+            if ftz {
+                x = ftz_h(e, x);
+                y = ftz_h(e, y);
+            }
+            let (fx, fy) = (h2f(e, x), h2f(e, y));
+            let t = cmp_f(e, cmp, fx, fy).ok_or_else(|| e.err(i.span, format!("comparison `.{cmp}` is not valid for half precision")))?;
+            res.push(t);
+        }
+    } else {
+        let mut a = e.read(&i.operands[nb], st)?;
+        let mut b = e.read(&i.operands[nb + 1], st)?;
+        if ftz {
+            a = super::ops_float::ftz(e, a);
+            b = super::ops_float::ftz(e, b);
+        }
+        let t = super::ops_int::compare(e, cmp, st, a, b).ok_or_else(|| e.err(i.span, format!("comparison `.{cmp}` is not valid for `.{}`", st.as_str())))?;
+        res.push(t);
+    }
+    if let Some(op) = boolop {
+        let c = e.read(&i.operands[nb + 2], Type::Pred)?.into_int_value();
+        for t in res.iter_mut() {
+            *t = match op {
+                "and" => e.b.build_and(*t, c, "").unwrap(),
+                "or" => e.b.build_or(*t, c, "").unwrap(),
+                _ => e.b.build_xor(*t, c, "").unwrap(),
+            };
+        }
+    }
+    Ok(res)
+}
+
+/// PTX ISA 9.7.6.2 setp.f16 / setp.f16x2 (`p|q` gets the two lanes' results).
+fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+    let r = compare_lanes(e, i, ty, 1)?;
+    match &i.operands[0] {
+        Operand::Pair(p, q) => {
+            if r.len() == 2 {
+                e.write(p, Type::Pred, r[0].into())?;
+                e.write(q, Type::Pred, r[1].into())
+            } else {
+                let nt = e.b.build_not(r[0], "").unwrap();
+                e.write(p, Type::Pred, r[0].into())?;
+                e.write(q, Type::Pred, nt.into())
+            }
+        }
+        d => {
+            if r.len() == 2 {
+                return Err(e.err(i.span, "setp.f16x2 writes two predicates `p|q`"));
+            }
+            e.write(d, Type::Pred, r[0].into())
+        }
+    }
+}
+
+/// PTX ISA 9.7.6.1 set with a half destination: 1.0 (0x3c00) or 0.0 per lane; also
+/// 9.7.5.1 set.dtype.f16 (u32/s32: 0xffffffff, f32: 1.0f).
+fn set<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let tys = types_of(i);
+    if tys.len() != 2 {
+        return Err(e.err(i.span, "`set` needs a destination and a source type"));
+    }
+    let (dt, st) = (tys[0], tys[1]);
+    let r = compare_lanes(e, i, st, 1)?;
+    let one = |e: &FnEmitter<'ctx, 'a, '_>, t: IntValue<'ctx>, on: u64, w: u32| -> IntValue<'ctx> {
+        let it = super::func::int_t(e.ctx(), w);
+        e.b.build_select(t, it.const_int(on, false), it.const_zero(), "").unwrap().into_int_value()
+    };
+    let v: BasicValueEnum = match dt {
+        Type::F16 => one(e, r[0], 0x3c00, 16).into(),
+        Type::F16x2 => {
+            let lo = one(e, r[0], 0x3c00, 16);
+            let hi = one(e, *r.get(1).unwrap_or(&r[0]), 0x3c00, 16);
+            pack(e, lo, hi).into()
+        }
+        Type::F32 => one(e, r[0], 0x3f80_0000, 32).into(),
+        Type::U32 | Type::S32 | Type::B32 => one(e, r[0], 0xffff_ffff, 32).into(),
+        _ => return Err(e.err(i.span, format!("`set` destination type `.{}` is not supported", dt.as_str()))),
+    };
+    let wt = match dt {
+        Type::F16 => Type::B16,
+        Type::S32 => Type::S32,
+        _ => Type::B32,
+    };
+    e.write(&i.operands[0], wt, v)
 }

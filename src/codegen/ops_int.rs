@@ -219,10 +219,10 @@ fn mul24<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
     e.write(&i.operands[0], ty, r.into())
 }
 
-/// PTX ISA 9.7.1.8-9 div/rem. Division by zero does not trap on a GPU; ptxr returns the
-/// values the hardware gives: unsigned x/0 = all ones, signed x/0 = -1 (x>=0) or 1 (x<0)?
-/// The spec leaves it unspecified, so ptxr picks all ones for quotients and x for remainders,
-/// and INT_MIN/-1 wraps, without trapping the host.
+/// PTX ISA 9.7.1.8-9 div/rem: truncating division (C semantics), MININT / -1 wraps to MININT
+/// with remainder 0. Division by zero is unspecified ("machine-specific"); ptxr returns what
+/// an H100 returns (checked with tests/filetests/ref/int_ref.py --gpu, all widths, signed and
+/// unsigned): all ones for both the quotient and the remainder. Nothing traps on the host.
 fn div_rem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
     let a = e.read_int(&i.operands[1], ty)?;
     let b = e.read_int(&i.operands[2], ty)?;
@@ -238,22 +238,18 @@ fn div_rem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type
         let is_m1 = e.b.build_int_compare(IntPredicate::EQ, safe_b, t.const_all_ones(), "").unwrap();
         let ovf = e.b.build_and(is_min, is_m1, "").unwrap();
         let sb = e.b.build_select(ovf, t.const_int(1, false), safe_b, "").unwrap().into_int_value();
+        // MIN / -1 = MIN (wraps), which is `a / 1`; MIN % -1 = 0, which is `a % 1`.
         if is_div {
-            let q = e.b.build_int_signed_div(a, sb, "").unwrap();
-            // MIN / -1 = MIN (wraps), which is `a / 1` = a.
-            q
+            e.b.build_int_signed_div(a, sb, "").unwrap()
         } else {
-            let r = e.b.build_int_signed_rem(a, sb, "").unwrap();
-            // MIN % -1 = 0, and `a % 1` = 0 as well.
-            r
+            e.b.build_int_signed_rem(a, sb, "").unwrap()
         }
     } else if is_div {
         e.b.build_int_unsigned_div(a, safe_b, "").unwrap()
     } else {
         e.b.build_int_unsigned_rem(a, safe_b, "").unwrap()
     };
-    let by_zero = if is_div { t.const_all_ones() } else { a };
-    let r = e.b.build_select(zero, by_zero, r, "").unwrap();
+    let r = e.b.build_select(zero, t.const_all_ones(), r, "").unwrap();
     e.write(&i.operands[0], ty, r)
 }
 

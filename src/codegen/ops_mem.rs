@@ -90,12 +90,36 @@ pub fn bits_type(w: u32) -> Type {
     }
 }
 
-/// The element type used in memory for an ld/st type (predicates are not addressable).
-fn load_elem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: inkwell::values::PointerValue<'ctx>, ty: Type, volatile: bool) -> IntValue<'ctx> {
+/// The memory ordering of `ld`/`st` with a `.sem` qualifier (9.7.8.7, 9.7.8.10; 8 memory
+/// consistency model): `.relaxed`/`.acquire`/`.release` accesses are atomic (morally strong),
+/// so that other CTAs, which run on other host threads, see them; `None` for weak accesses.
+fn access_ordering(i: &Instr) -> Option<AtomicOrdering> {
+    if i.has_mod("acquire") {
+        Some(AtomicOrdering::Acquire)
+    } else if i.has_mod("release") {
+        Some(AtomicOrdering::Release)
+    } else if i.has_mod("relaxed") {
+        Some(AtomicOrdering::Monotonic)
+    } else {
+        None
+    }
+}
+
+/// Loads one element of an ld type (predicates are stored as bytes).
+fn load_elem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: inkwell::values::PointerValue<'ctx>, ty: Type, volatile: bool, ord: Option<AtomicOrdering>) -> IntValue<'ctx> {
     let t = int_t(e.ctx(), ty.bits());
     let v = e.b.build_load(t, ptr, "").unwrap();
     let inst = v.as_instruction_value().unwrap();
-    let _ = inst.set_alignment(1);
+    match ord {
+        // Atomic accesses need natural alignment, which PTX requires of every access anyway.
+        Some(o) if ty.bits() <= 64 => {
+            let _ = inst.set_alignment(ty.size());
+            let _ = inst.set_atomic_ordering(o);
+        }
+        _ => {
+            let _ = inst.set_alignment(1);
+        }
+    }
     if volatile {
         let _ = inst.set_volatile(true);
     }
@@ -108,6 +132,8 @@ fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ty = the_type(e, i)?;
     let space = space_of(i);
     let volatile = i.has_mod("volatile");
+    // (.release is not a load ordering; the validator rejects it, map it to relaxed anyway.)
+    let ord = access_ordering(i).map(|o| if o == AtomicOrdering::Release { AtomicOrdering::Monotonic } else { o });
     let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`ld` takes two operands")) };
     let base = e.address(a, space)?;
     let n = vec_width(i);
@@ -120,14 +146,14 @@ fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             }
             for (k, dst) in ds.iter().enumerate() {
                 let p = unsafe { e.b.build_gep(i8t, base, &[e.ctx().i64_type().const_int((k as u32 * elem_ty.size()) as u64, false)], "").unwrap() };
-                let v = load_elem(e, p, elem_ty, volatile);
+                let v = load_elem(e, p, elem_ty, volatile, ord);
                 let v = e.from_bits(v, ty);
                 e.write(dst, ty, v)?;
             }
             Ok(())
         }
         _ => {
-            let v = load_elem(e, base, elem_ty, volatile);
+            let v = load_elem(e, base, elem_ty, volatile, ord);
             let v: BasicValueEnum = if ty == Type::Pred { e.b.build_int_compare(inkwell::IntPredicate::NE, v, v.get_type().const_zero(), "").unwrap().into() } else { e.from_bits(v, ty) };
             e.write(d, ty, v)
         }
@@ -139,6 +165,7 @@ fn st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ty = the_type(e, i)?;
     let space = space_of(i);
     let volatile = i.has_mod("volatile");
+    let ord = access_ordering(i).map(|o| if o == AtomicOrdering::Acquire { AtomicOrdering::Monotonic } else { o });
     let [a, s] = &i.operands[..] else { return Err(e.err(i.span, "`st` takes two operands")) };
     let base = e.address(a, space)?;
     let i8t = e.ctx().i8_type();
@@ -156,7 +183,15 @@ fn st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         };
         let p = unsafe { e.b.build_gep(i8t, base, &[e.ctx().i64_type().const_int((k as u32 * elem_ty.size()) as u64, false)], "").unwrap() };
         let st = e.b.build_store(p, v).unwrap();
-        let _ = st.set_alignment(1);
+        match ord {
+            Some(o) if elem_ty.bits() <= 64 => {
+                let _ = st.set_alignment(elem_ty.size());
+                let _ = st.set_atomic_ordering(o);
+            }
+            _ => {
+                let _ = st.set_alignment(1);
+            }
+        }
         if volatile {
             let _ = st.set_volatile(true);
         }
@@ -206,6 +241,5 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         Some(StateSpace::Global) | Some(StateSpace::Const) | Some(StateSpace::Param) => e.b.build_not(inside, "").unwrap(),
         _ => e.b.build_not(inside, "").unwrap(),
     };
-    let _ = AtomicOrdering::Monotonic;
     e.write(d, Type::Pred, r.into())
 }

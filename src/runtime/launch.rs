@@ -137,8 +137,6 @@ impl std::fmt::Display for LaunchError {
 }
 impl std::error::Error for LaunchError {}
 
-type CtaFn = unsafe extern "C" fn(*mut CtaCtx) -> i32;
-
 /// A compiled module loaded into this process.
 pub struct Loaded {
     _dir: tempfile::TempDir,
@@ -172,27 +170,8 @@ impl Loaded {
             let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
             LaunchError(format!("{}: no kernel named `{name}` (kernels: {})", self.file, if names.is_empty() { "none".to_string() } else { names.join(", ") }))
         })?;
-        let threads = cfg.block.count();
-        if threads > 1024 || cfg.block.0 > 1024 || cfg.block.1 > 1024 || cfg.block.2 > 64 {
-            return Err(LaunchError(format!("block {}x{}x{} exceeds the limits (at most 1024 threads, x,y ≤ 1024, z ≤ 64)", cfg.block.0, cfg.block.1, cfg.block.2)));
-        }
-        if cfg.grid.0 as u64 > (1u64 << 31) - 1 || cfg.grid.1 > 65535 || cfg.grid.2 > 65535 {
-            return Err(LaunchError(format!("grid {}x{}x{} exceeds the limits (x < 2^31, y,z ≤ 65535)", cfg.grid.0, cfg.grid.1, cfg.grid.2)));
-        }
-        if let Some(r) = k.reqntid {
-            if r != [cfg.block.0, cfg.block.1, cfg.block.2] {
-                return Err(LaunchError(format!("kernel `{name}` requires a block of {}x{}x{} threads (.reqntid)", r[0], r[1], r[2])));
-            }
-        }
-        if let Some(m) = k.maxntid {
-            if threads > m[0] as u64 * m[1] as u64 * m[2] as u64 {
-                return Err(LaunchError(format!("kernel `{name}` allows at most {}x{}x{} threads per block (.maxntid)", m[0], m[1], m[2])));
-            }
-        }
-        let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
-        if total_smem > MAX_SMEM {
-            return Err(LaunchError(format!("shared memory {} bytes ({} static + {} dynamic) exceeds the {} byte limit", total_smem, k.static_smem, cfg.dyn_smem, MAX_SMEM)));
-        }
+        let shape = Shape { name, file: &self.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync };
+        check_config(&shape, cfg)?;
         if args.len() != k.params.len() {
             return Err(LaunchError(format!("kernel `{name}` takes {} parameters, {} given", k.params.len(), args.len())));
         }
@@ -218,84 +197,306 @@ impl Loaded {
         }
         let sym = format!("__ptxr_cta_{name}");
         let f: CtaFn = unsafe { *self.lib.get::<CtaFn>(sym.as_bytes()).map_err(|e| LaunchError(format!("kernel symbol missing: {e}")))? };
-        let host = HostState::new();
-        let host_ptr = &host as *const HostState as usize;
-        let params_ptr = pbuf.as_ptr() as usize;
-        let ncta = cfg.grid.count();
-        let smem_len = (total_smem as usize + 15) / 16 * 16;
-        let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let nthreads = threads as usize;
-        let frame_words = if k.uses_sync { (k.frame_size as usize * nthreads + 15) / 16 } else { 0 };
-        let uses_sync = k.uses_sync;
-        (0..ncta).into_par_iter().for_each_init(
-            || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }]),
-            |(smem, frames, slots), c| {
-                if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    return;
-                }
-                let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
-                let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
-                // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
-                smem.iter_mut().for_each(|w| *w = 0);
-                let mut ctx = CtaCtx {
-                    params: params_ptr as *const u8,
-                    shared: smem.as_mut_ptr() as *mut u8,
-                    ctaid,
-                    nctaid: [cfg.grid.0, cfg.grid.1, cfg.grid.2],
-                    ntid: [cfg.block.0, cfg.block.1, cfg.block.2],
-                    dyn_smem: cfg.dyn_smem,
-                    total_smem: total_smem as u32,
-                    status: 0,
-                    status_line: 0,
-                    rt: &HOST_FNS,
-                    host: host_ptr as *mut u8,
-                    status_thread: 0,
-                    smid: rayon::current_thread_index().unwrap_or(0) as u32,
-                    frames: std::ptr::null_mut(),
-                    slots: std::ptr::null_mut(),
-                    sched: std::ptr::null_mut(),
-                };
-                let mut sched = super::warp::Sched::default();
-                if uses_sync {
-                    slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
-                    ctx.frames = frames.as_mut_ptr() as *mut u8;
-                    ctx.slots = slots.as_mut_ptr();
-                    ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
-                }
-                let st = unsafe { f(&mut ctx) };
-                if st != 0 || ctx.status != 0 {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                    let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
-                    if g.as_ref().map_or(true, |(c0, _)| c < *c0) {
-                        *g = Some((c, ctx));
-                    }
-                }
-            },
-        );
-        host.flush();
-        if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            let nt = cfg.block;
-            let t = ctx.status_thread;
-            let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
-            let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", self.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
-            let msg = match ctx.status {
-                abi::STATUS_TRAP => format!("{whr}: error: `trap` executed"),
-                abi::STATUS_BRKPT => format!("{whr}: error: `brkpt` executed (no debugger)"),
-                abi::STATUS_ASSERT => {
-                    let m = host.assert_msg.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-                    format!("{whr}: error: device assertion failed: {m}")
-                }
-                abi::STATUS_DEADLOCK => {
-                    let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-                    format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point ({d})")
-                }
-                abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
-                s => format!("{whr}: error: launch failed (status {s})"),
-            };
-            return Err(LaunchError(msg));
+        unsafe { run_grid(f, &shape, cfg, &pbuf) }
+    }
+}
+
+/// Launch facts of a kernel, whether from a [`KernelInfo`] or from generated bindings.
+struct Shape<'a> {
+    name: &'a str,
+    file: &'a str,
+    static_smem: u32,
+    reqntid: Option<[u32; 3]>,
+    maxntid: Option<[u32; 3]>,
+    frame_size: u32,
+    uses_sync: bool,
+}
+
+/// Checks block, grid, `.reqntid`/`.maxntid` and shared memory against the limits.
+fn check_config(k: &Shape, cfg: &LaunchConfig) -> Result<(), LaunchError> {
+    let name = k.name;
+    let threads = cfg.block.count();
+    if threads > 1024 || cfg.block.0 > 1024 || cfg.block.1 > 1024 || cfg.block.2 > 64 {
+        return Err(LaunchError(format!("block {}x{}x{} exceeds the limits (at most 1024 threads, x,y ≤ 1024, z ≤ 64)", cfg.block.0, cfg.block.1, cfg.block.2)));
+    }
+    if cfg.grid.0 as u64 > (1u64 << 31) - 1 || cfg.grid.1 > 65535 || cfg.grid.2 > 65535 {
+        return Err(LaunchError(format!("grid {}x{}x{} exceeds the limits (x < 2^31, y,z ≤ 65535)", cfg.grid.0, cfg.grid.1, cfg.grid.2)));
+    }
+    if let Some(r) = k.reqntid {
+        if r != [cfg.block.0, cfg.block.1, cfg.block.2] {
+            return Err(LaunchError(format!("kernel `{name}` requires a block of {}x{}x{} threads (.reqntid)", r[0], r[1], r[2])));
         }
-        Ok(())
+    }
+    if let Some(m) = k.maxntid {
+        if threads > m[0] as u64 * m[1] as u64 * m[2] as u64 {
+            return Err(LaunchError(format!("kernel `{name}` allows at most {}x{}x{} threads per block (.maxntid)", m[0], m[1], m[2])));
+        }
+    }
+    let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
+    if total_smem > MAX_SMEM {
+        return Err(LaunchError(format!("shared memory {} bytes ({} static + {} dynamic) exceeds the {} byte limit", total_smem, k.static_smem, cfg.dyn_smem, MAX_SMEM)));
+    }
+    Ok(())
+}
+
+/// Runs every CTA of the grid on the rayon pool; `check_config` has passed.
+///
+/// # Safety
+/// `f` must be the CTA function of the kernel `k` describes, and `pbuf` its parameter buffer
+/// (pointer parameters valid for everything the kernel does with them).
+unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Result<(), LaunchError> {
+    let name = k.name;
+    let threads = cfg.block.count();
+    let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
+    let host = HostState::new();
+    let host_ptr = &host as *const HostState as usize;
+    let params_ptr = pbuf.as_ptr() as usize;
+    let ncta = cfg.grid.count();
+    let smem_len = (total_smem as usize + 15) / 16 * 16;
+    let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let nthreads = threads as usize;
+    let frame_words = if k.uses_sync { (k.frame_size as usize * nthreads + 15) / 16 } else { 0 };
+    let uses_sync = k.uses_sync;
+    (0..ncta).into_par_iter().for_each_init(
+        || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }]),
+        |(smem, frames, slots), c| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
+            let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
+            // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
+            smem.iter_mut().for_each(|w| *w = 0);
+            let mut ctx = CtaCtx {
+                params: params_ptr as *const u8,
+                shared: smem.as_mut_ptr() as *mut u8,
+                ctaid,
+                nctaid: [cfg.grid.0, cfg.grid.1, cfg.grid.2],
+                ntid: [cfg.block.0, cfg.block.1, cfg.block.2],
+                dyn_smem: cfg.dyn_smem,
+                total_smem: total_smem as u32,
+                status: 0,
+                status_line: 0,
+                rt: &HOST_FNS,
+                host: host_ptr as *mut u8,
+                status_thread: 0,
+                smid: rayon::current_thread_index().unwrap_or(0) as u32,
+                frames: std::ptr::null_mut(),
+                slots: std::ptr::null_mut(),
+                sched: std::ptr::null_mut(),
+            };
+            let mut sched = super::warp::Sched::default();
+            if uses_sync {
+                slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
+                ctx.frames = frames.as_mut_ptr() as *mut u8;
+                ctx.slots = slots.as_mut_ptr();
+                ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
+            }
+            let st = unsafe { f(&mut ctx) };
+            if st != 0 || ctx.status != 0 {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
+                if g.as_ref().map_or(true, |(c0, _)| c < *c0) {
+                    *g = Some((c, ctx));
+                }
+            }
+        },
+    );
+    host.flush();
+    if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let nt = cfg.block;
+        let t = ctx.status_thread;
+        let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
+        let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
+        let msg = match ctx.status {
+            abi::STATUS_TRAP => format!("{whr}: error: `trap` executed"),
+            abi::STATUS_BRKPT => format!("{whr}: error: `brkpt` executed (no debugger)"),
+            abi::STATUS_ASSERT => {
+                let m = host.assert_msg.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                format!("{whr}: error: device assertion failed: {m}")
+            }
+            abi::STATUS_DEADLOCK => {
+                let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point ({d})")
+            }
+            abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
+            s => format!("{whr}: error: launch failed (status {s})"),
+        };
+        return Err(LaunchError(msg));
+    }
+    Ok(())
+}
+
+/// One parameter of a kernel compiled ahead of time (see [`KernelDesc`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDesc {
+    pub name: &'static str,
+    /// The PTX type without the dot (`"u64"`, `"f32"`, `"b8"` for by-value structs).
+    pub ty: &'static str,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// What [`launch_cta_fn`] needs to know about a kernel compiled ahead of time: the
+/// [`KernelInfo`] of the compiler as constants (generated bindings embed one per kernel).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelDesc {
+    pub name: &'static str,
+    /// The PTX file, for error messages (`FILE:LINE: in kernel ...`).
+    pub file: &'static str,
+    pub params: &'static [ParamDesc],
+    pub param_size: u32,
+    pub static_smem: u32,
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+    pub frame_size: u32,
+    pub uses_sync: bool,
+}
+
+/// The CTA function of a kernel: `int32_t __ptxr_cta_<kernel>(CtaCtx*)`.
+pub type CtaFn = unsafe extern "C" fn(*mut CtaCtx) -> i32;
+
+/// One argument value for [`launch_cta_fn`]: raw little-endian bits of the parameter's size.
+#[derive(Clone, Copy, Debug)]
+pub enum ArgValue<'a> {
+    B8(u8),
+    B16(u16),
+    B32(u32),
+    B64(u64),
+    /// A by-value aggregate (`.param .b8 p[N]`) or any parameter as raw bytes.
+    Bytes(&'a [u8]),
+}
+
+macro_rules! arg_from {
+    ($($t:ty => $v:ident($conv:expr)),*) => {$(
+        impl From<$t> for ArgValue<'_> {
+            fn from(x: $t) -> Self { ArgValue::$v($conv(x)) }
+        }
+    )*};
+}
+arg_from!(u8 => B8(|x| x), i8 => B8(|x: i8| x as u8), u16 => B16(|x| x), i16 => B16(|x: i16| x as u16),
+    u32 => B32(|x| x), i32 => B32(|x: i32| x as u32), f32 => B32(f32::to_bits),
+    u64 => B64(|x| x), i64 => B64(|x: i64| x as u64), f64 => B64(f64::to_bits));
+
+impl<'a, const N: usize> From<&'a [u8; N]> for ArgValue<'a> {
+    fn from(x: &'a [u8; N]) -> Self {
+        ArgValue::Bytes(x)
+    }
+}
+
+impl ArgValue<'_> {
+    fn bytes(&self) -> ([u8; 8], &[u8]) {
+        match self {
+            ArgValue::B8(x) => ([*x, 0, 0, 0, 0, 0, 0, 0], &[]),
+            ArgValue::B16(x) => ((*x as u64).to_le_bytes(), &[]),
+            ArgValue::B32(x) => ((*x as u64).to_le_bytes(), &[]),
+            ArgValue::B64(x) => (x.to_le_bytes(), &[]),
+            ArgValue::Bytes(b) => ([0; 8], b),
+        }
+    }
+    fn size(&self) -> usize {
+        match self {
+            ArgValue::B8(_) => 1,
+            ArgValue::B16(_) => 2,
+            ArgValue::B32(_) => 4,
+            ArgValue::B64(_) => 8,
+            ArgValue::Bytes(b) => b.len(),
+        }
+    }
+}
+
+/// Launches a kernel compiled ahead of time (linked into this program, e.g. by
+/// `ptxr::Build`) over the grid on all cores, with the same scheduling, limits and error
+/// messages as [`Loaded::launch`]. `args` holds one value per parameter, of the parameter's
+/// size; pointers are passed as `u64` addresses.
+///
+/// # Safety
+/// `cta` must be `__ptxr_cta_<k.name>` of the object `k` was generated for, and every address
+/// passed must be valid for whatever the kernel reads and writes through it during the launch.
+pub unsafe fn launch_cta_fn(cta: CtaFn, k: &KernelDesc, cfg: &LaunchConfig, args: &[ArgValue]) -> Result<(), LaunchError> {
+    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync };
+    check_config(&shape, cfg)?;
+    if args.len() != k.params.len() {
+        return Err(LaunchError(format!("kernel `{}` takes {} parameters, {} given", k.name, k.params.len(), args.len())));
+    }
+    let mut pbuf = vec![0u8; k.param_size.max(8) as usize];
+    for (idx, (a, p)) in args.iter().zip(k.params.iter()).enumerate() {
+        if a.size() != p.size as usize {
+            return Err(LaunchError(format!("argument {idx} (`{}`) is .{} ({} bytes) but {} bytes were given", p.name, p.ty, p.size, a.size())));
+        }
+        let off = p.offset as usize;
+        let (small, big) = a.bytes();
+        let src = if big.is_empty() { &small[..p.size as usize] } else { big };
+        pbuf[off..off + p.size as usize].copy_from_slice(src);
+    }
+    run_grid(cta, &shape, cfg, &pbuf)
+}
+
+/// Element types a kernel may read and write through a pointer: every bit pattern is a valid
+/// value (integers, floats, arrays of them).
+///
+/// # Safety
+/// Implement only for types without padding, invalid bit patterns, or pointers.
+pub unsafe trait Plain: Copy + 'static {}
+macro_rules! plain {
+    ($($t:ty),*) => {$(unsafe impl Plain for $t {})*};
+}
+plain!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32, f64);
+unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
+
+/// A buffer that safe generated bindings pass to a pointer parameter: the kernel receives the
+/// address of its first element. Taken by `&mut` because the kernel may write through any
+/// pointer it gets.
+pub trait KernelBuf {
+    fn kernel_addr(&mut self) -> u64;
+}
+impl<T: Plain> KernelBuf for [T] {
+    fn kernel_addr(&mut self) -> u64 {
+        self.as_mut_ptr() as u64
+    }
+}
+impl<T: Plain> KernelBuf for Vec<T> {
+    fn kernel_addr(&mut self) -> u64 {
+        self.as_mut_ptr() as u64
+    }
+}
+impl<T: Plain, const N: usize> KernelBuf for [T; N] {
+    fn kernel_addr(&mut self) -> u64 {
+        self.as_mut_ptr() as u64
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3(x, 1, 1)
+    }
+}
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3(x, y, 1)
+    }
+}
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3(x, y, z)
+    }
+}
+impl From<[u32; 3]> for Dim3 {
+    fn from(d: [u32; 3]) -> Dim3 {
+        Dim3(d[0], d[1], d[2])
+    }
+}
+
+impl LaunchConfig {
+    /// `grid` CTAs of `block` threads, no dynamic shared memory.
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
+        LaunchConfig { grid: grid.into(), block: block.into(), dyn_smem: 0 }
+    }
+    /// Sets the dynamic shared memory in bytes.
+    pub fn shared(mut self, bytes: u32) -> LaunchConfig {
+        self.dyn_smem = bytes;
+        self
     }
 }
 

@@ -31,16 +31,25 @@ impl Diagnostic {
 
     /// Renders this diagnostic for `file` whose text is `src`.
     pub fn render(&self, file: &str, src: &str) -> String {
-        let (line, col, line_text) = line_col(src, self.span.start as usize);
+        self.render_at(file, line_col(src, self.span.start as usize))
+    }
+
+    fn render_at(&self, file: &str, (line, col, line_text): (usize, usize, &str)) -> String {
         let sev = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
         let mut out = format!("{file}:{line}:{col}: {sev}: {}\n", self.message);
-        let shown = line_text.replace('\t', " ");
-        let width = (self.span.end.saturating_sub(self.span.start) as usize).clamp(1, shown.len().saturating_sub(col - 1).max(1));
-        let _ = writeln!(out, "{:>5} | {}", line, shown);
-        let _ = writeln!(out, "      | {}{}", " ".repeat(col - 1), "^".repeat(width));
+        // Show at most WINDOW characters of a long line, around the column. Control characters
+        // are shown as spaces so the caret stays aligned.
+        const WINDOW: usize = 160;
+        let skip = (col - 1).saturating_sub(WINDOW / 2);
+        let shown: String = line_text.chars().skip(skip).take(WINDOW).map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let shown_len = shown.chars().count();
+        let col_in = col - 1 - skip;
+        let width = (self.span.end.saturating_sub(self.span.start) as usize).clamp(1, shown_len.saturating_sub(col_in).max(1));
+        let _ = writeln!(out, "{:>5} | {}", line, shown.trim_end());
+        let _ = writeln!(out, "      | {}{}", " ".repeat(col_in), "^".repeat(width));
         out
     }
 }
@@ -56,7 +65,23 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize, &str) {
     (line, col, src[line_start..line_end].trim_end_matches('\r'))
 }
 
-/// Renders all diagnostics of a file.
+/// Renders all diagnostics of a file. Line starts are found once, so this is linear in the
+/// file size plus the output, however many diagnostics there are.
 pub fn render_all(diags: &[Diagnostic], file: &str, src: &str) -> String {
-    diags.iter().map(|d| d.render(file, src)).collect()
+    if diags.len() <= 1 {
+        return diags.iter().map(|d| d.render(file, src)).collect();
+    }
+    let mut starts = vec![0usize];
+    starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+    diags
+        .iter()
+        .map(|d| {
+            let offset = (d.span.start as usize).min(src.len());
+            let idx = starts.partition_point(|&s| s <= offset) - 1;
+            let line_start = starts[idx];
+            let line_end = src[offset..].find('\n').map_or(src.len(), |i| offset + i);
+            let col = src[line_start..offset].chars().count() + 1;
+            d.render_at(file, (idx + 1, col, src[line_start..line_end].trim_end_matches('\r')))
+        })
+        .collect()
 }

@@ -164,10 +164,16 @@ pub fn dot_word(s: &str) -> Option<(&str, &str)> {
     Some((&s[i..], &s[1..i]))
 }
 
+/// The message of a `;` missing at the end of a line; the parser resumes on the next line.
+pub const MISSING_SEMI: &str = "expected `;` at the end of the statement";
+
 pub fn expect_char(s: &str, c: char) -> PResult<'_, ()> {
     let s2 = ws(s);
     if s2.starts_with(c) {
         Ok((&s2[c.len_utf8()..], ()))
+    } else if c == ';' && s[..s.len() - s2.len()].contains('\n') {
+        // The statement ended at a line break: point just after its last token.
+        fail(s, MISSING_SEMI)
     } else {
         fail(s2, format!("expected `{c}`"))
     }
@@ -313,6 +319,11 @@ pub fn string_lit(s: &str) -> PResult<'_, &str> {
 }
 
 // ---- Constant expressions (4.6.3), precedence climbing over Table 4 ----
+
+/// The length of the binary operator `s` starts with, if any.
+pub fn peek_binop_len(s: &str) -> Option<usize> {
+    peek_binop(s).map(|(_, n)| n)
+}
 
 fn peek_binop(s: &str) -> Option<(BinOp, usize)> {
     let b = s.as_bytes();

@@ -37,18 +37,49 @@ fn is_module_directive(w: &str) -> bool {
     matches!(w, "entry" | "func" | "visible" | "weak" | "common" | "version" | "target" | "address_size" | "file" | "section" | "alias")
 }
 
-/// Skips to just after the next `;` at bracket depth 0, or to a `}` closing the current
-/// scope (left in place), so the caller can continue with the next statement.
+/// Error recovery in a function body: skips to just after the next `;` (statements never
+/// contain one, whatever brackets are left open), or to a `}` closing the current block (left
+/// in place), so the caller can continue with the next statement.
 fn resync(s: &str) -> &str {
     let b = s.as_bytes();
     let mut i = 0;
     let mut depth = 0i32;
     while i < b.len() {
         match b[i] {
-            b';' if depth <= 0 => return &s[i + 1..],
-            b'{' | b'(' | b'[' => depth += 1,
+            b';' => return &s[i + 1..],
+            b'{' => depth += 1,
             b'}' if depth <= 0 => return &s[i..],
-            b'}' | b')' | b']' => depth -= 1,
+            b'}' => depth -= 1,
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    &s[s.len()..]
+}
+
+/// Error recovery at module scope: skips to just after the next `;` outside braces, or just
+/// after the `}` that closes a brace opened in the skipped text (the end of a function).
+fn resync_item(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < b.len() {
+        match b[i] {
+            b';' if depth <= 0 => return &s[i + 1..],
+            b'{' => depth += 1,
+            b'}' if depth <= 0 => return &s[i..],
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[i + 1..];
+                }
+            }
             b'"' => {
                 i += 1;
                 while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
@@ -89,7 +120,11 @@ impl<'a> Parser<'a> {
     fn report(&mut self, e: nom::Err<PErr<'a>>) {
         match e {
             nom::Err::Error(e) | nom::Err::Failure(e) => {
-                if e.at.starts_with("/*") {
+                let c = e.at.chars().next().unwrap_or(' ');
+                if !(c.is_ascii_graphic() || c.is_ascii_whitespace()) {
+                    let shown = if c.is_control() { format!("{}", c.escape_unicode()) } else { c.to_string() };
+                    self.error_at(e.at, format!("unexpected character `{shown}` (U+{:04X})", c as u32));
+                } else if e.at.starts_with("/*") {
                     // `ws` stops only at a `/*` without its `*/`.
                     self.error_at(e.at, "unterminated `/*` comment");
                     self.stop = true;
@@ -112,8 +147,16 @@ impl<'a> Parser<'a> {
             match self.item(s, &mut m, &mut saw_version) {
                 Ok(rest) => s = ws(rest),
                 Err(e) => {
+                    if let nom::Err::Failure(PErr { at, msg }) = &e {
+                        if msg == MISSING_SEMI && self.src.off(at) > self.src.off(start) {
+                            let at = *at;
+                            self.report(e);
+                            s = ws(at);
+                            continue;
+                        }
+                    }
                     self.report(e);
-                    let r = resync(start);
+                    let r = resync_item(start);
                     // A stray `}` at module scope: skip it too.
                     s = ws(if r.starts_with('}') { &r[1..] } else { r });
                     if s.len() == start.len() {
@@ -122,7 +165,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if !saw_version && (self.errors.is_empty() || !self.stop) {
+        if !saw_version && self.errors.is_empty() {
             self.errors.push(Diagnostic::error(Span::new(0, 0), "module has no `.version` directive (PTX ISA 11.1.1)"));
         }
         m
@@ -507,44 +550,79 @@ impl<'a> Parser<'a> {
         Ok((r2, Function { linkage, entry, name, rets, params, perf, body: Some(body), span: self.src.span(start, r2) }))
     }
 
-    /// Statements up to the matching `}`; returns the rest after it.
+    /// Statements up to the matching `}` (`s` is just after the `{`); returns the rest after it.
     fn block_body(&mut self, s: &'a str, depth: u32) -> PResult<'a, Vec<Stmt<'a>>> {
+        let base = self.scratch.len();
+        let r = self.block_body_into(s, depth);
+        let stmts: Vec<Stmt<'a>> = self.scratch.drain(base..).collect();
+        r.map(|r| (r, stmts))
+    }
+
+    fn block_body_into(&mut self, s: &'a str, depth: u32) -> Result<&'a str, nom::Err<PErr<'a>>> {
         if depth > 64 {
-            return fail(s, "blocks nested too deeply");
+            return fail(s, "blocks nested too deeply").map(|(r, ())| r);
         }
-        let mut stmts = Vec::new();
+        let open = &self.src.text[self.src.off(s) - 1..];
         let mut r = ws(s);
         loop {
+            if self.stop {
+                return Ok(&r[r.len()..]);
+            }
             if r.is_empty() {
-                return fail(r, "unexpected end of file: missing `}`");
+                let (line, col, _) = super::diag::line_col(self.src.text, self.src.off(open));
+                return fail(r, format!("unexpected end of file: missing `}}` to close the `{{` at {line}:{col}")).map(|(r, ())| r);
             }
             if let Some(r2) = r.strip_prefix('}') {
-                return Ok((r2, stmts));
+                return Ok(r2);
             }
             if let Some(r2) = r.strip_prefix('{') {
                 let (r3, inner) = self.block_body(r2, depth + 1)?;
-                stmts.push(Stmt::Block(inner, self.src.span(r, r3)));
+                self.scratch.push(Stmt::Block(inner, self.src.span(r, r3)));
                 r = ws(r3);
                 continue;
             }
+            if let Some((_, w)) = dot_word(r) {
+                if is_module_directive(w) {
+                    // The body's `}` is missing: report it here and let the module go on.
+                    let (line, col, _) = super::diag::line_col(self.src.text, self.src.off(open));
+                    self.error_at(r, format!("missing `}}` to close the `{{` at {line}:{col} before `.{w}`"));
+                    return Ok(r);
+                }
+            }
             let start = r;
-            match self.statement(r, &mut stmts) {
+            match self.statement(r) {
                 Ok(r2) => r = ws(r2),
                 Err(e) => {
+                    // A `;` missing at a line break: go on with the next line.
+                    if let nom::Err::Failure(PErr { at, msg }) = &e {
+                        if msg == MISSING_SEMI && self.src.off(at) > self.src.off(start) {
+                            let at = *at;
+                            self.report(e);
+                            r = ws(at);
+                            continue;
+                        }
+                    }
                     self.report(e);
                     let r2 = resync(start);
-                    r = ws(if r2.len() == start.len() { &r2[1.min(r2.len())..] } else { r2 });
+                    r = ws(if r2.len() == start.len() { &r2[r2.chars().next().map_or(0, |c| c.len_utf8())..] } else { r2 });
                 }
             }
         }
     }
 
-    fn statement(&mut self, s: &'a str, out: &mut Vec<Stmt<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
+    fn statement(&mut self, s: &'a str) -> Result<&'a str, nom::Err<PErr<'a>>> {
+        // Hot path: an instruction with or without a guard, or a label.
+        let b0 = s.as_bytes()[0];
+        if b0 == b'@' {
+            let (r, i) = self.instruction(s)?;
+            self.scratch.push(Stmt::Instr(i));
+            return Ok(r);
+        }
         if let Some((after, w)) = dot_word(s) {
             return match w {
                 "pragma" => {
                     let (r, l) = self.pragma_list(after)?;
-                    out.push(Stmt::Pragma(l, self.src.span(s, r)));
+                    self.scratch.push(Stmt::Pragma(l, self.src.span(s, r)));
                     Ok(r)
                 }
                 "loc" => {
@@ -558,13 +636,13 @@ impl<'a> Parser<'a> {
                     } else {
                         (r, None)
                     };
-                    out.push(Stmt::Loc { file, line, col, rest, span: self.src.span(s, r) });
+                    self.scratch.push(Stmt::Loc { file, line, col, rest, span: self.src.span(s, r) });
                     Ok(r)
                 }
                 _ if StateSpace::from_str(w).is_some() || matches!(w, "extern" | "visible" | "weak" | "common" | "align") => {
                     let (r, vars) = self.var_decl(s, s, None, true)?;
                     let (r, _) = expect_char(r, ';')?;
-                    out.extend(vars.into_iter().map(Stmt::Var));
+                    self.scratch.extend(vars.into_iter().map(Stmt::Var));
                     Ok(r)
                 }
                 _ => fail(s, format!("unexpected directive `.{w}` in a function body")).map(|(r, ())| r),
@@ -577,7 +655,7 @@ impl<'a> Parser<'a> {
                 let r4 = ws(r3);
                 if let Some((r5, w)) = dot_word(r4) {
                     match w {
-                        "callprototype" => return self.callprototype(s, id, r5, out),
+                        "callprototype" => return self.callprototype(s, id, r5),
                         "branchtargets" | "calltargets" => {
                             let mut targets = Vec::new();
                             let mut r6 = r5;
@@ -592,7 +670,7 @@ impl<'a> Parser<'a> {
                             }
                             let (r6, _) = expect_char(r6, ';')?;
                             let span = self.src.span(s, r6);
-                            out.push(if w == "calltargets" {
+                            self.scratch.push(if w == "calltargets" {
                                 Stmt::CallTargets { label: id, targets, span }
                             } else {
                                 Stmt::BranchTargets { label: id, targets, span }
@@ -602,16 +680,16 @@ impl<'a> Parser<'a> {
                         _ => {}
                     }
                 }
-                out.push(Stmt::Label(id));
+                self.scratch.push(Stmt::Label(id));
                 return Ok(r3);
             }
         }
         let (r, i) = self.instruction(s)?;
-        out.push(Stmt::Instr(i));
+        self.scratch.push(Stmt::Instr(i));
         Ok(r)
     }
 
-    fn callprototype(&mut self, s: &'a str, label: Ident<'a>, r: &'a str, out: &mut Vec<Stmt<'a>>) -> Result<&'a str, nom::Err<PErr<'a>>> {
+    fn callprototype(&mut self, s: &'a str, label: Ident<'a>, r: &'a str) -> Result<&'a str, nom::Err<PErr<'a>>> {
         let mut r = ws(r);
         let mut rets = Vec::new();
         if r.starts_with('(') {
@@ -633,7 +711,7 @@ impl<'a> Parser<'a> {
             r = r2;
         }
         let (r, _) = expect_char(r, ';')?;
-        out.push(Stmt::CallPrototype { label, rets, params, noreturn, span: self.src.span(s, r) });
+        self.scratch.push(Stmt::CallPrototype { label, rets, params, noreturn, span: self.src.span(s, r) });
         Ok(r)
     }
 
@@ -658,19 +736,23 @@ impl<'a> Parser<'a> {
         if i == 0 || !b[0].is_ascii_alphabetic() {
             return fail(r, "expected an instruction");
         }
-        let op_start = r;
         let opcode = Ident { name: &r[..i], span: self.src.span(r, &r[i..]) };
         r = &r[i..];
-        let mut mods = Vec::with_capacity(4);
+        // Collected on the stack, then moved into exactly-sized vectors (one allocation each).
+        let mut mods: SmallVec<[&'a str; 8]> = SmallVec::new();
         while let Some((r2, m)) = dot_word(r) {
             mods.push(m);
             r = r2;
         }
-        let _ = op_start;
-        let mut operands = Vec::with_capacity(3);
+        let mods = mods.into_vec();
+        let mut operands: SmallVec<[Operand<'a>; 5]> = SmallVec::new();
         let mut rr = ws(r);
         if let Some(r2) = rr.strip_prefix(';') {
-            return Ok((r2, Instr { guard, opcode, mods, operands, span: self.src.span(s, r2) }));
+            return Ok((r2, Instr { guard, opcode, mods, operands: Vec::new(), span: self.src.span(s, r2) }));
+        }
+        if rr.is_empty() || rr.starts_with('}') {
+            // `ret` at the end of a block without its `;`.
+            return fail(r, MISSING_SEMI);
         }
         if !rr.is_empty() && r.len() == rr.len() && !rr.starts_with(['(', '{', '[']) {
             return fail(rr, "expected a modifier, operand or `;`");
@@ -683,7 +765,9 @@ impl<'a> Parser<'a> {
             if let Some(r4) = r3.strip_prefix(',') {
                 rr = ws(r4);
             } else if let Some(r4) = r3.strip_prefix(';') {
-                return Ok((r4, Instr { guard, opcode, mods, operands, span: self.src.span(s, r4) }));
+                return Ok((r4, Instr { guard, opcode, mods, operands: operands.into_vec(), span: self.src.span(s, r4) }));
+            } else if r2[..r2.len() - r3.len()].contains('\n') {
+                return fail(r2, MISSING_SEMI);
             } else {
                 return fail(r3, "expected `,` or `;` after an operand");
             }
@@ -691,6 +775,16 @@ impl<'a> Parser<'a> {
     }
 
     fn operand(&mut self, s: &'a str, in_call: bool) -> PResult<'a, Operand<'a>> {
+        if self.op_depth >= MAX_OPERAND_DEPTH {
+            return fail(s, "operand nested too deeply");
+        }
+        self.op_depth += 1;
+        let r = self.operand_inner(s, in_call);
+        self.op_depth -= 1;
+        r
+    }
+
+    fn operand_inner(&mut self, s: &'a str, in_call: bool) -> PResult<'a, Operand<'a>> {
         let s = ws(s);
         let first = *s.as_bytes().first().unwrap_or(&0);
         match first {
@@ -710,7 +804,14 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 if first == b'_' && !s.as_bytes().get(1).map_or(false, |c| is_follow(*c)) {
-                    return Ok((&s[1..], Operand::Sink(self.src.span(s, &s[1..]))));
+                    let sink = Operand::Sink(self.src.span(s, &s[1..]));
+                    let r2 = ws(&s[1..]);
+                    if r2.starts_with('|') && !r2.starts_with("||") {
+                        // `_|p`: a sink destination paired with a predicate.
+                        let (r3, q) = self.operand(&r2[1..], false)?;
+                        return Ok((r3, Operand::Pair(Box::new(sink), Box::new(q))));
+                    }
+                    return Ok((&s[1..], sink));
                 }
                 if first.is_ascii_alphabetic() || first == b'_' || first == b'$' || first == b'%' {
                     let (r, id) = ident(self.src, s)?;
@@ -732,8 +833,8 @@ impl<'a> Parser<'a> {
                         let (r3, _) = expect_char(r3, ']')?;
                         return Ok((r3, Operand::Index(id, Box::new(idx), self.src.span(s, r3))));
                     }
-                    if comp.is_none() && (r2.starts_with('+') || (r2.starts_with('-') && !in_call)) {
-                        // `var+4`: an address constant over a symbol.
+                    if comp.is_none() && is_expr_continuation(r2, in_call) {
+                        // `var+4`, `WARP_SZ*2`: a constant expression starting with a symbol.
                         let (r3, e) = expr(self.src, s).map_err(to_failure)?;
                         return Ok((r3, Operand::Imm(e)));
                     }
@@ -801,6 +902,19 @@ impl<'a> Parser<'a> {
         }
         let (r, items) = self.operand_seq(&s[1..], ']')?;
         Ok((r, Operand::MemList(items, self.src.span(s, r))))
+    }
+}
+
+/// Whether `r`, just after a name in operand position, continues a constant expression:
+/// a binary operator other than `|` (which pairs `d|p`) or `?`. In a `call`, `-` is not taken.
+fn is_expr_continuation(r: &str, in_call: bool) -> bool {
+    match r.as_bytes().first() {
+        Some(b'+') => true,
+        Some(b'-') => !in_call,
+        Some(b'?') => true,
+        Some(b'|') => r.starts_with("||"),
+        Some(b'*' | b'/' | b'%' | b'<' | b'>' | b'=' | b'!' | b'&' | b'^') => peek_binop_len(r).is_some(),
+        _ => false,
     }
 }
 

@@ -130,7 +130,10 @@ pub fn print_expr(o: &mut String, e: &Expr) {
         }
         Expr::F64 { bits, hex, .. } => {
             let v = f64::from_bits(*bits);
-            if *hex || !v.is_finite() || v.is_sign_negative() {
+            if !*hex && v == f64::INFINITY {
+                // A decimal literal too large for .f64 (`1e999`) reads as +infinity.
+                o.push_str("1e999");
+            } else if *hex || !v.is_finite() || v.is_sign_negative() {
                 let _ = write!(o, "0d{bits:016X}");
             } else {
                 let s = format!("{v:?}");
@@ -321,6 +324,12 @@ pub fn print_operand(o: &mut String, op: &Operand) {
                 o.push('.');
                 o.push(*c);
             }
+        }
+        // `!e` at the start of an operand would read as a negated predicate `!p`.
+        Operand::Imm(e @ Expr::Unary(UnOp::Not, ..)) => {
+            o.push('(');
+            print_expr(o, e);
+            o.push(')');
         }
         Operand::Imm(e) => print_expr(o, e),
         Operand::Mem(a) => {

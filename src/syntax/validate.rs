@@ -5,6 +5,7 @@
 use super::ast::*;
 use super::diag::Diagnostic;
 use super::isa;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 
 /// Names of the special registers of chapter 10 (without vector components).
@@ -30,24 +31,36 @@ pub fn is_special_reg(name: &str) -> bool {
 #[derive(Clone, Copy, Debug)]
 pub enum Sym {
     Reg(Type),
+    /// A vector register (`.reg .v4 .f32 v`).
+    VecReg,
     Var(StateSpace, Type),
     Label,
     Func,
     Proto,
 }
 
-struct Scope<'a> {
+/// Names visible in a function: the module's globals, then the function's own declarations.
+/// Nested blocks record what they shadow in `undo` and restore it when they end, so nothing
+/// is cloned per block or per function (which was quadratic in the number of globals).
+struct Scope<'a, 'g> {
+    globals: &'g HashMap<&'a str, Sym>,
     names: HashMap<&'a str, Sym>,
+    undo: Vec<(&'a str, Option<Sym>)>,
     /// `%r<N>` parameterized declarations: prefix → (count, type).
     ranges: Vec<(&'a str, u32, Type)>,
 }
 
-impl<'a> Scope<'a> {
+impl<'a, 'g> Scope<'a, 'g> {
+    fn insert(&mut self, name: &'a str, sym: Sym) {
+        let old = self.names.insert(name, sym);
+        self.undo.push((name, old));
+    }
+
     fn lookup(&self, name: &str) -> Option<Sym> {
         if let Some(s) = self.names.get(name) {
             return Some(*s);
         }
-        for (prefix, n, ty) in &self.ranges {
+        for (prefix, n, ty) in self.ranges.iter().rev() {
             if let Some(d) = name.strip_prefix(prefix) {
                 if !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) && (d == "0" || !d.starts_with('0')) {
                     if d.parse::<u64>().map_or(false, |v| v < *n as u64) {
@@ -56,7 +69,7 @@ impl<'a> Scope<'a> {
                 }
             }
         }
-        None
+        self.globals.get(name).copied()
     }
 }
 
@@ -93,7 +106,7 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
     for item in &m.items {
         if let Item::Func(f) = item {
             if let Some(body) = &f.body {
-                let mut scope = Scope { names: globals.clone(), ranges: Vec::new() };
+                let mut scope = Scope { globals: &globals, names: HashMap::new(), undo: Vec::new(), ranges: Vec::new() };
                 for p in f.params.iter().chain(f.rets.iter()) {
                     declare(&mut scope, p);
                 }
@@ -106,29 +119,22 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
     errs
 }
 
-fn declare<'a>(scope: &mut Scope<'a>, v: &VarDecl<'a>) {
-    let sym = if v.space == StateSpace::Reg { Sym::Reg(v.ty) } else { Sym::Var(v.space, v.ty) };
+fn declare<'a>(scope: &mut Scope<'a, '_>, v: &VarDecl<'a>) {
+    // A vector register `.reg .v4 .f32 v` is not a scalar of its element type.
+    let sym = if v.space == StateSpace::Reg { if v.vector.is_some() { Sym::VecReg } else { Sym::Reg(v.ty) } } else { Sym::Var(v.space, v.ty) };
     match v.range {
         Some(n) => scope.ranges.push((v.name.name, n, v.ty)),
-        None => {
-            scope.names.insert(v.name.name, sym);
-        }
+        None => scope.insert(v.name.name, sym),
     }
 }
 
-fn collect_labels<'a>(body: &[Stmt<'a>], scope: &mut Scope<'a>) {
+fn collect_labels<'a>(body: &[Stmt<'a>], scope: &mut Scope<'a, '_>) {
     for s in body {
         match s {
-            Stmt::Label(l) => {
-                scope.names.insert(l.name, Sym::Label);
-            }
+            Stmt::Label(l) => scope.insert(l.name, Sym::Label),
             Stmt::Block(b, _) => collect_labels(b, scope),
-            Stmt::CallPrototype { label, .. } => {
-                scope.names.insert(label.name, Sym::Proto);
-            }
-            Stmt::BranchTargets { label, .. } | Stmt::CallTargets { label, .. } => {
-                scope.names.insert(label.name, Sym::Label);
-            }
+            Stmt::CallPrototype { label, .. } => scope.insert(label.name, Sym::Proto),
+            Stmt::BranchTargets { label, .. } | Stmt::CallTargets { label, .. } => scope.insert(label.name, Sym::Label),
             _ => {}
         }
     }
@@ -139,10 +145,10 @@ struct FnValidator<'e> {
 }
 
 impl<'e> FnValidator<'e> {
-    fn stmts<'a>(&mut self, body: &[Stmt<'a>], scope: &mut Scope<'a>) {
+    fn stmts<'a>(&mut self, body: &[Stmt<'a>], scope: &mut Scope<'a, '_>) {
         // Declarations are visible to the whole block they appear in (PTX declares before use
         // in practice, but ptxas accepts uses that precede a declaration in the same scope).
-        let saved_names = scope.names.clone();
+        let saved_undo = scope.undo.len();
         let saved_ranges = scope.ranges.len();
         for s in body {
             if let Stmt::Var(v) = s {
@@ -175,11 +181,17 @@ impl<'e> FnValidator<'e> {
                 _ => {}
             }
         }
-        scope.names = saved_names;
+        while scope.undo.len() > saved_undo {
+            let (name, old) = scope.undo.pop().unwrap();
+            match old {
+                Some(sym) => scope.names.insert(name, sym),
+                None => scope.names.remove(name),
+            };
+        }
         scope.ranges.truncate(saved_ranges);
     }
 
-    fn instr<'a>(&mut self, i: &Instr<'a>, scope: &Scope<'a>) {
+    fn instr<'a>(&mut self, i: &Instr<'a>, scope: &Scope<'a, '_>) {
         if let Some(g) = &i.guard {
             match scope.lookup(g.pred.name) {
                 Some(Sym::Reg(Type::Pred)) => {}
@@ -200,12 +212,145 @@ impl<'e> FnValidator<'e> {
             self.errs.push(Diagnostic::error(span, msg));
             return;
         }
+        let before = self.errs.len();
         for op in &i.operands {
             self.operand(op, scope, i);
         }
+        if self.errs.len() == before {
+            self.operand_types(i, scope);
+        }
     }
 
-    fn name<'a>(&mut self, id: &Ident<'a>, scope: &Scope<'a>, i: &Instr<'a>) {
+    /// Operand checks of section 9.4 and of state spaces, for the common instructions whose
+    /// operand roles are plain. Conservative: anything not understood is accepted.
+    fn operand_types<'a>(&mut self, i: &Instr<'a>, scope: &Scope<'a, '_>) {
+        let ops = &i.operands;
+        let op = i.opcode.name;
+        if ops.is_empty() {
+            return;
+        }
+        // A destination must be a register (or a sink), not an immediate.
+        if has_destination(op, i) {
+            if let Operand::Imm(e) = &ops[0] {
+                self.errs.push(Diagnostic::error(e.span(), format!("the destination of `{op}` must be a register, not an immediate")));
+                return;
+            }
+            if let Operand::Not(id) = &ops[0] {
+                self.errs.push(Diagnostic::error(id.span, format!("the destination of `{op}` cannot be negated")));
+                return;
+            }
+        }
+        // State spaces of directly named variables.
+        if matches!(op, "ld" | "ldu" | "st" | "atom" | "red" | "prefetch") {
+            self.state_space(i, scope);
+        }
+        let types: SmallVec<[Type; 2]> = i.mods.iter().filter_map(|m| Type::from_str(m)).collect();
+        let vector = i.mods.iter().any(|m| matches!(*m, "v2" | "v4" | "v8"));
+        let roles: SmallVec<[Role; 5]> = match (op, types.as_slice()) {
+            (_, [t]) if matches!(op, "add" | "sub" | "min" | "max" | "abs" | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "rem" | "div" | "fma" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "ex2" | "lg2" | "tanh" | "copysign" | "brev" | "cvta") => {
+                if i.has_mod("cc") || op == "cvta" && t.size() != 8 && t.size() != 4 {
+                    return;
+                }
+                ops.iter().map(|_| Role::Strict(*t)).collect()
+            }
+            ("mov", [t]) if !vector => ops.iter().map(|_| Role::Strict(*t)).collect(),
+            ("mul" | "mad", [t]) => {
+                if i.has_mod("wide") {
+                    let Some(w) = wide(*t) else { return };
+                    let mut r: SmallVec<[Role; 5]> = ops.iter().map(|_| Role::Strict(*t)).collect();
+                    r[0] = Role::Strict(w);
+                    if op == "mad" && r.len() > 3 {
+                        r[3] = Role::Strict(w);
+                    }
+                    r
+                } else if i.has_mod("cc") {
+                    return;
+                } else {
+                    ops.iter().map(|_| Role::Strict(*t)).collect()
+                }
+            }
+            ("shl" | "shr", [t]) => smallvec::smallvec![Role::Strict(*t), Role::Strict(*t), Role::Strict(Type::U32)],
+            ("setp", [t]) => {
+                let mut r: SmallVec<[Role; 5]> = smallvec::smallvec![Role::Pred, Role::Strict(*t), Role::Strict(*t)];
+                if ops.len() > 3 {
+                    r.push(Role::Pred);
+                }
+                r
+            }
+            ("selp", [t]) => smallvec::smallvec![Role::Strict(*t), Role::Strict(*t), Role::Strict(*t), Role::Pred],
+            ("popc" | "clz" | "bfind", [t]) => smallvec::smallvec![Role::Strict(Type::U32), Role::Strict(*t)],
+            ("bfe", [t]) => smallvec::smallvec![Role::Strict(*t), Role::Strict(*t), Role::Strict(Type::U32), Role::Strict(Type::U32)],
+            ("bfi", [t]) => smallvec::smallvec![Role::Strict(*t), Role::Strict(*t), Role::Strict(*t), Role::Strict(Type::U32), Role::Strict(Type::U32)],
+            ("ld" | "ldu", [t]) => smallvec::smallvec![Role::Dest(*t), Role::Any],
+            ("st", [t]) => smallvec::smallvec![Role::Any, Role::Src(*t)],
+            ("cvt", [d, a]) if ops.len() == 2 => smallvec::smallvec![Role::Dest(*d), Role::Src(*a)],
+            ("atom", [t]) if !vector && ops.len() >= 3 => {
+                let mut r: SmallVec<[Role; 5]> = ops.iter().map(|_| Role::Strict(*t)).collect();
+                r[1] = Role::Any;
+                r
+            }
+            _ => return,
+        };
+        for (k, (o, role)) in ops.iter().zip(roles.iter()).enumerate() {
+            // Only plain register operands (and `d|p` pairs, vector elements for ld/st) are typed.
+            let mut regs: SmallVec<[(&Ident<'a>, Role); 4]> = SmallVec::new();
+            match o {
+                Operand::Name(id, None) => regs.push((id, *role)),
+                Operand::Pair(a, b) => {
+                    if let Operand::Name(id, None) = &**a {
+                        regs.push((id, *role));
+                    }
+                    if let Operand::Name(id, None) = &**b {
+                        regs.push((id, Role::Pred));
+                    }
+                }
+                Operand::Vector(items, _) if matches!(op, "ld" | "ldu" | "st") && vector => {
+                    for it in items {
+                        if let Operand::Name(id, None) = it {
+                            regs.push((id, *role));
+                        }
+                    }
+                }
+                Operand::Not(id) if k > 0 => regs.push((id, Role::Pred)),
+                _ => {}
+            }
+            for (id, role) in regs {
+                let Some(Sym::Reg(rt)) = scope.lookup(id.name) else { continue };
+                if let Some(msg) = check_role(op, role, rt) {
+                    self.errs.push(Diagnostic::error(id.span, format!("`{}` {msg}", id.name)));
+                }
+            }
+        }
+    }
+
+    fn state_space<'a>(&mut self, i: &Instr<'a>, scope: &Scope<'a, '_>) {
+        let op = i.opcode.name;
+        let space = i.mods.iter().find_map(|m| {
+            let base = m.split("::").next().unwrap_or(m);
+            match base {
+                "global" | "shared" | "const" | "local" | "param" => StateSpace::from_str(base),
+                _ => None,
+            }
+        });
+        if op == "st" && space == Some(StateSpace::Const) {
+            self.errs.push(Diagnostic::error(i.opcode.span, "`st.const`: the `.const` state space is read-only (PTX ISA 5.1.3)"));
+            return;
+        }
+        let Some(space) = space else { return };
+        for o in &i.operands {
+            let Operand::Mem(Address { base: Some(b), .. }) = o else { continue };
+            if let Some(Sym::Var(vs, _)) = scope.lookup(b.name) {
+                if vs != space && !(vs == StateSpace::Tex) {
+                    self.errs.push(Diagnostic::error(
+                        b.span,
+                        format!("`{}` is a `.{}` variable, but `{op}.{}` accesses the `.{}` state space", b.name, vs.as_str(), space.as_str(), space.as_str()),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn name<'a>(&mut self, id: &Ident<'a>, scope: &Scope<'a, '_>, i: &Instr<'a>) {
         if is_special_reg(id.name) || id.name == "WARP_SZ" {
             return;
         }
@@ -215,7 +360,7 @@ impl<'e> FnValidator<'e> {
         }
     }
 
-    fn operand<'a>(&mut self, op: &Operand<'a>, scope: &Scope<'a>, i: &Instr<'a>) {
+    fn operand<'a>(&mut self, op: &Operand<'a>, scope: &Scope<'a, '_>, i: &Instr<'a>) {
         match op {
             Operand::Name(id, _) | Operand::Not(id) => self.name(id, scope, i),
             Operand::Mem(a) => {
@@ -241,7 +386,7 @@ impl<'e> FnValidator<'e> {
         }
     }
 
-    fn expr_syms<'a>(&mut self, e: &Expr<'a>, scope: &Scope<'a>, i: &Instr<'a>) {
+    fn expr_syms<'a>(&mut self, e: &Expr<'a>, scope: &Scope<'a, '_>, i: &Instr<'a>) {
         match e {
             Expr::Sym(id) | Expr::Generic(id, _) => self.name(id, scope, i),
             Expr::Unary(_, a, _) => self.expr_syms(a, scope, i),
@@ -255,6 +400,98 @@ impl<'e> FnValidator<'e> {
                 self.expr_syms(c, scope, i);
             }
             _ => {}
+        }
+    }
+}
+
+/// What an operand position of an instruction expects.
+#[derive(Clone, Copy, Debug)]
+enum Role {
+    /// A value of this type, by the rules of Table 23 (sizes match exactly).
+    Strict(Type),
+    /// A source of `st`/`cvt`, by the relaxed rules of Table 24.
+    Src(Type),
+    /// A destination of `ld`/`cvt`, by the relaxed rules of Table 25.
+    Dest(Type),
+    /// A predicate.
+    Pred,
+    /// Not checked (addresses).
+    Any,
+}
+
+fn wide(t: Type) -> Option<Type> {
+    Some(match t {
+        Type::U16 => Type::U32,
+        Type::S16 => Type::S32,
+        Type::U32 => Type::U64,
+        Type::S32 => Type::S64,
+        _ => return None,
+    })
+}
+
+/// Whether operand 0 of this instruction is written (a destination).
+fn has_destination(op: &str, i: &Instr) -> bool {
+    match op {
+        "mov" | "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "sad" | "div" | "rem" | "abs" | "neg" | "min" | "max" | "popc" | "clz"
+        | "bfind" | "fns" | "brev" | "bfe" | "bfi" | "dp4a" | "dp2a" | "fma" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2"
+        | "tanh" | "copysign" | "testp" | "set" | "setp" | "selp" | "slct" | "and" | "or" | "xor" | "not" | "cnot" | "lop3" | "shf"
+        | "shl" | "shr" | "prmt" | "cvt" | "cvta" | "isspacep" | "ld" | "ldu" | "atom" | "shfl" | "vote" | "match" | "activemask"
+        | "redux" | "addc" | "subc" | "madc" => i.operands.len() >= 1,
+        _ => false,
+    }
+}
+
+/// Checks a register of type `r` in a position with `role`; returns the complaint.
+fn check_role(op: &str, role: Role, r: Type) -> Option<String> {
+    let kind = |t: Type| {
+        if t.is_bits() {
+            'b'
+        } else if t.is_int() {
+            'i'
+        } else if t.is_float() {
+            'f'
+        } else {
+            'o'
+        }
+    };
+    match role {
+        Role::Any => None,
+        Role::Pred => (r != Type::Pred).then(|| format!("is a `.{}` register, but `{op}` expects a predicate here", r.as_str())),
+        Role::Strict(t) | Role::Src(t) | Role::Dest(t) => {
+            if t == Type::Pred {
+                return (r != Type::Pred).then(|| format!("is a `.{}` register, but `{op}.pred` expects a predicate", r.as_str()));
+            }
+            if r == Type::Pred {
+                return Some(format!("is a predicate, but `{op}` expects a `.{}` value here", t.as_str()));
+            }
+            let (tk, rk) = (kind(t), kind(r));
+            if tk == 'o' || rk == 'o' {
+                return None;
+            }
+            // f16x2 is a 32-bit float pair: treat it like a 32-bit float.
+            let relaxed = !matches!(role, Role::Strict(_));
+            let size_ok = if relaxed { r.size() >= t.size() } else { r.size() == t.size() };
+            // Table 23/24/25: floats agree only with floats of the same size and with bit-size
+            // types; integer instruction types do not take float registers.
+            let kind_ok = match (tk, rk) {
+                ('b', _) | (_, 'b') => true,
+                ('i', 'i') => true,
+                ('f', 'f') => r.size() == t.size(),
+                _ => false,
+            };
+            let table = match role {
+                Role::Src(_) => "9.4.1, Table 24",
+                Role::Dest(_) => "9.4.1, Table 25",
+                _ => "9.4, Table 23",
+            };
+            if !kind_ok {
+                return Some(format!("is a `.{}` register, which does not agree with the `.{}` type of `{op}` (PTX ISA {table})", r.as_str(), t.as_str()));
+            }
+            if !size_ok {
+                let rule = if relaxed { "at least as wide as" } else { "the same size as" };
+                return Some(format!("is a {}-bit `.{}` register; `{op}` needs one {rule} its `.{}` type (PTX ISA {table})", r.bits(), r.as_str(), t.as_str()));
+            }
+            None
         }
     }
 }

@@ -1,0 +1,55 @@
+/* ptxr C ABI: launching PTX kernels compiled ahead of time by ptxr (see docs/abi.md). */
+#ifndef PTXR_H
+#define PTXR_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs body(body_ctx, i) for every i in [0, n), in any order, possibly concurrently. */
+typedef void (*ptxr_body_fn)(void *body_ctx, uint32_t index);
+typedef void (*ptxr_parallel_for_fn)(void *user, uint32_t n, ptxr_body_fn body, void *body_ctx);
+
+typedef struct ptxr_launch_config {
+    uint32_t grid[3];      /* CTAs per dimension (x < 2^31, y, z <= 65535), each >= 1 */
+    uint32_t block[3];     /* threads per CTA (at most 1024; x, y <= 1024, z <= 64), each >= 1 */
+    uint32_t shared_bytes; /* dynamic shared memory per CTA (extern .shared) */
+    ptxr_parallel_for_fn parallel_for; /* NULL: CTAs run one after another on the caller's thread */
+    void *user;            /* passed to parallel_for */
+} ptxr_launch_config;
+
+/* Return codes of ptxr_launch_<kernel>; ptxr_last_error() has the message. */
+#define PTXR_OK 0
+#define PTXR_ERR_CONFIG 1   /* grid, block or shared memory out of limits, .reqntid/.maxntid */
+#define PTXR_ERR_ARGS 2     /* args or an args[i] is NULL */
+#define PTXR_ERR_TRAP 3     /* `trap` executed */
+#define PTXR_ERR_ASSERT 4   /* device assert failed (__assertfail) */
+#define PTXR_ERR_DEADLOCK 5 /* barrier or warp collective that can never complete */
+#define PTXR_ERR_BRKPT 6    /* `brkpt` executed */
+#define PTXR_ERR_LAUNCH 7   /* any other abnormal stop of a CTA */
+#define PTXR_ERR_NOMEM 8    /* out of host memory */
+
+/* The message of the last failed launch on the calling thread ("" if it succeeded). */
+const char *ptxr_last_error(void);
+
+/* Internal: what the generated launch functions pass to the runtime. */
+typedef struct ptxr_kernel {
+    const char *name;
+    const char *file;
+    int32_t (*cta)(void *cta_ctx);
+    uint32_t nparams;
+    const uint32_t *param_offset;
+    const uint32_t *param_size;
+    uint32_t param_bytes;
+    uint32_t static_smem;
+    uint32_t reqntid[3]; /* all 0: none */
+    uint32_t maxntid[3]; /* all 0: none */
+    uint32_t frame_size;
+    uint32_t uses_sync;
+} ptxr_kernel;
+int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

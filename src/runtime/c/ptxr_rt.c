@@ -1,0 +1,643 @@
+/* ptxr_rt.c: the C runtime of kernels compiled ahead of time by ptxr (docs/abi.md).
+ *
+ * Launches a kernel's CTA function `int32_t __ptxr_cta_<kernel>(CtaCtx*)` over a grid:
+ * allocates each CTA's shared memory (and, for kernels with synchronization, the per-thread
+ * frames, sync slots and scheduler state), completes barriers and warp collectives (a faithful
+ * port of `resolve` in src/runtime/warp.rs), and provides the host services the generated code
+ * calls (vprintf, %globaltimer, __assertfail). Embedded in the ptxr binary and compiled with the
+ * target's C compiler into every static library ptxr writes. */
+#define _POSIX_C_SOURCE 200809L
+#include "ptxr.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- The launch ABI (src/codegen/abi.rs; field order fixed) ---- */
+
+typedef struct SyncSlot {
+    uint32_t state, resume, kind, site, line, mode, mask, bar_id, bar_count, flags;
+    uint64_t a;
+    uint32_t b, c;
+    uint64_t result;
+    uint32_t pred, pad_;
+} SyncSlot;
+
+struct CtaCtx;
+typedef struct HostFns {
+    int32_t (*vprintf)(void *host, const char *fmt, const uint8_t *args);
+    uint64_t (*globaltimer)(void);
+    void (*assertfail)(void *host, const char *msg, const char *file, uint32_t line, const char *func);
+    uint32_t (*resolve)(struct CtaCtx *cta);
+} HostFns;
+
+typedef struct CtaCtx {
+    const uint8_t *params;
+    uint8_t *shared;
+    uint32_t ctaid[3], nctaid[3], ntid[3];
+    uint32_t dyn_smem, total_smem, status, status_line;
+    const HostFns *rt;
+    void *host;
+    uint32_t status_thread, smid;
+    uint8_t *frames;
+    SyncSlot *slots;
+    void *sched;
+} CtaCtx;
+
+_Static_assert(sizeof(SyncSlot) == 72 && offsetof(SyncSlot, a) == 40 && offsetof(SyncSlot, result) == 56 && offsetof(SyncSlot, pred) == 64, "SyncSlot layout");
+_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && sizeof(CtaCtx) == 120, "CtaCtx layout");
+
+enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
+enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
+enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
+enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5 };
+
+/* Host-side scheduler state of one CTA (warp.rs `Sched`). */
+typedef struct Sched {
+    uint32_t arrived[16];
+} Sched;
+
+/* ---- resolve: a port of src/runtime/warp.rs ---- */
+
+static int live(const SyncSlot *s) { return s->state != SLOT_EXITED; }
+
+static int is_warp_kind(uint32_t k) {
+    return k == SYNC_WARP || k == SYNC_SHFL || k == SYNC_VOTE || k == SYNC_MATCH || k == SYNC_ACTIVEMASK || k == SYNC_REDUX;
+}
+
+static uint32_t fail(CtaCtx *cta, uint32_t status, uint32_t line, size_t thread) {
+    cta->status = status;
+    cta->status_line = line;
+    cta->status_thread = (uint32_t)thread;
+    return RESOLVE_DEADLOCK;
+}
+
+static uint32_t waiting_mask(uint32_t k, const SyncSlot *w, size_t n) {
+    uint32_t m = 0;
+    for (size_t l = 0; l < n; l++)
+        if (w[l].state == SLOT_WAITING && w[l].kind == k) m |= 1u << l;
+    return m;
+}
+
+/* Completes the warp collectives of one warp that can complete. Returns whether any did. */
+static int resolve_warp(SyncSlot *warp, size_t n) {
+    uint32_t live_mask = 0;
+    for (size_t l = 0; l < n; l++)
+        if (live(&warp[l])) live_mask |= 1u << l;
+    int progress = 0;
+    uint32_t parts[32] = {0};
+    for (size_t l = 0; l < n; l++) {
+        const SyncSlot *s = &warp[l];
+        if (s->state != SLOT_WAITING || !is_warp_kind(s->kind)) continue;
+        if (s->flags & FLAG_NOSYNC) {
+            uint32_t a = 0;
+            for (size_t m = 0; m < n; m++)
+                if (warp[m].state == SLOT_WAITING && warp[m].site == s->site) a |= 1u << m;
+            parts[l] = a;
+        } else {
+            uint32_t need = (s->mask | (1u << l)) & live_mask;
+            uint32_t at = waiting_mask(s->kind, warp, n);
+            uint32_t same_mode = 0;
+            for (size_t m = 0; m < n; m++)
+                if ((at & (1u << m)) && (warp[m].mode == s->mode || s->kind == SYNC_WARP)) same_mode |= 1u << m;
+            if ((need & ~same_mode) == 0) parts[l] = need;
+        }
+    }
+    SyncSlot snapshot[32];
+    memcpy(snapshot, warp, n * sizeof(SyncSlot));
+    for (size_t l = 0; l < n; l++) {
+        uint32_t p = parts[l];
+        if (p == 0) continue;
+        SyncSlot *s = &warp[l];
+        uint32_t lane = (uint32_t)l;
+        switch (s->kind) {
+        case SYNC_WARP:
+            break;
+        case SYNC_ACTIVEMASK:
+            s->result = p;
+            break;
+        case SYNC_SHFL: {
+            /* PTX ISA 9.7.8.5 shfl.sync semantics. */
+            uint32_t bval = s->b & 31, cval = s->c & 31, segmask = (s->c >> 8) & 31;
+            uint32_t max_lane = (lane & segmask) | (cval & ~segmask);
+            uint32_t min_lane = lane & segmask;
+            int64_t j;
+            int pval;
+            switch (s->mode) {
+            case 0: j = (int64_t)lane - (int64_t)bval; pval = j >= (int64_t)max_lane; break;
+            case 1: j = (int64_t)lane + (int64_t)bval; pval = j <= (int64_t)max_lane; break;
+            case 2: j = (int64_t)(lane ^ bval); pval = j <= (int64_t)max_lane; break;
+            default: j = (int64_t)(min_lane | (bval & ~segmask)); pval = j <= (int64_t)max_lane; break;
+            }
+            size_t jj = pval ? (size_t)j : l;
+            uint64_t v;
+            if (jj < n && ((p & (1u << jj)) || (snapshot[jj].kind == SYNC_SHFL && snapshot[jj].state == SLOT_WAITING)))
+                v = snapshot[jj].a;
+            else
+                v = s->a;
+            s->result = v & 0xffffffffu;
+            s->pred = (uint32_t)pval;
+            break;
+        }
+        case SYNC_VOTE: {
+            uint32_t ballot = 0;
+            for (size_t m = 0; m < n; m++)
+                if ((p & (1u << m)) && snapshot[m].a != 0) ballot |= 1u << m;
+            switch (s->mode) {
+            case 0: s->pred = ballot == p; break;
+            case 1: s->pred = ballot != 0; break;
+            case 2: s->pred = ballot == 0 || ballot == p; break;
+            default: s->result = ballot; break;
+            }
+            break;
+        }
+        case SYNC_MATCH: {
+            int wide = (s->flags & FLAG_64) != 0;
+            uint64_t mine = wide ? s->a : (s->a & 0xffffffffu);
+            uint32_t same = 0;
+            for (size_t m = 0; m < n; m++) {
+                uint64_t vm = wide ? snapshot[m].a : (snapshot[m].a & 0xffffffffu);
+                if ((p & (1u << m)) && vm == mine) same |= 1u << m;
+            }
+            if (s->mode == 0) {
+                s->result = same;
+            } else {
+                int all = same == p;
+                s->result = all ? p : 0;
+                s->pred = (uint32_t)all;
+            }
+            break;
+        }
+        case SYNC_REDUX: {
+            int sgn = (s->flags & FLAG_SIGNED) != 0;
+            uint32_t r;
+            int first = 1;
+            switch (s->mode) {
+            case 0: r = 0; break;
+            case 3: r = 0xffffffffu; break;
+            default: r = 0; break;
+            }
+            for (size_t m = 0; m < n; m++) {
+                if (!(p & (1u << m))) continue;
+                uint32_t v = (uint32_t)snapshot[m].a;
+                switch (s->mode) {
+                case 0: r += v; break;
+                case 1:
+                    if (first || (sgn ? (int32_t)v < (int32_t)r : v < r)) r = v;
+                    break;
+                case 2:
+                    if (first || (sgn ? (int32_t)v > (int32_t)r : v > r)) r = v;
+                    break;
+                case 3: r &= v; break;
+                case 4: r |= v; break;
+                default: r ^= v; break;
+                }
+                first = 0;
+            }
+            s->result = r;
+            break;
+        }
+        default:
+            continue;
+        }
+        s->state = SLOT_RUNNABLE;
+        progress = 1;
+    }
+    return progress;
+}
+
+static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *cta) {
+    int all_exited = 1;
+    for (size_t t = 0; t < n; t++)
+        if (slots[t].state != SLOT_EXITED) { all_exited = 0; break; }
+    if (all_exited) return RESOLVE_DONE;
+    int progress = 0;
+    /* bar.arrive: count the arrival and let the thread go on. */
+    for (size_t t = 0; t < n; t++) {
+        SyncSlot *s = &slots[t];
+        if (s->state == SLOT_WAITING && s->kind == SYNC_BAR_ARRIVE) {
+            sched->arrived[s->bar_id & 15] += 1;
+            s->state = SLOT_RUNNABLE;
+            progress = 1;
+        }
+    }
+    /* Warp collectives, warp by warp. */
+    for (size_t base = 0; base < n; base += 32) {
+        size_t lanes = n - base < 32 ? n - base : 32;
+        if (resolve_warp(slots + base, lanes)) progress = 1;
+    }
+    /* Barriers. */
+    uint32_t live_threads = 0;
+    for (size_t t = 0; t < n; t++)
+        if (live(&slots[t])) live_threads++;
+    for (uint32_t id = 0; id < 16; id++) {
+        uint32_t waiting = 0;
+        size_t first = n;
+        for (size_t t = 0; t < n; t++) {
+            if (slots[t].state == SLOT_WAITING && slots[t].kind == SYNC_BAR && slots[t].bar_id == id) {
+                if (first == n) first = t;
+                waiting++;
+            }
+        }
+        if (waiting == 0) continue;
+        uint32_t count = slots[first].bar_count;
+        if (count != 0 && (count % 32 != 0 || (size_t)count > (n + 31) / 32 * 32))
+            /* 9.7.12.1: b must be a multiple of the warp size and at most the CTA size. */
+            return fail(cta, STATUS_DEADLOCK, slots[first].line, first);
+        uint32_t expected = count == 0 ? live_threads : count;
+        uint32_t arrived = waiting + sched->arrived[id];
+        if (arrived < expected) continue;
+        /* bar.red: reduce the predicates of the waiting threads. */
+        uint64_t popc = 0;
+        int all = 1, any = 0;
+        for (size_t t = 0; t < n; t++) {
+            const SyncSlot *s = &slots[t];
+            if (s->state == SLOT_WAITING && s->kind == SYNC_BAR && s->bar_id == id) {
+                int pr = s->a != 0;
+                popc += (uint64_t)pr;
+                all = all && pr;
+                any = any || pr;
+            }
+        }
+        for (size_t t = 0; t < n; t++) {
+            SyncSlot *s = &slots[t];
+            if (!(s->state == SLOT_WAITING && s->kind == SYNC_BAR && s->bar_id == id)) continue;
+            switch (s->mode) {
+            case 1: s->result = popc; break;
+            case 2: s->pred = (uint32_t)all; break;
+            case 3: s->pred = (uint32_t)any; break;
+            default: break;
+            }
+            s->state = SLOT_RUNNABLE;
+        }
+        sched->arrived[id] = 0;
+        progress = 1;
+    }
+    if (progress) return RESOLVE_CONTINUE;
+    /* Nothing can move: every live thread waits for threads that will never arrive. */
+    for (size_t t = 0; t < n; t++)
+        if (slots[t].state == SLOT_WAITING) return fail(cta, STATUS_DEADLOCK, slots[t].line, t);
+    return fail(cta, STATUS_DEADLOCK, 0, 0);
+}
+
+static uint32_t resolve(CtaCtx *cta) {
+    size_t n = (size_t)cta->ntid[0] * cta->ntid[1] * cta->ntid[2];
+    return resolve_slots(cta->slots, n, (Sched *)cta->sched, cta);
+}
+
+/* ---- One launch ---- */
+
+typedef struct Launch {
+    const ptxr_kernel *k;
+    const ptxr_launch_config *cfg;
+    const uint8_t *params;
+    uint32_t total_smem;
+    uint64_t base; /* first CTA of the current parallel_for chunk */
+    int stop; /* accessed atomically */
+    pthread_mutex_t mu;
+    int failed;
+    uint64_t fail_cta;
+    CtaCtx fail_ctx;
+    int nomem;
+    char *out; /* printf output, written to stdout when the launch ends */
+    size_t out_len, out_cap;
+    char assert_msg[1024];
+    int have_assert;
+} Launch;
+
+static void append_out(Launch *l, const char *s, size_t n) {
+    pthread_mutex_lock(&l->mu);
+    if (l->out_len + n > l->out_cap) {
+        size_t cap = (l->out_len + n) * 2 + 256;
+        char *p = (char *)realloc(l->out, cap);
+        if (!p) {
+            pthread_mutex_unlock(&l->mu);
+            return;
+        }
+        l->out = p;
+        l->out_cap = cap;
+    }
+    memcpy(l->out + l->out_len, s, n);
+    l->out_len += n;
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* A growable string for one printf call. */
+typedef struct Str {
+    char *p;
+    size_t len, cap;
+} Str;
+
+static void str_add(Str *s, const char *t, size_t n) {
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = (s->len + n + 1) * 2;
+        char *q = (char *)realloc(s->p, cap);
+        if (!q) return;
+        s->p = q;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->len, t, n);
+    s->len += n;
+    s->p[s->len] = 0;
+}
+
+static uint64_t read_arg(const uint8_t *args, size_t *off, size_t size) {
+    *off = (*off + size - 1) / size * size;
+    uint64_t v = 0;
+    if (args) memcpy(&v, args + *off, size); /* little-endian targets only */
+    *off += size;
+    return v;
+}
+
+/* CUDA's device printf: arguments packed at their natural alignment (integers and pointers 4
+ * or 8 bytes, floats promoted to double). Returns the number of arguments printed. */
+static int32_t host_vprintf(void *host, const char *fmt, const uint8_t *args) {
+    Launch *l = (Launch *)host;
+    Str out = {0, 0, 0};
+    size_t off = 0;
+    int32_t count = 0;
+    if (!fmt) fmt = "(null)";
+    size_t k = 0, blen = strlen(fmt);
+    while (k < blen) {
+        if (fmt[k] != '%') {
+            str_add(&out, fmt + k, 1);
+            k++;
+            continue;
+        }
+        size_t start = k++;
+        if (k < blen && fmt[k] == '%') {
+            str_add(&out, "%", 1);
+            k++;
+            continue;
+        }
+        char spec[64];
+        size_t sp = 0;
+        spec[sp++] = '%';
+        while (k < blen && strchr("-+ #0", fmt[k])) {
+            if (sp < 40) spec[sp++] = fmt[k];
+            k++;
+        }
+        while (k < blen && ((fmt[k] >= '0' && fmt[k] <= '9') || fmt[k] == '.' || fmt[k] == '*')) {
+            if (fmt[k] != '*' && sp < 40) spec[sp++] = fmt[k];
+            k++;
+        }
+        int lng = 0;
+        while (k < blen && strchr("hlLqjzt", fmt[k])) {
+            if (fmt[k] == 'l' || fmt[k] == 'q' || fmt[k] == 'j' || fmt[k] == 'z') lng++;
+            k++;
+        }
+        if (k >= blen) break;
+        char conv = fmt[k++];
+        count++;
+        char buf[512];
+        int n = 0;
+        switch (conv) {
+        case 'd': case 'i': {
+            long long v = lng ? (long long)(int64_t)read_arg(args, &off, 8) : (long long)(int32_t)(uint32_t)read_arg(args, &off, 4);
+            memcpy(spec + sp, "lld", 4);
+            n = snprintf(buf, sizeof buf, spec, v);
+            break;
+        }
+        case 'u': case 'x': case 'X': case 'o': {
+            unsigned long long v = lng ? (unsigned long long)read_arg(args, &off, 8) : (unsigned long long)(uint32_t)read_arg(args, &off, 4);
+            spec[sp] = 'l'; spec[sp + 1] = 'l'; spec[sp + 2] = conv; spec[sp + 3] = 0;
+            n = snprintf(buf, sizeof buf, spec, v);
+            break;
+        }
+        case 'c': {
+            int v = (unsigned char)read_arg(args, &off, 4);
+            spec[sp] = 'c'; spec[sp + 1] = 0;
+            n = snprintf(buf, sizeof buf, spec, v);
+            break;
+        }
+        case 'p': {
+            unsigned long long v = (unsigned long long)read_arg(args, &off, 8);
+            n = snprintf(buf, sizeof buf, "0x%llx", v);
+            break;
+        }
+        case 's': {
+            const char *v = (const char *)(uintptr_t)read_arg(args, &off, 8);
+            spec[sp] = 's'; spec[sp + 1] = 0;
+            /* Long strings go straight into the output. */
+            if (v && sp == 1) {
+                str_add(&out, v, strlen(v));
+                continue;
+            }
+            n = snprintf(buf, sizeof buf, spec, v ? v : "(null)");
+            break;
+        }
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+            uint64_t bits = read_arg(args, &off, 8);
+            double v;
+            memcpy(&v, &bits, 8);
+            spec[sp] = conv; spec[sp + 1] = 0;
+            n = snprintf(buf, sizeof buf, spec, v);
+            break;
+        }
+        default:
+            str_add(&out, fmt + start, k - start);
+            continue;
+        }
+        if (n > 0) str_add(&out, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    }
+    if (out.p) {
+        append_out(l, out.p, out.len);
+        free(out.p);
+    }
+    return count;
+}
+
+static uint64_t host_globaltimer(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void host_assertfail(void *host, const char *msg, const char *file, uint32_t line, const char *func) {
+    Launch *l = (Launch *)host;
+    pthread_mutex_lock(&l->mu);
+    if (!l->have_assert) {
+        snprintf(l->assert_msg, sizeof l->assert_msg, "%s:%u: %s: Assertion `%s` failed.", file ? file : "(null)", line, func ? func : "(null)", msg ? msg : "(null)");
+        l->have_assert = 1;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve};
+
+/* Per-thread scratch memory, reused by the CTAs this thread runs (never freed: at most the
+ * largest CTA's shared memory, frames and slots per thread). */
+static _Thread_local struct {
+    void *smem, *frames, *slots;
+    size_t smem_cap, frames_cap, slots_cap;
+    uint32_t smid;
+} tls;
+static uint32_t next_smid;
+
+static void *grow(void **p, size_t *cap, size_t need) {
+    if (need <= *cap && *p) return *p;
+    free(*p);
+    *p = NULL;
+    *cap = 0;
+    void *q = NULL;
+    if (posix_memalign(&q, 64, need ? need : 16) != 0) return NULL;
+    *p = q;
+    *cap = need;
+    return q;
+}
+
+static void run_cta(void *vl, uint32_t i) {
+    Launch *l = (Launch *)vl;
+    if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) return;
+    const ptxr_kernel *k = l->k;
+    const ptxr_launch_config *cfg = l->cfg;
+    uint64_t c = l->base + i;
+    uint64_t gx = cfg->grid[0], gy = cfg->grid[1];
+    size_t nthreads = (size_t)cfg->block[0] * cfg->block[1] * cfg->block[2];
+    size_t smem_len = ((size_t)l->total_smem + 15) / 16 * 16 + 16;
+    uint8_t *smem = (uint8_t *)grow(&tls.smem, &tls.smem_cap, smem_len);
+    if (tls.smid == 0) tls.smid = __atomic_add_fetch(&next_smid, 1, __ATOMIC_RELAXED);
+    CtaCtx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    Sched sched;
+    memset(&sched, 0, sizeof sched);
+    if (!smem) goto oom;
+    /* Shared memory starts uninitialized on a GPU; zero it so runs are reproducible. */
+    memset(smem, 0, smem_len);
+    ctx.params = l->params;
+    ctx.shared = smem;
+    ctx.ctaid[0] = (uint32_t)(c % gx);
+    ctx.ctaid[1] = (uint32_t)((c / gx) % gy);
+    ctx.ctaid[2] = (uint32_t)(c / (gx * gy));
+    for (int d = 0; d < 3; d++) {
+        ctx.nctaid[d] = cfg->grid[d];
+        ctx.ntid[d] = cfg->block[d];
+    }
+    ctx.dyn_smem = cfg->shared_bytes;
+    ctx.total_smem = l->total_smem;
+    ctx.rt = &HOST_FNS;
+    ctx.host = l;
+    ctx.smid = tls.smid - 1;
+    if (k->uses_sync) {
+        size_t fbytes = ((size_t)k->frame_size * nthreads + 15) / 16 * 16;
+        uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
+        SyncSlot *slots = (SyncSlot *)grow(&tls.slots, &tls.slots_cap, nthreads * sizeof(SyncSlot));
+        if (!frames || !slots) goto oom;
+        memset(frames, 0, fbytes);
+        memset(slots, 0, nthreads * sizeof(SyncSlot));
+        ctx.frames = frames;
+        ctx.slots = slots;
+        ctx.sched = &sched;
+    }
+    {
+        int32_t st = k->cta(&ctx);
+        if (st != 0 || ctx.status != 0) {
+            __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+            pthread_mutex_lock(&l->mu);
+            if (!l->failed || c < l->fail_cta) {
+                l->failed = 1;
+                l->fail_cta = c;
+                l->fail_ctx = ctx;
+            }
+            pthread_mutex_unlock(&l->mu);
+        }
+    }
+    return;
+oom:
+    __atomic_store_n(&l->nomem, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+}
+
+static _Thread_local char last_error[2048];
+
+const char *ptxr_last_error(void) { return last_error; }
+
+static int error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int error(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **args) {
+    last_error[0] = 0;
+    if (!cfg) return error(PTXR_ERR_CONFIG, "kernel `%s`: the launch configuration is NULL", k->name);
+    const uint32_t *g = cfg->grid, *b = cfg->block;
+    uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
+    if (threads > 1024 || b[0] > 1024 || b[1] > 1024 || b[2] > 64)
+        return error(PTXR_ERR_CONFIG, "block %ux%ux%u exceeds the limits (at most 1024 threads, x,y ≤ 1024, z ≤ 64)", b[0], b[1], b[2]);
+    if (g[0] > 0x7fffffffu || g[1] > 65535 || g[2] > 65535)
+        return error(PTXR_ERR_CONFIG, "grid %ux%ux%u exceeds the limits (x < 2^31, y,z ≤ 65535)", g[0], g[1], g[2]);
+    if (threads == 0 || g[0] == 0 || g[1] == 0 || g[2] == 0)
+        return error(PTXR_ERR_CONFIG, "grid %ux%ux%u and block %ux%ux%u must have every dimension at least 1", g[0], g[1], g[2], b[0], b[1], b[2]);
+    if (k->reqntid[0] && (k->reqntid[0] != b[0] || k->reqntid[1] != b[1] || k->reqntid[2] != b[2]))
+        return error(PTXR_ERR_CONFIG, "kernel `%s` requires a block of %ux%ux%u threads (.reqntid)", k->name, k->reqntid[0], k->reqntid[1], k->reqntid[2]);
+    if (k->maxntid[0] && threads > (uint64_t)k->maxntid[0] * k->maxntid[1] * k->maxntid[2])
+        return error(PTXR_ERR_CONFIG, "kernel `%s` allows at most %ux%ux%u threads per block (.maxntid)", k->name, k->maxntid[0], k->maxntid[1], k->maxntid[2]);
+    uint64_t total_smem = (uint64_t)k->static_smem + cfg->shared_bytes;
+    if (total_smem > 96 * 1024)
+        return error(PTXR_ERR_CONFIG, "shared memory %llu bytes (%u static + %u dynamic) exceeds the %u byte limit", (unsigned long long)total_smem, k->static_smem, cfg->shared_bytes, 96 * 1024);
+    if (k->nparams > 0 && !args) return error(PTXR_ERR_ARGS, "kernel `%s` takes %u parameters but args is NULL", k->name, k->nparams);
+    /* Parameter buffer (CUDA's cuLaunchKernel convention: args[i] points to parameter i). */
+    size_t pbytes = k->param_bytes < 8 ? 8 : k->param_bytes;
+    uint8_t *pbuf = (uint8_t *)calloc(1, (pbytes + 15) / 16 * 16);
+    if (!pbuf) return error(PTXR_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        if (!args[i]) {
+            free(pbuf);
+            return error(PTXR_ERR_ARGS, "kernel `%s`: args[%u] is NULL", k->name, i);
+        }
+        memcpy(pbuf + k->param_offset[i], args[i], k->param_size[i]);
+    }
+    Launch l;
+    memset(&l, 0, sizeof l);
+    l.k = k;
+    l.cfg = cfg;
+    l.params = pbuf;
+    l.total_smem = (uint32_t)total_smem;
+    pthread_mutex_init(&l.mu, NULL);
+    uint64_t ncta = (uint64_t)g[0] * g[1] * g[2];
+    if (cfg->parallel_for) {
+        const uint64_t chunk = 1u << 31;
+        for (l.base = 0; l.base < ncta && !__atomic_load_n(&l.stop, __ATOMIC_RELAXED); l.base += chunk) {
+            uint64_t n = ncta - l.base < chunk ? ncta - l.base : chunk;
+            cfg->parallel_for(cfg->user, (uint32_t)n, run_cta, &l);
+        }
+    } else {
+        for (uint64_t c = 0; c < ncta && !l.stop; c++) {
+            l.base = c;
+            run_cta(&l, 0);
+        }
+    }
+    if (l.out_len) {
+        fwrite(l.out, 1, l.out_len, stdout);
+        fflush(stdout);
+    }
+    free(l.out);
+    free(pbuf);
+    pthread_mutex_destroy(&l.mu);
+    if (l.failed) {
+        const CtaCtx *c = &l.fail_ctx;
+        uint32_t t = c->status_thread;
+        uint32_t tx = t % b[0], ty = (t / b[0]) % b[1], tz = t / (b[0] * b[1]);
+        char whr[1024];
+        snprintf(whr, sizeof whr, "%s:%u: in kernel `%s`, CTA (%u,%u,%u), thread (%u,%u,%u)", k->file, c->status_line, k->name, c->ctaid[0], c->ctaid[1], c->ctaid[2], tx, ty, tz);
+        switch (c->status) {
+        case STATUS_TRAP: return error(PTXR_ERR_TRAP, "%s: error: `trap` executed", whr);
+        case STATUS_BRKPT: return error(PTXR_ERR_BRKPT, "%s: error: `brkpt` executed (no debugger)", whr);
+        case STATUS_ASSERT: return error(PTXR_ERR_ASSERT, "%s: error: device assertion failed: %s", whr, l.assert_msg);
+        case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point", whr);
+        default: return error(PTXR_ERR_LAUNCH, "%s: error: launch failed (status %u)", whr, c->status);
+        }
+    }
+    if (l.nomem) return error(PTXR_ERR_NOMEM, "kernel `%s`: out of memory for a CTA's shared memory or thread frames", k->name);
+    return PTXR_OK;
+}

@@ -1,0 +1,96 @@
+//! The command line as a user meets it: exit codes and one clear message for bad PTX, wrong
+//! launches, traps, failed asserts, deadlocks; printf output; never a panic.
+
+use std::process::Command;
+
+fn ptxr(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxr")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("run ptxr");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "ptxr panicked: {stderr}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
+#[test]
+fn bad_ptx_reports_every_error_with_line_and_column() {
+    let (rc, _, err) = ptxr(&["check", "tests/cli/bad.ptx"]);
+    assert_eq!(rc, 1);
+    // The missing `;` after `mov` is reported at the end of its line.
+    assert!(err.contains("tests/cli/bad.ptx:8:"), "{err}");
+    assert!(err.contains("error:"), "{err}");
+    assert!(err.contains('^'), "caret line missing: {err}");
+}
+
+#[test]
+fn validation_errors_name_the_problem() {
+    let src = "tests/cli/bad2.ptx";
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(src),
+        ".version 6.4\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tadd.rn.u32 %r1, %r1, 1;\n\tadd.u32 %r9, %r1, 1;\n\tbra NOWHERE;\n\tret;\n}\n",
+    )
+    .unwrap();
+    let (rc, _, err) = ptxr(&["check", src]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("bad2.ptx:7:2: error:") && err.contains(".rn"), "{err}");
+    assert!(err.contains("bad2.ptx:8:") && err.contains("%r9"), "{err}");
+    assert!(err.contains("bad2.ptx:9:") && err.contains("NOWHERE"), "{err}");
+}
+
+#[test]
+fn missing_file_and_unknown_kernel() {
+    let (rc, _, err) = ptxr(&["check", "tests/cli/nope.ptx"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("nope.ptx"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "nosuch"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("no kernel named `nosuch`") && err.contains("trapper"), "{err}");
+}
+
+#[test]
+fn wrong_launches_are_refused() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("takes 1 parameters, 0 given"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--arg", "u64:1"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("4 bytes") && err.contains("8 bytes"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--block", "2048", "--arg", "u32:1"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("exceeds the limits"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--arg", "u32:zz"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("not an integer"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--shared", "1000000", "--arg", "u32:1"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("shared memory"), "{err}");
+}
+
+#[test]
+fn trap_ends_the_launch_with_its_location() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--grid", "3", "--block", "64", "--arg", "u32:5"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("misc.ptx:18:") && err.contains("`trap` executed") && err.contains("thread (5,0,0)"), "{err}");
+    // No thread traps: success.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--grid", "3", "--block", "64", "--arg", "u32:100"]);
+    assert_eq!(rc, 0, "{err}");
+}
+
+#[test]
+fn printf_prints_like_a_gpu() {
+    let (rc, out, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "printer", "--block", "2", "--arg", "f64:1.5"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("tid=0 x=1.500000\n") && out.contains("tid=1 x=1.500000\n"), "{out}");
+}
+
+#[test]
+fn assert_failure_is_an_error_of_the_launch() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "asserter"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("device assertion failed") && err.contains("x>0"), "{err}");
+}
+
+#[test]
+fn deadlock_is_reported_not_hung() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "deadlock", "--block", "64"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("deadlock") && err.contains("kernel `deadlock`") && err.contains("line 77") && err.contains("line 79"), "{err}");
+}
