@@ -52,6 +52,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub span: Span,
     /// Set for kernels with synchronization: the thread scheduler's state.
     pub sync: Option<SyncState<'ctx>>,
+    kparam_cache: HashMap<(u32, u32), IntValue<'ctx>>,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): every thread's
@@ -152,6 +153,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         is_kernel: f.entry,
         span: f.span,
         sync: None,
+        kparam_cache: HashMap::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
@@ -312,6 +314,44 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             self.invariant(v);
         }
         v.into_int_value()
+    }
+
+    /// Loads a kernel parameter (`ld.param` of a kernel's own parameter) once, in the entry
+    /// block: parameters cannot change during a launch, and a load there dominates every
+    /// use, so the thread loops see a loop-invariant value. 64-bit parameters are loaded as
+    /// pointers (then converted), which keeps their provenance visible to LLVM.
+    pub fn kparam_load(&mut self, offset: u32, bits: u32) -> IntValue<'ctx> {
+        if let Some(v) = self.kparam_cache.get(&(offset, bits)) {
+            return *v;
+        }
+        let c = self.ctx();
+        let t = self.cta_type();
+        let pt = c.ptr_type(AddressSpace::default());
+        let b = &self.alloca_b;
+        let fp = b.build_struct_gep(t, self.cta, field::PARAMS, "").unwrap();
+        let base = b.build_load(pt, fp, "params").unwrap().into_pointer_value();
+        let p = unsafe { b.build_in_bounds_gep(c.i8_type(), base, &[c.i64_type().const_int(offset as u64, false)], "").unwrap() };
+        let v = if bits == 64 {
+            let l = b.build_load(pt, p, "").unwrap();
+            let _ = l.as_instruction_value().unwrap().set_alignment(1);
+            b.build_ptr_to_int(l.into_pointer_value(), c.i64_type(), "").unwrap()
+        } else {
+            let l = b.build_load(int_t(c, bits), p, "").unwrap();
+            let _ = l.as_instruction_value().unwrap().set_alignment(1);
+            l.into_int_value()
+        };
+        self.kparam_cache.insert((offset, bits), v);
+        v
+    }
+
+    /// If `op` is `[kparam]` / `[kparam+off]` of this kernel, its byte offset in the buffer.
+    pub fn kparam_offset(&self, op: &Operand<'a>) -> Option<u32> {
+        let Operand::Mem(a) = op else { return None };
+        let base = a.base?;
+        match self.vars.get(base.name) {
+            Some(VarLoc::KParam(off, _)) if a.offset >= 0 => Some(off + a.offset as u32),
+            _ => None,
+        }
     }
 
     /// Marks a load as reading memory that does not change while the CTA runs (launch

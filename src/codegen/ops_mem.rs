@@ -152,6 +152,12 @@ fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             }
             Ok(())
         }
+        _ if space == Some(StateSpace::Param) && e.is_kernel && ord.is_none() && !volatile && ty != Type::Pred && e.kparam_offset(a).is_some() => {
+            let off = e.kparam_offset(a).unwrap();
+            let v = e.kparam_load(off, elem_ty.bits());
+            let v = e.from_bits(v, ty);
+            e.write(d, ty, v)
+        }
         _ => {
             let v = load_elem(e, base, elem_ty, volatile, ord);
             let v: BasicValueEnum = if ty == Type::Pred { e.b.build_int_compare(inkwell::IntPredicate::NE, v, v.get_type().const_zero(), "").unwrap().into() } else { e.from_bits(v, ty) };
