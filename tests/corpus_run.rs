@@ -55,9 +55,11 @@ impl Rng {
 const VARIANTS: [&str; 2] = ["nvrtc", "clang"];
 
 fn load(stem: &str, variant: &str) -> Result<Loaded, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/corpus/{stem}.{variant}.ptx"));
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/corpus/{stem}.{variant}.ptx"));
     let src = ptxr::SourceFile::load(&path).map_err(|e| format!("{e:#}"))?;
-    ptxr::driver::load(&src, 3).map_err(|e| format!("compile failed: {}", first_lines(&format!("{e:#}"), 6)))
+    ptxr::driver::load(&src, 3)
+        .map_err(|e| format!("compile failed: {}", first_lines(&format!("{e:#}"), 6)))
 }
 
 fn first_lines(s: &str, n: usize) -> String {
@@ -78,7 +80,11 @@ struct Report {
 
 impl Report {
     fn new(name: &'static str) -> Report {
-        Report { name, failures: Vec::new(), passed: 0 }
+        Report {
+            name,
+            failures: Vec::new(),
+            passed: 0,
+        }
     }
     fn case(&mut self, label: String, f: impl FnOnce() -> Result<(), String>) {
         match f() {
@@ -94,9 +100,19 @@ impl Report {
         self.failures.push(format!("{label}: {e}"));
     }
     fn finish(self) {
-        eprintln!("{}: {} cases passed, {} failed", self.name, self.passed, self.failures.len());
+        eprintln!(
+            "{}: {} cases passed, {} failed",
+            self.name,
+            self.passed,
+            self.failures.len()
+        );
         if !self.failures.is_empty() {
-            panic!("{}: {} failing case(s):\n  {}", self.name, self.failures.len(), self.failures.join("\n  "));
+            panic!(
+                "{}: {} failing case(s):\n  {}",
+                self.name,
+                self.failures.len(),
+                self.failures.join("\n  ")
+            );
         }
     }
 }
@@ -115,8 +131,23 @@ fn d1(x: u32) -> Dim3 {
     Dim3(x, 1, 1)
 }
 
-fn launch(l: &Loaded, k: &str, grid: Dim3, block: Dim3, args: &mut [ArgSpec]) -> Result<(), String> {
-    l.launch(k, &LaunchConfig { grid, block, dyn_smem: 0 }, args).map_err(|e| format!("launch failed: {}", e.0))
+fn launch(
+    l: &Loaded,
+    k: &str,
+    grid: Dim3,
+    block: Dim3,
+    args: &mut [ArgSpec],
+) -> Result<(), String> {
+    l.launch(
+        k,
+        &LaunchConfig {
+            grid,
+            block,
+            dyn_smem: 0,
+        },
+        args,
+    )
+    .map_err(|e| format!("launch failed: {}", e.0))
 }
 
 fn div_up(a: usize, b: usize) -> u32 {
@@ -167,7 +198,11 @@ fn f64a(v: f64) -> ArgSpec {
 }
 
 /// Bit-exact comparison of two sequences; reports the first mismatches.
-fn exact<T: Copy + PartialEq + std::fmt::Debug>(what: &str, got: &[T], want: &[T]) -> Result<(), String> {
+fn exact<T: Copy + PartialEq + std::fmt::Debug>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{what}: length {} != {}", got.len(), want.len()));
     }
@@ -175,18 +210,41 @@ fn exact<T: Copy + PartialEq + std::fmt::Debug>(what: &str, got: &[T], want: &[T
     if bad.is_empty() {
         return Ok(());
     }
-    let show: Vec<String> = bad.iter().take(4).map(|&i| format!("[{i}] got {:?} want {:?}", got[i], want[i])).collect();
-    Err(format!("{what}: {} of {} differ: {}", bad.len(), got.len(), show.join("; ")))
+    let show: Vec<String> = bad
+        .iter()
+        .take(4)
+        .map(|&i| format!("[{i}] got {:?} want {:?}", got[i], want[i]))
+        .collect();
+    Err(format!(
+        "{what}: {} of {} differ: {}",
+        bad.len(),
+        got.len(),
+        show.join("; ")
+    ))
 }
 
 /// Element `i` is accepted when `ok(i)` holds; `show(i)` describes a mismatch.
-fn each(what: &str, n: usize, ok: impl Fn(usize) -> bool, show: impl Fn(usize) -> String) -> Result<(), String> {
+fn each(
+    what: &str,
+    n: usize,
+    ok: impl Fn(usize) -> bool,
+    show: impl Fn(usize) -> String,
+) -> Result<(), String> {
     let bad: Vec<usize> = (0..n).filter(|&i| !ok(i)).collect();
     if bad.is_empty() {
         return Ok(());
     }
-    let s: Vec<String> = bad.iter().take(4).map(|&i| format!("[{i}] {}", show(i))).collect();
-    Err(format!("{what}: {} of {} wrong: {}", bad.len(), n, s.join("; ")))
+    let s: Vec<String> = bad
+        .iter()
+        .take(4)
+        .map(|&i| format!("[{i}] {}", show(i)))
+        .collect();
+    Err(format!(
+        "{what}: {} of {} wrong: {}",
+        bad.len(),
+        n,
+        s.join("; ")
+    ))
 }
 
 /// Same bits, or both NaN.
@@ -226,9 +284,17 @@ fn f16_to_f64(h: u16) -> f64 {
     let f = (h & 1023) as f64;
     let s = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
     if e == 31 {
-        return if f == 0.0 { s * f64::INFINITY } else { f64::NAN };
+        return if f == 0.0 {
+            s * f64::INFINITY
+        } else {
+            f64::NAN
+        };
     }
-    s * if e == 0 { f * 2f64.powi(-24) } else { (1024.0 + f) * 2f64.powi(e - 25) }
+    s * if e == 0 {
+        f * 2f64.powi(-24)
+    } else {
+        (1024.0 + f) * 2f64.powi(e - 25)
+    }
 }
 
 /// Rounds `m * 2^exp` to binary16, nearest-even, with subnormals and overflow to infinity.
@@ -254,7 +320,11 @@ fn round_f16(m: i128, exp: i32, zero: f64) -> u16 {
             r
         }
     };
-    let bits: u128 = if top < -14 { r } else { (((top + 15) as u128) << 10) + r - 1024 };
+    let bits: u128 = if top < -14 {
+        r
+    } else {
+        (((top + 15) as u128) << 10) + r - 1024
+    };
     sign | bits.min(0x7c00) as u16
 }
 
@@ -263,7 +333,11 @@ fn f32_fixed(x: f32) -> (i128, i32) {
     let e = ((b >> 23) & 255) as i32;
     let f = (b & 0x7f_ffff) as i128;
     assert!(e != 255);
-    let (m, ex) = if e == 0 { (f, -149) } else { (f + (1 << 23), e - 150) };
+    let (m, ex) = if e == 0 {
+        (f, -149)
+    } else {
+        (f + (1 << 23), e - 150)
+    };
     (if b >> 31 != 0 { -m } else { m }, ex)
 }
 
@@ -279,10 +353,18 @@ fn f32_to_f16(x: f32) -> u16 {
 }
 
 fn f16_add(a: u16, b: u16) -> u16 {
-    round_f16(f16_fixed(a) + f16_fixed(b), -24, f16_to_f64(a) + f16_to_f64(b))
+    round_f16(
+        f16_fixed(a) + f16_fixed(b),
+        -24,
+        f16_to_f64(a) + f16_to_f64(b),
+    )
 }
 fn f16_mul(a: u16, b: u16) -> u16 {
-    round_f16(f16_fixed(a) * f16_fixed(b), -48, f16_to_f64(a) * f16_to_f64(b))
+    round_f16(
+        f16_fixed(a) * f16_fixed(b),
+        -48,
+        f16_to_f64(a) * f16_to_f64(b),
+    )
 }
 fn f16_fma(a: u16, b: u16, c: u16) -> u16 {
     let z = f16_to_f64(a).mul_add(f16_to_f64(b), f16_to_f64(c));
@@ -305,17 +387,43 @@ fn rand_f16(r: &mut Rng) -> u16 {
 fn saxpy() {
     let mut rep = Report::new("saxpy");
     for_variants(&mut rep, "saxpy", |rep, l, v| {
-        for &(n, block) in &[(1000usize, 256u32), (1000, 100), (37, 32), (4097, 1024), (5, 1)] {
+        for &(n, block) in &[
+            (1000usize, 256u32),
+            (1000, 100),
+            (37, 32),
+            (4097, 1024),
+            (5, 1),
+        ] {
             rep.case(format!("{v} saxpy n={n} block={block}"), || {
                 let mut r = Rng::new(n as u64 + block as u64);
                 let x: Vec<f32> = (0..n).map(|_| r.f32(-100.0, 100.0)).collect();
                 let y: Vec<f32> = (0..n).map(|_| r.f32(-100.0, 100.0)).collect();
                 let a = r.f32(-3.0, 3.0);
                 let mut args = [buf(&x), buf(&y), f32a(a), s32(n as i64)];
-                launch(l, "saxpy", d1(div_up(n, block as usize)), d1(block), &mut args)?;
+                launch(
+                    l,
+                    "saxpy",
+                    d1(div_up(n, block as usize)),
+                    d1(block),
+                    &mut args,
+                )?;
                 let got: Vec<f32> = read(&args[1]);
                 // a*x+y may be contracted to fma.rn.f32: either exact result is accepted.
-                each("y", n, |i| same_f32(got[i], a.mul_add(x[i], y[i])) || same_f32(got[i], a * x[i] + y[i]), |i| format!("got {} want {} (fma) / {}", got[i], a.mul_add(x[i], y[i]), a * x[i] + y[i]))
+                each(
+                    "y",
+                    n,
+                    |i| {
+                        same_f32(got[i], a.mul_add(x[i], y[i])) || same_f32(got[i], a * x[i] + y[i])
+                    },
+                    |i| {
+                        format!(
+                            "got {} want {} (fma) / {}",
+                            got[i],
+                            a.mul_add(x[i], y[i]),
+                            a * x[i] + y[i]
+                        )
+                    },
+                )
             });
         }
     });
@@ -328,17 +436,30 @@ fn saxpy() {
 fn vecadd_gridstride() {
     let mut rep = Report::new("vecadd_gridstride");
     for_variants(&mut rep, "vecadd_gridstride", |rep, l, v| {
-        for &(n, grid, block) in &[(10000usize, 4u32, 96u32), (1000, 100, 256), (777, 1, 33), (1, 1, 1), (65536, 16, 1024)] {
-            rep.case(format!("{v} vec_add n={n} grid={grid} block={block}"), || {
-                let mut r = Rng::new(7 + n as u64);
-                let a: Vec<f32> = (0..n).map(|_| r.f32(-1e3, 1e3)).collect();
-                let b: Vec<f32> = (0..n).map(|_| r.f32(-1e3, 1e3)).collect();
-                let mut args = [buf(&a), buf(&b), buf(&vec![f32::NAN; n]), s32(n as i64)];
-                launch(l, "vec_add", d1(grid), d1(block), &mut args)?;
-                let got: Vec<f32> = read(&args[2]);
-                let want: Vec<u32> = (0..n).map(|i| (a[i] + b[i]).to_bits()).collect();
-                exact("c", &got.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), &want)
-            });
+        for &(n, grid, block) in &[
+            (10000usize, 4u32, 96u32),
+            (1000, 100, 256),
+            (777, 1, 33),
+            (1, 1, 1),
+            (65536, 16, 1024),
+        ] {
+            rep.case(
+                format!("{v} vec_add n={n} grid={grid} block={block}"),
+                || {
+                    let mut r = Rng::new(7 + n as u64);
+                    let a: Vec<f32> = (0..n).map(|_| r.f32(-1e3, 1e3)).collect();
+                    let b: Vec<f32> = (0..n).map(|_| r.f32(-1e3, 1e3)).collect();
+                    let mut args = [buf(&a), buf(&b), buf(&vec![f32::NAN; n]), s32(n as i64)];
+                    launch(l, "vec_add", d1(grid), d1(block), &mut args)?;
+                    let got: Vec<f32> = read(&args[2]);
+                    let want: Vec<u32> = (0..n).map(|i| (a[i] + b[i]).to_bits()).collect();
+                    exact(
+                        "c",
+                        &got.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+                        &want,
+                    )
+                },
+            );
         }
     });
     rep.finish();
@@ -352,13 +473,26 @@ fn reduce_shared() {
     for_variants(&mut rep, "reduce_shared", |rep, l, v| {
         // reduce_sum: blockDim a power of two <= 256; ceil(n / 2B) blocks. The tree order is
         // fixed by the kernel, so the reference replays it in f32 and compares bit-exactly.
-        for &(n, block) in &[(1000usize, 256usize), (1000, 16), (4099, 128), (3, 8), (65, 1), (513, 64)] {
+        for &(n, block) in &[
+            (1000usize, 256usize),
+            (1000, 16),
+            (4099, 128),
+            (3, 8),
+            (65, 1),
+            (513, 64),
+        ] {
             rep.case(format!("{v} reduce_sum n={n} block={block}"), || {
                 let mut r = Rng::new(11 + n as u64 * 3 + block as u64);
                 let x: Vec<f32> = (0..n).map(|_| r.f32(-10.0, 10.0)).collect();
                 let grid = n.div_ceil(2 * block);
                 let mut args = [buf(&x), buf(&vec![f32::NAN; grid]), s32(n as i64)];
-                launch(l, "reduce_sum", d1(grid as u32), d1(block as u32), &mut args)?;
+                launch(
+                    l,
+                    "reduce_sum",
+                    d1(grid as u32),
+                    d1(block as u32),
+                    &mut args,
+                )?;
                 let got: Vec<f32> = read(&args[1]);
                 let want: Vec<f32> = (0..grid)
                     .map(|b| {
@@ -385,24 +519,42 @@ fn reduce_shared() {
                         s[0]
                     })
                     .collect();
-                each("block_sums", grid, |i| same_f32(got[i], want[i]), |i| format!("got {} want {}", got[i], want[i]))?;
+                each(
+                    "block_sums",
+                    grid,
+                    |i| same_f32(got[i], want[i]),
+                    |i| format!("got {} want {}", got[i], want[i]),
+                )?;
                 // And the reference itself against an f64 sum.
                 let tot: f64 = x.iter().map(|&v| v as f64).sum();
                 let g: f64 = want.iter().map(|&v| v as f64).sum();
-                assert!((tot - g).abs() <= 1e-5 * x.iter().map(|v| v.abs() as f64).sum::<f64>() + 1e-6, "reference tree sum {g} vs {tot}");
+                assert!(
+                    (tot - g).abs() <= 1e-5 * x.iter().map(|v| v.abs() as f64).sum::<f64>() + 1e-6,
+                    "reference tree sum {g} vs {tot}"
+                );
                 Ok(())
             });
         }
         // reduce_sum_atomic: exact integer total (wrapping), any grid.
-        for &(n, grid, block) in &[(10000usize, 8u32, 128u32), (1000, 3, 16), (5, 4, 64), (100000, 64, 256), (50, 7, 1), (3000, 1, 256)] {
-            rep.case(format!("{v} reduce_sum_atomic n={n} grid={grid} block={block}"), || {
-                let mut r = Rng::new(13 + n as u64);
-                let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
-                let want = x.iter().fold(0i32, |a, &b| a.wrapping_add(b));
-                let mut args = [buf(&x), buf(&[0i32]), s32(n as i64)];
-                launch(l, "reduce_sum_atomic", d1(grid), d1(block), &mut args)?;
-                exact("total", &read::<i32>(&args[1]), &[want])
-            });
+        for &(n, grid, block) in &[
+            (10000usize, 8u32, 128u32),
+            (1000, 3, 16),
+            (5, 4, 64),
+            (100000, 64, 256),
+            (50, 7, 1),
+            (3000, 1, 256),
+        ] {
+            rep.case(
+                format!("{v} reduce_sum_atomic n={n} grid={grid} block={block}"),
+                || {
+                    let mut r = Rng::new(13 + n as u64);
+                    let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
+                    let want = x.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+                    let mut args = [buf(&x), buf(&[0i32]), s32(n as i64)];
+                    launch(l, "reduce_sum_atomic", d1(grid), d1(block), &mut args)?;
+                    exact("total", &read::<i32>(&args[1]), &[want])
+                },
+            );
         }
     });
     rep.finish();
@@ -418,11 +570,14 @@ fn reduce_sum_atomic_stress() {
         let x: Vec<i32> = (0..n).map(|_| r.range(-1000, 1000) as i32).collect();
         let want = x.iter().fold(0i32, |a, &b| a.wrapping_add(b));
         for run in 0..3 {
-            rep.case(format!("{v} reduce_sum_atomic n={n} grid=2048 block=64 run {run}"), || {
-                let mut args = [buf(&x), buf(&[0i32]), s32(n as i64)];
-                launch(l, "reduce_sum_atomic", d1(2048), d1(64), &mut args)?;
-                exact("total", &read::<i32>(&args[1]), &[want])
-            });
+            rep.case(
+                format!("{v} reduce_sum_atomic n={n} grid=2048 block=64 run {run}"),
+                || {
+                    let mut args = [buf(&x), buf(&[0i32]), s32(n as i64)];
+                    launch(l, "reduce_sum_atomic", d1(2048), d1(64), &mut args)?;
+                    exact("total", &read::<i32>(&args[1]), &[want])
+                },
+            );
         }
     });
     rep.finish();
@@ -452,36 +607,58 @@ fn warp_reduce() {
                 // would be past lane 31 keep their own value), bit-exact.
                 let want: Vec<f32> = (0..nw)
                     .map(|w| {
-                        let mut s: Vec<f32> = (0..32).map(|l| if 32 * w + l < n { x[32 * w + l] } else { 0.0 }).collect();
+                        let mut s: Vec<f32> = (0..32)
+                            .map(|l| if 32 * w + l < n { x[32 * w + l] } else { 0.0 })
+                            .collect();
                         for off in [16, 8, 4, 2, 1] {
-                            s = (0..32).map(|l| s[l] + if l + off < 32 { s[l + off] } else { s[l] }).collect();
+                            s = (0..32)
+                                .map(|l| s[l] + if l + off < 32 { s[l + off] } else { s[l] })
+                                .collect();
                         }
                         s[0]
                     })
                     .collect();
-                each("out", nw, |i| same_f32(got[i], want[i]), |i| format!("got {} want {}", got[i], want[i]))
+                each(
+                    "out",
+                    nw,
+                    |i| same_f32(got[i], want[i]),
+                    |i| format!("got {} want {}", got[i], want[i]),
+                )
             });
-            rep.case(format!("{v} warp_allreduce_xor n={n} block={block}"), || {
-                let mut r = Rng::new(19 + n as u64);
-                let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
-                let mut args = [buf(&x), buf(&vec![0x5a5a5a5ai32; n]), buf(&vec![0x5a5a5a5ai32; n]), s32(n as i64)];
-                launch(l, "warp_allreduce_xor", d1(grid), d1(block), &mut args)?;
-                let mut ws = vec![0i32; n];
-                let mut wm = vec![0i32; n];
-                for i in 0..n {
-                    let g = (i & !31)..((i & !31) + 32).min(n);
-                    ws[i] = x[g.clone()].iter().fold(0i32, |a, &b| a.wrapping_add(b));
-                    wm[i] = *x[g].iter().max().unwrap();
-                }
-                all_ok(vec![exact("out", &read::<i32>(&args[1]), &ws), exact("out_max", &read::<i32>(&args[2]), &wm)])
-            });
+            rep.case(
+                format!("{v} warp_allreduce_xor n={n} block={block}"),
+                || {
+                    let mut r = Rng::new(19 + n as u64);
+                    let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
+                    let mut args = [
+                        buf(&x),
+                        buf(&vec![0x5a5a5a5ai32; n]),
+                        buf(&vec![0x5a5a5a5ai32; n]),
+                        s32(n as i64),
+                    ];
+                    launch(l, "warp_allreduce_xor", d1(grid), d1(block), &mut args)?;
+                    let mut ws = vec![0i32; n];
+                    let mut wm = vec![0i32; n];
+                    for i in 0..n {
+                        let g = (i & !31)..((i & !31) + 32).min(n);
+                        ws[i] = x[g.clone()].iter().fold(0i32, |a, &b| a.wrapping_add(b));
+                        wm[i] = *x[g].iter().max().unwrap();
+                    }
+                    all_ok(vec![
+                        exact("out", &read::<i32>(&args[1]), &ws),
+                        exact("out_max", &read::<i32>(&args[2]), &wm),
+                    ])
+                },
+            );
             rep.case(format!("{v} warp_broadcast n={n} block={block}"), || {
                 let mut r = Rng::new(23 + n as u64);
                 let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
                 let mut args = [buf(&x), buf(&vec![0x5a5a5a5ai32; n]), s32(n as i64)];
                 launch(l, "warp_broadcast", d1(grid), d1(block), &mut args)?;
                 let val = |j: usize| if j < n { x[j] } else { 0 };
-                let want: Vec<i32> = (0..n).map(|i| val((i & !31) + (x[i] & 31) as usize)).collect();
+                let want: Vec<i32> = (0..n)
+                    .map(|i| val((i & !31) + (x[i] & 31) as usize))
+                    .collect();
                 exact("out", &read::<i32>(&args[1]), &want)
             });
         }
@@ -495,19 +672,38 @@ fn warp_reduce() {
 fn block_scan() {
     let mut rep = Report::new("block_scan");
     for_variants(&mut rep, "block_scan", |rep, l, v| {
-        for &(n, block) in &[(1000usize, 256u32), (100, 32), (5000, 1024), (70, 64), (3000, 992)] {
-            rep.case(format!("{v} block_inclusive_scan n={n} block={block}"), || {
-                let mut r = Rng::new(29 + n as u64 + block as u64);
-                let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
-                let mut args = [buf(&x), buf(&vec![0x5a5a5a5ai32; n]), s32(n as i64)];
-                launch(l, "block_inclusive_scan", d1(div_up(n, block as usize)), d1(block), &mut args)?;
-                let b = block as usize;
-                let mut want = vec![0i32; n];
-                for i in 0..n {
-                    want[i] = if i % b == 0 { x[i] } else { want[i - 1].wrapping_add(x[i]) };
-                }
-                exact("out", &read::<i32>(&args[1]), &want)
-            });
+        for &(n, block) in &[
+            (1000usize, 256u32),
+            (100, 32),
+            (5000, 1024),
+            (70, 64),
+            (3000, 992),
+        ] {
+            rep.case(
+                format!("{v} block_inclusive_scan n={n} block={block}"),
+                || {
+                    let mut r = Rng::new(29 + n as u64 + block as u64);
+                    let x: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
+                    let mut args = [buf(&x), buf(&vec![0x5a5a5a5ai32; n]), s32(n as i64)];
+                    launch(
+                        l,
+                        "block_inclusive_scan",
+                        d1(div_up(n, block as usize)),
+                        d1(block),
+                        &mut args,
+                    )?;
+                    let b = block as usize;
+                    let mut want = vec![0i32; n];
+                    for i in 0..n {
+                        want[i] = if i % b == 0 {
+                            x[i]
+                        } else {
+                            want[i - 1].wrapping_add(x[i])
+                        };
+                    }
+                    exact("out", &read::<i32>(&args[1]), &want)
+                },
+            );
         }
     });
     rep.finish();
@@ -539,7 +735,15 @@ fn matmul_tiled() {
                         }
                     }
                 }
-                each("C", n * n, |i| (got[i] as f64 - want[i]).abs() <= (n as f64 + 2.0) * 1.2e-7 * mag[i] + 1e-30, |i| format!("got {} want {}", got[i], want[i]))
+                each(
+                    "C",
+                    n * n,
+                    |i| {
+                        (got[i] as f64 - want[i]).abs()
+                            <= (n as f64 + 2.0) * 1.2e-7 * mag[i] + 1e-30
+                    },
+                    |i| format!("got {} want {}", got[i], want[i]),
+                )
             });
         }
     });
@@ -558,14 +762,26 @@ fn hist_ref(data: &[u8]) -> Vec<u32> {
 fn histogram() {
     let mut rep = Report::new("histogram");
     for_variants(&mut rep, "histogram", |rep, l, v| {
-        for &(n, grid, block) in &[(10000usize, 4u32, 256u32), (1000, 3, 100), (777, 1, 1000), (5, 2, 64), (300, 2, 48), (100000, 37, 1)] {
-            rep.case(format!("{v} histogram256 n={n} grid={grid} block={block}"), || {
-                let mut r = Rng::new(37 + n as u64);
-                let data: Vec<u8> = (0..n).map(|_| (r.u32() % 251) as u8 ^ (r.u32() & 4) as u8).collect();
-                let mut args = [buf(&data), zeros::<u32>(256), s32(n as i64)];
-                launch(l, "histogram256", d1(grid), d1(block), &mut args)?;
-                exact("bins", &read::<u32>(&args[1]), &hist_ref(&data))
-            });
+        for &(n, grid, block) in &[
+            (10000usize, 4u32, 256u32),
+            (1000, 3, 100),
+            (777, 1, 1000),
+            (5, 2, 64),
+            (300, 2, 48),
+            (100000, 37, 1),
+        ] {
+            rep.case(
+                format!("{v} histogram256 n={n} grid={grid} block={block}"),
+                || {
+                    let mut r = Rng::new(37 + n as u64);
+                    let data: Vec<u8> = (0..n)
+                        .map(|_| (r.u32() % 251) as u8 ^ (r.u32() & 4) as u8)
+                        .collect();
+                    let mut args = [buf(&data), zeros::<u32>(256), s32(n as i64)];
+                    launch(l, "histogram256", d1(grid), d1(block), &mut args)?;
+                    exact("bins", &read::<u32>(&args[1]), &hist_ref(&data))
+                },
+            );
         }
     });
     rep.finish();
@@ -580,11 +796,14 @@ fn histogram_stress() {
         let data = vec![0xabu8; n];
         let want = hist_ref(&data);
         for run in 0..3 {
-            rep.case(format!("{v} histogram256 all-equal n={n} grid=1024 block=256 run {run}"), || {
-                let mut args = [buf(&data), zeros::<u32>(256), s32(n as i64)];
-                launch(l, "histogram256", d1(1024), d1(256), &mut args)?;
-                exact("bins", &read::<u32>(&args[1]), &want)
-            });
+            rep.case(
+                format!("{v} histogram256 all-equal n={n} grid=1024 block=256 run {run}"),
+                || {
+                    let mut args = [buf(&data), zeros::<u32>(256), s32(n as i64)];
+                    launch(l, "histogram256", d1(1024), d1(256), &mut args)?;
+                    exact("bins", &read::<u32>(&args[1]), &want)
+                },
+            );
         }
     });
     rep.finish();
@@ -600,8 +819,19 @@ fn transpose() {
             rep.case(format!("{v} transpose {rows}x{cols}"), || {
                 let mut r = Rng::new(41 + rows as u64 * 1000 + cols as u64);
                 let x: Vec<u32> = (0..rows * cols).map(|_| r.u32()).collect();
-                let mut args = [buf(&x), buf(&vec![0xdeadbeefu32; rows * cols]), s32(rows as i64), s32(cols as i64)];
-                launch(l, "transpose", Dim3(div_up(cols, 32), div_up(rows, 32), 1), Dim3(32, 8, 1), &mut args)?;
+                let mut args = [
+                    buf(&x),
+                    buf(&vec![0xdeadbeefu32; rows * cols]),
+                    s32(rows as i64),
+                    s32(cols as i64),
+                ];
+                launch(
+                    l,
+                    "transpose",
+                    Dim3(div_up(cols, 32), div_up(rows, 32), 1),
+                    Dim3(32, 8, 1),
+                    &mut args,
+                )?;
                 let mut want = vec![0u32; rows * cols];
                 for rr in 0..rows {
                     for c in 0..cols {
@@ -622,15 +852,33 @@ fn stencil1d() {
     let mut rep = Report::new("stencil1d");
     for_variants(&mut rep, "stencil1d", |rep, l, v| {
         // blockDim.x <= 256 and >= RADIUS (the halo is loaded by threads 0 and 1).
-        for &(n, block) in &[(1000usize, 256u32), (1000, 100), (37, 32), (5, 2), (300, 48)] {
+        for &(n, block) in &[
+            (1000usize, 256u32),
+            (1000, 100),
+            (37, 32),
+            (5, 2),
+            (300, 48),
+        ] {
             rep.case(format!("{v} stencil1d n={n} block={block}"), || {
                 let mut r = Rng::new(43 + n as u64 + block as u64);
                 let x: Vec<f32> = (0..n).map(|_| r.f32(-100.0, 100.0)).collect();
                 let mut args = [buf(&x), buf(&vec![f32::NAN; n]), s32(n as i64)];
-                launch(l, "stencil1d", d1(div_up(n, block as usize)), d1(block), &mut args)?;
+                launch(
+                    l,
+                    "stencil1d",
+                    d1(div_up(n, block as usize)),
+                    d1(block),
+                    &mut args,
+                )?;
                 let got: Vec<f32> = read(&args[1]);
                 let w = [0.0625f64, 0.25, 0.375, 0.25, 0.0625];
-                let at = |j: i64| if j >= 0 && (j as usize) < n { x[j as usize] as f64 } else { 0.0 };
+                let at = |j: i64| {
+                    if j >= 0 && (j as usize) < n {
+                        x[j as usize] as f64
+                    } else {
+                        0.0
+                    }
+                };
                 // Five f32 steps (possibly fused): |err| <= 5 * 2^-24 * sum |w_k s_k|.
                 each(
                     "out",
@@ -656,7 +904,11 @@ fn stencil2d_ref(x: &[f32], w: usize, h: usize) -> Vec<f32> {
     for y in 0..h {
         for xx in 0..w {
             let i = y * w + xx;
-            o[i] = if xx == 0 || y == 0 || xx == w - 1 || y == h - 1 { x[i] } else { 0.25f32 * (x[i - 1] + x[i + 1] + x[i - w] + x[i + w]) };
+            o[i] = if xx == 0 || y == 0 || xx == w - 1 || y == h - 1 {
+                x[i]
+            } else {
+                0.25f32 * (x[i - 1] + x[i + 1] + x[i - w] + x[i + w])
+            };
         }
     }
     o
@@ -666,14 +918,35 @@ fn stencil2d_ref(x: &[f32], w: usize, h: usize) -> Vec<f32> {
 fn stencil2d() {
     let mut rep = Report::new("stencil2d");
     for_variants(&mut rep, "stencil2d", |rep, l, v| {
-        for &(w, h, bx, by) in &[(64usize, 64usize, 16u32, 16u32), (37, 23, 8, 4), (100, 3, 13, 7), (1, 1, 1, 1), (5, 40, 32, 2)] {
+        for &(w, h, bx, by) in &[
+            (64usize, 64usize, 16u32, 16u32),
+            (37, 23, 8, 4),
+            (100, 3, 13, 7),
+            (1, 1, 1, 1),
+            (5, 40, 32, 2),
+        ] {
             rep.case(format!("{v} stencil2d {w}x{h} block=({bx},{by})"), || {
                 let mut r = Rng::new(47 + (w * h) as u64);
                 let x: Vec<f32> = (0..w * h).map(|_| r.f32(-50.0, 50.0)).collect();
-                let mut args = [buf(&x), buf(&vec![f32::NAN; w * h]), s32(w as i64), s32(h as i64)];
-                launch(l, "stencil2d", Dim3(div_up(w, bx as usize), div_up(h, by as usize), 1), Dim3(bx, by, 1), &mut args)?;
+                let mut args = [
+                    buf(&x),
+                    buf(&vec![f32::NAN; w * h]),
+                    s32(w as i64),
+                    s32(h as i64),
+                ];
+                launch(
+                    l,
+                    "stencil2d",
+                    Dim3(div_up(w, bx as usize), div_up(h, by as usize), 1),
+                    Dim3(bx, by, 1),
+                    &mut args,
+                )?;
                 let bits = |v: Vec<f32>| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-                exact("out", &bits(read::<f32>(&args[1])), &bits(stencil2d_ref(&x, w, h)))
+                exact(
+                    "out",
+                    &bits(read::<f32>(&args[1])),
+                    &bits(stencil2d_ref(&x, w, h)),
+                )
             });
         }
     });
@@ -686,23 +959,39 @@ fn stencil2d() {
 fn bitonic_sort() {
     let mut rep = Report::new("bitonic_sort");
     for_variants(&mut rep, "bitonic_sort", |rep, l, v| {
-        for &(n, block) in &[(1000usize, 256u32), (1000, 16), (4096, 1024), (33, 64), (5, 1), (3000, 512)] {
-            rep.case(format!("{v} bitonic_sort_block n={n} block={block}"), || {
-                let mut r = Rng::new(53 + n as u64 + block as u64);
-                let x: Vec<i32> = (0..n)
-                    .map(|k| match k % 17 {
-                        0 => i32::MAX,
-                        1 => i32::MIN,
-                        2 => 7,
-                        _ => r.u32() as i32,
-                    })
-                    .collect();
-                let mut args = [buf(&x), s32(n as i64)];
-                launch(l, "bitonic_sort_block", d1(div_up(n, block as usize)), d1(block), &mut args)?;
-                let mut want = x.clone();
-                want.chunks_mut(block as usize).for_each(|c| c.sort());
-                exact("data", &read::<i32>(&args[0]), &want)
-            });
+        for &(n, block) in &[
+            (1000usize, 256u32),
+            (1000, 16),
+            (4096, 1024),
+            (33, 64),
+            (5, 1),
+            (3000, 512),
+        ] {
+            rep.case(
+                format!("{v} bitonic_sort_block n={n} block={block}"),
+                || {
+                    let mut r = Rng::new(53 + n as u64 + block as u64);
+                    let x: Vec<i32> = (0..n)
+                        .map(|k| match k % 17 {
+                            0 => i32::MAX,
+                            1 => i32::MIN,
+                            2 => 7,
+                            _ => r.u32() as i32,
+                        })
+                        .collect();
+                    let mut args = [buf(&x), s32(n as i64)];
+                    launch(
+                        l,
+                        "bitonic_sort_block",
+                        d1(div_up(n, block as usize)),
+                        d1(block),
+                        &mut args,
+                    )?;
+                    let mut want = x.clone();
+                    want.chunks_mut(block as usize).for_each(|c| c.sort());
+                    exact("data", &read::<i32>(&args[0]), &want)
+                },
+            );
         }
     });
     rep.finish();
@@ -714,14 +1003,34 @@ fn bitonic_sort() {
 fn warp_vote() {
     let mut rep = Report::new("warp_vote");
     for_variants(&mut rep, "warp_vote", |rep, l, v| {
-        for &(n, block) in &[(1000usize, 128u32), (50, 64), (32, 32), (100, 1024), (200, 96)] {
+        for &(n, block) in &[
+            (1000usize, 128u32),
+            (50, 64),
+            (32, 32),
+            (100, 1024),
+            (200, 96),
+        ] {
             rep.case(format!("{v} warp_vote n={n} block={block}"), || {
                 let mut r = Rng::new(59 + n as u64);
                 // Small values (many matches, mixed signs); every third warp all positive.
-                let x: Vec<i32> = (0..n).map(|i| if (i / 32) % 3 == 0 { r.range(1, 4) as i32 } else { r.range(-3, 4) as i32 }).collect();
+                let x: Vec<i32> = (0..n)
+                    .map(|i| {
+                        if (i / 32) % 3 == 0 {
+                            r.range(1, 4) as i32
+                        } else {
+                            r.range(-3, 4) as i32
+                        }
+                    })
+                    .collect();
                 let total = div_up(n, block as usize) as usize * block as usize;
                 let mut args = [buf(&x), buf(&vec![0xdeadbeefu32; 5 * total]), s32(n as i64)];
-                launch(l, "warp_vote", d1(div_up(n, block as usize)), d1(block), &mut args)?;
+                launch(
+                    l,
+                    "warp_vote",
+                    d1(div_up(n, block as usize)),
+                    d1(block),
+                    &mut args,
+                )?;
                 let p = |j: usize| j < n && x[j] > 0;
                 let val = |j: usize| if j < n { x[j] } else { -1 };
                 let mut want = vec![0u32; 5 * n];
@@ -731,28 +1040,64 @@ fn warp_vote() {
                     want[5 * i] = ballot;
                     want[5 * i + 1] = (ballot == u32::MAX) as u32;
                     want[5 * i + 2] = (ballot != 0) as u32;
-                    want[5 * i + 3] = (0..32).filter(|&l| val(w + l) == val(i)).fold(0u32, |m, l| m | 1 << l);
+                    want[5 * i + 3] = (0..32)
+                        .filter(|&l| val(w + l) == val(i))
+                        .fold(0u32, |m, l| m | 1 << l);
                     want[5 * i + 4] = (0..32).filter(|&l| w + l < n).fold(0u32, |m, l| m | 1 << l);
                 }
                 let got = read::<u32>(&args[1]);
-                all_ok(vec![exact("out", &got[..5 * n], &want), exact("out[5n..] (must stay untouched)", &got[5 * n..], &vec![0xdeadbeef; 5 * (total - n)])])
+                all_ok(vec![
+                    exact("out", &got[..5 * n], &want),
+                    exact(
+                        "out[5n..] (must stay untouched)",
+                        &got[5 * n..],
+                        &vec![0xdeadbeef; 5 * (total - n)],
+                    ),
+                ])
             });
         }
         // __syncthreads_count: any block size (48: a partial last warp; 1000; 1).
-        for &(n, block) in &[(1000usize, 128u32), (100, 48), (1000, 1000), (7, 1), (500, 33)] {
-            rep.case(format!("{v} block_count_positive n={n} block={block}"), || {
-                let mut r = Rng::new(61 + n as u64 + block as u64);
-                let x: Vec<i32> = (0..n).map(|_| r.range(-5, 5) as i32).collect();
-                // The output is padded to grid*block elements so that a store by a thread with
-                // i >= n is detected (and does not corrupt the heap of the test process).
-                let total = div_up(n, block as usize) as usize * block as usize;
-                let mut args = [buf(&x), buf(&vec![-7i32; total]), s32(n as i64)];
-                launch(l, "block_count_positive", d1(div_up(n, block as usize)), d1(block), &mut args)?;
-                let b = block as usize;
-                let want: Vec<i32> = (0..n).map(|i| { let s = i / b * b; (s..(s + b).min(n)).filter(|&j| x[j] > 0).count() as i32 }).collect();
-                let got = read::<i32>(&args[1]);
-                all_ok(vec![exact("out", &got[..n], &want), exact("out[n..grid*block] (must stay untouched)", &got[n..], &vec![-7; total - n])])
-            });
+        for &(n, block) in &[
+            (1000usize, 128u32),
+            (100, 48),
+            (1000, 1000),
+            (7, 1),
+            (500, 33),
+        ] {
+            rep.case(
+                format!("{v} block_count_positive n={n} block={block}"),
+                || {
+                    let mut r = Rng::new(61 + n as u64 + block as u64);
+                    let x: Vec<i32> = (0..n).map(|_| r.range(-5, 5) as i32).collect();
+                    // The output is padded to grid*block elements so that a store by a thread with
+                    // i >= n is detected (and does not corrupt the heap of the test process).
+                    let total = div_up(n, block as usize) as usize * block as usize;
+                    let mut args = [buf(&x), buf(&vec![-7i32; total]), s32(n as i64)];
+                    launch(
+                        l,
+                        "block_count_positive",
+                        d1(div_up(n, block as usize)),
+                        d1(block),
+                        &mut args,
+                    )?;
+                    let b = block as usize;
+                    let want: Vec<i32> = (0..n)
+                        .map(|i| {
+                            let s = i / b * b;
+                            (s..(s + b).min(n)).filter(|&j| x[j] > 0).count() as i32
+                        })
+                        .collect();
+                    let got = read::<i32>(&args[1]);
+                    all_ok(vec![
+                        exact("out", &got[..n], &want),
+                        exact(
+                            "out[n..grid*block] (must stay untouched)",
+                            &got[n..],
+                            &vec![-7; total - n],
+                        ),
+                    ])
+                },
+            );
         }
     });
     rep.finish();
@@ -771,14 +1116,24 @@ fn f16_math() {
             let b: Vec<u16> = (0..n).map(|_| rand_f16(&mut r)).collect();
             let c: Vec<u16> = (0..n).map(|_| rand_f16(&mut r)).collect();
             rep.case(format!("{v} f16_ops n={n} block={block}"), || {
-                let mut args = [buf(&a), buf(&b), buf(&c), buf(&vec![0xffffu16; 4 * n]), s32(n as i64)];
+                let mut args = [
+                    buf(&a),
+                    buf(&b),
+                    buf(&c),
+                    buf(&vec![0xffffu16; 4 * n]),
+                    s32(n as i64),
+                ];
                 launch(l, "f16_ops", d1(grid), d1(block), &mut args)?;
                 let mut want = vec![0u16; 4 * n];
                 for i in 0..n {
                     want[4 * i] = f16_add(a[i], b[i]);
                     want[4 * i + 1] = f16_mul(a[i], b[i]);
                     want[4 * i + 2] = f16_fma(a[i], b[i], c[i]);
-                    want[4 * i + 3] = if f16_to_f64(a[i]) > f16_to_f64(b[i]) { a[i] } else { b[i] };
+                    want[4 * i + 3] = if f16_to_f64(a[i]) > f16_to_f64(b[i]) {
+                        a[i]
+                    } else {
+                        b[i]
+                    };
                 }
                 exact("out", &read::<u16>(&args[3]), &want)
             });
@@ -789,15 +1144,30 @@ fn f16_math() {
             let b2: Vec<u32> = (0..n).map(|i| pack(b[i], a[n - 1 - i])).collect();
             let c2: Vec<u32> = (0..n).map(|i| pack(c[i], b[n - 1 - i])).collect();
             rep.case(format!("{v} f16x2_ops n={n} block={block}"), || {
-                let mut args = [buf(&a2), buf(&b2), buf(&c2), buf(&vec![0xffffffffu32; 3 * n]), s32(n as i64)];
+                let mut args = [
+                    buf(&a2),
+                    buf(&b2),
+                    buf(&c2),
+                    buf(&vec![0xffffffffu32; 3 * n]),
+                    s32(n as i64),
+                ];
                 launch(l, "f16x2_ops", d1(grid), d1(block), &mut args)?;
                 let lane = |x: u32, k: u32| (x >> (16 * k)) as u16;
                 let mut want = vec![0u32; 3 * n];
                 for i in 0..n {
                     let (x, y, z) = (a2[i], b2[i], c2[i]);
-                    want[3 * i] = pack(f16_add(lane(x, 0), lane(y, 0)), f16_add(lane(x, 1), lane(y, 1)));
-                    want[3 * i + 1] = pack(f16_mul(lane(x, 0), lane(y, 0)), f16_mul(lane(x, 1), lane(y, 1)));
-                    want[3 * i + 2] = pack(f16_fma(lane(x, 0), lane(y, 0), lane(z, 0)), f16_fma(lane(x, 1), lane(y, 1), lane(z, 1)));
+                    want[3 * i] = pack(
+                        f16_add(lane(x, 0), lane(y, 0)),
+                        f16_add(lane(x, 1), lane(y, 1)),
+                    );
+                    want[3 * i + 1] = pack(
+                        f16_mul(lane(x, 0), lane(y, 0)),
+                        f16_mul(lane(x, 1), lane(y, 1)),
+                    );
+                    want[3 * i + 2] = pack(
+                        f16_fma(lane(x, 0), lane(y, 0), lane(z, 0)),
+                        f16_fma(lane(x, 1), lane(y, 1), lane(z, 1)),
+                    );
                 }
                 exact("out", &read::<u32>(&args[3]), &want)
             });
@@ -811,9 +1181,18 @@ fn f16_math() {
                     n,
                     |i| {
                         let (x, y) = (f16_to_f64(a[i]) as f32, f16_to_f64(b[i]) as f32);
-                        got[i] == f32_to_f16(alpha.mul_add(x, y)) || got[i] == f32_to_f16(alpha * x + y)
+                        got[i] == f32_to_f16(alpha.mul_add(x, y))
+                            || got[i] == f32_to_f16(alpha * x + y)
                     },
-                    |i| format!("got {:#06x} want {:#06x}", got[i], f32_to_f16(alpha.mul_add(f16_to_f64(a[i]) as f32, f16_to_f64(b[i]) as f32))),
+                    |i| {
+                        format!(
+                            "got {:#06x} want {:#06x}",
+                            got[i],
+                            f32_to_f16(
+                                alpha.mul_add(f16_to_f64(a[i]) as f32, f16_to_f64(b[i]) as f32)
+                            )
+                        )
+                    },
                 )
             });
         }
@@ -837,12 +1216,29 @@ fn f64_math() {
                 let mut args = [buf(&x), buf(&y), f64a(a), s32(n as i64)];
                 launch(l, "daxpy", d1(grid), d1(block), &mut args)?;
                 let got: Vec<f64> = read(&args[1]);
-                each("y", n, |i| same_f64(got[i], a.mul_add(x[i], y[i])) || same_f64(got[i], a * x[i] + y[i]), |i| format!("got {} want {}", got[i], a.mul_add(x[i], y[i])))
+                each(
+                    "y",
+                    n,
+                    |i| {
+                        same_f64(got[i], a.mul_add(x[i], y[i])) || same_f64(got[i], a * x[i] + y[i])
+                    },
+                    |i| format!("got {} want {}", got[i], a.mul_add(x[i], y[i])),
+                )
             });
             rep.case(format!("{v} f64_ops n={n} block={block}"), || {
                 let mut r = Rng::new(73 + n as u64);
-                let specials = [0.0, -0.0, 1.0, -1.0, 1e-300, -2.5e-3, 0.0005, -0.0015, 9.2e15];
-                let x: Vec<f64> = (0..n).map(|i| if i < specials.len() { specials[i] } else { r.f64(-1e6, 1e6) * if i % 3 == 0 { 1e-6 } else { 1.0 } }).collect();
+                let specials = [
+                    0.0, -0.0, 1.0, -1.0, 1e-300, -2.5e-3, 0.0005, -0.0015, 9.2e15,
+                ];
+                let x: Vec<f64> = (0..n)
+                    .map(|i| {
+                        if i < specials.len() {
+                            specials[i]
+                        } else {
+                            r.f64(-1e6, 1e6) * if i % 3 == 0 { 1e-6 } else { 1.0 }
+                        }
+                    })
+                    .collect();
                 let mut args = [buf(&x), buf(&vec![f64::NAN; 4 * n]), s32(n as i64)];
                 launch(l, "f64_ops", d1(grid), d1(block), &mut args)?;
                 let got: Vec<f64> = read(&args[1]);
@@ -854,12 +1250,31 @@ fn f64_math() {
                     want[4 * i + 2] = v / (v.abs() + 1.0);
                     want[4 * i + 3] = ((v * 1000.0) as i64) as f64;
                 }
-                each("out", 4 * n, |i| same_f64(got[i], want[i]), |i| format!("x={} k={} got {:e} want {:e}", x[i / 4], i % 4, got[i], want[i]))
+                each(
+                    "out",
+                    4 * n,
+                    |i| same_f64(got[i], want[i]),
+                    |i| {
+                        format!(
+                            "x={} k={} got {:e} want {:e}",
+                            x[i / 4],
+                            i % 4,
+                            got[i],
+                            want[i]
+                        )
+                    },
+                )
             });
         }
         // ddot: blockDim a power of two <= 256; double atomics in any order: tolerance
         // |err| <= 4 * n * 2^-53 * sum |x_i y_i|.
-        for &(n, grid, block) in &[(10000usize, 8u32, 128u32), (1000, 3, 16), (5, 4, 64), (1, 1, 1), (100000, 64, 256)] {
+        for &(n, grid, block) in &[
+            (10000usize, 8u32, 128u32),
+            (1000, 3, 16),
+            (5, 4, 64),
+            (1, 1, 1),
+            (100000, 64, 256),
+        ] {
             rep.case(format!("{v} ddot n={n} grid={grid} block={block}"), || {
                 let mut r = Rng::new(79 + n as u64);
                 let x: Vec<f64> = (0..n).map(|_| r.f64(-1.0, 1.0)).collect();
@@ -885,7 +1300,11 @@ fn f64_math() {
 fn collatz(mut x: u32, limit: i32) -> i32 {
     let mut s = 0;
     while x != 1 && s < limit {
-        x = if x & 1 == 1 { x.wrapping_mul(3).wrapping_add(1) } else { x >> 1 };
+        x = if x & 1 == 1 {
+            x.wrapping_mul(3).wrapping_add(1)
+        } else {
+            x >> 1
+        };
         s += 1;
     }
     s
@@ -910,36 +1329,73 @@ fn device_calls() {
             let grid = div_up(n, block as usize);
             rep.case(format!("{v} device_calls n={n} block={block}"), || {
                 let mut r = Rng::new(83 + n as u64);
-                let x: Vec<i32> = (0..n).map(|i| match i {
-                    0 => 0,
-                    1 => i32::MIN,
-                    2 => -360,
-                    3 => 0xffff,
-                    _ => r.u32() as i32,
-                }).collect();
+                let x: Vec<i32> = (0..n)
+                    .map(|i| match i {
+                        0 => 0,
+                        1 => i32::MIN,
+                        2 => -360,
+                        3 => 0xffff,
+                        _ => r.u32() as i32,
+                    })
+                    .collect();
                 let mut args = [buf(&x), buf(&vec![-1i32; n]), s32(n as i64)];
                 launch(l, "device_calls", d1(grid), d1(block), &mut args)?;
-                let want: Vec<i32> = x.iter().map(|&v| collatz((v & 0xffff) as u32 + 1, 500).wrapping_mul(1000).wrapping_add(gcd(v, 360))).collect();
+                let want: Vec<i32> = x
+                    .iter()
+                    .map(|&v| {
+                        collatz((v & 0xffff) as u32 + 1, 500)
+                            .wrapping_mul(1000)
+                            .wrapping_add(gcd(v, 360))
+                    })
+                    .collect();
                 exact("out", &read::<i32>(&args[1]), &want)
             });
             for deg in [0usize, 5, 8] {
-                rep.case(format!("{v} poly_eval n={n} block={block} deg={deg}"), || {
-                    let mut r = Rng::new(89 + n as u64 + deg as u64);
-                    let x: Vec<f32> = (0..n).map(|_| r.f32(-2.0, 2.0)).collect();
-                    let co: Vec<f32> = (0..=deg).map(|_| r.f32(-1.0, 1.0)).collect();
-                    let mut args = [buf(&x), buf(&co), buf(&vec![f32::NAN; n]), s32(deg as i64), s32(n as i64)];
-                    launch(l, "poly_eval", d1(grid), d1(block), &mut args)?;
-                    let got: Vec<f32> = read(&args[2]);
-                    let horner = |x: f32, fused: bool| {
-                        let mut acc = co[deg];
-                        for k in (0..deg).rev() {
-                            acc = if fused { acc.mul_add(x, co[k]) } else { acc * x + co[k] };
-                        }
-                        acc
-                    };
-                    // Contracted (fma each step) or not: either exact chain is accepted.
-                    each("out", n, |i| same_f32(got[i], horner(x[i], true)) || same_f32(got[i], horner(x[i], false)), |i| format!("got {} want {} (fma) / {}", got[i], horner(x[i], true), horner(x[i], false)))
-                });
+                rep.case(
+                    format!("{v} poly_eval n={n} block={block} deg={deg}"),
+                    || {
+                        let mut r = Rng::new(89 + n as u64 + deg as u64);
+                        let x: Vec<f32> = (0..n).map(|_| r.f32(-2.0, 2.0)).collect();
+                        let co: Vec<f32> = (0..=deg).map(|_| r.f32(-1.0, 1.0)).collect();
+                        let mut args = [
+                            buf(&x),
+                            buf(&co),
+                            buf(&vec![f32::NAN; n]),
+                            s32(deg as i64),
+                            s32(n as i64),
+                        ];
+                        launch(l, "poly_eval", d1(grid), d1(block), &mut args)?;
+                        let got: Vec<f32> = read(&args[2]);
+                        let horner = |x: f32, fused: bool| {
+                            let mut acc = co[deg];
+                            for k in (0..deg).rev() {
+                                acc = if fused {
+                                    acc.mul_add(x, co[k])
+                                } else {
+                                    acc * x + co[k]
+                                };
+                            }
+                            acc
+                        };
+                        // Contracted (fma each step) or not: either exact chain is accepted.
+                        each(
+                            "out",
+                            n,
+                            |i| {
+                                same_f32(got[i], horner(x[i], true))
+                                    || same_f32(got[i], horner(x[i], false))
+                            },
+                            |i| {
+                                format!(
+                                    "got {} want {} (fma) / {}",
+                                    got[i],
+                                    horner(x[i], true),
+                                    horner(x[i], false)
+                                )
+                            },
+                        )
+                    },
+                );
             }
         }
     });
@@ -952,7 +1408,9 @@ fn int_ops_ref(x: u32, y: u32) -> ([u32; 10], u64) {
     let wide = (y as u64) << 32 | x as u64;
     let s = y & 0x7777;
     let bytes = wide.to_le_bytes();
-    let perm = (0..4).fold(0u32, |acc, m| acc | (bytes[((s >> (4 * m)) & 7) as usize] as u32) << (8 * m));
+    let perm = (0..4).fold(0u32, |acc, m| {
+        acc | (bytes[((s >> (4 * m)) & 7) as usize] as u32) << (8 * m)
+    });
     let d = (y | 1) as i32;
     let o = [
         x.count_ones(),
@@ -966,7 +1424,11 @@ fn int_ops_ref(x: u32, y: u32) -> ([u32; 10], u64) {
         ((x as i32) >> (y & 31)) as u32,
         ((x as i32 as i64 * y as i32 as i64) >> 32) as u32,
     ];
-    (o, wide.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(x as u64 * y as u64))
+    (
+        o,
+        wide.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(x as u64 * y as u64),
+    )
 }
 
 #[test]
@@ -977,16 +1439,40 @@ fn int_ops() {
             rep.case(format!("{v} int_ops n={n} block={block}"), || {
                 let mut r = Rng::new(97 + n as u64);
                 let sp = [0u32, 1, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 0x1234_5678];
-                let mut a: Vec<u32> = (0..n).map(|i| if i < 36 { sp[i % 6] } else { r.u32() }).collect();
-                let b: Vec<u32> = (0..n).map(|i| if i < 36 { sp[i / 6 % 6] } else if i % 5 == 0 { r.u32() & 0x3f } else { r.u32() }).collect();
+                let mut a: Vec<u32> = (0..n)
+                    .map(|i| if i < 36 { sp[i % 6] } else { r.u32() })
+                    .collect();
+                let b: Vec<u32> = (0..n)
+                    .map(|i| {
+                        if i < 36 {
+                            sp[i / 6 % 6]
+                        } else if i % 5 == 0 {
+                            r.u32() & 0x3f
+                        } else {
+                            r.u32()
+                        }
+                    })
+                    .collect();
                 // INT_MIN / -1 is unspecified: avoid it.
                 for i in 0..n {
                     if a[i] == 0x8000_0000 && b[i] | 1 == 0xffff_ffff {
                         a[i] = 0x8000_0001;
                     }
                 }
-                let mut args = [buf(&a), buf(&b), buf(&vec![0xdeadbeefu32; 10 * n]), buf(&vec![0u64; n]), s32(n as i64)];
-                launch(l, "int_ops", d1(div_up(n, block as usize)), d1(block), &mut args)?;
+                let mut args = [
+                    buf(&a),
+                    buf(&b),
+                    buf(&vec![0xdeadbeefu32; 10 * n]),
+                    buf(&vec![0u64; n]),
+                    s32(n as i64),
+                ];
+                launch(
+                    l,
+                    "int_ops",
+                    d1(div_up(n, block as usize)),
+                    d1(block),
+                    &mut args,
+                )?;
                 let got: Vec<u32> = read(&args[2]);
                 let got64: Vec<u64> = read(&args[3]);
                 let mut want = vec![0u32; 10 * n];
@@ -996,12 +1482,29 @@ fn int_ops() {
                     want[10 * i..10 * i + 10].copy_from_slice(&o);
                     want64[i] = w;
                 }
-                let names = ["popc", "clz", "brev", "byte_perm", "funnelshift_l", "umulhi", "div", "rem", "shr.s32", "mulhi.s32"];
+                let names = [
+                    "popc",
+                    "clz",
+                    "brev",
+                    "byte_perm",
+                    "funnelshift_l",
+                    "umulhi",
+                    "div",
+                    "rem",
+                    "shr.s32",
+                    "mulhi.s32",
+                ];
                 let mut errs: Vec<Result<(), String>> = (0..10)
                     .map(|k| {
                         let g: Vec<u32> = (0..n).map(|i| got[10 * i + k]).collect();
                         let w: Vec<u32> = (0..n).map(|i| want[10 * i + k]).collect();
-                        exact(&format!("out k={k} ({})", names[k]), &g, &w).map_err(|e| format!("{e} (inputs of first: x={:#x} y={:#x})", a[(0..n).find(|&i| g[i] != w[i]).unwrap()], b[(0..n).find(|&i| g[i] != w[i]).unwrap()]))
+                        exact(&format!("out k={k} ({})", names[k]), &g, &w).map_err(|e| {
+                            format!(
+                                "{e} (inputs of first: x={:#x} y={:#x})",
+                                a[(0..n).find(|&i| g[i] != w[i]).unwrap()],
+                                b[(0..n).find(|&i| g[i] != w[i]).unwrap()]
+                            )
+                        })
                     })
                     .collect();
                 errs.push(exact("out64", &got64, &want64));
@@ -1025,46 +1528,148 @@ fn float_math() {
             let grid = div_up(n, block as usize);
             rep.case(format!("{v} float_math n={n} block={block}"), || {
                 let mut r = Rng::new(101 + n as u64);
-                let sp = [0.0f32, -0.0, 2.5, -2.5, 3.5, -0.5, 1.5, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e9, -3e9, 2147483520.0, -2147483648.0, 1e-40];
-                let x: Vec<f32> = (0..n).map(|i| if i < sp.len() { sp[i] } else { r.f32(-20.0, 20.0) }).collect();
-                let y: Vec<f32> = (0..n).map(|i| if i < sp.len() { sp[(i * 7 + 3) % sp.len()] } else if i % 11 == 0 { x[i] } else { r.f32(-20.0, 20.0) }).collect();
-                let mut args = [buf(&x), buf(&y), buf(&vec![f32::NAN; 8 * n]), buf(&vec![0x5a5a5a5ai32; 4 * n]), s32(n as i64)];
+                let sp = [
+                    0.0f32,
+                    -0.0,
+                    2.5,
+                    -2.5,
+                    3.5,
+                    -0.5,
+                    1.5,
+                    f32::NAN,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                    3e9,
+                    -3e9,
+                    2147483520.0,
+                    -2147483648.0,
+                    1e-40,
+                ];
+                let x: Vec<f32> = (0..n)
+                    .map(|i| {
+                        if i < sp.len() {
+                            sp[i]
+                        } else {
+                            r.f32(-20.0, 20.0)
+                        }
+                    })
+                    .collect();
+                let y: Vec<f32> = (0..n)
+                    .map(|i| {
+                        if i < sp.len() {
+                            sp[(i * 7 + 3) % sp.len()]
+                        } else if i % 11 == 0 {
+                            x[i]
+                        } else {
+                            r.f32(-20.0, 20.0)
+                        }
+                    })
+                    .collect();
+                let mut args = [
+                    buf(&x),
+                    buf(&y),
+                    buf(&vec![f32::NAN; 8 * n]),
+                    buf(&vec![0x5a5a5a5ai32; 4 * n]),
+                    s32(n as i64),
+                ];
                 launch(l, "float_math", d1(grid), d1(block), &mut args)?;
                 let got: Vec<f32> = read(&args[2]);
                 let goti: Vec<i32> = read(&args[3]);
                 let mut errs = Vec::new();
-                let chk = |k: usize, ok: &dyn Fn(f32, f32, f32) -> bool, want: &dyn Fn(f32, f32) -> String| {
-                    each(&format!("out k={k}"), n, |i| ok(got[8 * i + k], x[i], y[i]), |i| format!("u={} v={} got {} want {}", x[i], y[i], got[8 * i + k], want(x[i], y[i])))
+                let chk = |k: usize,
+                           ok: &dyn Fn(f32, f32, f32) -> bool,
+                           want: &dyn Fn(f32, f32) -> String| {
+                    each(
+                        &format!("out k={k}"),
+                        n,
+                        |i| ok(got[8 * i + k], x[i], y[i]),
+                        |i| {
+                            format!(
+                                "u={} v={} got {} want {}",
+                                x[i],
+                                y[i],
+                                got[8 * i + k],
+                                want(x[i], y[i])
+                            )
+                        },
+                    )
                 };
-                errs.push(chk(0, &|g, u, _| same_f32(g, u.abs().sqrt()), &|u, _| format!("{}", u.abs().sqrt())));
+                errs.push(chk(0, &|g, u, _| same_f32(g, u.abs().sqrt()), &|u, _| {
+                    format!("{}", u.abs().sqrt())
+                }));
                 // rsqrt.approx.f32: relative error <= 2^-20 here (PTX: max ~2^-22.9 ulp-ish).
-                errs.push(chk(1, &|g, u, _| { let w = 1.0 / ((u.abs() + 1.0) as f64).sqrt(); if u.is_nan() { g.is_nan() } else { ((g as f64 - w) / w).abs() <= 1e-6 || (u.is_infinite() && g == 0.0) } }, &|u, _| format!("{}", 1.0 / ((u.abs() + 1.0) as f64).sqrt())));
+                errs.push(chk(
+                    1,
+                    &|g, u, _| {
+                        let w = 1.0 / ((u.abs() + 1.0) as f64).sqrt();
+                        if u.is_nan() {
+                            g.is_nan()
+                        } else {
+                            ((g as f64 - w) / w).abs() <= 1e-6 || (u.is_infinite() && g == 0.0)
+                        }
+                    },
+                    &|u, _| format!("{}", 1.0 / ((u.abs() + 1.0) as f64).sqrt()),
+                ));
                 // ex2.approx.f32 of the f32 product u * log2(e): relative error <= 2^-20.
-                errs.push(chk(2, &|g, u, _| {
-                    let w = ((u * LOG2E_F32) as f64).exp2();
-                    if u.is_nan() {
-                        g.is_nan()
-                    } else if w > f32::MAX as f64 {
-                        g == f32::INFINITY
-                    } else if w < 1e-38 {
-                        (g as f64 - w).abs() <= 1e-44
-                    } else {
-                        ((g as f64 - w) / w).abs() <= 1e-6
-                    }
-                }, &|u, _| format!("{}", ((u * LOG2E_F32) as f64).exp2())));
+                errs.push(chk(
+                    2,
+                    &|g, u, _| {
+                        let w = ((u * LOG2E_F32) as f64).exp2();
+                        if u.is_nan() {
+                            g.is_nan()
+                        } else if w > f32::MAX as f64 {
+                            g == f32::INFINITY
+                        } else if w < 1e-38 {
+                            (g as f64 - w).abs() <= 1e-44
+                        } else {
+                            ((g as f64 - w) / w).abs() <= 1e-6
+                        }
+                    },
+                    &|u, _| format!("{}", ((u * LOG2E_F32) as f64).exp2()),
+                ));
                 // sin.approx.f32: absolute error <= 2^-20.9 for |u| <= pi; unchecked outside.
-                errs.push(chk(3, &|g, u, _| !(u.abs() <= std::f32::consts::PI) || (g as f64 - (u as f64).sin()).abs() <= 6e-7, &|u, _| format!("{}", (u as f64).sin())));
+                errs.push(chk(
+                    3,
+                    &|g, u, _| {
+                        !(u.abs() <= std::f32::consts::PI)
+                            || (g as f64 - (u as f64).sin()).abs() <= 6e-7
+                    },
+                    &|u, _| format!("{}", (u as f64).sin()),
+                ));
                 // min/max: NaN-ignoring; either zero accepted for min/max(+0, -0).
                 let mm = |g: f32, u: f32, v: f32, max: bool| {
-                    let w = if u.is_nan() { v } else if v.is_nan() { u } else if max { u.max(v) } else { u.min(v) };
+                    let w = if u.is_nan() {
+                        v
+                    } else if v.is_nan() {
+                        u
+                    } else if max {
+                        u.max(v)
+                    } else {
+                        u.min(v)
+                    };
                     same_f32(g, w) || (g == 0.0 && w == 0.0 && u == 0.0 && v == 0.0)
                 };
-                errs.push(chk(4, &|g, u, v| mm(g, u, v, false), &|u, v| format!("{}", u.min(v))));
-                errs.push(chk(5, &|g, u, v| mm(g, u, v, true), &|u, v| format!("{}", u.max(v))));
-                errs.push(chk(6, &|g, u, v| same_f32(g, u / v), &|u, v| format!("{}", u / v)));
-                errs.push(chk(7, &|g, u, _| same_f32(g, (u.trunc() as i32) as f32), &|u, _| format!("{}", (u.trunc() as i32) as f32)));
+                errs.push(chk(4, &|g, u, v| mm(g, u, v, false), &|u, v| {
+                    format!("{}", u.min(v))
+                }));
+                errs.push(chk(5, &|g, u, v| mm(g, u, v, true), &|u, v| {
+                    format!("{}", u.max(v))
+                }));
+                errs.push(chk(6, &|g, u, v| same_f32(g, u / v), &|u, v| {
+                    format!("{}", u / v)
+                }));
+                errs.push(chk(
+                    7,
+                    &|g, u, _| same_f32(g, (u.trunc() as i32) as f32),
+                    &|u, _| format!("{}", (u.trunc() as i32) as f32),
+                ));
                 // cvt.{rni,rzi,rmi,rpi}.s32.f32: saturating, NaN -> 0 (Rust `as` has the same rule).
-                let conv: [fn(f32) -> i32; 4] = [|u| u.round_ties_even() as i32, |u| u.trunc() as i32, |u| u.floor() as i32, |u| u.ceil() as i32];
+                let conv: [fn(f32) -> i32; 4] = [
+                    |u| u.round_ties_even() as i32,
+                    |u| u.trunc() as i32,
+                    |u| u.floor() as i32,
+                    |u| u.ceil() as i32,
+                ];
                 for (k, f) in conv.iter().enumerate() {
                     let g: Vec<i32> = (0..n).map(|i| goti[4 * i + k]).collect();
                     let w: Vec<i32> = x.iter().map(|&u| f(u)).collect();
@@ -1074,13 +1679,33 @@ fn float_math() {
             });
             rep.case(format!("{v} int_to_float n={n} block={block}"), || {
                 let mut r = Rng::new(103 + n as u64);
-                let sp = [0i32, -1, i32::MIN, i32::MAX, 16777217, -16777217, 0x7fff_ffc0];
-                let k: Vec<i32> = (0..n).map(|i| if i < sp.len() { sp[i] } else { r.u32() as i32 }).collect();
+                let sp = [
+                    0i32,
+                    -1,
+                    i32::MIN,
+                    i32::MAX,
+                    16777217,
+                    -16777217,
+                    0x7fff_ffc0,
+                ];
+                let k: Vec<i32> = (0..n)
+                    .map(|i| if i < sp.len() { sp[i] } else { r.u32() as i32 })
+                    .collect();
                 let mut args = [buf(&k), buf(&vec![f32::NAN; n]), s32(n as i64)];
                 launch(l, "int_to_float", d1(grid), d1(block), &mut args)?;
                 let got: Vec<f32> = read(&args[1]);
-                let w = |k: i32| ((k as f32).mul_add(0.5, k as u32 as f32), (k as f32) * 0.5 + k as u32 as f32);
-                each("out", n, |i| same_f32(got[i], w(k[i]).0) || same_f32(got[i], w(k[i]).1), |i| format!("k={} got {} want {}", k[i], got[i], w(k[i]).0))
+                let w = |k: i32| {
+                    (
+                        (k as f32).mul_add(0.5, k as u32 as f32),
+                        (k as f32) * 0.5 + k as u32 as f32,
+                    )
+                };
+                each(
+                    "out",
+                    n,
+                    |i| same_f32(got[i], w(k[i]).0) || same_f32(got[i], w(k[i]).1),
+                    |i| format!("k={} got {} want {}", k[i], got[i], w(k[i]).0),
+                )
             });
         }
     });
@@ -1093,34 +1718,70 @@ fn float_math() {
 fn atomics() {
     let mut rep = Report::new("atomics");
     for_variants(&mut rep, "atomics", |rep, l, v| {
-        for &(n, block) in &[(1000usize, 128u32), (100, 48), (1, 1), (30001, 1024), (5000, 100)] {
+        for &(n, block) in &[
+            (1000usize, 128u32),
+            (100, 48),
+            (1, 1),
+            (30001, 1024),
+            (5000, 100),
+        ] {
             let grid = div_up(n, block as usize);
             rep.case(format!("{v} atomic_stats n={n} block={block}"), || {
                 let mut r = Rng::new(107 + n as u64);
-                let x: Vec<i32> = (0..n).map(|i| if i % 4 == 0 { r.range(-30, 30) as i32 } else { r.u32() as i32 }).collect();
+                let x: Vec<i32> = (0..n)
+                    .map(|i| {
+                        if i % 4 == 0 {
+                            r.range(-30, 30) as i32
+                        } else {
+                            r.u32() as i32
+                        }
+                    })
+                    .collect();
                 let init = [i32::MIN, i32::MAX, 0, 0x1357_9bdf];
                 let mut args = [buf(&x), buf(&init), s32(n as i64)];
                 launch(l, "atomic_stats", d1(grid), d1(block), &mut args)?;
                 let got: Vec<i32> = read(&args[1]);
-                let want = [*x.iter().max().unwrap(), *x.iter().min().unwrap(), x.iter().filter(|&&v| v.wrapping_rem(3) == 0).count() as i32];
-                all_ok(vec![exact("stats[0..3]", &got[..3], &want), if x.contains(&got[3]) { Ok(()) } else { Err(format!("stats[3] = {:#x} is not an input value", got[3])) }])
+                let want = [
+                    *x.iter().max().unwrap(),
+                    *x.iter().min().unwrap(),
+                    x.iter().filter(|&&v| v.wrapping_rem(3) == 0).count() as i32,
+                ];
+                all_ok(vec![
+                    exact("stats[0..3]", &got[..3], &want),
+                    if x.contains(&got[3]) {
+                        Ok(())
+                    } else {
+                        Err(format!("stats[3] = {:#x} is not an input value", got[3]))
+                    },
+                ])
             });
-            rep.case(format!("{v} atomic_scatter_add n={n} block={block}"), || {
-                let mut r = Rng::new(109 + n as u64);
-                let idx: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
-                let vals: Vec<f32> = (0..n).map(|_| r.f32(-1.0, 1.0)).collect();
-                let mut args = [buf(&idx), buf(&vals), buf(&[0f32; 16]), s32(n as i64)];
-                launch(l, "atomic_scatter_add", d1(grid), d1(block), &mut args)?;
-                let got: Vec<f32> = read(&args[2]);
-                let mut want = [0f64; 16];
-                let mut mag = [0f64; 16];
-                for i in 0..n {
-                    want[(idx[i] & 15) as usize] += vals[i] as f64;
-                    mag[(idx[i] & 15) as usize] += vals[i].abs() as f64;
-                }
-                // Any order of f32 additions: |err| <= count * 2^-24 * sum |v|.
-                each("sums", 16, |b| (got[b] as f64 - want[b]).abs() <= (n as f64 / 16.0 + 16.0) * 6e-8 * mag[b] + 1e-30, |b| format!("got {} want {}", got[b], want[b]))
-            });
+            rep.case(
+                format!("{v} atomic_scatter_add n={n} block={block}"),
+                || {
+                    let mut r = Rng::new(109 + n as u64);
+                    let idx: Vec<i32> = (0..n).map(|_| r.u32() as i32).collect();
+                    let vals: Vec<f32> = (0..n).map(|_| r.f32(-1.0, 1.0)).collect();
+                    let mut args = [buf(&idx), buf(&vals), buf(&[0f32; 16]), s32(n as i64)];
+                    launch(l, "atomic_scatter_add", d1(grid), d1(block), &mut args)?;
+                    let got: Vec<f32> = read(&args[2]);
+                    let mut want = [0f64; 16];
+                    let mut mag = [0f64; 16];
+                    for i in 0..n {
+                        want[(idx[i] & 15) as usize] += vals[i] as f64;
+                        mag[(idx[i] & 15) as usize] += vals[i].abs() as f64;
+                    }
+                    // Any order of f32 additions: |err| <= count * 2^-24 * sum |v|.
+                    each(
+                        "sums",
+                        16,
+                        |b| {
+                            (got[b] as f64 - want[b]).abs()
+                                <= (n as f64 / 16.0 + 16.0) * 6e-8 * mag[b] + 1e-30
+                        },
+                        |b| format!("got {} want {}", got[b], want[b]),
+                    )
+                },
+            );
         }
     });
     rep.finish();
@@ -1150,7 +1811,11 @@ fn reference_self_checks() {
     assert_eq!(f16_mul(0x8001, 0x3800), 0x8000);
     assert_eq!(f16_fma(0x3c01, 0x3c01, 0xbc00), 0x1800); // (1+2^-10)^2-1 = 2^-9+2^-20: a tie, to even 2^-9
     for h in 0..0x7c00u16 {
-        assert_eq!(f16_to_f64(h) as f32, f32::from_bits(f32_bits_of_f16(h)), "{h:#x}");
+        assert_eq!(
+            f16_to_f64(h) as f32,
+            f32::from_bits(f32_bits_of_f16(h)),
+            "{h:#x}"
+        );
         assert_eq!(f32_to_f16(f16_to_f64(h) as f32), h);
         assert_eq!(f32_to_f16(-(f16_to_f64(h) as f32)), h | 0x8000);
     }
@@ -1158,7 +1823,9 @@ fn reference_self_checks() {
     // a = 0x33221100 (b0..b3), b = 0x77665544 (b4..b7), selector 0x3210 -> a; 0x7654 -> b.
     let bp = |x: u32, y: u32, s: u32| {
         let bytes = ((y as u64) << 32 | x as u64).to_le_bytes();
-        (0..4).fold(0u32, |acc, m| acc | (bytes[((s >> (4 * m)) & 7) as usize] as u32) << (8 * m))
+        (0..4).fold(0u32, |acc, m| {
+            acc | (bytes[((s >> (4 * m)) & 7) as usize] as u32) << (8 * m)
+        })
     };
     assert_eq!(bp(0x33221100, 0x77665544, 0x3210), 0x33221100);
     assert_eq!(bp(0x33221100, 0x77665544, 0x7654), 0x77665544);
@@ -1184,4 +1851,63 @@ fn f32_bits_of_f16(h: u16) -> u32 {
         return s | (e2 << 23) | ((f2 & 0x3ff) << 13);
     }
     s | ((e + 127 - 15) << 23) | (f << 13)
+}
+
+/// Every kernel of every corpus file is exercised by one of the tests above: a kernel added to
+/// the corpus without a reference here fails this test.
+#[test]
+fn every_corpus_kernel_is_covered() {
+    const COVERED: &[&str] = &[
+        "saxpy",
+        "vec_add",
+        "reduce_sum",
+        "reduce_sum_atomic",
+        "warp_reduce_down",
+        "warp_allreduce_xor",
+        "warp_broadcast",
+        "block_inclusive_scan",
+        "matmul_tiled",
+        "histogram256",
+        "transpose",
+        "stencil1d",
+        "stencil2d",
+        "bitonic_sort_block",
+        "warp_vote",
+        "block_count_positive",
+        "f16_ops",
+        "f16x2_ops",
+        "f16_axpy",
+        "daxpy",
+        "ddot",
+        "f64_ops",
+        "device_calls",
+        "poly_eval",
+        "int_ops",
+        "float_math",
+        "int_to_float",
+        "atomic_stats",
+        "atomic_scatter_add",
+    ];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().map_or(true, |x| x != "ptx") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let (m, _) = ptxr::syntax::parse_module(&text);
+        for item in &m.items {
+            if let ptxr::syntax::ast::Item::Func(f) = item {
+                if f.entry && !COVERED.contains(&f.name.name) {
+                    missing.push(format!("{}: {}", p.display(), f.name.name));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "corpus kernels without a run test in tests/corpus_run.rs:\n  {}",
+        missing.join("\n  ")
+    );
 }

@@ -484,7 +484,30 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     self.span = i.span;
                     self.instr(i)?;
                 }
-                Stmt::Block(b, _) => self.stmts(b)?,
+                Stmt::Block(b, _) => {
+                    // A `{ }` block is a scope (9.7.11.1): its declarations shadow the outer
+                    // ones until the block ends; inner registers get their own storage.
+                    let (saved, vars, nranges) = (self.regs.clone(), self.vars.clone(), self.ranges.len());
+                    self.stmts(b)?;
+                    // Members of an outer `%r<N>` first used inside the block belong to the
+                    // outer scope: keep them unless an inner declaration covers the name.
+                    let inner_ranges: Vec<(&'a str, u32)> = self.ranges[nranges..].iter().map(|(p, n, _)| (*p, *n)).collect();
+                    let inner_names: Vec<&'a str> = b.iter().filter_map(|s| match s {
+                        Stmt::Var(v) if v.space == StateSpace::Reg && v.range.is_none() => Some(v.name.name),
+                        _ => None,
+                    }).collect();
+                    let mut regs = saved;
+                    for (name, r) in self.regs.iter() {
+                        let inner = inner_names.contains(name)
+                            || inner_ranges.iter().any(|(p, n)| name.strip_prefix(p).and_then(|d| d.parse::<u64>().ok()).map_or(false, |v| v < *n as u64));
+                        if !inner && !regs.contains_key(name) {
+                            regs.insert(name, *r);
+                        }
+                    }
+                    self.regs = regs;
+                    self.vars = vars;
+                    self.ranges.truncate(nranges);
+                }
                 _ => {}
             }
         }
