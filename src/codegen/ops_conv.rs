@@ -60,10 +60,11 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     // Float sources as f32/f64 values (f16 widened exactly to f32).
     let src_f = |e: &mut FnEmitter<'ctx, 'a, '_>| -> R<FloatValue<'ctx>> {
         if at == Type::F16 {
-            // GPU-verified: a NaN half converts to the canonical f32 NaN 0x7fffffff.
+            // GPU-verified: a NaN half converts to the canonical f32 NaN 0x7fffffff, but to
+            // f64 with its payload kept.
             let h = e.read_int(&i.operands[1], Type::B16)?;
             let f = super::ops_half::h2f(e, h);
-            return Ok(super::ops_float::canon_nan(e, f));
+            return Ok(if dt == Type::F64 { f } else { super::ops_float::canon_nan(e, f) });
         }
         let a = e.read(&i.operands[1], at)?;
         Ok(if ftz && at == Type::F32 { super::ops_float::ftz_val(e, a) } else { a }.into_float_value())
@@ -89,7 +90,8 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                         }
                     }
                 } else {
-                    super::ops_half::round_f16(e, ext64(e, av), frnd.unwrap_or(Rnd::N))
+                    let nan = if at == Type::F64 { 0x7e00 } else { super::ops_half::CANON_NAN };
+                    super::ops_half::round_f16_nan(e, ext64(e, av), frnd.unwrap_or(Rnd::N), nan)
                 };
                 let h = if sat || relu {
                     let d = super::ops_half::h2d(e, h);
@@ -114,7 +116,16 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             } else if dt.bits() > src_bits {
                 e.b.build_float_ext(av, e.val_t(dt).into_float_type(), "").unwrap()
             } else {
-                // f64 → f32
+                // f64 → f32. GPU-verified: with .ftz, inputs below 2^-126 flush to ±0 even when
+                // they would round up to the smallest normal.
+                let av = if ftz {
+                    let a = e.intrinsic("llvm.fabs", &[av.get_type().into()], &[av.into()]).into_float_value();
+                    let tiny = e.b.build_float_compare(FloatPredicate::OLT, a, f64t.const_float(2f64.powi(-126)), "").unwrap();
+                    let z = e.intrinsic("llvm.copysign", &[f64t.into()], &[f64t.const_float(0.0).into(), av.into()]).into_float_value();
+                    e.b.build_select(tiny, z, av, "").unwrap().into_float_value()
+                } else {
+                    av
+                };
                 super::ops_float::narrow_f32(e, av, frnd.unwrap_or(Rnd::N))
             };
             if sat {
@@ -128,7 +139,17 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         }
         (false, true) => {
             let av = src_f(e)?;
-            float_to_int(e, av, dt, irnd.unwrap_or(Rnd::Z)).into()
+            let r = float_to_int(e, av, dt, irnd.unwrap_or(Rnd::Z));
+            // GPU-verified NaN results: 0, except the sign-bit pattern (0x80.., signed or not)
+            // for f64 sources and for 64-bit destinations.
+            if at == Type::F64 || dt.bits() == 64 {
+                let nan = e.b.build_float_compare(FloatPredicate::UNO, av, av, "").unwrap();
+                let t = r.get_type();
+                let m = t.const_int(1u64 << (dt.bits() - 1), false);
+                e.b.build_select(nan, m, r, "").unwrap().into_int_value().into()
+            } else {
+                r.into()
+            }
         }
         (true, false) => {
             let av = e.read_int(&i.operands[1], at)?;

@@ -138,14 +138,13 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         _ => return Ok(false),
     };
     // NaN results (GPU-verified on an H100): every f32 instruction but copysign, abs and neg
-    // included, returns the canonical NaN 0x7fffffff; f64 instructions propagate the first
-    // NaN operand (quieted) and otherwise produce 0xfff8000000000000.
+    // included, returns the canonical NaN 0x7fffffff; f64 instructions propagate a NaN
+    // operand (quieted; the last of several) and otherwise produce 0xfff8000000000000.
     let r = match ty {
         Type::F32 if op != "copysign" => canon_nan(e, r),
         Type::F64 if matches!(op, "neg" | "abs") => {
-            // GPU-verified: abs.f64/neg.f64 return a NaN input unchanged.
-            let n = is_nan(e, src[0]);
-            sel(e, n, src[0], r)
+            // GPU-verified: abs.f64/neg.f64 return a NaN input quieted, sign unchanged.
+            nan_f64(e, r, &src)
         }
         Type::F64 if op != "copysign" => nan_f64(e, r, &src),
         _ => r,
@@ -181,11 +180,12 @@ fn and_all<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: &[IntValue<'ctx>]) -> IntValue<
     r
 }
 
-/// f64 NaN results: the first NaN operand, quieted, else the default NaN 0xfff8000000000000.
+/// f64 NaN results (GPU-verified): a NaN operand, quieted — the last one when several are
+/// NaN (`mul`/`min` of two NaNs give the second) — else the default NaN 0xfff8000000000000.
 fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[FloatValue<'ctx>]) -> FloatValue<'ctx> {
     let i64t = e.ctx().i64_type();
     let mut out = i64t.const_int(0xfff8_0000_0000_0000, false);
-    for s in src.iter().rev() {
+    for s in src.iter() {
         let b = e.to_bits((*s).into());
         let q = e.b.build_or(b, i64t.const_int(1 << 51, false), "").unwrap();
         out = e.b.build_select(is_nan(e, *s), q, out, "").unwrap().into_int_value();

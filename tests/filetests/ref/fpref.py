@@ -34,10 +34,10 @@ CANON = {"f16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0xFFF8000000000000}
 
 
 def nan_out(f, *ops):
-    """NaN result: f64 propagates the first NaN operand (quieted), otherwise the default NaN
+    """NaN result: f64 propagates a NaN operand (quieted), otherwise the default NaN
     0xfff8000000000000; f32/f16 always give their canonical NaN (GPU-verified on H100)."""
     if f.name == "f64":
-        for x in ops:
+        for x in reversed(ops):  # the last NaN operand wins (GPU: mul/min of two NaNs -> second)
             if is_nan(x, f):
                 return x | (1 << 51)
     return CANON[f.name]
@@ -267,7 +267,7 @@ def sqrt(a, f, mode="rn"):
 
 def min_(a, b, f):
     if is_nan(a, f) and is_nan(b, f):
-        return CANON[f.name]
+        return nan_out(f, a, b)
     if is_nan(a, f):
         return b
     if is_nan(b, f):
@@ -280,7 +280,7 @@ def min_(a, b, f):
 
 def max_(a, b, f):
     if is_nan(a, f) and is_nan(b, f):
-        return CANON[f.name]
+        return nan_out(f, a, b)
     if is_nan(a, f):
         return b
     if is_nan(b, f):
@@ -300,14 +300,18 @@ def _num(bits, f):
 
 def convert(bits, fa, fd, mode="rn"):
     """Float -> float conversion (exact value rounded). NaN (GPU-verified): f64->f32 keeps the
-    sign and the top payload bits (quiet); f32->f64 keeps the payload; f16->f32 and ->f16 give
-    the canonical NaN."""
+    sign and the top payload bits (quiet); f32->f64 and f16->f64 keep the payload; f64->f16 gives
+    0x7e00; f16->f32 and f32->f16 give the canonical NaN."""
     A = _ext(bits, fa)
     if A[0] == "nan":
         if fa.name == "f64" and fd.name == "f32":
             return (bits >> 32 & 0x80000000) | 0x7FC00000 | (bits & ((1 << 52) - 1)) >> 29
         if fa.name == "f32" and fd.name == "f64":
             return (bits & 0x80000000) << 32 | 0x7FF8000000000000 | (bits & 0x7FFFFF) << 29
+        if fa.name == "f16" and fd.name == "f64":
+            return (bits & 0x8000) << 48 | 0x7FF8000000000000 | (bits & 0x3FF) << 42
+        if fa.name == "f64" and fd.name == "f16":
+            return 0x7E00
         return CANON[fd.name]
     if A[0] == "inf":
         return (fd.sign if A[1] else 0) | fd.inf
@@ -315,11 +319,12 @@ def convert(bits, fa, fd, mode="rn"):
 
 
 def to_int(bits, f, mode, ibits, signed):
-    """Float -> integer: NaN -> 0, round, saturate. Returns the integer's bit pattern."""
+    """Float -> integer: round, saturate. NaN (GPU-verified): 0, except 1 << (ibits-1) for f64
+    sources and for 64-bit destinations. Returns the integer's bit pattern."""
     A = _ext(bits, f)
     lo, hi = (-(1 << (ibits - 1)), (1 << (ibits - 1)) - 1) if signed else (0, (1 << ibits) - 1)
     if A[0] == "nan":
-        v = 0
+        v = (1 << (ibits - 1)) if (f.name == "f64" or ibits == 64) else 0
     elif A[0] == "inf":
         v = lo if A[1] else hi
     else:
