@@ -846,7 +846,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             Type::F16 => {
                 let bits = match c {
                     Const::F32(f) => super::half_bits(f) as u64,
-                    Const::F64(f) => super::half_bits(f as f32) as u64,
+                    Const::F64(f) => super::half_bits_f64(f) as u64,
                     c => c.as_u64() & 0xffff,
                 };
                 self.from_bits(ctx.i16_type().const_int(bits, false), Type::F16)

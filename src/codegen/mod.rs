@@ -243,7 +243,7 @@ fn init_bytes(v: &ast::VarDecl, init: &ast::Init, size: u32) -> Result<Vec<u8>, 
         let bits: u64 = match (v.ty.is_float(), c) {
             (true, Const::F64(f)) => match v.ty {
                 Type::F32 => (f as f32).to_bits() as u64,
-                Type::F16 => half_bits(f as f32) as u64,
+                Type::F16 => half_bits_f64(f) as u64,
                 _ => f.to_bits(),
             },
             (true, Const::F32(f)) => match v.ty {
@@ -268,6 +268,41 @@ fn flatten<'b, 'a>(i: &'b ast::Init<'a>, out: &mut Vec<&'b ast::Expr<'a>>) {
         ast::Init::Expr(e) => out.push(e),
         ast::Init::List(items, _) => items.iter().for_each(|x| flatten(x, out)),
     }
+}
+
+/// f64 → binary16 bits, rounded once to nearest even (no double rounding through f32).
+pub fn half_bits_f64(f: f64) -> u16 {
+    let x = f.to_bits();
+    let sign = ((x >> 48) & 0x8000) as u16;
+    let exp = ((x >> 52) & 0x7ff) as i64;
+    let man = x & 0x000f_ffff_ffff_ffff;
+    if exp == 0x7ff {
+        return sign | 0x7c00 | if man != 0 { 0x200 | (man >> 42) as u16 } else { 0 };
+    }
+    if exp == 0 {
+        // f64 subnormals are far below the smallest f16 subnormal.
+        return sign;
+    }
+    let e = exp - 1023;
+    // Value = 1.man × 2^e; f16 quanta are 2^(e-10) for normals, 2^-24 for subnormals.
+    let m = man | (1u64 << 52);
+    let shift = if e >= -14 { 52 - 10 } else { (52 - 10) + (-14 - e) };
+    if shift >= 64 {
+        return sign;
+    }
+    let shift = shift as u32;
+    let half = 1u64 << (shift - 1);
+    let rem = m & ((1u64 << shift) - 1);
+    let mut q = m >> shift;
+    if rem > half || (rem == half && q & 1 == 1) {
+        q += 1;
+    }
+    // q holds the significand in f16 units; add the exponent field for normals.
+    let bits = if e >= -14 { (((e + 15) as u64) << 10) + (q - (1 << 10)) } else { q };
+    if bits >= 0x7c00 {
+        return sign | 0x7c00;
+    }
+    sign | bits as u16
 }
 
 /// f32 → binary16 bits, round to nearest even.
@@ -303,4 +338,36 @@ pub fn half_bits(f: f32) -> u16 {
         r += 1;
     }
     sign | r as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{half_bits, half_bits_f64};
+
+    /// Every f16 value and every midpoint between neighbours (exact in f64) rounds as IEEE
+    /// round-to-nearest-even says; the f32 path agrees where f32 is exact.
+    #[test]
+    fn f64_to_f16_rounds_once() {
+        let val = |h: u16| -> f64 {
+            let s = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+            let e = ((h >> 10) & 0x1f) as i32;
+            let m = (h & 0x3ff) as f64;
+            s * if e == 0 { m * 2f64.powi(-24) } else { (1.0 + m / 1024.0) * 2f64.powi(e - 15) }
+        };
+        for h in 0u16..0x7c00 {
+            assert_eq!(half_bits_f64(val(h)), h);
+            assert_eq!(half_bits_f64(-val(h)), h | 0x8000);
+            assert_eq!(half_bits(val(h) as f32), h);
+            let mid = (val(h) + val(h + 1)) / 2.0;
+            let even = if h & 1 == 0 { h } else { h + 1 };
+            assert_eq!(half_bits_f64(mid), even, "midpoint above {h:#x}");
+            // Just above the midpoint rounds up (this is where rounding through f32 can fail).
+            let above = mid + (val(h + 1) - val(h)) * 2f64.powi(-30);
+            assert_eq!(half_bits_f64(above), h + 1);
+        }
+        assert_eq!(half_bits_f64(65520.0), 0x7c00);
+        assert_eq!(half_bits_f64(65519.99), 0x7bff);
+        assert_eq!(half_bits_f64(f64::INFINITY), 0x7c00);
+        assert_eq!(half_bits_f64(1e-300), 0);
+    }
 }

@@ -100,7 +100,7 @@ pub fn parse_scalar(ty: Type, v: &str) -> Result<u64, String> {
         return Ok(match ty {
             Type::F64 => f.to_bits(),
             Type::F32 => (f as f32).to_bits() as u64,
-            _ => crate::codegen::half_bits(f as f32) as u64,
+            _ => crate::codegen::half_bits_f64(f) as u64,
         });
     }
     if let Some(n) = v.strip_prefix('-') {
