@@ -87,12 +87,33 @@ def split_top(s):
 
 
 def main():
+    # Each file runs in its own process: a kernel that faults poisons its CUDA context.
+    import subprocess
     flt = sys.argv[1] if len(sys.argv) > 1 else ""
-    passed = failed = skipped = 0
+    totals = [0, 0, 0]
     for path in sorted(glob.glob(os.path.join(ROOT, "tests/filetests/**/*.ptx"), recursive=True)):
-        name = os.path.relpath(path, ROOT)
-        if flt not in name:
+        if flt not in os.path.relpath(path, ROOT):
             continue
+        r = subprocess.run([sys.executable, __file__, "--one", path], capture_output=True, text=True, timeout=120)
+        lines = r.stdout.strip().splitlines()
+        summary = [l for l in lines if l.startswith("gpu-check:")]
+        for l in lines:
+            if not l.startswith("gpu-check:"):
+                print(l)
+        if summary:
+            nums = [int(x) for x in re.findall(r"(\d+) (?:passed|failed|skipped)", summary[0])]
+            totals = [a + b for a, b in zip(totals, nums)]
+        else:
+            print(f"{os.path.relpath(path, ROOT)}: crashed on the GPU: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+            totals[1] += 1
+    print(f"{totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
+    sys.exit(1 if totals[1] else 0)
+
+
+def one(path):
+    passed = failed = skipped = 0
+    for path in [path]:
+        name = os.path.relpath(path, ROOT)
         text = open(path).read()
         if "// expect-error:" in text:
             skipped += 1
@@ -145,8 +166,10 @@ def main():
                 else:
                     passed += 1
     print(f"gpu-check: {passed} passed, {failed} failed, {skipped} skipped")
-    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 2 and sys.argv[1] == "--one":
+        one(sys.argv[2])
+    else:
+        main()

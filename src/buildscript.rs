@@ -207,10 +207,13 @@ impl Build {
     /// The C compiler for the target, as the `cc` crate finds it.
     fn c_compiler(&self, kind: TargetKind, triple: &str) -> String {
         let host = self.getenv("HOST");
-        let cross = match &host {
-            Some(h) => h != triple && kind != TargetKind::Host,
-            None => false,
+        let host_arch = host.as_deref().and_then(|h| h.split('-').next()).unwrap_or(std::env::consts::ARCH).to_string();
+        let target_arch = match kind {
+            TargetKind::X86_64 => "x86_64",
+            TargetKind::AArch64 => "aarch64",
+            _ => host_arch.as_str(),
         };
+        let cross = target_arch != host_arch;
         for v in [format!("CC_{triple}"), format!("CC_{}", triple.replace('-', "_"))] {
             if let Some(cc) = self.getenv(&v) {
                 return cc;

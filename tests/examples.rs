@@ -117,3 +117,25 @@ fn emit_obj_has_the_c_launch_functions() {
     let syms = run(Command::new("nm").arg(&o));
     assert!(syms.contains("T __ptxr_cta_saxpy") && !syms.contains("ptxr_launch_saxpy"), "{syms}");
 }
+
+#[test]
+fn build_cross_compiles_for_aarch64() {
+    if !have("aarch64-linux-gnu-gcc") {
+        println!("skipping: aarch64-linux-gnu-gcc is missing");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = ptxr::Build::new();
+    b.out_dir(dir.path()).cargo_metadata(false).target("aarch64-unknown-linux-gnu").opt_level(2);
+    let o = b.file(root().join("examples/rust-build/kernels/warp_reduce.ptx")).try_compile("wr").unwrap();
+    let members = run(Command::new("ar").arg("t").arg(&o.lib));
+    assert!(members.contains("ptxr_rt.o") && members.contains("ptxr_launch.o"), "{members}");
+    // Every member is an AArch64 object (ELF e_machine 183 at byte 18).
+    let x = dir.path().join("x");
+    std::fs::create_dir(&x).unwrap();
+    run(Command::new("ar").arg("x").arg(&o.lib).current_dir(&x));
+    for e in std::fs::read_dir(&x).unwrap() {
+        let bytes = std::fs::read(e.unwrap().path()).unwrap();
+        assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 183);
+    }
+}

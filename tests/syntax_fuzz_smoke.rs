@@ -108,7 +108,7 @@ fn run_front_end(text: &str) {
 #[test]
 fn mutated_corpus_never_panics() {
     let files = corpus();
-    let iters: usize = std::env::var("FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let iters: usize = std::env::var("FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     let mut rng = Rng(0x5EED_0F_F022);
     let start = Instant::now();
     for k in 0..iters {
@@ -165,12 +165,14 @@ fn pathological_inputs_parse_in_linear_time() {
         ("many register ranges", Box::new(move |n| format!("{head}{}}}", (0..n / 8).map(|i| format!(".reg .b32 %q{i}_<4>;\nmov.u32 %q{i}_1, 1;\n")).collect::<String>()))),
     ];
     for (name, gen) in &cases {
-        let small = gen(2_000);
-        let big = gen(16_000);
+        // Both sizes are large enough that allocations come from fresh pages (the same cost per
+        // byte); a quadratic path shows as x16 for x4 the input.
+        let small = gen(8_000);
+        let big = gen(32_000);
         let ts = time_parse(&small);
         let tb = time_parse(&big);
         let ratio = tb.as_secs_f64() / ts.as_secs_f64().max(1e-6);
-        // 8x the input: allow up to 24x the time (noise, caches) plus a little.
-        assert!(tb < ts * 24 + Duration::from_millis(30), "{name}: {} bytes in {ts:?}, {} bytes in {tb:?} (x{ratio:.1}): not linear", small.len(), big.len());
+        // 4x the input: allow up to 10x the time (noise on a shared machine) plus a little.
+        assert!(tb < ts * 10 + Duration::from_millis(40), "{name}: {} bytes in {ts:?}, {} bytes in {tb:?} (x{ratio:.1}): not linear", small.len(), big.len());
     }
 }

@@ -156,7 +156,9 @@ static void test_errors(int parallel) {
     /* A barrier that can never complete. */
     cfg = config(2, 64, parallel);
     rc = ptxr_launch_split_barrier(&cfg, NULL);
-    CHECK(rc == PTXR_ERR_DEADLOCK && strstr(ptxr_last_error(), "deadlock"), "deadlock: %d %s", rc, ptxr_last_error());
+    CHECK(rc == PTXR_ERR_DEADLOCK && strstr(ptxr_last_error(), "in kernel `split_barrier`, CTA (0,0,0)") &&
+              strstr(ptxr_last_error(), "error: deadlock: threads can never all arrive at this synchronization point (waiting at line 32: 32 threads, line 35: 32 threads; 0 exited)"),
+          "deadlock: %d %s", rc, ptxr_last_error());
     /* Success clears the message. */
     cfg = config(8, 64, parallel);
     victim = 1000;

@@ -5,7 +5,7 @@
 //! the same object path as ahead-of-time compilation. Kernels compiled ahead of time and
 //! linked into the program (`ptxr::Build`) launch through [`launch_cta_fn`].
 
-mod host;
+pub(crate) mod host;
 mod launch;
 pub mod warp;
 

@@ -33,8 +33,13 @@ struct Parser<'a> {
 
 /// Module-scope directives that never appear in a function body: seeing one there means the
 /// body's closing `}` is missing.
-fn is_module_directive(w: &str) -> bool {
-    matches!(w, "entry" | "func" | "visible" | "weak" | "common" | "version" | "target" | "address_size" | "file" | "section" | "alias")
+fn is_module_directive(w: &str, after: &str) -> bool {
+    match w {
+        "entry" | "func" | "version" | "target" | "address_size" | "file" | "section" | "alias" => true,
+        // `.visible .entry`, `.weak .func` (but `.visible .reg x;` is a declaration).
+        "visible" | "weak" | "common" => matches!(dot_word(ws(after)), Some((_, "entry" | "func"))),
+        _ => false,
+    }
 }
 
 /// Error recovery in a function body: skips to just after the next `;` (statements never
@@ -581,8 +586,8 @@ impl<'a> Parser<'a> {
                 r = ws(r3);
                 continue;
             }
-            if let Some((_, w)) = dot_word(r) {
-                if is_module_directive(w) {
+            if let Some((after, w)) = dot_word(r) {
+                if is_module_directive(w, after) {
                     // The body's `}` is missing: report it here and let the module go on.
                     let (line, col, _) = super::diag::line_col(self.src.text, self.src.off(open));
                     self.error_at(r, format!("missing `}}` to close the `{{` at {line}:{col} before `.{w}`"));

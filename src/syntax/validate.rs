@@ -46,8 +46,10 @@ struct Scope<'a, 'g> {
     globals: &'g HashMap<&'a str, Sym>,
     names: HashMap<&'a str, Sym>,
     undo: Vec<(&'a str, Option<Sym>)>,
-    /// `%r<N>` parameterized declarations: prefix → (count, type).
-    ranges: Vec<(&'a str, u32, Type)>,
+    /// `%r<N>` parameterized declarations: prefix → (count, type), innermost last, and the
+    /// order they were declared in (for block exit).
+    ranges: HashMap<&'a str, Vec<(u32, Type)>>,
+    range_log: Vec<&'a str>,
 }
 
 impl<'a, 'g> Scope<'a, 'g> {
@@ -60,9 +62,19 @@ impl<'a, 'g> Scope<'a, 'g> {
         if let Some(s) = self.names.get(name) {
             return Some(*s);
         }
-        for (prefix, n, ty) in self.ranges.iter().rev() {
-            if let Some(d) = name.strip_prefix(prefix) {
-                if !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) && (d == "0" || !d.starts_with('0')) {
+        if !self.ranges.is_empty() {
+            // `%r12` may be `%r` + 12 or `%r1` + 2 ...: try every split of the trailing digits.
+            let b = name.as_bytes();
+            let mut k = b.len();
+            while k > 0 && b[k - 1].is_ascii_digit() {
+                k -= 1;
+            }
+            for split in k..b.len() {
+                let (prefix, d) = name.split_at(split);
+                if d != "0" && d.starts_with('0') {
+                    continue;
+                }
+                if let Some((n, ty)) = self.ranges.get(prefix).and_then(|v| v.last()) {
                     if d.parse::<u64>().map_or(false, |v| v < *n as u64) {
                         return Some(Sym::Reg(*ty));
                     }
@@ -106,7 +118,7 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
     for item in &m.items {
         if let Item::Func(f) = item {
             if let Some(body) = &f.body {
-                let mut scope = Scope { globals: &globals, names: HashMap::new(), undo: Vec::new(), ranges: Vec::new() };
+                let mut scope = Scope { globals: &globals, names: HashMap::new(), undo: Vec::new(), ranges: HashMap::new(), range_log: Vec::new() };
                 for p in f.params.iter().chain(f.rets.iter()) {
                     declare(&mut scope, p);
                 }
@@ -123,7 +135,10 @@ fn declare<'a>(scope: &mut Scope<'a, '_>, v: &VarDecl<'a>) {
     // A vector register `.reg .v4 .f32 v` is not a scalar of its element type.
     let sym = if v.space == StateSpace::Reg { if v.vector.is_some() { Sym::VecReg } else { Sym::Reg(v.ty) } } else { Sym::Var(v.space, v.ty) };
     match v.range {
-        Some(n) => scope.ranges.push((v.name.name, n, v.ty)),
+        Some(n) => {
+            scope.ranges.entry(v.name.name).or_default().push((n, v.ty));
+            scope.range_log.push(v.name.name);
+        }
         None => scope.insert(v.name.name, sym),
     }
 }
@@ -149,7 +164,7 @@ impl<'e> FnValidator<'e> {
         // Declarations are visible to the whole block they appear in (PTX declares before use
         // in practice, but ptxas accepts uses that precede a declaration in the same scope).
         let saved_undo = scope.undo.len();
-        let saved_ranges = scope.ranges.len();
+        let saved_ranges = scope.range_log.len();
         for s in body {
             if let Stmt::Var(v) = s {
                 declare(scope, v);
@@ -188,7 +203,12 @@ impl<'e> FnValidator<'e> {
                 None => scope.names.remove(name),
             };
         }
-        scope.ranges.truncate(saved_ranges);
+        while scope.range_log.len() > saved_ranges {
+            let prefix = scope.range_log.pop().unwrap();
+            if let Some(v) = scope.ranges.get_mut(prefix) {
+                v.pop();
+            }
+        }
     }
 
     fn instr<'a>(&mut self, i: &Instr<'a>, scope: &Scope<'a, '_>) {

@@ -28,6 +28,7 @@ typedef struct ptxr_launch_config {
 #define PTXR_ERR_BRKPT 6    /* `brkpt` executed */
 #define PTXR_ERR_LAUNCH 7   /* any other abnormal stop of a CTA */
 #define PTXR_ERR_NOMEM 8    /* out of host memory */
+#define PTXR_ERR_BARRIER 9  /* bar/barrier thread count not a multiple of 32 or above the CTA size */
 
 /* The message of the last failed launch on the calling thread ("" if it succeeded). */
 const char *ptxr_last_error(void);

@@ -56,7 +56,7 @@ enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2 };
-enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6 };
 
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
 typedef struct Sched {
@@ -212,53 +212,59 @@ static int resolve_warp(SyncSlot *warp, size_t n) {
     return progress;
 }
 
+static void deadlock_detail(CtaCtx *cta, const SyncSlot *slots, size_t n);
+
 static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *cta) {
-    int all_exited = 1;
-    for (size_t t = 0; t < n; t++)
-        if (slots[t].state != SLOT_EXITED) { all_exited = 0; break; }
-    if (all_exited) return RESOLVE_DONE;
+    /* One pass: who is done, who waits where. */
+    uint32_t live_threads = 0;
+    uint32_t bar_waiting[16] = {0};
+    size_t bar_first[16];
+    for (int id = 0; id < 16; id++) bar_first[id] = SIZE_MAX;
+    uint32_t warp_pending[32] = {0}; /* bit w%32 of word w/32: warp w has a collective waiting */
     int progress = 0;
-    /* bar.arrive: count the arrival and let the thread go on. */
     for (size_t t = 0; t < n; t++) {
         SyncSlot *s = &slots[t];
-        if (s->state == SLOT_WAITING && s->kind == SYNC_BAR_ARRIVE) {
+        if (s->state == SLOT_EXITED) continue;
+        live_threads++;
+        if (s->state != SLOT_WAITING) continue;
+        if (s->kind == SYNC_BAR_ARRIVE) {
+            /* bar.arrive: count the arrival and let the thread go on. */
             sched->arrived[s->bar_id & 15] += 1;
             s->state = SLOT_RUNNABLE;
             progress = 1;
+        } else if (s->kind == SYNC_BAR) {
+            uint32_t id = s->bar_id & 15;
+            bar_waiting[id]++;
+            if (bar_first[id] == SIZE_MAX) bar_first[id] = t;
+        } else if (is_warp_kind(s->kind)) {
+            warp_pending[(t / 32) / 32] |= 1u << ((t / 32) % 32);
         }
     }
+    if (live_threads == 0) return RESOLVE_DONE;
     /* Warp collectives, warp by warp. */
-    for (size_t base = 0; base < n; base += 32) {
+    for (size_t w = 0; w < (n + 31) / 32; w++) {
+        if (!(warp_pending[w / 32] & (1u << (w % 32)))) continue;
+        size_t base = w * 32;
         size_t lanes = n - base < 32 ? n - base : 32;
         if (resolve_warp(slots + base, lanes)) progress = 1;
     }
-    /* Barriers. */
-    uint32_t live_threads = 0;
-    for (size_t t = 0; t < n; t++)
-        if (live(&slots[t])) live_threads++;
+    /* Barriers (9.7.12.1): complete when the expected number of threads has arrived — `b` if
+     * given, else every thread of the CTA that has not exited. */
     for (uint32_t id = 0; id < 16; id++) {
-        uint32_t waiting = 0;
-        size_t first = n;
-        for (size_t t = 0; t < n; t++) {
-            if (slots[t].state == SLOT_WAITING && slots[t].kind == SYNC_BAR && slots[t].bar_id == id) {
-                if (first == n) first = t;
-                waiting++;
-            }
-        }
-        if (waiting == 0) continue;
+        if (bar_waiting[id] == 0) continue;
+        size_t first = bar_first[id];
         uint32_t count = slots[first].bar_count;
         if (count != 0 && (count % 32 != 0 || (size_t)count > (n + 31) / 32 * 32))
-            /* 9.7.12.1: b must be a multiple of the warp size and at most the CTA size. */
-            return fail(cta, STATUS_DEADLOCK, slots[first].line, first);
+            /* The thread count must be a multiple of the warp size, at most the CTA size. */
+            return fail(cta, STATUS_BAD_BARRIER, slots[first].line, first);
         uint32_t expected = count == 0 ? live_threads : count;
-        uint32_t arrived = waiting + sched->arrived[id];
-        if (arrived < expected) continue;
+        if (bar_waiting[id] + sched->arrived[id] < expected) continue;
         /* bar.red: reduce the predicates of the waiting threads. */
         uint64_t popc = 0;
         int all = 1, any = 0;
         for (size_t t = 0; t < n; t++) {
             const SyncSlot *s = &slots[t];
-            if (s->state == SLOT_WAITING && s->kind == SYNC_BAR && s->bar_id == id) {
+            if (s->state == SLOT_WAITING && s->kind == SYNC_BAR && (s->bar_id & 15) == id) {
                 int pr = s->a != 0;
                 popc += (uint64_t)pr;
                 all = all && pr;
@@ -267,7 +273,7 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
         }
         for (size_t t = 0; t < n; t++) {
             SyncSlot *s = &slots[t];
-            if (!(s->state == SLOT_WAITING && s->kind == SYNC_BAR && s->bar_id == id)) continue;
+            if (!(s->state == SLOT_WAITING && s->kind == SYNC_BAR && (s->bar_id & 15) == id)) continue;
             switch (s->mode) {
             case 1: s->result = popc; break;
             case 2: s->pred = (uint32_t)all; break;
@@ -281,6 +287,7 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
     }
     if (progress) return RESOLVE_CONTINUE;
     /* Nothing can move: every live thread waits for threads that will never arrive. */
+    deadlock_detail(cta, slots, n);
     for (size_t t = 0; t < n; t++)
         if (slots[t].state == SLOT_WAITING) return fail(cta, STATUS_DEADLOCK, slots[t].line, t);
     return fail(cta, STATUS_DEADLOCK, 0, 0);
@@ -309,7 +316,46 @@ typedef struct Launch {
     size_t out_len, out_cap;
     char assert_msg[1024];
     int have_assert;
+    char detail[1024]; /* where the threads of a deadlocked CTA wait */
+    int have_detail;
 } Launch;
+
+/* "waiting at line L: N threads, ...; E exited", as src/runtime/warp.rs words it. */
+static void deadlock_detail(CtaCtx *cta, const SyncSlot *slots, size_t n) {
+    Launch *l = (Launch *)cta->host;
+    if (!l) return;
+    uint32_t lines[64], counts[64];
+    size_t nsites = 0, exited = 0;
+    for (size_t t = 0; t < n; t++) {
+        if (slots[t].state == SLOT_EXITED) exited++;
+        if (slots[t].state != SLOT_WAITING) continue;
+        size_t k = 0;
+        while (k < nsites && lines[k] != slots[t].line) k++;
+        if (k == nsites) {
+            if (nsites == 64) continue;
+            lines[nsites] = slots[t].line;
+            counts[nsites++] = 0;
+        }
+        counts[k]++;
+    }
+    for (size_t i = 1; i < nsites; i++) /* sort by line */
+        for (size_t j = i; j > 0 && lines[j - 1] > lines[j]; j--) {
+            uint32_t a = lines[j], c = counts[j];
+            lines[j] = lines[j - 1], counts[j] = counts[j - 1];
+            lines[j - 1] = a, counts[j - 1] = c;
+        }
+    char buf[1024];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "waiting at ");
+    for (size_t i = 0; i < nsites && len < sizeof buf; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%sline %u: %u thread%s", i ? ", " : "", lines[i], counts[i], counts[i] == 1 ? "" : "s");
+    if (len < sizeof buf) snprintf(buf + len, sizeof buf - len, "; %zu exited", exited);
+    pthread_mutex_lock(&l->mu);
+    if (!l->have_detail) {
+        memcpy(l->detail, buf, sizeof buf);
+        l->have_detail = 1;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
 
 static void append_out(Launch *l, const char *s, size_t n) {
     pthread_mutex_lock(&l->mu);
@@ -634,7 +680,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_TRAP: return error(PTXR_ERR_TRAP, "%s: error: `trap` executed", whr);
         case STATUS_BRKPT: return error(PTXR_ERR_BRKPT, "%s: error: `brkpt` executed (no debugger)", whr);
         case STATUS_ASSERT: return error(PTXR_ERR_ASSERT, "%s: error: device assertion failed: %s", whr, l.assert_msg);
-        case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point", whr);
+        case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point (%s)", whr, l.detail);
+        case STATUS_BAD_BARRIER: return error(PTXR_ERR_BARRIER, "%s: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)", whr);
         default: return error(PTXR_ERR_LAUNCH, "%s: error: launch failed (status %u)", whr, c->status);
         }
     }
