@@ -27,9 +27,11 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
 }
 
 /// An operand and its selector (`.b0`..`.b3`, `.h0`, `.h1`, `.h10`, `.b3210`, ...).
-/// The parser has no representation for selectors yet, so there is never one.
 fn split_sel<'a>(op: &'a Operand<'a>) -> (&'a Operand<'a>, Option<&'a str>) {
-    (op, None)
+    match op {
+        Operand::Sel(inner, sel, _) => (inner, Some(*sel)),
+        _ => (op, None),
+    }
 }
 
 const CMPS: &[&str] = &["eq", "ne", "lt", "le", "gt", "ge"];

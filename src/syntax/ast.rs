@@ -461,6 +461,8 @@ pub enum Operand<'a> {
     Sink(Span),
     /// `(a, b)` call argument / return lists (9.7.11.5).
     List(Vec<Operand<'a>>, Span),
+    /// A register with a video byte/half selector or lane mask: `%r1.b0`, `%r2.h10`.
+    Sel(Box<Operand<'a>>, &'a str, Span),
 }
 
 impl<'a> Operand<'a> {
@@ -472,7 +474,7 @@ impl<'a> Operand<'a> {
             Operand::MemList(_, s) | Operand::Index(_, _, s) | Operand::Vector(_, s) => *s,
             Operand::Pair(a, b) => a.span().to(b.span()),
             Operand::Not(i) => i.span,
-            Operand::Sink(s) | Operand::List(_, s) => *s,
+            Operand::Sink(s) | Operand::List(_, s) | Operand::Sel(_, _, s) => *s,
         }
     }
 }

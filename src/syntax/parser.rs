@@ -828,6 +828,16 @@ impl<'a> Parser<'a> {
                         comp = Some(bb[1] as char);
                         r = &r[2..];
                     }
+                    // Video instruction selectors (9.7.15, 9.7.16): `%r1.b0`..`.b3`, `.h0`,
+                    // `.h1`, SIMD `.h10`/`.b3210`-style lane selections and masks.
+                    if comp.is_none() && bb.len() >= 3 && bb[0] == b'.' && matches!(bb[1], b'b' | b'h') && bb[2].is_ascii_digit() {
+                        let n = 2 + bb[2..].iter().take_while(|c| c.is_ascii_digit()).count();
+                        if !bb.get(n).map_or(false, |c| is_follow(*c)) {
+                            let sel = &r[1..n];
+                            let rest = &r[n..];
+                            return Ok((rest, Operand::Sel(Box::new(Operand::Name(id, None)), sel, self.src.span(s, rest))));
+                        }
+                    }
                     let r2 = ws(r);
                     if r2.starts_with('|') && !r2.starts_with("||") {
                         let (r3, q) = self.operand(&r2[1..], false)?;

@@ -366,6 +366,11 @@ pub fn print_operand(o: &mut String, op: &Operand) {
             o.push_str(id.name);
         }
         Operand::Sink(_) => o.push('_'),
+        Operand::Sel(inner, sel, _) => {
+            print_operand(o, inner);
+            o.push('.');
+            o.push_str(sel);
+        }
     }
 }
 

@@ -92,6 +92,7 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
         errs.push(Diagnostic::error(Span::new(0, 0), format!("unsupported PTX version {}.{} (ptxr reads 1.0 to 8.x)", m.version.0, m.version.1)));
     }
     let mut globals: HashMap<&str, Sym> = HashMap::new();
+    let mut defined: HashMap<&str, Span> = HashMap::new();
     for item in &m.items {
         match item {
             Item::Var(v) => {
@@ -104,6 +105,12 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
                 globals.insert(v.name.name, Sym::Var(v.space, v.ty));
             }
             Item::Func(f) => {
+                if f.body.is_some() {
+                    if let Some(first) = defined.insert(f.name.name, f.name.span) {
+                        let _ = first;
+                        errs.push(Diagnostic::error(f.name.span, format!("duplicate definition of function `{}` (11.2)", f.name.name)));
+                    }
+                }
                 globals.insert(f.name.name, Sym::Func);
             }
             Item::Alias { alias, aliasee, .. } => {
@@ -403,6 +410,7 @@ impl<'e> FnValidator<'e> {
             }
             Operand::Imm(e) => self.expr_syms(e, scope, i),
             Operand::Sink(_) => {}
+            Operand::Sel(inner, _, _) => self.operand(inner, scope, i),
         }
     }
 
