@@ -53,6 +53,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Set for kernels with synchronization: the thread scheduler's state.
     pub sync: Option<SyncState<'ctx>>,
     kparam_cache: HashMap<(u32, u32), IntValue<'ctx>>,
+    branch_targets: HashMap<&'a str, Vec<&'a str>>,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): every thread's
@@ -154,6 +155,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         span: f.span,
         sync: None,
         kparam_cache: HashMap::new(),
+        branch_targets: HashMap::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
@@ -437,9 +439,35 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     self.labels.insert(l.name, bb);
                 }
                 Stmt::Block(b, _) => self.declare_labels(b),
+                Stmt::BranchTargets { label, targets, .. } => {
+                    self.branch_targets.insert(label.name, targets.iter().map(|t| t.name).collect());
+                }
                 _ => {}
             }
         }
+    }
+
+    /// PTX ISA 9.7.11.4 brx.idx: `brx.idx index, tlist;` jumps to the index-th label of the
+    /// `.branchtargets` list; an index out of range is undefined on a GPU and stops the CTA
+    /// here as a trap.
+    fn brx_idx(&mut self, i: &'a Instr<'a>) -> R<()> {
+        let (Some(idx), Some(Operand::Name(list, None))) = (i.operands.first(), i.operands.get(1)) else {
+            return Err(self.err(i.span, "`brx.idx` takes an index and a `.branchtargets` label"));
+        };
+        let Some(targets) = self.branch_targets.get(list.name).cloned() else {
+            return Err(self.err(list.span, format!("`{}` is not a `.branchtargets` list", list.name)));
+        };
+        let v = self.read_int(idx, Type::U32)?;
+        let mut cases = Vec::new();
+        for (k, t) in targets.iter().enumerate() {
+            let bb = *self.labels.get(t).ok_or_else(|| self.err(list.span, format!("undeclared label `{t}` in `{}`", list.name)))?;
+            cases.push((self.ctx().i32_type().const_int(k as u64, false), bb));
+        }
+        let bad = self.ctx().append_basic_block(self.f, "brx.out_of_range");
+        self.b.build_switch(v, bad, &cases).unwrap();
+        self.b.position_at_end(bad);
+        self.abort_with(super::abi::STATUS_TRAP);
+        Ok(())
     }
 
     fn declare_var(&mut self, v: &'a ast::VarDecl<'a>) {
@@ -559,6 +587,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn unguarded(&mut self, i: &'a Instr<'a>) -> R<()> {
         match i.opcode.name {
             // PTX ISA 9.7.11.3 bra
+            "brx" => self.brx_idx(i),
             "bra" => {
                 let t = self.label_target(i)?;
                 self.b.build_unconditional_branch(t).unwrap();
