@@ -40,7 +40,8 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
     let mut live_threads = 0u32;
     let mut bar_waiting = [0u32; 16];
     let mut bar_first = [usize::MAX; 16];
-    let mut warp_pending = vec![false; n.div_ceil(32)];
+    // At most 1024 threads: one bit per warp.
+    let mut warp_pending = 0u32;
     let mut progress = false;
     for (t, s) in slots.iter_mut().enumerate() {
         if s.state == SLOT_EXITED {
@@ -64,7 +65,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
                     bar_first[id] = t;
                 }
             }
-            k if is_warp_kind(k) => warp_pending[t / 32] = true,
+            k if is_warp_kind(k) => warp_pending |= 1 << (t / 32),
             _ => {}
         }
     }
@@ -72,8 +73,8 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         return RESOLVE_DONE;
     }
     // Warp collectives, warp by warp.
-    for (w, pending) in warp_pending.iter().enumerate() {
-        if *pending {
+    for w in 0..n.div_ceil(32) {
+        if warp_pending & (1 << w) != 0 {
             let base = w * 32;
             let lanes = (n - base).min(32);
             if resolve_warp(&mut slots[base..base + lanes]) {
@@ -144,32 +145,63 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
 /// Completes the warp collectives of one warp that can complete. Returns whether any did.
 fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
     let n = warp.len();
-    let live_mask: u32 = (0..n).filter(|&l| live(&warp[l])).fold(0, |m, l| m | 1 << l);
-    let waiting_mask = |k: u32, w: &[SyncSlot]| -> u32 { (0..n).filter(|&l| w[l].state == SLOT_WAITING && w[l].kind == k).fold(0, |m, l| m | 1 << l) };
+    // Group the waiting lanes once: by (kind, mode) for the .sync forms ("the same
+    // qualifiers"), by instruction for the deprecated forms. Lanes of a warp are almost
+    // always in one or two groups, so this is linear in the warp size.
+    let mut live_mask = 0u32;
+    let mut groups: [(u32, u32, u32); 32] = [(0, 0, 0); 32]; // (key kind, key, lane mask)
+    let mut ngroups = 0;
+    let mut group_of = [usize::MAX; 32];
+    for l in 0..n {
+        let s = &warp[l];
+        if live(s) {
+            live_mask |= 1 << l;
+        }
+        if s.state != SLOT_WAITING || !is_warp_kind(s.kind) {
+            continue;
+        }
+        let key = if s.flags & FLAG_NOSYNC != 0 { (u32::MAX, s.site) } else { (s.kind, if s.kind == SYNC_WARP { 0 } else { s.mode }) };
+        let g = match groups[..ngroups].iter().position(|(k, m, _)| (*k, *m) == key) {
+            Some(g) => g,
+            None => {
+                groups[ngroups] = (key.0, key.1, 0);
+                ngroups += 1;
+                ngroups - 1
+            }
+        };
+        groups[g].2 |= 1 << l;
+        group_of[l] = g;
+    }
     let mut progress = false;
     // Participants per lane (0 = not ready).
     let mut parts = [0u32; 32];
     for l in 0..n {
-        let s = &warp[l];
-        if s.state != SLOT_WAITING || !is_warp_kind(s.kind) {
+        let g = group_of[l];
+        if g == usize::MAX {
             continue;
         }
+        let s = &warp[l];
+        let at = groups[g].2;
         if s.flags & FLAG_NOSYNC != 0 {
             // Deprecated forms and activemask: the warp is fully blocked (this runs after a
             // pass), so the lanes at the same instruction are exactly the active lanes.
-            parts[l] = (0..n).filter(|&m| warp[m].state == SLOT_WAITING && warp[m].site == s.site).fold(0, |a, m| a | 1 << m);
+            parts[l] = at;
         } else {
             let need = (s.mask | (1 << l)) & live_mask;
-            let at = waiting_mask(s.kind, warp);
-            // The same mode is part of "the same qualifiers" (shfl.sync, vote.sync, …).
-            let same_mode = (0..n).filter(|&m| at & (1 << m) != 0 && (warp[m].mode == s.mode || s.kind == SYNC_WARP)).fold(0, |a, m| a | 1 << m);
-            if need & !same_mode == 0 {
+            if need & !at == 0 {
                 parts[l] = need;
             }
         }
     }
-    let mut snapshot = [SyncSlot::default(); 32];
-    snapshot[..n].copy_from_slice(warp);
+    // Operands as they were on arrival (results overwrite slots while lanes complete).
+    let mut a_of = [0u64; 32];
+    let mut shfl_waiting = 0u32;
+    for (l, s) in warp.iter().enumerate() {
+        a_of[l] = s.a;
+        if s.state == SLOT_WAITING && s.kind == SYNC_SHFL {
+            shfl_waiting |= 1 << l;
+        }
+    }
     for l in 0..n {
         let p = parts[l];
         if p == 0 {
@@ -208,12 +240,12 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
                 let j = if pval { j as usize } else { l };
                 // Sourcing from a lane that does not participate is undefined; ptxr gives
                 // that lane's last value if it is in this warp, else the lane's own value.
-                let v = if j < n && (p & (1 << j) != 0 || snapshot[j].kind == SYNC_SHFL && snapshot[j].state == SLOT_WAITING) { snapshot[j].a } else { s.a };
+                let v = if j < n && (p & (1 << j) != 0 || shfl_waiting & (1 << j) != 0) { a_of[j] } else { s.a };
                 s.result = v & 0xffff_ffff;
                 s.pred = pval as u32;
             }
             SYNC_VOTE => {
-                let ballot: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && snapshot[m].a != 0).fold(0, |a, m| a | 1 << m);
+                let ballot: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && a_of[m] != 0).fold(0, |a, m| a | 1 << m);
                 match s.mode {
                     0 => s.pred = (ballot == p) as u32,
                     1 => s.pred = (ballot != 0) as u32,
@@ -225,7 +257,7 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
                 let wide = s.flags & FLAG_64 != 0;
                 let val = |x: u64| if wide { x } else { x & 0xffff_ffff };
                 let mine = val(s.a);
-                let same: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && val(snapshot[m].a) == mine).fold(0, |a, m| a | 1 << m);
+                let same: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && val(a_of[m]) == mine).fold(0, |a, m| a | 1 << m);
                 if s.mode == 0 {
                     s.result = same as u64;
                 } else {
@@ -236,7 +268,7 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
                 }
             }
             SYNC_REDUX => {
-                let vals = (0..n).filter(|&m| p & (1 << m) != 0).map(|m| snapshot[m].a as u32);
+                let vals = (0..n).filter(|&m| p & (1 << m) != 0).map(|m| a_of[m] as u32);
                 let signed = s.flags & FLAG_SIGNED != 0;
                 let r: u32 = match s.mode {
                     0 => vals.fold(0u32, |a, v| a.wrapping_add(v)),
