@@ -28,7 +28,7 @@ pub enum VarLoc<'ctx> {
 }
 
 pub struct FnEmitter<'ctx, 'a, 'm> {
-    pub m: &'m mut ModCtx<'ctx, 'a>,
+    pub(crate) m: &'m mut ModCtx<'ctx, 'a>,
     pub b: Builder<'ctx>,
     pub f: FunctionValue<'ctx>,
     pub fname: &'a str,
@@ -218,9 +218,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             let p = func.get_nth_param(idx).unwrap().into_pointer_value();
             idx += 1;
             if r.space == StateSpace::Reg {
-                let slot = e.new_reg(r.name.name, r.ty);
+                e.new_reg(r.name.name, r.ty);
                 ret_copies.push((p, r));
-                let _ = slot;
             } else {
                 e.vars.insert(r.name.name, VarLoc::Ptr(p, r.ty));
             }
@@ -932,8 +931,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             });
         }
         match self.m.globals.get(id.name).copied() {
-            Some(GlobalSym::Mem(g, _)) => Ok(self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "").unwrap()),
-            Some(GlobalSym::Shared(off, _)) => Ok(self.shared_offset_value(off)),
+            Some(GlobalSym::Mem(g)) => Ok(self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "").unwrap()),
+            Some(GlobalSym::Shared(off)) => Ok(self.shared_offset_value(off)),
             Some(GlobalSym::Func(f)) => Ok(self.b.build_ptr_to_int(f.as_global_value().as_pointer_value(), i64t, "").unwrap()),
             None => Err(self.err(id.span, format!("undeclared name `{}`", id.name))),
         }
@@ -1039,8 +1038,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             return Ok(unsafe { self.b.build_gep(i8t, p, &[off], "").unwrap() });
         }
         match self.m.globals.get(base.name).copied() {
-            Some(GlobalSym::Mem(g, _)) => Ok(unsafe { self.b.build_gep(i8t, g.as_pointer_value(), &[off], "").unwrap() }),
-            Some(GlobalSym::Shared(o, _)) => {
+            Some(GlobalSym::Mem(g)) => Ok(unsafe { self.b.build_gep(i8t, g.as_pointer_value(), &[off], "").unwrap() }),
+            Some(GlobalSym::Shared(o)) => {
                 let ov = self.shared_offset_value(o);
                 let v = self.b.build_int_add(ov, off, "").unwrap();
                 Ok(self.space_ptr(v, Some(StateSpace::Shared)))

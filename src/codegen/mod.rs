@@ -71,9 +71,9 @@ pub struct KernelInfo {
 #[derive(Clone, Copy)]
 pub(crate) enum GlobalSym<'ctx> {
     /// `.global` / `.const`: an LLVM global (host address).
-    Mem(GlobalValue<'ctx>, Type),
+    Mem(GlobalValue<'ctx>),
     /// `.shared`: a byte offset in the CTA window.
-    Shared(u32, Type),
+    Shared(u32),
     Func(FunctionValue<'ctx>),
 }
 
@@ -193,12 +193,12 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                 StateSpace::Shared => {
                     if v.linkage == Some(ast::Linkage::Extern) {
                         // Dynamic shared memory: placed after the static window at launch.
-                        self.globals.insert(v.name.name, GlobalSym::Shared(u32::MAX, v.ty));
+                        self.globals.insert(v.name.name, GlobalSym::Shared(u32::MAX));
                         continue;
                     }
                     let off = align_up(self.shared_size, decl_align(v));
                     self.shared_size = off + decl_size(v);
-                    self.globals.insert(v.name.name, GlobalSym::Shared(off, v.ty));
+                    self.globals.insert(v.name.name, GlobalSym::Shared(off));
                 }
                 StateSpace::Global | StateSpace::Const => {
                     let size = decl_size(v).max(1);
@@ -220,7 +220,7 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                     g.set_alignment(decl_align(v).max(16));
                     g.set_linkage(Linkage::Internal);
                     g.set_constant(v.space == StateSpace::Const && false);
-                    self.globals.insert(v.name.name, GlobalSym::Mem(g, v.ty));
+                    self.globals.insert(v.name.name, GlobalSym::Mem(g));
                 }
                 _ => {}
             }

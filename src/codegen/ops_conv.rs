@@ -244,9 +244,7 @@ fn float_to_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValu
     let signed = dt.is_signed();
     let name = if signed { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
     let ft = r.get_type();
-    let out = e.intrinsic(name, &[t.into(), ft.into()], &[r.into()]).into_int_value();
-    let _ = FloatPredicate::UNO;
-    out
+    e.intrinsic(name, &[t.into(), ft.into()], &[r.into()]).into_int_value()
 }
 
 /// Integer → float with rounding `m` (exact via an f64 round trip for ≤ 32-bit sources).

@@ -276,28 +276,12 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
 // ---------------------------------------------------------------- comparisons
 
 fn cmp_f<'ctx>(e: &FnEmitter<'ctx, '_, '_>, cmp: &str, a: FloatValue<'ctx>, b: FloatValue<'ctx>) -> Option<IntValue<'ctx>> {
-    let p = match cmp {
-        "eq" => FloatPredicate::OEQ,
-        "ne" => FloatPredicate::ONE,
-        "lt" => FloatPredicate::OLT,
-        "le" => FloatPredicate::OLE,
-        "gt" => FloatPredicate::OGT,
-        "ge" => FloatPredicate::OGE,
-        "equ" => FloatPredicate::UEQ,
-        "neu" => FloatPredicate::UNE,
-        "ltu" => FloatPredicate::ULT,
-        "leu" => FloatPredicate::ULE,
-        "gtu" => FloatPredicate::UGT,
-        "geu" => FloatPredicate::UGE,
-        "num" => FloatPredicate::ORD,
-        "nan" => FloatPredicate::UNO,
-        _ => return None,
-    };
+    let p = super::ops_int::float_predicate(cmp)?;
     Some(e.b.build_float_compare(p, a, b, "").unwrap())
 }
 
 fn cmp_name<'a>(i: &Instr<'a>) -> Option<&'a str> {
-    i.mods.iter().copied().find(|m| matches!(*m, "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "lo" | "ls" | "hi" | "hs" | "equ" | "neu" | "ltu" | "leu" | "gtu" | "geu" | "num" | "nan"))
+    i.mods.iter().copied().find(|m| super::ops_int::compare_name(m))
 }
 
 /// Per-lane comparison results of `a CmpOp b` combined with `c` by the BoolOp.

@@ -288,26 +288,32 @@ fn shift<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
     e.write(&i.operands[0], ty, r.into())
 }
 
+/// The LLVM predicate of a floating-point `.cmpop` (9.7.5): the `u` forms and `nan` are true
+/// for unordered operands, the others false.
+pub fn float_predicate(cmp: &str) -> Option<FloatPredicate> {
+    Some(match cmp {
+        "eq" => FloatPredicate::OEQ,
+        "ne" => FloatPredicate::ONE,
+        "lt" => FloatPredicate::OLT,
+        "le" => FloatPredicate::OLE,
+        "gt" => FloatPredicate::OGT,
+        "ge" => FloatPredicate::OGE,
+        "equ" => FloatPredicate::UEQ,
+        "neu" => FloatPredicate::UNE,
+        "ltu" => FloatPredicate::ULT,
+        "leu" => FloatPredicate::ULE,
+        "gtu" => FloatPredicate::UGT,
+        "geu" => FloatPredicate::UGE,
+        "num" => FloatPredicate::ORD,
+        "nan" => FloatPredicate::UNO,
+        _ => return None,
+    })
+}
+
 /// Evaluates a comparison `.cmpop` of 9.7.5 on a and b of type `ty` (ints or floats).
 pub fn compare<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, cmp: &str, ty: Type, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>) -> Option<IntValue<'ctx>> {
     if ty.is_float() {
-        let p = match cmp {
-            "eq" => FloatPredicate::OEQ,
-            "ne" => FloatPredicate::ONE,
-            "lt" => FloatPredicate::OLT,
-            "le" => FloatPredicate::OLE,
-            "gt" => FloatPredicate::OGT,
-            "ge" => FloatPredicate::OGE,
-            "equ" => FloatPredicate::UEQ,
-            "neu" => FloatPredicate::UNE,
-            "ltu" => FloatPredicate::ULT,
-            "leu" => FloatPredicate::ULE,
-            "gtu" => FloatPredicate::UGT,
-            "geu" => FloatPredicate::UGE,
-            "num" => FloatPredicate::ORD,
-            "nan" => FloatPredicate::UNO,
-            _ => return None,
-        };
+        let p = float_predicate(cmp)?;
         return Some(e.b.build_float_compare(p, a.into_float_value(), b.into_float_value(), "").unwrap());
     }
     let s = ty.is_signed();

@@ -40,8 +40,6 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
         Some('z') => 2,
         Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z")),
     };
-    let lin = || ();
-    let _ = lin;
     Ok(match id.name {
         "%tid" => e.tid[k],
         "%ntid" => e.load_cta_u32(field::NTID, Some(k as u32)),
@@ -117,7 +115,6 @@ fn timer<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
 /// format string pointer and a packed argument buffer, each argument at its natural alignment).
 pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, rets: &'a [Operand<'a>], args: &'a [Operand<'a>]) -> R<()> {
     let pt = e.ctx().ptr_type(inkwell::AddressSpace::default());
-    let i64t = e.ctx().i64_type();
     let mut vals: Vec<BasicMetadataValueEnum> = Vec::new();
     let host = e.cta_ptr_field(field::HOST);
     vals.push(host.into());
@@ -135,7 +132,6 @@ pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, ret
     if let Some(d) = rets.first() {
         store_param(e, d, r.into_int_value())?;
     }
-    let _ = i64t;
     Ok(())
 }
 
