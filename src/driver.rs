@@ -18,6 +18,8 @@ pub enum Emit {
     StaticLib,
     /// The C header of the launch functions (docs/abi.md).
     Header,
+    /// PTX from LLVM's NVPTX backend (`--target nvptx64`).
+    Ptx,
 }
 
 impl Emit {
@@ -28,6 +30,7 @@ impl Emit {
             "llvm-ir" => Emit::LlvmIr,
             "staticlib" => Emit::StaticLib,
             "header" => Emit::Header,
+            "ptx" => Emit::Ptx,
             _ => return None,
         })
     }
@@ -80,8 +83,76 @@ pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: 
                 capi::archive(out, &objs)
             }
         }
-        Emit::Header => unreachable!(),
+        Emit::Header | Emit::Ptx => unreachable!(),
     }
+}
+
+/// Options of the NVPTX direction (`--target nvptx64`, `roundtrip`).
+#[derive(Clone, Debug)]
+pub struct NvptxOptions {
+    /// `sm_70` etc.
+    pub sm: String,
+    /// PTX ISA version of the output: `6.4`, `64` or `ptx64`.
+    pub ptx: String,
+    pub opt: u32,
+}
+
+impl Default for NvptxOptions {
+    fn default() -> Self {
+        NvptxOptions { sm: "sm_70".into(), ptx: "6.4".into(), opt: 3 }
+    }
+}
+
+fn nvptx_machine(o: &NvptxOptions) -> Result<inkwell::targets::TargetMachine> {
+    let sm_ok = o.sm.strip_prefix("sm_").map_or(false, |v| !v.is_empty() && v.trim_end_matches('a').chars().all(|c| c.is_ascii_digit()));
+    if !sm_ok {
+        return Err(anyhow!("`--sm {}`: expected sm_NN (e.g. sm_70)", o.sm));
+    }
+    let feat = target::ptx_feature(&o.ptx).ok_or_else(|| anyhow!("`--ptx {}`: expected a PTX ISA version such as 6.4 or 7.0", o.ptx))?;
+    target::nvptx_machine(&o.sm, &feat, o.opt)
+}
+
+/// Lowers `src` to NVVM-form LLVM IR (one thread per function, `llvm.nvvm.*` intrinsics,
+/// NVPTX address spaces), optimized for the NVPTX target; returns the module's text.
+pub fn nvvm_ir(src: &SourceFile, o: &NvptxOptions) -> Result<String> {
+    let ctx = Context::create();
+    let module = lower_nvvm(&ctx, src, o)?;
+    Ok(module.print_to_string().to_string())
+}
+
+fn lower_nvvm<'ctx>(ctx: &'ctx Context, src: &SourceFile, o: &NvptxOptions) -> Result<inkwell::module::Module<'ctx>> {
+    let ast = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    let c = crate::codegen::compile_nvvm(ctx, &ast, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
+    let tm = nvptx_machine(o)?;
+    target::optimize(&c.module, &tm, o.opt)?;
+    Ok(c.module)
+}
+
+/// PTX → ptxr → NVVM IR → LLVM's NVPTX backend → PTX'.
+pub fn to_ptx(src: &SourceFile, o: &NvptxOptions) -> Result<String> {
+    let ctx = Context::create();
+    let module = lower_nvvm(&ctx, src, o)?;
+    nvptx_codegen(&module, o)
+}
+
+fn nvptx_codegen(module: &inkwell::module::Module, o: &NvptxOptions) -> Result<String> {
+    let tm = nvptx_machine(o)?;
+    let buf = tm.write_to_memory_buffer(module, inkwell::targets::FileType::Assembly).map_err(|e| anyhow!("NVPTX code generation failed: {e}"))?;
+    Ok(String::from_utf8_lossy(buf.as_slice()).trim_end_matches('\0').to_string())
+}
+
+/// LLVM IR text or bitcode (NVPTX-form, e.g. from `clang -x cuda --cuda-device-only
+/// -emit-llvm`) → LLVM's NVPTX backend → PTX.
+pub fn llvm_ir_to_ptx(path: &Path, o: &NvptxOptions) -> Result<String> {
+    target::init_llvm();
+    let ctx = Context::create();
+    let buf = inkwell::memory_buffer::MemoryBuffer::create_from_file(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let module = ctx.create_module_from_ir(buf).map_err(|e| anyhow!("{}: not valid LLVM IR: {}", path.display(), e.to_string().trim_end()))?;
+    let tm = nvptx_machine(o)?;
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    module.verify().map_err(|e| anyhow!("{}: LLVM IR does not verify: {}", path.display(), e.to_string().trim_end()))?;
+    nvptx_codegen(&module, o)
 }
 
 /// Compiles `src` for `kind` at `opt` into the object `out` (only the `__ptxr_cta_<kernel>`

@@ -23,13 +23,17 @@ enum Cmd {
     /// Compile a PTX file to an object, assembly, LLVM IR or a static library.
     Compile {
         file: PathBuf,
-        /// host, x86_64, aarch64 (nvptx64: see `ptxr roundtrip`)
+        /// host, x86_64, aarch64, nvptx64 (PTX again, through LLVM's NVPTX backend)
         #[arg(long, default_value = "host")]
         target: String,
         /// obj, asm, llvm-ir, staticlib, header (objects and static libraries include the C-ABI
-        /// launch functions `ptxr_launch_<kernel>` and the C runtime; `header` writes their C header)
-        #[arg(long, default_value = "obj")]
-        emit: String,
+        /// launch functions `ptxr_launch_<kernel>` and the C runtime; `header` writes their C
+        /// header); for nvptx64: ptx (default) or llvm-ir (the NVVM-form IR)
+        #[arg(long)]
+        emit: Option<String>,
+        /// PTX ISA version of the PTX written for nvptx64 (6.4 = LLVM's +ptx64).
+        #[arg(long, default_value = "6.4")]
+        ptx: String,
         /// Objects and static libraries without the C launch functions and runtime (only the
         /// `__ptxr_cta_<kernel>` symbols; no C compiler needed).
         #[arg(long)]
@@ -68,7 +72,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
-        Cmd::Compile { file, target, emit, no_c_abi, opt, sm, output } => compile(&file, &target, &emit, !no_c_abi, opt, &sm, output),
+        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
         Cmd::Run { file, kernel, grid, block, shared, args, dumps, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, opt),
     };
     match r {
@@ -100,22 +104,39 @@ fn check(files: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn compile(file: &PathBuf, target: &str, emit: &str, c_abi: bool, opt: u32, _sm: &str, output: Option<PathBuf>) -> anyhow::Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn compile(file: &PathBuf, target: &str, emit: Option<&str>, ptx: &str, c_abi: bool, opt: u32, sm: &str, output: Option<PathBuf>) -> anyhow::Result<()> {
     let kind = TargetKind::parse(target).ok_or_else(|| anyhow::anyhow!("unknown target `{target}` (host, x86_64, aarch64, nvptx64)"))?;
-    if kind == TargetKind::Nvptx64 {
-        anyhow::bail!("`--target nvptx64` is not implemented yet");
-    }
-    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, staticlib, header)"))?;
     let src = ptxr::SourceFile::load(file)?;
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    if kind == TargetKind::Nvptx64 {
+        let o = ptxr::driver::NvptxOptions { sm: sm.to_string(), ptx: ptx.to_string(), opt };
+        let (text, ext) = match emit.unwrap_or("ptx") {
+            "ptx" | "asm" => (ptxr::driver::to_ptx(&src, &o)?, "nvptx.ptx"),
+            "llvm-ir" => (ptxr::driver::nvvm_ir(&src, &o)?, "nvvm.ll"),
+            other => anyhow::bail!("--emit `{other}` is not available for nvptx64 (ptx, llvm-ir)"),
+        };
+        let out = output.unwrap_or_else(|| PathBuf::from(format!("{stem}.{ext}")));
+        if out.as_os_str() == "-" {
+            print!("{text}");
+            return Ok(());
+        }
+        return std::fs::write(&out, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()));
+    }
+    let emit = emit.unwrap_or("obj");
+    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, staticlib, header; ptx for --target nvptx64)"))?;
+    if em == Emit::Ptx {
+        anyhow::bail!("--emit ptx needs --target nvptx64");
+    }
     let ext = match em {
         Emit::Obj => "o",
         Emit::Asm => "s",
         Emit::LlvmIr => "ll",
         Emit::StaticLib => "a",
         Emit::Header => "h",
+        Emit::Ptx => "ptx",
     };
     let out = output.unwrap_or_else(|| {
-        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         if em == Emit::StaticLib {
             PathBuf::from(format!("lib{stem}.a"))
         } else if em == Emit::Header {

@@ -54,6 +54,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub sync: Option<SyncState<'ctx>>,
     kparam_cache: HashMap<(u32, u32), IntValue<'ctx>>,
     branch_targets: HashMap<&'a str, Vec<&'a str>>,
+    /// NVPTX mode: the kernel's parameters copied into a buffer of the CPU layout (entry
+    /// block), so that `ld.param` and parameter addresses work as on the CPU path.
+    pub params_ptr: Option<PointerValue<'ctx>>,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): every thread's
@@ -97,15 +100,16 @@ pub fn reg_t<'ctx>(ctx: &'ctx inkwell::context::Context, ty: Type) -> IntType<'c
 }
 
 /// Declares the LLVM function of a `.func`: `(ctx*, tid.x, tid.y, tid.z, ptr per ret, ptr per param)`.
+/// In NVPTX mode only the pointers: the callee reads its own special registers.
 pub(crate) fn declare_func<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function) -> FunctionValue<'ctx> {
     let ptr = m.ctx.ptr_type(AddressSpace::default());
     let i32t = m.ctx.i32_type();
-    let mut args: Vec<BasicMetadataTypeEnum> = vec![ptr.into(), i32t.into(), i32t.into(), i32t.into()];
+    let mut args: Vec<BasicMetadataTypeEnum> = if m.nvptx { Vec::new() } else { vec![ptr.into(), i32t.into(), i32t.into(), i32t.into()] };
     for _ in f.rets.iter().chain(f.params.iter()) {
         args.push(ptr.into());
     }
     let fnt = m.ctx.void_type().fn_type(&args, false);
-    let name = format!("__ptxr_fn_{}", f.name.name);
+    let name = if m.nvptx { f.name.name.to_string() } else { format!("__ptxr_fn_{}", f.name.name) };
     m.module.add_function(&name, fnt, Some(inkwell::module::Linkage::Internal))
 }
 
@@ -115,7 +119,10 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let body = f.body.as_ref().expect("definition");
     let ptr_t = ctx.ptr_type(AddressSpace::default());
     let i32t = ctx.i32_type();
-    let (func, kernel_info) = if f.entry {
+    let (func, kernel_info) = if f.entry && m.nvptx {
+        let info = kernel_layout(f);
+        (super::nvvm::declare_kernel(m, f, &info), Some(info))
+    } else if f.entry {
         let fnt = i32t.fn_type(&[ptr_t.into()], false);
         let func = m.module.add_function(&format!("__ptxr_cta_{}", f.name.name), fnt, None);
         (func, Some(kernel_layout(f)))
@@ -129,7 +136,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let b = ctx.create_builder();
     let alloca_b = ctx.create_builder();
     alloca_b.position_at_end(entry);
-    let cta = func.get_nth_param(0).unwrap().into_pointer_value();
+    // NVPTX mode has no CTA context: nothing may read it there (a null pointer).
+    let cta = if m.nvptx { ptr_t.const_null() } else { func.get_nth_param(0).unwrap().into_pointer_value() };
     let abort_bb = ctx.append_basic_block(func, "abort");
     let carry;
     {
@@ -156,10 +164,13 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         sync: None,
         kparam_cache: HashMap::new(),
         branch_targets: HashMap::new(),
+        params_ptr: None,
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
-    if f.entry {
+    if f.entry && e.m.nvptx {
+        e.b.build_return(None).unwrap();
+    } else if f.entry {
         let st = e.load_cta_u32(field::STATUS, None);
         e.b.build_return(Some(&st)).unwrap();
     } else {
@@ -172,7 +183,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         for (p, pi) in f.params.iter().zip(info.params.iter()) {
             e.vars.insert(p.name.name, VarLoc::KParam(pi.offset, p.ty));
         }
-        if crate::lanes::has_sync(body) {
+        if e.m.nvptx {
+            super::nvvm::kernel_prologue(&mut e, info)?;
+        } else if crate::lanes::has_sync(body) {
             crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
         } else {
         // Thread loops over z, y, x of the CTA.
@@ -210,10 +223,13 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.b.position_at_end(body_bb);
         }
     } else {
-        for k in 0..3 {
-            e.tid[k] = func.get_nth_param(1 + k as u32).unwrap().into_int_value();
+        let mut idx = 0;
+        if !e.m.nvptx {
+            for k in 0..3 {
+                e.tid[k] = func.get_nth_param(1 + k as u32).unwrap().into_int_value();
+            }
+            idx = 4;
         }
-        let mut idx = 4;
         for r in &f.rets {
             let p = func.get_nth_param(idx).unwrap().into_pointer_value();
             idx += 1;
@@ -329,8 +345,13 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let t = self.cta_type();
         let pt = c.ptr_type(AddressSpace::default());
         let b = &self.alloca_b;
-        let fp = b.build_struct_gep(t, self.cta, field::PARAMS, "").unwrap();
-        let base = b.build_load(pt, fp, "params").unwrap().into_pointer_value();
+        let base = match self.params_ptr {
+            Some(p) => p,
+            None => {
+                let fp = b.build_struct_gep(t, self.cta, field::PARAMS, "").unwrap();
+                b.build_load(pt, fp, "params").unwrap().into_pointer_value()
+            }
+        };
         let p = unsafe { b.build_in_bounds_gep(c.i8_type(), base, &[c.i64_type().const_int(offset as u64, false)], "").unwrap() };
         let v = if bits == 64 {
             let l = b.build_load(pt, p, "").unwrap();
@@ -370,6 +391,19 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         match idx {
             Some(k) => unsafe { self.b.build_in_bounds_gep(self.ctx().i32_type(), p, &[self.ctx().i32_type().const_int(k as u64, false)], "").unwrap() },
             None => p,
+        }
+    }
+
+    /// The builder of the entry block (allocas, hoisted loads).
+    pub fn alloca_builder(&self) -> &Builder<'ctx> {
+        &self.alloca_b
+    }
+
+    /// The kernel parameter buffer.
+    fn params_base(&mut self) -> PointerValue<'ctx> {
+        match self.params_ptr {
+            Some(p) => p,
+            None => self.cta_ptr_field(field::PARAMS),
         }
     }
 
@@ -482,6 +516,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 let t = self.ctx().i8_type().array_type(size);
                 let p = self.thread_storage(t.into(), size, decl_align(v).max(8), v.name.name);
                 self.vars.insert(v.name.name, VarLoc::Ptr(p, v.ty));
+            }
+            StateSpace::Shared if self.m.nvptx => {
+                if let Some(g) = self.m.fn_shared_g.get(&(self.fname, v.name.name)).copied() {
+                    self.vars.insert(v.name.name, VarLoc::Ptr(g.as_pointer_value(), v.ty));
+                }
             }
             StateSpace::Shared => {
                 if let Some((off, ty)) = self.m.fn_shared.get(&(self.fname, v.name.name)).copied() {
@@ -660,7 +699,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             }
             _ => return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name))),
         };
-        let mut argv: Vec<BasicMetadataValueEnum> = vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()];
+        let mut argv: Vec<BasicMetadataValueEnum> = if self.m.nvptx { Vec::new() } else { vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()] };
         let mut reg_rets = Vec::new();
         for r in rets.iter().chain(args.iter()) {
             let p = self.arg_ptr(r, &mut reg_rets, rets.len())?;
@@ -705,6 +744,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// After a call or a host service: if the CTA status is set, stop.
     pub fn check_status(&mut self) {
+        if self.m.nvptx {
+            return;
+        }
         let st = self.load_cta_u32(field::STATUS, None);
         let bad = self.b.build_int_compare(IntPredicate::NE, st, self.ctx().i32_type().const_zero(), "").unwrap();
         let cont = self.ctx().append_basic_block(self.f, "ok");
@@ -714,6 +756,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// Stops the CTA with `status` at the current instruction's line.
     pub fn abort_with(&mut self, status: u32) {
+        if self.m.nvptx {
+            super::nvvm::trap(self, status);
+            return;
+        }
         let i32t = self.ctx().i32_type();
         let line = self.line();
         let p = self.cta_field_ptr(field::STATUS, None);
@@ -924,7 +970,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 VarLoc::Ptr(p, _) => self.b.build_ptr_to_int(p, i64t, "").unwrap(),
                 VarLoc::Shared(off, _) => self.shared_offset_value(off),
                 VarLoc::KParam(off, _) => {
-                    let base = self.cta_ptr_field(field::PARAMS);
+                    let base = self.params_base();
                     let p = unsafe { self.b.build_in_bounds_gep(self.ctx().i8_type(), base, &[i64t.const_int(off as u64, false)], "").unwrap() };
                     self.b.build_ptr_to_int(p, i64t, "").unwrap()
                 }
@@ -998,6 +1044,19 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     // ---------------------------------------------------------------- helpers for families
 
     pub fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
+        // NVPTX has no libm: the approximate transcendentals are its own instructions.
+        if self.m.nvptx && types.len() == 1 && types[0] == self.ctx().f32_type().into() {
+            let nv = match name {
+                "llvm.sin" => Some("llvm.nvvm.sin.approx.f"),
+                "llvm.cos" => Some("llvm.nvvm.cos.approx.f"),
+                "llvm.exp2" => Some("llvm.nvvm.ex2.approx.f"),
+                "llvm.log2" => Some("llvm.nvvm.lg2.approx.f"),
+                _ => None,
+            };
+            if let Some(nv) = nv {
+                return self.intrinsic(nv, &[], args);
+            }
+        }
         let intr = Intrinsic::find(name).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
         let decl = intr.get_declaration(&self.m.module, types).unwrap_or_else(|| panic!("LLVM intrinsic declaration {name}"));
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
@@ -1026,7 +1085,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             let p = match loc {
                 VarLoc::Ptr(p, _) => p,
                 VarLoc::KParam(o, _) => {
-                    let base = self.cta_ptr_field(field::PARAMS);
+                    let base = self.params_base();
                     unsafe { self.b.build_in_bounds_gep(i8t, base, &[i64t.const_int(o as u64, false)], "").unwrap() }
                 }
                 VarLoc::Shared(o, _) => {
@@ -1050,6 +1109,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// Turns an address value of `space` into a host pointer.
     pub fn space_ptr(&mut self, v: IntValue<'ctx>, space: Option<StateSpace>) -> PointerValue<'ctx> {
+        if self.m.nvptx {
+            return super::nvvm::space_ptr(self, v, space);
+        }
         let pt = self.ctx().ptr_type(AddressSpace::default());
         if space == Some(StateSpace::Shared) {
             let base = self.cta_ptr_field(field::SHARED);

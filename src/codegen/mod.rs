@@ -22,6 +22,7 @@ mod ops_int;
 mod ops_mem;
 mod ops_misc;
 mod ops_video;
+pub(crate) mod nvvm;
 pub(crate) mod sync;
 pub mod target;
 
@@ -93,6 +94,11 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     pub fn_shared: HashMap<(&'a str, &'a str), (u32, Type)>,
     pub shared_size: u32,
     pub errors: Vec<Diagnostic>,
+    /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
+    /// intrinsics, NVPTX address spaces) instead of CPU code.
+    pub nvptx: bool,
+    /// NVPTX mode: function-scope `.shared` variables as `addrspace(3)` globals.
+    pub fn_shared_g: HashMap<(&'a str, &'a str), GlobalValue<'ctx>>,
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -112,8 +118,17 @@ pub(crate) fn decl_align(v: &ast::VarDecl) -> u32 {
 
 /// Compiles a validated module to LLVM IR for the CPU.
 pub fn compile<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
+    compile_mode(ctx, ast, src, name, false)
+}
+
+/// Compiles a validated module to NVVM-form LLVM IR for LLVM's NVPTX backend (see `nvvm`).
+pub fn compile_nvvm<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
+    compile_mode(ctx, ast, src, name, true)
+}
+
+fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new() };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new() };
     m.declare_globals();
     // Function-scope shared variables get offsets in the same window.
     for item in &ast.items {
@@ -122,6 +137,11 @@ pub fn compile<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, nam
                 let mut shared = Vec::new();
                 collect_shared(body, &mut shared);
                 for v in shared {
+                    if nvptx {
+                        let g = nvvm::shared_global(&mut m, v, Some(f.name.name));
+                        m.fn_shared_g.insert((f.name.name, v.name.name), g);
+                        continue;
+                    }
                     if v.linkage == Some(ast::Linkage::Extern) {
                         m.fn_shared.insert((f.name.name, v.name.name), (u32::MAX, v.ty));
                         continue;
@@ -190,6 +210,10 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
         for item in &self.ast.items {
             let Item::Var(v) = item else { continue };
             match v.space {
+                StateSpace::Shared if self.nvptx => {
+                    let g = nvvm::shared_global(self, v, None);
+                    self.globals.insert(v.name.name, GlobalSym::Mem(g));
+                }
                 StateSpace::Shared => {
                     if v.linkage == Some(ast::Linkage::Extern) {
                         // Dynamic shared memory: placed after the static window at launch.
@@ -214,7 +238,13 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                     };
                     let i8t = self.ctx.i8_type();
                     let arr_t = i8t.array_type(size);
-                    let g = self.module.add_global(arr_t, Some(AddressSpace::default()), v.name.name);
+                    // NVPTX address spaces: global 1, const 4.
+                    let aspace = match (self.nvptx, v.space) {
+                        (false, _) => AddressSpace::default(),
+                        (true, StateSpace::Global) => AddressSpace::from(1u16),
+                        (true, _) => AddressSpace::from(4u16),
+                    };
+                    let g = self.module.add_global(arr_t, Some(aspace), v.name.name);
                     let vals: Vec<_> = bytes.iter().map(|b| i8t.const_int(*b as u64, false)).collect();
                     g.set_initializer(&i8t.const_array(&vals));
                     g.set_alignment(decl_align(v).max(16));

@@ -107,6 +107,13 @@ fn access_ordering(i: &Instr) -> Option<AtomicOrdering> {
 
 /// Loads one element of an ld type (predicates are stored as bytes).
 fn load_elem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: inkwell::values::PointerValue<'ctx>, ty: Type, volatile: bool, ord: Option<AtomicOrdering>) -> IntValue<'ctx> {
+    // LLVM 19's NVPTX backend selects only relaxed atomic loads: an acquire load is a
+    // relaxed load followed by a fence there (it selects no IR fence).
+    if e.m.nvptx && ord == Some(AtomicOrdering::Acquire) {
+        let v = load_elem(e, ptr, ty, volatile, Some(AtomicOrdering::Monotonic));
+        super::nvvm::fence(e, "sys");
+        return v;
+    }
     let t = int_t(e.ctx(), ty.bits());
     let v = e.b.build_load(t, ptr, "").unwrap();
     let inst = v.as_instruction_value().unwrap();
@@ -117,7 +124,7 @@ fn load_elem<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: inkwell::values::Po
             let _ = inst.set_atomic_ordering(o);
         }
         _ => {
-            let _ = inst.set_alignment(1);
+            let _ = inst.set_alignment(if e.m.nvptx { ty.size() } else { 1 });
         }
     }
     if volatile {
@@ -188,6 +195,13 @@ fn st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             e.read_int(src, ty)?
         };
         let p = unsafe { e.b.build_gep(i8t, base, &[e.ctx().i64_type().const_int((k as u32 * elem_ty.size()) as u64, false)], "").unwrap() };
+        let ord = if e.m.nvptx && ord == Some(AtomicOrdering::Release) {
+            // As for loads: a fence, then a relaxed store.
+            super::nvvm::fence(e, "sys");
+            Some(AtomicOrdering::Monotonic)
+        } else {
+            ord
+        };
         let st = e.b.build_store(p, v).unwrap();
         match ord {
             Some(o) if elem_ty.bits() <= 64 => {
@@ -195,7 +209,7 @@ fn st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 let _ = st.set_atomic_ordering(o);
             }
             _ => {
-                let _ = st.set_alignment(1);
+                let _ = st.set_alignment(if e.m.nvptx { elem_ty.size() } else { 1 });
             }
         }
         if volatile {
@@ -213,7 +227,9 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`cvta` takes two operands")) };
     let v = e.read_int(a, ty)?;
     let v64 = e.resize(v, 64, false);
-    let out = if space == Some(StateSpace::Shared) {
+    let out = if e.m.nvptx {
+        super::nvvm::cvta(e, v64, space, to)
+    } else if space == Some(StateSpace::Shared) {
         let base = e.cta_ptr_field(super::abi::field::SHARED);
         let bi = e.b.build_ptr_to_int(base, e.ctx().i64_type(), "").unwrap();
         if to {
@@ -235,6 +251,10 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let space = space_of(i);
     let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`isspacep` takes two operands")) };
     let v = e.read_int(a, Type::U64)?;
+    if e.m.nvptx {
+        let r = super::nvvm::isspacep(e, v, space);
+        return e.write(d, Type::Pred, r.into());
+    }
     let base = e.cta_ptr_field(super::abi::field::SHARED);
     let i64t = e.ctx().i64_type();
     let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();

@@ -23,6 +23,11 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.17.2 nanosleep, 9.7.17.3 pmevent: no effect on results.
         "nanosleep" | "pmevent" => Ok(true),
         // PTX ISA 9.7.12.3 membar/fence: a sequentially consistent CPU fence.
+        "membar" | "fence" if e.m.nvptx => {
+            let scope = ["cta", "gpu", "gl", "sys"].into_iter().find(|m| i.has_mod(m)).unwrap_or("sys");
+            super::nvvm::fence(e, scope);
+            Ok(true)
+        }
         "membar" | "fence" => {
             e.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "").unwrap();
             Ok(true)
@@ -33,6 +38,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
 
 /// Reads a special register (chapter 10) as an integer of its natural width.
 pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, comp: Option<char>) -> R<IntValue<'ctx>> {
+    if e.m.nvptx {
+        return super::nvvm::sreg(e, id, comp);
+    }
     let i32t = e.ctx().i32_type();
     let k = match comp {
         Some('x') | None => 0,
@@ -114,6 +122,17 @@ fn timer<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
 /// `call (ret), vprintf, (fmt, args);` — printf on the host (the CUDA runtime's ABI: a
 /// format string pointer and a packed argument buffer, each argument at its natural alignment).
 pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, rets: &'a [Operand<'a>], args: &'a [Operand<'a>]) -> R<()> {
+    if e.m.nvptx {
+        let mut vs = Vec::new();
+        for a in args.iter().take(2) {
+            vs.push(param_value(e, a)?);
+        }
+        let r = super::nvvm::vprintf(e, &vs);
+        if let Some(d) = rets.first() {
+            store_param(e, d, r)?;
+        }
+        return Ok(());
+    }
     let pt = e.ctx().ptr_type(inkwell::AddressSpace::default());
     let mut vals: Vec<BasicMetadataValueEnum> = Vec::new();
     let host = e.cta_ptr_field(field::HOST);
@@ -137,6 +156,18 @@ pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, ret
 
 /// `call __assertfail, (msg, file, line, func, charsize);` — reports and stops the launch.
 pub fn assertfail<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, args: &'a [Operand<'a>]) -> R<()> {
+    if e.m.nvptx {
+        if args.len() != 5 {
+            return Err(e.err(_i.span, "`__assertfail` takes five arguments"));
+        }
+        let mut vs = Vec::new();
+        for a in args {
+            vs.push(param_value(e, a)?);
+        }
+        super::nvvm::assertfail(e, &vs);
+        e.abort_with(abi::STATUS_ASSERT);
+        return Ok(());
+    }
     let pt = e.ctx().ptr_type(inkwell::AddressSpace::default());
     let mut vals: Vec<BasicMetadataValueEnum> = vec![e.cta_ptr_field(field::HOST).into()];
     for (k, a) in args.iter().take(4).enumerate() {

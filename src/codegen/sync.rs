@@ -13,6 +13,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     if !crate::lanes::is_sync(i) {
         return Ok(false);
     }
+    if e.m.nvptx {
+        return super::nvvm::sync(e, i);
+    }
     if e.sync.is_none() {
         return Err(e.err(i.opcode.span, format!("`{}` inside a `.func` is not supported yet (synchronization must be in the kernel body)", super::func::instr_name(i))));
     }

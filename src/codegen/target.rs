@@ -32,13 +32,48 @@ impl TargetKind {
 
 static INIT: Once = Once::new();
 
+/// LLVM reports some failures (a backend that cannot select an instruction) as fatal errors:
+/// say clearly that LLVM failed, then exit non-zero instead of aborting.
+extern "C" fn llvm_fatal(reason: *const std::os::raw::c_char) {
+    let msg = if reason.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(reason) }.to_string_lossy().into_owned() };
+    eprintln!("error: LLVM failed: {msg}");
+    std::process::exit(1);
+}
+
 pub fn init_llvm() {
     INIT.call_once(|| {
         let cfg = InitializationConfig::default();
         LlvmTarget::initialize_x86(&cfg);
         LlvmTarget::initialize_aarch64(&cfg);
         LlvmTarget::initialize_nvptx(&cfg);
+        unsafe { inkwell::llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(llvm_fatal)) };
     });
+}
+
+/// PTX ISA version feature for LLVM's NVPTX backend: `6.4`, `64` or `ptx64` → `+ptx64`.
+pub fn ptx_feature(version: &str) -> Option<String> {
+    let v = version.trim_start_matches("ptx").replace('.', "");
+    if v.len() == 2 && v.chars().all(|c| c.is_ascii_digit()) {
+        Some(format!("+ptx{v}"))
+    } else {
+        None
+    }
+}
+
+/// A target machine for LLVM's NVPTX backend: `sm` (e.g. `sm_70`) and a PTX ISA feature
+/// from [`ptx_feature`].
+pub fn nvptx_machine(sm: &str, ptx_feature: &str, opt: u32) -> anyhow::Result<TargetMachine> {
+    init_llvm();
+    let triple = TargetTriple::create("nvptx64-nvidia-cuda");
+    let t = LlvmTarget::from_triple(&triple).map_err(|e| anyhow::anyhow!("LLVM target {}: {}", triple, e))?;
+    let level = match opt {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    };
+    t.create_target_machine(&triple, sm, ptx_feature, level, RelocMode::Default, CodeModel::Default)
+        .ok_or_else(|| anyhow::anyhow!("cannot create an NVPTX target machine for {sm}"))
 }
 
 /// A target machine for `kind`, position-independent (objects go into shared libraries).
