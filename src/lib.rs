@@ -7,6 +7,7 @@ pub mod capi;
 pub mod codegen;
 pub mod driver;
 pub mod lanes;
+pub mod roundtrip;
 pub mod runtime;
 pub mod syntax;
 

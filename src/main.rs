@@ -66,14 +66,51 @@ enum Cmd {
         #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
         opt: u32,
     },
+    /// PTX → ptxr → LLVM NVPTX → PTX': validate PTX' with ptxas, run both on the CPU on the
+    /// same seeded inputs and compare every output byte. FILE.ll: LLVM IR → NVPTX → PTX, then
+    /// that PTX's round trip.
+    Roundtrip {
+        file: PathBuf,
+        #[arg(long, default_value = "sm_70")]
+        sm: String,
+        /// PTX ISA version of PTX'.
+        #[arg(long, default_value = "6.4")]
+        ptx: String,
+        /// ptxas to validate with (default: $PTXAS, the project's .venv, PATH).
+        #[arg(long)]
+        ptxas: Option<PathBuf>,
+        /// Runs each launch with seeds 0..N.
+        #[arg(long, default_value = "3")]
+        seeds: u32,
+        /// Only this seed (to reproduce a reported difference).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Launch spec file (default: NAME.roundtrip or STEM.roundtrip next to FILE).
+        #[arg(long)]
+        spec: Option<PathBuf>,
+        /// Compare against this PTX' instead of generating it.
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// Write the generated PTX' to this file.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    ptxr::runtime::guard::install();
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
         Cmd::Run { file, kernel, grid, block, shared, args, dumps, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, opt),
+        Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep } => {
+            let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2 };
+            roundtrip(&file, &o)
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,6 +124,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn roundtrip(file: &PathBuf, o: &ptxr::roundtrip::Options) -> anyhow::Result<()> {
+    let is_ll = matches!(file.extension().and_then(|e| e.to_str()), Some("ll") | Some("bc"));
+    let out = if is_ll { ptxr::roundtrip::roundtrip_ll(file, o)? } else { ptxr::roundtrip::roundtrip_ptx(file, o)? };
+    print!("{}", out.report);
+    if out.failures > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 fn check(files: &[PathBuf]) -> anyhow::Result<()> {
@@ -167,6 +214,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
     let src = ptxr::SourceFile::load(file)?;
     let loaded = ptxr::driver::load(&src, opt)?;
     let cfg = LaunchConfig { grid, block, dyn_smem: shared };
+    ptxr::runtime::guard::set_context(&format!("kernel `{kernel}` (grid {grid:?}, block {block:?})"));
     loaded.launch(kernel, &cfg, &mut argv)?;
     for (n, p) in dump_specs {
         let ArgSpec::Buffer(b) = &argv[n] else { unreachable!() };

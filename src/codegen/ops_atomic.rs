@@ -91,7 +91,27 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
                 return Err(e.err(i.span, format!("`{name}.add.{}` requires .noftz (9.7.12.4)", if ty == Type::F16 { "f16" } else { "f16x2" })));
             }
             let b = e.read(&srcs[0], ty)?;
-            cas_loop(e, ptr, ity, ord, |e, old| float_add(e, ty, old, b))
+            if e.m.nvptx && matches!(ty, Type::F32 | Type::F64) {
+                // The NVPTX backend selects `atom.add.f32/f64` from `atomicrmw fadd`; the
+                // CPU semantics below come back when PTX' is lifted again.
+                fadd_rmw(e, ptr, b.into_float_value(), ord)
+            } else {
+                // PTX ISA 9.7.12.4: atom.add.f32 on global memory flushes subnormal inputs and
+                // results to sign-preserving zero; on shared memory it does not.
+                let ftz = ty == Type::F32 && space_of(i) == Some(StateSpace::Global);
+                let b = if ftz { super::ops_float::ftz_val(e, b) } else { b };
+                cas_loop(e, ptr, ity, ord, |e, old| {
+                    let old = if ftz { let v = e.from_bits(old, ty); let v = super::ops_float::ftz_val(e, v); e.to_bits(v) } else { old };
+                    let r = float_add(e, ty, old, b);
+                    if ftz {
+                        let v = e.from_bits(r, ty);
+                        let v = super::ops_float::ftz_val(e, v);
+                        e.to_bits(v)
+                    } else {
+                        r
+                    }
+                })
+            }
         }
         (_, Type::F16 | Type::F16x2 | Type::F32 | Type::F64) if op != "exch" => {
             return Err(e.err(i.span, format!("`{name}.{op}` is not defined for floating-point types (9.7.12.4)")));
@@ -153,10 +173,35 @@ fn float_add<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ty: Type, old: IntValue<'ctx
         }
         _ => {
             let x = e.from_bits(old, ty).into_float_value();
-            let s = e.b.build_float_add(x, b.into_float_value(), "").unwrap();
+            let y = b.into_float_value();
+            let s = e.b.build_float_add(x, y, "").unwrap();
+            // NaN results as the GPU's adders give them (see ops_float): f32 the canonical
+            // 0x7fffffff, f64 a NaN operand quieted (else the default NaN).
+            let s = match ty {
+                Type::F32 => super::ops_float::canon_nan(e, s),
+                Type::F64 => super::ops_float::nan_f64(e, s, &[x, y]),
+                _ => s,
+            };
             e.to_bits(s.as_basic_value_enum())
         }
     }
+}
+
+/// `atomicrmw fadd` (inkwell 0.11 builds integer `atomicrmw` only).
+fn fadd_rmw<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ptr: PointerValue<'ctx>, v: inkwell::values::FloatValue<'ctx>, ord: AtomicOrdering) -> IntValue<'ctx> {
+    use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
+    use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
+    use inkwell::values::AsValueRef;
+    let o = match ord {
+        AtomicOrdering::Acquire => LLVMAtomicOrdering::LLVMAtomicOrderingAcquire,
+        AtomicOrdering::Release => LLVMAtomicOrdering::LLVMAtomicOrderingRelease,
+        AtomicOrdering::AcquireRelease => LLVMAtomicOrdering::LLVMAtomicOrderingAcquireRelease,
+        AtomicOrdering::SequentiallyConsistent => LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent,
+        _ => LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic,
+    };
+    let r = unsafe { LLVMBuildAtomicRMW(e.b.as_mut_ptr(), LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFAdd, ptr.as_value_ref(), v.as_value_ref(), o, 0) };
+    let f = unsafe { inkwell::values::FloatValue::new(r) };
+    e.to_bits(f.into())
 }
 
 /// A compare-and-swap loop: atomically replaces `*ptr` with `f(old)`; returns `old`.

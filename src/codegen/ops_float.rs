@@ -182,7 +182,7 @@ fn and_all<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: &[IntValue<'ctx>]) -> IntValue<
 
 /// f64 NaN results (GPU-verified): a NaN operand, quieted — the last one when several are
 /// NaN (`mul`/`min` of two NaNs give the second) — else the default NaN 0xfff8000000000000.
-fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[FloatValue<'ctx>]) -> FloatValue<'ctx> {
+pub fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[FloatValue<'ctx>]) -> FloatValue<'ctx> {
     let i64t = e.ctx().i64_type();
     let mut out = i64t.const_int(0xfff8_0000_0000_0000, false);
     for s in src.iter() {

@@ -239,6 +239,18 @@ fn check_config(k: &Shape, cfg: &LaunchConfig) -> Result<(), LaunchError> {
     Ok(())
 }
 
+thread_local! {
+    static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs the launches of this thread with one CTA after another, in CTA order, on this
+/// thread (`true`), or spread over all cores (`false`, the default). Serial launches are
+/// deterministic even where a kernel's result depends on the order of CTAs (float atomics,
+/// racing writes): `ptxr roundtrip` compares two executions this way.
+pub fn set_serial(serial: bool) {
+    SERIAL.with(|s| s.set(serial));
+}
+
 /// Runs every CTA of the grid on the rayon pool; `check_config` has passed.
 ///
 /// # Safety
@@ -258,9 +270,9 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
     let nthreads = threads as usize;
     let frame_words = if k.uses_sync { (k.frame_size as usize * nthreads + 15) / 16 } else { 0 };
     let uses_sync = k.uses_sync;
-    (0..ncta).into_par_iter().for_each_init(
-        || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }]),
-        |(smem, frames, slots), c| {
+    let init = || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }]);
+    type State = (Vec<u128>, Vec<u128>, Vec<abi::SyncSlot>);
+    let body = |(smem, frames, slots): &mut State, c: u64| {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return;
             }
@@ -301,8 +313,15 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
                     *g = Some((c, ctx));
                 }
             }
-        },
-    );
+    };
+    if SERIAL.with(|s| s.get()) {
+        let mut st = init();
+        for c in 0..ncta {
+            body(&mut st, c);
+        }
+    } else {
+        (0..ncta).into_par_iter().for_each_init(init, body);
+    }
     host.flush();
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         let nt = cfg.block;

@@ -5,8 +5,9 @@
 //! the same object path as ahead-of-time compilation. Kernels compiled ahead of time and
 //! linked into the program (`ptxr::Build`) launch through [`launch_cta_fn`].
 
+pub mod guard;
 pub(crate) mod host;
 mod launch;
 pub mod warp;
 
-pub use launch::{launch_cta_fn, parse_arg, parse_scalar, ArgSpec, ArgValue, CtaFn, Dim3, KernelBuf, KernelDesc, LaunchConfig, LaunchError, Loaded, ParamDesc, Plain, MAX_SMEM};
+pub use launch::{launch_cta_fn, parse_arg, set_serial, parse_scalar, ArgSpec, ArgValue, CtaFn, Dim3, KernelBuf, KernelDesc, LaunchConfig, LaunchError, Loaded, ParamDesc, Plain, MAX_SMEM};
