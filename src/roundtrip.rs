@@ -429,6 +429,11 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
     }
     // ptxas.
     let ptxas_ok = match find_ptxas(o.ptxas.as_deref()) {
+        Some(p) if !p.is_file() => {
+            let _ = writeln!(r, "FAIL ptxas: {} does not exist (from --ptxas or $PTXAS): PTX' was not validated; the execution checks still run", p.display());
+            failures += 1;
+            None
+        }
         Some(p) => match ptxas_check(&p, &prime_text, &o.nvptx.sm)? {
             None => {
                 let _ = writeln!(r, "  ptxas: PTX' is valid ({})", p.display());
