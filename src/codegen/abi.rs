@@ -128,6 +128,9 @@ pub const STATUS_DEADLOCK: u32 = 3;
 pub const STATUS_BRKPT: u32 = 4;
 pub const STATUS_BAD_ADDRESS: u32 = 5;
 pub const STATUS_BAD_BARRIER: u32 = 6;
+/// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
+/// the status again; the runtime never sees it.
+pub const STATUS_EXIT: u32 = 0x100;
 
 /// Field indices of `CtaCtx` for GEPs in the emitter.
 pub mod field {

@@ -642,10 +642,15 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "exit" => {
                 if self.is_kernel {
                     self.b.build_unconditional_branch(self.exit_bb).unwrap();
+                } else if self.m.nvptx {
+                    super::nvvm::exit_thread(self);
+                    return Ok(());
                 } else {
-                    // Exiting from inside a function ends the thread; the runtime-level thread
-                    // loop cannot be reached from here, so record it as a status.
-                    return Err(self.err(i.span, "`exit` inside a `.func` is not supported yet"));
+                    // Exiting inside a function ends the thread: the status unwinds every
+                    // caller up to the kernel, which ends the thread (`check_status`).
+                    let p = self.cta_field_ptr(field::STATUS, None);
+                    self.b.build_store(p, self.ctx().i32_type().const_int(super::abi::STATUS_EXIT as u64, false)).unwrap();
+                    self.b.build_unconditional_branch(self.abort_bb).unwrap();
                 }
                 self.after_terminator();
                 Ok(())
@@ -680,12 +685,37 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             _ => (&[], &ops[..]),
         };
         let Some(Operand::Name(fname, _)) = rest.first() else {
-            return Err(self.err(i.span, "`call` needs a function name (indirect calls are not supported yet)"));
+            return Err(self.err(i.span, "`call` needs a function name or a register holding a function address"));
         };
         let args: &[Operand] = match rest.get(1) {
             Some(Operand::List(a, _)) => a.as_slice(),
             _ => &[],
         };
+        // Indirect call through a register (`call (r), %rd, (a), proto;`, 9.7.11.5): every
+        // `.func` has the same LLVM shape, one pointer per return value and parameter, so the
+        // prototype only fixes the count.
+        if self.reg(fname.name).is_some() {
+            let target = self.read_int(&rest[0], Type::U64)?;
+            let pt = self.ctx().ptr_type(AddressSpace::default());
+            let fp = self.b.build_int_to_ptr(target, pt, "").unwrap();
+            let i32t = self.ctx().i32_type();
+            let mut tys: Vec<BasicMetadataTypeEnum> = if self.m.nvptx { Vec::new() } else { vec![pt.into(), i32t.into(), i32t.into(), i32t.into()] };
+            tys.extend(std::iter::repeat(BasicMetadataTypeEnum::from(pt)).take(rets.len() + args.len()));
+            let fnt = self.ctx().void_type().fn_type(&tys, false);
+            let mut argv: Vec<BasicMetadataValueEnum> = if self.m.nvptx { Vec::new() } else { vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()] };
+            let mut reg_rets = Vec::new();
+            for r in rets.iter().chain(args.iter()) {
+                let p = self.arg_ptr(r, &mut reg_rets, rets.len())?;
+                argv.push(p.into());
+            }
+            self.b.build_indirect_call(fnt, fp, &argv, "").unwrap();
+            for (slot, op, ty) in reg_rets {
+                let v = self.b.build_load(reg_t(self.ctx(), ty), slot, "").unwrap();
+                self.write_raw(op, ty, v.into_int_value())?;
+            }
+            self.check_status();
+            return Ok(());
+        }
         // Host services that CUDA programs call as external functions.
         match fname.name {
             "vprintf" => return super::ops_misc::vprintf(self, i, rets, args),
@@ -747,10 +777,25 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if self.m.nvptx {
             return;
         }
+        let i32t = self.ctx().i32_type();
         let st = self.load_cta_u32(field::STATUS, None);
-        let bad = self.b.build_int_compare(IntPredicate::NE, st, self.ctx().i32_type().const_zero(), "").unwrap();
+        let bad = self.b.build_int_compare(IntPredicate::NE, st, i32t.const_zero(), "").unwrap();
         let cont = self.ctx().append_basic_block(self.f, "ok");
-        self.b.build_conditional_branch(bad, self.abort_bb, cont).unwrap();
+        let stopped = self.ctx().append_basic_block(self.f, "stopped");
+        self.b.build_conditional_branch(bad, stopped, cont).unwrap();
+        self.b.position_at_end(stopped);
+        if self.is_kernel {
+            // `exit` in a callee: this thread ends; the CTA goes on.
+            let exited = self.b.build_int_compare(IntPredicate::EQ, st, i32t.const_int(super::abi::STATUS_EXIT as u64, false), "").unwrap();
+            let clear = self.ctx().append_basic_block(self.f, "exited");
+            self.b.build_conditional_branch(exited, clear, self.abort_bb).unwrap();
+            self.b.position_at_end(clear);
+            let p = self.cta_field_ptr(field::STATUS, None);
+            self.b.build_store(p, i32t.const_zero()).unwrap();
+            self.b.build_unconditional_branch(self.exit_bb).unwrap();
+        } else {
+            self.b.build_unconditional_branch(self.abort_bb).unwrap();
+        }
         self.b.position_at_end(cont);
     }
 

@@ -217,6 +217,13 @@ pub(crate) fn trap(e: &mut FnEmitter<'_, '_, '_>, status: u32) {
     e.after_terminator();
 }
 
+/// `exit` inside a `.func`: the thread ends here.
+pub(crate) fn exit_thread(e: &mut FnEmitter<'_, '_, '_>) {
+    inline_ptx(e, None, "exit;", "", &[]);
+    e.b.build_unreachable().unwrap();
+    e.after_terminator();
+}
+
 fn extern_fn<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, t: FunctionType<'ctx>) -> FunctionValue<'ctx> {
     e.m.module.get_function(name).unwrap_or_else(|| e.m.module.add_function(name, t, Some(inkwell::module::Linkage::External)))
 }
