@@ -39,6 +39,13 @@ impl Emit {
 /// Parses, validates and lowers `src` into an LLVM module in `ctx`.
 pub fn lower<'ctx>(ctx: &'ctx Context, src: &SourceFile) -> Result<crate::codegen::Compiled<'ctx>> {
     let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    // Debug builds build ptxr's IR of every function and verify it.
+    if cfg!(debug_assertions) {
+        let ir = crate::ir::build_module(&module, &src.text).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
+        for f in &ir.funcs {
+            crate::ir::verify(f).map_err(|e| anyhow!("internal error: IR of `{}` does not verify: {e}", f.name))?;
+        }
+    }
     crate::codegen::compile(ctx, &module, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))
 }
 

@@ -1,11 +1,14 @@
 //! ptxr: NVIDIA PTX retargeted to CPUs through LLVM.
 //!
-//! Pipeline: [`syntax`] (nom parser, AST, validation) → `ir` → `lanes` → `codegen` → `runtime`.
+//! Pipeline: [`syntax`] (nom parser, AST, validation) → [`ir`] (SSA over a CFG, printed by
+//! `--emit ir`, verified) and [`codegen`] (LLVM, with [`lanes`] for kernels that synchronize)
+//! → [`runtime`]; [`roundtrip`] checks the NVPTX direction.
 
 pub mod buildscript;
 pub mod capi;
 pub mod codegen;
 pub mod driver;
+pub mod ir;
 pub mod lanes;
 pub mod roundtrip;
 pub mod runtime;

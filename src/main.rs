@@ -26,9 +26,10 @@ enum Cmd {
         /// host, x86_64, aarch64, nvptx64 (PTX again, through LLVM's NVPTX backend)
         #[arg(long, default_value = "host")]
         target: String,
-        /// obj, asm, llvm-ir, staticlib, header (objects and static libraries include the C-ABI
-        /// launch functions `ptxr_launch_<kernel>` and the C runtime; `header` writes their C
-        /// header); for nvptx64: ptx (default) or llvm-ir (the NVVM-form IR)
+        /// obj, asm, llvm-ir, ir (ptxr's SSA IR), staticlib, header (objects and static
+        /// libraries include the C-ABI launch functions `ptxr_launch_<kernel>` and the C
+        /// runtime; `header` writes their C header); for nvptx64: ptx (default) or llvm-ir
+        /// (the NVVM-form IR)
         #[arg(long)]
         emit: Option<String>,
         /// PTX ISA version of the PTX written for nvptx64 (6.4 = LLVM's +ptx64).
@@ -171,7 +172,17 @@ fn compile(file: &PathBuf, target: &str, emit: Option<&str>, ptx: &str, c_abi: b
         return std::fs::write(&out, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()));
     }
     let emit = emit.unwrap_or("obj");
-    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, staticlib, header; ptx for --target nvptx64)"))?;
+    if emit == "ir" {
+        // ptxr's own IR: target-independent SSA (see src/ir).
+        let text = ptxr::ir::emit_text(&src)?;
+        let out = output.unwrap_or_else(|| PathBuf::from(format!("{stem}.ir")));
+        if out.as_os_str() == "-" {
+            print!("{text}");
+            return Ok(());
+        }
+        return std::fs::write(&out, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()));
+    }
+    let em = Emit::parse(emit).ok_or_else(|| anyhow::anyhow!("unknown --emit `{emit}` (obj, asm, llvm-ir, ir, staticlib, header; ptx for --target nvptx64)"))?;
     if em == Emit::Ptx {
         anyhow::bail!("--emit ptx needs --target nvptx64");
     }

@@ -1,0 +1,154 @@
+//! ptxr's IR: each function as per-thread SSA over a control-flow graph.
+//!
+//! - Registers become SSA values (one definition each) with the register's declared type;
+//!   predicates are values of type `.pred`. Values that meet at a join get `phi`s.
+//! - Guards become control flow: `@p bra L` is a conditional branch, any other guarded
+//!   instruction gets a block of its own that only the guard's true side enters.
+//! - Instructions keep their opcode and modifiers, so state spaces stay on memory operations
+//!   (`ld.global`, `st.shared`, `atom.shared`), and their operands with registers replaced by
+//!   values; variables (`.param`, `.local`, `.shared`, `.global`) stay named memory.
+//! - Scoped registers of `{ }` blocks are distinct variables from the outer ones they shadow.
+//!
+//! Construction follows Braun et al., "Simple and Efficient Construction of Static Single
+//! Assignment Form" (CC 2013): blocks are filled in order and sealed once every predecessor is
+//! filled; trivial phis are removed afterwards. [`verify`] checks the result (one definition per
+//! value, every use dominated by its definition, phis matching predecessors, branch targets);
+//! `ptxr compile --emit ir` prints it, and debug builds build and verify it for every function
+//! they compile. Code generation still lowers from the AST; the IR is where analyses that
+//! need SSA (uniformity, sync-point regions) are built.
+
+mod build;
+mod print;
+mod verify;
+
+pub use build::build_module;
+pub use print::print_module;
+pub use verify::verify;
+
+use crate::syntax::ast::Type;
+
+pub type ValueId = u32;
+pub type BlockId = u32;
+
+/// A module: its functions in source order.
+#[derive(Debug, Default)]
+pub struct Module {
+    pub funcs: Vec<Func>,
+}
+
+/// One `.entry` or `.func`.
+#[derive(Debug)]
+pub struct Func {
+    pub name: String,
+    pub kernel: bool,
+    /// `.param`/`.reg` parameters as written: (name, type, state space).
+    pub params: Vec<(String, Type, &'static str)>,
+    pub rets: Vec<(String, Type, &'static str)>,
+    pub blocks: Vec<Block>,
+    /// Type and source register of every value.
+    pub values: Vec<ValueInfo>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ValueInfo {
+    pub ty: Type,
+    /// The register it came from (`%r1`, or `%r1@2` for a register of an inner scope).
+    pub reg: String,
+    pub def: Def,
+}
+
+/// Where a value is defined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Def {
+    /// Result `k` of instruction `inst` of `block`.
+    Inst { block: BlockId, inst: u32 },
+    Phi { block: BlockId },
+    /// A `.reg` parameter of a `.func`, defined on entry.
+    Param,
+    /// Read before any write on some path: an undefined value.
+    Undef,
+}
+
+#[derive(Debug, Default)]
+pub struct Block {
+    /// The PTX label that starts it, if any.
+    pub label: Option<String>,
+    pub phis: Vec<Phi>,
+    pub insts: Vec<Inst>,
+    pub term: Term,
+    pub preds: Vec<BlockId>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Phi {
+    pub dst: ValueId,
+    pub incoming: Vec<(BlockId, ValueId)>,
+}
+
+/// An operand: a value, or what PTX wrote for things that are not registers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opnd {
+    Val(ValueId),
+    /// `!p`
+    NotVal(ValueId),
+    /// Immediates and constant expressions, as written.
+    Imm(String),
+    /// Variables, functions, labels, special registers (`%tid.x`), as written.
+    Name(String),
+    /// `[base + offset]`
+    Addr(Option<Box<Opnd>>, i64),
+    Vector(Vec<Opnd>),
+    List(Vec<Opnd>),
+    /// `d|p`
+    Pair(Box<Opnd>, Box<Opnd>),
+    /// A register with a video selector (`%r1.b0`).
+    Sel(Box<Opnd>, String),
+    Sink,
+}
+
+#[derive(Debug, Clone)]
+pub struct Inst {
+    /// `opcode.mod.mod`
+    pub op: String,
+    /// Values this instruction defines, in operand order.
+    pub defs: Vec<ValueId>,
+    /// Operands as written, destinations included (as the values they define).
+    pub operands: Vec<Opnd>,
+    /// 1-based source line.
+    pub line: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Term {
+    #[default]
+    Unreachable,
+    Br(BlockId),
+    /// `cond` true → `then`.
+    CondBr { cond: Opnd, then: BlockId, els: BlockId },
+    /// `brx.idx`: index → targets[index].
+    Switch { index: Opnd, targets: Vec<BlockId> },
+    /// `ret` (with the values of `.reg` return parameters of a `.func`).
+    Ret(Vec<Opnd>),
+    Exit,
+}
+
+impl Term {
+    pub fn succs(&self) -> Vec<BlockId> {
+        match self {
+            Term::Br(b) => vec![*b],
+            Term::CondBr { then, els, .. } => vec![*then, *els],
+            Term::Switch { targets, .. } => targets.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Builds the IR of `src` (which must be valid PTX), verifies every function, and prints it.
+pub fn emit_text(src: &crate::SourceFile) -> anyhow::Result<String> {
+    let ast = crate::check_source(src).map_err(|m| anyhow::anyhow!("{}", m.trim_end()))?;
+    let m = build_module(&ast, &src.text).map_err(|d| anyhow::anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
+    for f in &m.funcs {
+        verify(f).map_err(|e| anyhow::anyhow!("internal error: IR of `{}` does not verify: {e}", f.name))?;
+    }
+    Ok(print_module(&m))
+}
