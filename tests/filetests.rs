@@ -9,7 +9,7 @@
 //! values come from the spec's semantics worked by hand or from the GPU (cited per file).
 //! Set `FILETEST=substring` to run only matching files.
 
-use ptxr::runtime::{parse_arg, parse_scalar, ArgSpec, Dim3, LaunchConfig};
+use ptxr::runtime::{parse_arg, parse_scalar, ArgSpec, LaunchConfig};
 use ptxr::syntax::ast::Type;
 use std::path::{Path, PathBuf};
 
@@ -22,29 +22,6 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
-}
-
-fn dim(s: &str) -> Result<Dim3, String> {
-    Dim3::parse(s.trim().trim_start_matches('(').trim_end_matches(')'))
-}
-
-/// Splits `<<<a, (b,c), d>>>` arguments at top-level commas.
-fn split_top(s: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut depth = 0;
-    for c in s.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        out.last_mut().unwrap().push(c);
-    }
-    out
 }
 
 struct Run {
@@ -61,14 +38,9 @@ fn parse_runs(text: &str, file: &str) -> Vec<Run> {
     for (n, line) in text.lines().enumerate() {
         let l = line.trim();
         if let Some(r) = l.strip_prefix("// run:") {
-            let r = r.trim();
-            let (k, rest) = r.split_once("<<<").unwrap_or_else(|| panic!("{file}:{}: run: needs KERNEL<<<GRID,BLOCK>>>", n + 1));
-            let (launch, args) = rest.split_once(">>>").unwrap_or_else(|| panic!("{file}:{}: missing >>>", n + 1));
-            let parts = split_top(launch);
-            let grid = dim(&parts[0]).unwrap();
-            let block = dim(parts.get(1).map(|s| s.as_str()).unwrap_or("1")).unwrap();
-            let shared = parts.get(2).map(|s| s.trim().parse().unwrap()).unwrap_or(0);
-            runs.push(Run { line: n + 1, kernel: k.trim().to_string(), cfg: LaunchConfig { grid, block, dyn_smem: shared }, args: args.split_whitespace().map(String::from).collect(), expects: Vec::new(), expect_error: None });
+            // The launch syntax is the library's (`ptxr roundtrip` reads the same lines).
+            let l = ptxr::roundtrip::parse_launch(r.trim()).unwrap_or_else(|m| panic!("{file}:{}: run: {m}", n + 1));
+            runs.push(Run { line: n + 1, kernel: l.kernel, cfg: l.cfg, args: l.args, expects: Vec::new(), expect_error: None });
         } else if let Some(r) = l.strip_prefix("// expect:") {
             let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect before run", n + 1));
             let (lhs, rhs) = r.split_once("==").unwrap_or_else(|| panic!("{file}:{}: expect: argN == TYPE:values", n + 1));

@@ -60,18 +60,22 @@ pub fn ptx_feature(version: &str) -> Option<String> {
     }
 }
 
+fn opt_level(opt: u32) -> OptimizationLevel {
+    match opt {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    }
+}
+
 /// A target machine for LLVM's NVPTX backend: `sm` (e.g. `sm_70`) and a PTX ISA feature
 /// from [`ptx_feature`].
 pub fn nvptx_machine(sm: &str, ptx_feature: &str, opt: u32) -> anyhow::Result<TargetMachine> {
     init_llvm();
     let triple = TargetTriple::create("nvptx64-nvidia-cuda");
     let t = LlvmTarget::from_triple(&triple).map_err(|e| anyhow::anyhow!("LLVM target {}: {}", triple, e))?;
-    let level = match opt {
-        0 => OptimizationLevel::None,
-        1 => OptimizationLevel::Less,
-        2 => OptimizationLevel::Default,
-        _ => OptimizationLevel::Aggressive,
-    };
+    let level = opt_level(opt);
     t.create_target_machine(&triple, sm, ptx_feature, level, RelocMode::Default, CodeModel::Default)
         .ok_or_else(|| anyhow::anyhow!("cannot create an NVPTX target machine for {sm}"))
 }
@@ -90,12 +94,7 @@ pub fn machine(kind: TargetKind, opt: u32, sm: &str) -> anyhow::Result<TargetMac
         TargetKind::Nvptx64 => (TargetTriple::create("nvptx64-nvidia-cuda"), sm.to_string(), "+ptx64".to_string()),
     };
     let t = LlvmTarget::from_triple(&triple).map_err(|e| anyhow::anyhow!("LLVM target {}: {}", triple, e))?;
-    let level = match opt {
-        0 => OptimizationLevel::None,
-        1 => OptimizationLevel::Less,
-        2 => OptimizationLevel::Default,
-        _ => OptimizationLevel::Aggressive,
-    };
+    let level = opt_level(opt);
     t.create_target_machine(&triple, &cpu, &features, level, RelocMode::PIC, CodeModel::Default)
         .ok_or_else(|| anyhow::anyhow!("cannot create an LLVM target machine for {}", triple))
 }
