@@ -478,8 +478,16 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
             launches.push(infer_launch(k, &module, dyn_shared));
         }
     }
-    // One CTA after another: both executions see the same order of CTAs.
+    // One CTA after another: both executions see the same order of CTAs (restored however
+    // this function returns).
+    struct Serial;
+    impl Drop for Serial {
+        fn drop(&mut self) {
+            crate::runtime::set_serial(false);
+        }
+    }
     crate::runtime::set_serial(true);
+    let _serial = Serial;
     let seeds: Vec<u64> = match o.seed {
         Some(s) => vec![s],
         None => (0..o.seeds.max(1) as u64).collect(),
@@ -556,7 +564,6 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
         }
         failures += bad;
     }
-    crate::runtime::set_serial(false);
     if failures == 0 {
         let _ = writeln!(r, "ok");
     } else {

@@ -11,6 +11,8 @@
 //! (`scripts/setup.sh` installs them). When they are missing it prints `SKIPPED` and passes,
 //! unless `PTXR_REQUIRE_AARCH64=1` is set, in which case it fails.
 
+mod common;
+
 use ptxr::codegen::abi::{CtaCtx, HostFns, SyncSlot};
 use ptxr::codegen::target::TargetKind;
 use ptxr::codegen::KernelInfo;
@@ -55,30 +57,7 @@ fn cross_available(test: &str) -> bool {
     false
 }
 
-/// Deterministic xorshift64* inputs.
-struct Rng(u64);
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn u32(&mut self) -> u32 {
-        (self.next() >> 32) as u32
-    }
-    fn f64(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-    fn f32(&mut self, lo: f32, hi: f32) -> f32 {
-        self.f64(lo as f64, hi as f64) as f32
-    }
-}
+use common::Rng;
 
 fn bytes<T: Copy>(v: &[T], f: impl Fn(T) -> Vec<u8>) -> ArgSpec {
     ArgSpec::Buffer(v.iter().flat_map(|&x| f(x)).collect())

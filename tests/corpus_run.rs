@@ -15,42 +15,15 @@
 //!   the test fails at the end with the list of every failing case, so one unimplemented
 //!   instruction does not hide the state of the other kernels.
 
+mod common;
+
 use ptxr::runtime::{ArgSpec, Dim3, LaunchConfig, Loaded};
 use ptxr::syntax::ast::Type;
 use std::path::Path;
 
 // ---------------------------------------------------------------------------------- plumbing
 
-/// xorshift64* (Vigna), fixed seeds: deterministic inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn u32(&mut self) -> u32 {
-        (self.next() >> 32) as u32
-    }
-    /// Uniform in `lo..hi` (integers).
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo) as u64) as i64
-    }
-    /// Uniform in `[lo, hi)`.
-    fn f64(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-    fn f32(&mut self, lo: f32, hi: f32) -> f32 {
-        self.f64(lo as f64, hi as f64) as f32
-    }
-}
+use common::Rng;
 
 const VARIANTS: [&str; 2] = ["nvrtc", "clang"];
 

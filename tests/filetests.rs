@@ -9,20 +9,12 @@
 //! values come from the spec's semantics worked by hand or from the GPU (cited per file).
 //! Set `FILETEST=substring` to run only matching files.
 
+mod common;
+
 use ptxr::runtime::{parse_arg, parse_scalar, ArgSpec, LaunchConfig};
 use ptxr::syntax::ast::Type;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().map_or(false, |x| x == "ptx") {
-            out.push(p);
-        }
-    }
-}
 
 struct Run {
     line: usize,
@@ -99,7 +91,7 @@ fn render(bytes: &[u8], spec: &str) -> String {
 fn filetests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/filetests");
     let mut files = Vec::new();
-    walk(&root, &mut files);
+    common::ptx_files(&root, &mut files);
     files.sort();
     let filter = std::env::var("FILETEST").ok();
     let mut failures = Vec::new();

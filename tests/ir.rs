@@ -2,19 +2,11 @@
 //! of small functions checked by hand (phis at loop headers and joins, guards as branches,
 //! scoped registers, undefined reads); the verifier rejects broken IR.
 
-use ptxr::ir::{build_module, print_module, verify, Def, Opnd, Term};
-use std::path::{Path, PathBuf};
+mod common;
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().map_or(false, |x| x == "ptx") {
-            out.push(p);
-        }
-    }
-}
+use ptxr::ir::{build_module, print_module, verify, Def, Opnd, Term};
+use std::path::PathBuf;
+
 
 fn ir_of(text: &str) -> ptxr::ir::Module {
     let src = ptxr::SourceFile { name: "t.ptx".into(), text: text.into() };
@@ -26,8 +18,8 @@ fn ir_of(text: &str) -> ptxr::ir::Module {
 fn every_corpus_file_and_filetest_builds_and_verifies() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    walk(&root.join("tests/corpus"), &mut files);
-    walk(&root.join("tests/filetests"), &mut files);
+    common::ptx_files(&root.join("tests/corpus"), &mut files);
+    common::ptx_files(&root.join("tests/filetests"), &mut files);
     assert!(files.len() > 90);
     let mut nfuncs = 0;
     for f in &files {

@@ -5,24 +5,16 @@
 //! with kernel, buffer, element, both values, the seed and a command that reproduces it; LLVM
 //! IR from clang goes through the `.ll` direction.
 
+mod common;
+
 use ptxr::roundtrip::{find_ptxas, roundtrip_ptx, Options};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().map_or(false, |x| x == "ptx") {
-            out.push(p);
-        }
-    }
-}
 
 fn opts() -> Options {
     Options { seeds: 2, cpu_opt: 2, ..Options::default() }
@@ -49,7 +41,7 @@ fn roundtrip_all(files: &[PathBuf]) {
 #[test]
 fn corpus_round_trips_clean() {
     let mut files = Vec::new();
-    walk(&root().join("tests/corpus"), &mut files);
+    common::ptx_files(&root().join("tests/corpus"), &mut files);
     files.sort();
     assert!(files.len() >= 30, "corpus missing");
     roundtrip_all(&files);
@@ -58,7 +50,7 @@ fn corpus_round_trips_clean() {
 #[test]
 fn filetests_round_trip_clean() {
     let mut files = Vec::new();
-    walk(&root().join("tests/filetests"), &mut files);
+    common::ptx_files(&root().join("tests/filetests"), &mut files);
     files.sort();
     assert!(files.len() >= 60, "filetests missing");
     roundtrip_all(&files);

@@ -159,6 +159,21 @@ fn fns<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     e.write(&i.operands[0], Type::B32, r.into())
 }
 
+/// The bit field of bfe/bfi that lies inside the register: the mask of its
+/// min(len, max(0, w - pos)) low bits, and the shift that places it (pos, or 0 when pos ≥ w).
+fn field<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pos: IntValue<'ctx>, len: IntValue<'ctx>, t: inkwell::types::IntType<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let w = t.get_bit_width() as u64;
+    let inside = cmp(e, IntPredicate::ULT, pos, i32c(e, w));
+    let room = e.b.build_int_sub(i32c(e, w), pos, "").unwrap();
+    let room = sel(e, inside, room, i32c(e, 0));
+    let shorter = cmp(e, IntPredicate::ULT, len, room);
+    let flen = sel(e, shorter, len, room);
+    let fmask = low_mask(e, flen, t);
+    let sh = sel(e, inside, pos, i32c(e, 0));
+    let sh = e.resize(sh, w as u32, false);
+    (fmask, sh)
+}
+
 /// PTX ISA 9.7.1.19 bfe, following the spec's pseudo-code: pos = b & 0xff, len = c & 0xff;
 /// bits i < len with pos + i <= msb come from a[pos + i], the rest are the sign bit
 /// (0 for unsigned or len == 0, else a[min(pos + len - 1, msb)]).
@@ -171,15 +186,7 @@ fn bfe<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) ->
     let msb = i32c(e, w - 1);
     let pos = e.b.build_and(b, i32c(e, 0xff), "").unwrap();
     let len = e.b.build_and(c, i32c(e, 0xff), "").unwrap();
-    // Effective field length: min(len, max(0, w - pos)).
-    let inside = cmp(e, IntPredicate::ULT, pos, i32c(e, w));
-    let room = e.b.build_int_sub(i32c(e, w), pos, "").unwrap();
-    let room = sel(e, inside, room, i32c(e, 0));
-    let shorter = cmp(e, IntPredicate::ULT, len, room);
-    let flen = sel(e, shorter, len, room);
-    let fmask = low_mask(e, flen, t);
-    let sh = sel(e, inside, pos, i32c(e, 0));
-    let sh = e.resize(sh, w as u32, false);
+    let (fmask, sh) = field(e, pos, len, t);
     let field = e.b.build_right_shift(a, sh, false, "").unwrap();
     let field = e.b.build_and(field, fmask, "").unwrap();
     if !ty.is_signed() {
@@ -211,17 +218,9 @@ fn bfi<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) ->
     let c = e.read_int(&i.operands[3], Type::U32)?;
     let d = e.read_int(&i.operands[4], Type::U32)?;
     let t = a.get_type();
-    let w = t.get_bit_width() as u64;
     let pos = e.b.build_and(c, i32c(e, 0xff), "").unwrap();
     let len = e.b.build_and(d, i32c(e, 0xff), "").unwrap();
-    let inside = cmp(e, IntPredicate::ULT, pos, i32c(e, w));
-    let room = e.b.build_int_sub(i32c(e, w), pos, "").unwrap();
-    let room = sel(e, inside, room, i32c(e, 0));
-    let shorter = cmp(e, IntPredicate::ULT, len, room);
-    let flen = sel(e, shorter, len, room);
-    let fmask = low_mask(e, flen, t);
-    let sh = sel(e, inside, pos, i32c(e, 0));
-    let sh = e.resize(sh, w as u32, false);
+    let (fmask, sh) = field(e, pos, len, t);
     let m = e.b.build_left_shift(fmask, sh, "").unwrap();
     let ins = e.b.build_left_shift(a, sh, "").unwrap();
     let ins = e.b.build_and(ins, m, "").unwrap();

@@ -205,7 +205,7 @@ struct Ssa<'a, 'c> {
     filled: Vec<bool>,
     incomplete: Vec<Vec<(u32, ValueId)>>,
     phis: Vec<Vec<Phi>>,
-    /// Block of each phi value (for completing incomplete phis).
+    /// The source text (for line numbers).
     src: &'a str,
 }
 
@@ -517,9 +517,10 @@ fn build_func(f: &ast::Function, src: &str) -> Result<Func, Diagnostic> {
             PTerm::Open => Term::Unreachable,
         };
         ssa.filled[k] = true;
-        for s in 0..nb {
-            if !ssa.sealed[s] && preds[s].iter().all(|p| ssa.filled[*p as usize]) {
-                ssa.seal(s as BlockId);
+        // Filling this block can only complete the predecessors of its successors.
+        for s in term.succs() {
+            if !ssa.sealed[s as usize] && preds[s as usize].iter().all(|p| ssa.filled[*p as usize]) {
+                ssa.seal(s);
             }
         }
         blocks[k] = Block { label: pb.label.clone(), phis: Vec::new(), insts, term, preds: preds[k].clone() };
