@@ -217,6 +217,13 @@ pub(crate) fn trap(e: &mut FnEmitter<'_, '_, '_>, status: u32) {
     e.after_terminator();
 }
 
+/// `atom{.sem}{.scope}{.space}.add.f32/f64 d, [addr], b` as inline PTX; returns d's bits.
+pub(crate) fn atom_fadd<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, op: &str, addr: IntValue<'ctx>, b: inkwell::values::FloatValue<'ctx>) -> IntValue<'ctx> {
+    let c = if b.get_type() == e.ctx().f32_type() { "=f,l,f" } else { "=d,l,d" };
+    let r = inline_ptx(e, Some(b.get_type().into()), &format!("{op} $0, [$1], $2;"), c, &[addr.into(), b.into()]).unwrap();
+    e.to_bits(r)
+}
+
 /// `exit` inside a `.func`: the thread ends here.
 pub(crate) fn exit_thread(e: &mut FnEmitter<'_, '_, '_>) {
     inline_ptx(e, None, "exit;", "", &[]);

@@ -92,9 +92,13 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
             }
             let b = e.read(&srcs[0], ty)?;
             if e.m.nvptx && matches!(ty, Type::F32 | Type::F64) {
-                // The NVPTX backend selects `atom.add.f32/f64` from `atomicrmw fadd`; the
-                // CPU semantics below come back when PTX' is lifted again.
-                fadd_rmw(e, ptr, b.into_float_value(), ord)
+                // The instruction itself, as inline PTX: LLVM's `atomicrmw fadd` leaves NaN
+                // payloads open and folds `x + NaN` into an exchange of that NaN, which is not
+                // what the GPU (or the CPU path below) gives.
+                let keep: Vec<&str> = i.mods.iter().copied().filter(|m| matches!(*m, "relaxed" | "acquire" | "release" | "acq_rel" | "cta" | "gpu" | "sys" | "global" | "shared")).collect();
+                let op = format!("atom.{}{}add.{}", keep.join("."), if keep.is_empty() { "" } else { "." }, if ty == Type::F32 { "f32" } else { "f64" });
+                let addr = e.b.build_ptr_to_int(ptr, e.ctx().i64_type(), "").unwrap();
+                super::nvvm::atom_fadd(e, &op, addr, b.into_float_value())
             } else {
                 // PTX ISA 9.7.12.4: atom.add.f32 on global memory flushes subnormal inputs and
                 // results to sign-preserving zero; on shared memory it does not.
@@ -187,22 +191,6 @@ fn float_add<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ty: Type, old: IntValue<'ctx
     }
 }
 
-/// `atomicrmw fadd` (inkwell 0.11 builds integer `atomicrmw` only).
-fn fadd_rmw<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ptr: PointerValue<'ctx>, v: inkwell::values::FloatValue<'ctx>, ord: AtomicOrdering) -> IntValue<'ctx> {
-    use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
-    use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
-    use inkwell::values::AsValueRef;
-    let o = match ord {
-        AtomicOrdering::Acquire => LLVMAtomicOrdering::LLVMAtomicOrderingAcquire,
-        AtomicOrdering::Release => LLVMAtomicOrdering::LLVMAtomicOrderingRelease,
-        AtomicOrdering::AcquireRelease => LLVMAtomicOrdering::LLVMAtomicOrderingAcquireRelease,
-        AtomicOrdering::SequentiallyConsistent => LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent,
-        _ => LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic,
-    };
-    let r = unsafe { LLVMBuildAtomicRMW(e.b.as_mut_ptr(), LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFAdd, ptr.as_value_ref(), v.as_value_ref(), o, 0) };
-    let f = unsafe { inkwell::values::FloatValue::new(r) };
-    e.to_bits(f.into())
-}
 
 /// A compare-and-swap loop: atomically replaces `*ptr` with `f(old)`; returns `old`.
 fn cas_loop<'ctx, 'a>(
