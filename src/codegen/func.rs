@@ -59,8 +59,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub params_ptr: Option<PointerValue<'ctx>>,
 }
 
-/// Emission state of a kernel with synchronization points (see `lanes`): every thread's
-/// registers live in its frame, and the body is entered through a switch on the thread's
+/// Emission state of a kernel with synchronization points (see `lanes`): a thread's `.local`
+/// variables live in its frame, its registers are allocas saved to the frame at each sync
+/// point where they are live, and the body is entered through a switch on the thread's
 /// resume point.
 pub struct SyncState<'ctx> {
     /// Builder positioned in the per-thread dispatch block, before its switch: frame
@@ -76,6 +77,11 @@ pub struct SyncState<'ctx> {
     pub next_site: u32,
     pub body_bb: BasicBlock<'ctx>,
     pub frame_size_global: inkwell::values::GlobalValue<'ctx>,
+    /// Every register of the kernel (allocas), with its LLVM type and size in bytes.
+    pub regs: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>, u32)>,
+    /// Per sync site: the block that leaves for the scheduler (registers are saved before
+    /// its terminator) and the resume block (they are reloaded there).
+    pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>)>,
 }
 
 pub fn int_t<'ctx>(ctx: &'ctx inkwell::context::Context, bits: u32) -> IntType<'ctx> {
@@ -443,7 +449,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     fn new_reg(&mut self, name: &'a str, ty: Type) -> PointerValue<'ctx> {
         let t = reg_t(self.ctx(), ty);
-        let p = self.thread_storage(t.into(), ty.size().max(1), ty.size().max(1), name);
+        let p = self.alloca_b.build_alloca(t, name).unwrap();
+        if let Some(st) = &mut self.sync {
+            st.regs.push((p, t.into(), ty.size().max(1)));
+        }
         self.regs.insert(name, (p, ty));
         p
     }

@@ -6,6 +6,11 @@
 //! loop for floating-point adds (f32, f64, f16, f16x2). The `.sem` qualifier picks the LLVM
 //! ordering (relaxed = monotonic, the default); scopes are accepted and treated as `.sys`
 //! (the strongest: all host threads observe the operation atomically).
+//!
+//! The exception is `.shared` memory on the CPU: a CTA's shared memory is only ever touched
+//! by the one host thread that runs all of that CTA's threads, one after another between
+//! sync points, so a plain load, operation and store is already atomic there (and many
+//! times cheaper than a locked instruction). Generic addresses stay real atomics.
 
 use super::func::{int_t, types_of, FnEmitter, R};
 use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
@@ -79,10 +84,18 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
     let ptr = e.address(a, space_of(i))?;
     let bits = ty.bits();
     let ity = int_t(e.ctx(), bits);
+    let plain = !e.m.nvptx && space_of(i) == Some(StateSpace::Shared);
     let old: IntValue<'ctx> = match (op, ty) {
         ("cas", _) => {
             let cmp = e.read_int(&srcs[0], ty)?;
             let new = e.read_int(&srcs[1], ty)?;
+            if plain {
+                let old = plain_rmw(e, ptr, ity, |e, old| {
+                    let eq = e.b.build_int_compare(inkwell::IntPredicate::EQ, old, cmp, "").unwrap();
+                    e.b.build_select(eq, new, old, "").unwrap().into_int_value()
+                });
+                return finish(e, d, ty, old);
+            }
             let r = e.b.build_cmpxchg(ptr, cmp, new, ord, failure_ordering(ord)).unwrap();
             e.b.build_extract_value(r, 0, "").unwrap().into_int_value()
         }
@@ -104,7 +117,7 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
                 // results to sign-preserving zero; on shared memory it does not.
                 let ftz = ty == Type::F32 && space_of(i) == Some(StateSpace::Global);
                 let b = if ftz { super::ops_float::ftz_val(e, b) } else { b };
-                cas_loop(e, ptr, ity, ord, |e, old| {
+                let rmw = |e: &mut FnEmitter<'ctx, 'a, '_>, old: IntValue<'ctx>| {
                     let old = if ftz { let v = e.from_bits(old, ty); let v = super::ops_float::ftz_val(e, v); e.to_bits(v) } else { old };
                     let r = float_add(e, ty, old, b);
                     if ftz {
@@ -114,7 +127,12 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
                     } else {
                         r
                     }
-                })
+                };
+                if plain {
+                    plain_rmw(e, ptr, ity, rmw)
+                } else {
+                    cas_loop(e, ptr, ity, ord, rmw)
+                }
             }
         }
         (_, Type::F16 | Type::F16x2 | Type::F32 | Type::F64) if op != "exch" => {
@@ -140,16 +158,70 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
             if bits < 8 {
                 return Err(e.err(i.span, format!("`{name}.{op}` needs a type of at least 8 bits")));
             }
-            let r = e.b.build_atomicrmw(bop, ptr, b, ord).map_err(|er| e.err(i.span, format!("`{name}`: {er:?}")))?;
-            let _ = ity;
-            r
+            if plain {
+                plain_rmw(e, ptr, ity, |e, old| int_op(e, bop, old, b))
+            } else {
+                e.b.build_atomicrmw(bop, ptr, b, ord).map_err(|er| e.err(i.span, format!("`{name}`: {er:?}")))?
+            }
         }
     };
+    finish(e, d, ty, old)
+}
+
+/// Writes the old value to the destination, if any.
+fn finish<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: Option<&'a Operand<'a>>, ty: Type, old: IntValue<'ctx>) -> R<()> {
     if let Some(d) = d {
         let v = e.from_bits(old, if ty == Type::F16x2 { Type::B32 } else { ty });
         e.write(d, if ty == Type::F16x2 { Type::B32 } else { ty }, v)?;
     }
     Ok(())
+}
+
+/// `*ptr = f(*ptr)` with plain accesses (shared memory, see the module comment); returns
+/// the old value.
+fn plain_rmw<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: PointerValue<'ctx>, ity: inkwell::types::IntType<'ctx>, f: impl FnOnce(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> IntValue<'ctx>) -> IntValue<'ctx> {
+    let old = e.b.build_load(ity, ptr, "").unwrap().into_int_value();
+    let _ = old.as_instruction_value().unwrap().set_alignment(ity.get_bit_width() / 8);
+    let new = f(e, old);
+    let st = e.b.build_store(ptr, new).unwrap();
+    let _ = st.set_alignment(ity.get_bit_width() / 8);
+    old
+}
+
+/// The new value of an integer atomic operation, with LLVM's `atomicrmw` definitions (which
+/// are PTX's: `inc` wraps to 0 once `old >= b`, `dec` to `b` when `old == 0 || old > b`).
+fn int_op<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, op: AtomicRMWBinOp, old: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+    use inkwell::IntPredicate as P;
+    let one = old.get_type().const_int(1, false);
+    let zero = old.get_type().const_zero();
+    let sel = |e: &mut FnEmitter<'ctx, '_, '_>, p: P, x: IntValue<'ctx>, y: IntValue<'ctx>| {
+        let c = e.b.build_int_compare(p, x, y, "").unwrap();
+        e.b.build_select(c, x, y, "").unwrap().into_int_value()
+    };
+    match op {
+        AtomicRMWBinOp::And => e.b.build_and(old, b, "").unwrap(),
+        AtomicRMWBinOp::Or => e.b.build_or(old, b, "").unwrap(),
+        AtomicRMWBinOp::Xor => e.b.build_xor(old, b, "").unwrap(),
+        AtomicRMWBinOp::Xchg => b,
+        AtomicRMWBinOp::Add => e.b.build_int_add(old, b, "").unwrap(),
+        AtomicRMWBinOp::Min => sel(e, P::SLT, old, b),
+        AtomicRMWBinOp::Max => sel(e, P::SGT, old, b),
+        AtomicRMWBinOp::UMin => sel(e, P::ULT, old, b),
+        AtomicRMWBinOp::UMax => sel(e, P::UGT, old, b),
+        AtomicRMWBinOp::UIncWrap => {
+            let wrap = e.b.build_int_compare(P::UGE, old, b, "").unwrap();
+            let inc = e.b.build_int_add(old, one, "").unwrap();
+            e.b.build_select(wrap, zero, inc, "").unwrap().into_int_value()
+        }
+        AtomicRMWBinOp::UDecWrap => {
+            let z = e.b.build_int_compare(P::EQ, old, zero, "").unwrap();
+            let gt = e.b.build_int_compare(P::UGT, old, b, "").unwrap();
+            let wrap = e.b.build_or(z, gt, "").unwrap();
+            let dec = e.b.build_int_sub(old, one, "").unwrap();
+            e.b.build_select(wrap, b, dec, "").unwrap().into_int_value()
+        }
+        _ => unreachable!("no other integer atomics"),
+    }
 }
 
 /// `old + b` on the bits of a float (or f16x2 pair) value, rounding to nearest even.

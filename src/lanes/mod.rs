@@ -15,8 +15,10 @@
 //! resume_k: results from slot[t] into the destination registers; continue the body
 //! ```
 //!
-//! Every register and `.local` variable of such a kernel lives in the thread's frame, so its
-//! value survives the switch back to the scheduler. `resolve` completes each collective whose
+//! A thread's `.local` variables live in its frame. Its registers are allocas, which LLVM
+//! promotes to SSA values between sync points; at each sync point the registers live across
+//! it (`live`) are saved to the frame before the thread returns to the scheduler and reloaded
+//! in the resume block. `resolve` completes each collective whose
 //! participants have all arrived (the lanes of `membermask`; for the deprecated non-`.sync`
 //! forms and `activemask`, the lanes waiting at the same instruction once the whole warp is
 //! blocked), releases barriers whose expected count has arrived, and reports a deadlock
@@ -26,6 +28,8 @@ use crate::codegen::abi::{self, field, slot};
 use crate::codegen::FnEmitter;
 use crate::syntax::ast::{Instr, Stmt};
 use crate::syntax::diag::Diagnostic;
+
+pub mod live;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::IntValue;
 use inkwell::{AddressSpace, IntPredicate};
@@ -82,6 +86,11 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     e.b.position_at_end(head);
     let t = e.b.build_phi(i32t, "t").unwrap();
     let tv = t.as_basic_value().into_int_value();
+    // tid.x/y/z of thread t, stepped along with t (no divisions per dispatch).
+    let tx = e.b.build_phi(i32t, "tid.x").unwrap();
+    let ty = e.b.build_phi(i32t, "tid.y").unwrap();
+    let tz = e.b.build_phi(i32t, "tid.z").unwrap();
+    let (x, y, z) = (tx.as_basic_value().into_int_value(), ty.as_basic_value().into_int_value(), tz.as_basic_value().into_int_value());
     let more = e.b.build_int_compare(IntPredicate::ULT, tv, n, "").unwrap();
     e.b.build_conditional_branch(more, check, resolve).unwrap();
     // Is thread t runnable?
@@ -95,9 +104,24 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     e.b.build_conditional_branch(runnable, dispatch, next).unwrap();
     // Next thread.
     e.b.position_at_end(next);
-    let t1 = e.b.build_int_add(tv, i32t.const_int(1, false), "").unwrap();
+    let one = i32t.const_int(1, false);
+    let zero = i32t.const_zero();
+    let t1 = e.b.build_int_add(tv, one, "").unwrap();
+    let x1 = e.b.build_int_add(x, one, "").unwrap();
+    let xw = e.b.build_int_compare(IntPredicate::EQ, x1, nt[0], "").unwrap();
+    let y1 = e.b.build_int_add(y, one, "").unwrap();
+    let yw = e.b.build_int_compare(IntPredicate::EQ, y1, nt[1], "").unwrap();
+    let z1 = e.b.build_int_add(z, one, "").unwrap();
+    let x2 = e.b.build_select(xw, zero, x1, "").unwrap().into_int_value();
+    let y_inc = e.b.build_select(yw, zero, y1, "").unwrap().into_int_value();
+    let y2 = e.b.build_select(xw, y_inc, y, "").unwrap().into_int_value();
+    let xyw = e.b.build_and(xw, yw, "").unwrap();
+    let z2 = e.b.build_select(xyw, z1, z, "").unwrap().into_int_value();
     e.b.build_unconditional_branch(head).unwrap();
-    t.add_incoming(&[(&i32t.const_zero(), sched), (&t1, next)]);
+    t.add_incoming(&[(&zero, sched), (&t1, next)]);
+    tx.add_incoming(&[(&zero, sched), (&x2, next)]);
+    ty.add_incoming(&[(&zero, sched), (&y2, next)]);
+    tz.add_incoming(&[(&zero, sched), (&z2, next)]);
     // After a pass over all threads: let the host complete collectives.
     e.b.position_at_end(resolve);
     let rt = e.cta_ptr_field(field::RT);
@@ -110,10 +134,6 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     e.b.build_return(Some(&i32t.const_zero())).unwrap();
     // Dispatch: the thread's ids, frame, and resume point.
     e.b.position_at_end(dispatch);
-    let x = e.b.build_int_unsigned_rem(tv, nt[0], "tid.x").unwrap();
-    let q = e.b.build_int_unsigned_div(tv, nt[0], "").unwrap();
-    let y = e.b.build_int_unsigned_rem(q, nt[1], "tid.y").unwrap();
-    let z = e.b.build_int_unsigned_div(tv, nxy, "tid.z").unwrap();
     e.tid = [x, y, z];
     // The frame size is known only after the body is emitted: read it from a constant
     // global that `finish_scheduler` initializes (LLVM folds the load).
@@ -126,9 +146,9 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let frame_b = ctx.create_builder();
     frame_b.position_at_end(dispatch);
     let exit_bb = ctx.append_basic_block(f, "t.exit");
-    e.sync = Some(crate::codegen::func::SyncState { frame_b, dispatch_bb: dispatch, frame_t, slot_t, frame_size: 0, next_bb: next, cases: Vec::new(), next_site: 1, body_bb: body, frame_size_global: fsg });
-    // The carry flag is thread state too.
-    e.carry = e.thread_storage(ctx.bool_type().into(), 1, 1, "cc.cf");
+    // The carry flag is thread state like a register.
+    let carry = (e.carry, ctx.bool_type().into(), 1);
+    e.sync = Some(crate::codegen::func::SyncState { frame_b, dispatch_bb: dispatch, frame_t, slot_t, frame_size: 0, next_bb: next, cases: Vec::new(), next_site: 1, body_bb: body, frame_size_global: fsg, regs: vec![carry], spills: Vec::new() });
     // Finishing (ret/exit or the end of the body) marks the thread exited.
     e.b.position_at_end(exit_bb);
     e.b.build_store(state_p_for(e, slot::STATE), i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
@@ -148,9 +168,36 @@ pub fn state_p_for<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fld: u32) -> inkwell::valu
 /// Completes the dispatch switch and the frame size; returns the frame size (0 when the
 /// kernel has no synchronization).
 pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
-    let Some(st) = &e.sync else { return 0 };
+    let Some(st) = &mut e.sync else { return 0 };
     let ctx = e.m.ctx;
     let i32t = ctx.i32_type();
+    // Save and reload the registers live across each sync point (see `live`).
+    let regs: Vec<_> = st.regs.iter().map(|r| r.0).collect();
+    let live = live::across(e.f, &regs, &st.spills);
+    let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
+    let b = ctx.create_builder();
+    let i8t = ctx.i8_type();
+    for ((leave, resume), set) in st.spills.iter().zip(&live) {
+        for (k, &(p, ty, size)) in st.regs.iter().enumerate() {
+            if !set.has(k) {
+                continue;
+            }
+            let off = *offset[k].get_or_insert_with(|| {
+                let off = (st.frame_size + size - 1) / size * size;
+                st.frame_size = off + size;
+                off
+            });
+            let off_v = ctx.i64_type().const_int(off as u64, false);
+            b.position_before(&leave.get_terminator().unwrap());
+            let fp = unsafe { b.build_in_bounds_gep(i8t, st.frame_t, &[off_v], "").unwrap() };
+            let v = b.build_load(ty, p, "").unwrap();
+            b.build_store(fp, v).unwrap();
+            b.position_before(&resume.get_terminator().unwrap());
+            let fp = unsafe { b.build_in_bounds_gep(i8t, st.frame_t, &[off_v], "").unwrap() };
+            let v = b.build_load(ty, fp, "").unwrap();
+            b.build_store(p, v).unwrap();
+        }
+    }
     let size = (st.frame_size + 15) / 16 * 16;
     st.frame_size_global.set_initializer(&ctx.i64_type().const_int(size.max(16) as u64, false));
     let b = ctx.create_builder();
@@ -191,9 +238,15 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     store(e, slot::RESUME, i32t.const_int(site as u64, false));
     store(e, slot::STATE, i32t.const_int(abi::SLOT_WAITING as u64, false));
     e.b.build_unconditional_branch(next).unwrap();
+    let leave = e.b.get_insert_block().unwrap();
     let resume = ctx.append_basic_block(e.f, "resume");
-    e.sync.as_mut().unwrap().cases.push((site, resume));
+    let cont = ctx.append_basic_block(e.f, "resumed");
+    let st = e.sync.as_mut().unwrap();
+    st.cases.push((site, resume));
+    st.spills.push((leave, resume));
     e.b.position_at_end(resume);
+    e.b.build_unconditional_branch(cont).unwrap();
+    e.b.position_at_end(cont);
 }
 
 pub fn result<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {

@@ -36,6 +36,33 @@ fn fail(cta: &mut CtaCtx, status: u32, line: u32, thread: usize) -> u32 {
 
 pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx) -> u32 {
     let n = slots.len();
+    // Fast paths, the common case of convergent code: every thread of the CTA waits at the
+    // same instruction.
+    if let Some(s0) = slots.first() {
+        let (site, kind) = (s0.site, s0.kind);
+        let uniform = s0.state == SLOT_WAITING && slots.iter().all(|s| s.state == SLOT_WAITING && s.site == site);
+        // A plain bar.sync/barrier.sync for all threads, reached by all: everyone goes on.
+        let id = (s0.bar_id & 15) as usize;
+        if uniform && kind == SYNC_BAR && s0.mode == 0 && s0.bar_count == 0 && sched.arrived[id] == 0 && slots.iter().all(|s| s.bar_id == s0.bar_id) {
+            for s in slots.iter_mut() {
+                s.state = SLOT_RUNNABLE;
+            }
+            return RESOLVE_CONTINUE;
+        }
+        // A warp collective: every lane of every warp has arrived, so each one completes.
+        if uniform && is_warp_kind(kind) {
+            for warp in slots.chunks_mut(32) {
+                let full = lane_bits(warp.len());
+                let nosync = warp[0].flags & FLAG_NOSYNC != 0;
+                let mut parts = [0u32; 32];
+                for (l, s) in warp.iter().enumerate() {
+                    parts[l] = if nosync { full } else { (s.mask | 1 << l) & full };
+                }
+                complete(warp, &parts, full);
+            }
+            return RESOLVE_CONTINUE;
+        }
+    }
     // One pass: who is done, who waits where.
     let mut live_threads = 0u32;
     let mut bar_waiting = [0u32; 16];
@@ -172,7 +199,6 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
         groups[g].2 |= 1 << l;
         group_of[l] = g;
     }
-    let mut progress = false;
     // Participants per lane (0 = not ready).
     let mut parts = [0u32; 32];
     for l in 0..n {
@@ -193,15 +219,38 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
             }
         }
     }
-    // Operands as they were on arrival (results overwrite slots while lanes complete).
-    let mut a_of = [0u64; 32];
     let mut shfl_waiting = 0u32;
     for (l, s) in warp.iter().enumerate() {
-        a_of[l] = s.a;
         if s.state == SLOT_WAITING && s.kind == SYNC_SHFL {
             shfl_waiting |= 1 << l;
         }
     }
+    complete(warp, &parts, shfl_waiting)
+}
+
+/// The low `n` bits.
+fn lane_bits(n: usize) -> u32 {
+    if n >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
+    }
+}
+
+/// Completes the collective of every lane `l` with `parts[l] != 0` (its participants) and
+/// makes it runnable; returns whether any completed. `shfl_src`: the lanes whose operand a
+/// shuffle may read (those waiting at a shuffle).
+fn complete(warp: &mut [SyncSlot], parts: &[u32; 32], shfl_src: u32) -> bool {
+    let n = warp.len();
+    // Operands as they were on arrival (results overwrite slots while lanes complete).
+    let mut a_of = [0u64; 32];
+    for (l, s) in warp.iter().enumerate() {
+        a_of[l] = s.a;
+    }
+    let mut progress = false;
+    // Vote, match and redux results depend on the participant set (and for match on the
+    // lane's own value): lanes with the same set share one computation.
+    let mut memo: Option<((u32, u32, u32, u32), u32)> = None;
     for l in 0..n {
         let p = parts[l];
         if p == 0 {
@@ -240,12 +289,20 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
                 let j = if pval { j as usize } else { l };
                 // Sourcing from a lane that does not participate is undefined; ptxr gives
                 // that lane's last value if it is in this warp, else the lane's own value.
-                let v = if j < n && (p & (1 << j) != 0 || shfl_waiting & (1 << j) != 0) { a_of[j] } else { s.a };
+                let v = if j < n && (p | shfl_src) & (1 << j) != 0 { a_of[j] } else { s.a };
                 s.result = v & 0xffff_ffff;
                 s.pred = pval as u32;
             }
             SYNC_VOTE => {
-                let ballot: u32 = (0..n).filter(|&m| p & (1 << m) != 0 && a_of[m] != 0).fold(0, |a, m| a | 1 << m);
+                let key = (p, s.kind, 0, 0);
+                let ballot = match memo {
+                    Some((mk, b)) if mk == key => b,
+                    _ => {
+                        let b = (0..n).filter(|&m| p & (1 << m) != 0 && a_of[m] != 0).fold(0, |a, m| a | 1 << m);
+                        memo = Some((key, b));
+                        b
+                    }
+                };
                 match s.mode {
                     0 => s.pred = (ballot == p) as u32,
                     1 => s.pred = (ballot != 0) as u32,
@@ -268,27 +325,14 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
                 }
             }
             SYNC_REDUX => {
-                let vals = (0..n).filter(|&m| p & (1 << m) != 0).map(|m| a_of[m] as u32);
-                let signed = s.flags & FLAG_SIGNED != 0;
-                let r: u32 = match s.mode {
-                    0 => vals.fold(0u32, |a, v| a.wrapping_add(v)),
-                    1 => {
-                        if signed {
-                            vals.map(|v| v as i32).min().unwrap_or(0) as u32
-                        } else {
-                            vals.min().unwrap_or(0)
-                        }
+                let key = (p, s.kind, s.mode, s.flags);
+                let r = match memo {
+                    Some((mk, r)) if mk == key => r,
+                    _ => {
+                        let r = redux(s.mode, s.flags & FLAG_SIGNED != 0, (0..n).filter(|&m| p & (1 << m) != 0).map(|m| a_of[m] as u32));
+                        memo = Some((key, r));
+                        r
                     }
-                    2 => {
-                        if signed {
-                            vals.map(|v| v as i32).max().unwrap_or(0) as u32
-                        } else {
-                            vals.max().unwrap_or(0)
-                        }
-                    }
-                    3 => vals.fold(u32::MAX, |a, v| a & v),
-                    4 => vals.fold(0, |a, v| a | v),
-                    _ => vals.fold(0, |a, v| a ^ v),
                 };
                 s.result = r as u64;
             }
@@ -298,4 +342,18 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
         progress = true;
     }
     progress
+}
+
+/// redux.sync: the reduction `mode` (add, min, max, and, or, xor) of `vals`.
+fn redux(mode: u32, signed: bool, vals: impl Iterator<Item = u32>) -> u32 {
+    match mode {
+        0 => vals.fold(0u32, |a, v| a.wrapping_add(v)),
+        1 if signed => vals.map(|v| v as i32).min().unwrap_or(0) as u32,
+        1 => vals.min().unwrap_or(0),
+        2 if signed => vals.map(|v| v as i32).max().unwrap_or(0) as u32,
+        2 => vals.max().unwrap_or(0),
+        3 => vals.fold(u32::MAX, |a, v| a & v),
+        4 => vals.fold(0, |a, v| a | v),
+        _ => vals.fold(0, |a, v| a ^ v),
+    }
 }

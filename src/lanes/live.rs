@@ -1,0 +1,134 @@
+//! Which registers cross each synchronization point.
+//!
+//! In a kernel with synchronization, registers are entry-block allocas (so LLVM promotes them
+//! to SSA values between sync points), and a thread's registers are copied to its frame only
+//! where it leaves for the scheduler. This backward liveness pass over the emitted LLVM
+//! function decides which: a register must be saved at sync point `k` exactly when some path
+//! from the resume point of `k` reads it before writing it.
+//!
+//! The analysis runs on the function's CFG with two changes: a block that ends at a sync
+//! point continues, for liveness, where its resume block continues (the thread leaves for the
+//! scheduler and comes back there with its saved registers), and the resume blocks define
+//! every register (they reload what is live). A register whose address
+//! is used other than by a load or a full store (passed to a call, stored as a value,
+//! written with a narrower type) is treated as live everywhere.
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::*;
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::values::{AsValueRef, FunctionValue, PointerValue};
+use std::collections::HashMap;
+
+/// A set of register indices.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Bits(Vec<u64>);
+
+impl Bits {
+    pub fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    pub fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    pub fn has(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    fn union_with(&mut self, o: &Bits) {
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            *a |= *b;
+        }
+    }
+}
+
+/// For each sync point `(leave, resume)` of `sites`, the registers live across it (`regs`
+/// indexes the sets).
+pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, BasicBlock)]) -> Vec<Bits> {
+    let n = regs.len();
+    let index: HashMap<LLVMValueRef, usize> = regs.iter().enumerate().map(|(k, r)| (r.as_value_ref(), k)).collect();
+    let mut escaping = Bits::new(n);
+    // Per block: upward-exposed uses, definitions, successors.
+    let blocks: Vec<LLVMBasicBlockRef> = f.get_basic_blocks().iter().map(|b| b.as_mut_ptr()).collect();
+    let bidx: HashMap<LLVMBasicBlockRef, usize> = blocks.iter().enumerate().map(|(k, b)| (*b, k)).collect();
+    let leave_to: HashMap<LLVMBasicBlockRef, LLVMBasicBlockRef> = sites.iter().map(|(l, r)| (l.as_mut_ptr(), r.as_mut_ptr())).collect();
+    let def_all: Vec<LLVMBasicBlockRef> = sites.iter().map(|s| s.1.as_mut_ptr()).collect();
+    let mut uses = vec![Bits::new(n); blocks.len()];
+    let mut defs = vec![Bits::new(n); blocks.len()];
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for (k, &bb) in blocks.iter().enumerate() {
+        unsafe {
+            let mut inst = LLVMGetFirstInstruction(bb);
+            while !inst.is_null() {
+                let op = LLVMGetInstructionOpcode(inst);
+                let nops = LLVMGetNumOperands(inst).max(0) as u32;
+                for o in 0..nops {
+                    let v = LLVMGetOperand(inst, o);
+                    let Some(&r) = index.get(&v) else { continue };
+                    match (op, o) {
+                        (LLVMOpcode::LLVMLoad, 0) => {
+                            if !defs[k].has(r) {
+                                uses[k].set(r);
+                            }
+                        }
+                        (LLVMOpcode::LLVMStore, 1) => {
+                            let val_t = LLVMTypeOf(LLVMGetOperand(inst, 0));
+                            if val_t == LLVMGetAllocatedType(v) {
+                                defs[k].set(r);
+                            } else {
+                                escaping.set(r);
+                            }
+                        }
+                        _ => escaping.set(r),
+                    }
+                }
+                inst = LLVMGetNextInstruction(inst);
+            }
+            if def_all.contains(&bb) {
+                for r in 0..n {
+                    defs[k].set(r);
+                }
+            }
+            {
+                let term = LLVMGetBasicBlockTerminator(*leave_to.get(&bb).unwrap_or(&bb));
+                if !term.is_null() {
+                    for s in 0..LLVMGetNumSuccessors(term) {
+                        if let Some(&j) = bidx.get(&LLVMGetSuccessor(term, s)) {
+                            succs[k].push(j);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Backward dataflow to a fixed point: in = use ∪ (out − def), out = ∪ in(successors).
+    let mut live_in = vec![Bits::new(n); blocks.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in (0..blocks.len()).rev() {
+            let mut out = Bits::new(n);
+            for &s in &succs[k] {
+                out.union_with(&live_in[s]);
+            }
+            let mut inn = uses[k].clone();
+            for (w, (o, d)) in inn.0.iter_mut().zip(out.0.iter().zip(&defs[k].0)) {
+                *w |= *o & !*d;
+            }
+            if inn != live_in[k] {
+                live_in[k] = inn;
+                changed = true;
+            }
+        }
+    }
+    sites
+        .iter()
+        .map(|(_, q)| {
+            let k = bidx[&q.as_mut_ptr()];
+            let mut out = escaping.clone();
+            for &s in &succs[k] {
+                out.union_with(&live_in[s]);
+            }
+            out
+        })
+        .collect()
+}
