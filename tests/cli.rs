@@ -94,3 +94,10 @@ fn deadlock_is_reported_not_hung() {
     assert_ne!(rc, 0);
     assert!(err.contains("deadlock") && err.contains("kernel `deadlock`") && err.contains("line 77") && err.contains("line 79"), "{err}");
 }
+
+#[test]
+fn sync_function_called_through_a_pointer_is_an_error() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/sync_indirect.ptx", "--kernel", "indirect", "--block", "32", "--arg", "buf:zero:4"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("sync_indirect.ptx:8") && err.contains("called through a function pointer"), "{err}");
+}

@@ -57,6 +57,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// NVPTX mode: the kernel's parameters copied into a buffer of the CPU layout (entry
     /// block), so that `ld.param` and parameter addresses work as on the CPU path.
     pub params_ptr: Option<PointerValue<'ctx>>,
+    /// Functions being inlined at this point (calls to functions that synchronize).
+    inlining: Vec<&'a str>,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): a thread's `.local`
@@ -171,6 +173,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         kparam_cache: HashMap::new(),
         branch_targets: HashMap::new(),
         params_ptr: None,
+        inlining: Vec::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
@@ -191,7 +194,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         }
         if e.m.nvptx {
             super::nvvm::kernel_prologue(&mut e, info)?;
-        } else if crate::lanes::has_sync(body) {
+        } else if crate::lanes::needs_scheduler(body, &e.m.sync_funcs) {
             crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
         } else {
         // Thread loops over z, y, x of the CTA.
@@ -272,8 +275,16 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.b.build_return(None).unwrap();
         e.b.position_at_end(body_bb);
     }
-    e.declare_labels(body);
-    e.stmts(body)?;
+    if !f.entry && !e.m.nvptx && e.m.sync_funcs.contains(f.name.name) {
+        // A function that synchronizes is inlined into the kernels that call it; this copy
+        // is reached only through a function pointer, where its sync points could not return
+        // to a kernel's scheduler.
+        e.span = f.name.span;
+        e.abort_with(super::abi::STATUS_SYNC_INDIRECT);
+    } else {
+        e.declare_labels(body);
+        e.stmts(body)?;
+    }
     // Falling off the end of the body finishes the thread.
     if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
         e.b.build_unconditional_branch(e.ret_bb).unwrap();
@@ -731,6 +742,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "__assertfail" => return super::ops_misc::assertfail(self, i, args),
             _ => {}
         }
+        if !self.m.nvptx && self.m.sync_funcs.contains(fname.name) {
+            return self.inline_call(i, fname, rets, args);
+        }
         let callee = match self.m.globals.get(fname.name) {
             Some(GlobalSym::Func(f)) => *f,
             _ if self.m.ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.name.name == fname.name)) => {
@@ -751,6 +765,114 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
         // A trap inside the callee stops the CTA.
         self.check_status();
+        Ok(())
+    }
+
+    /// A call to a `.func` that synchronizes, inlined into the kernel (which runs under the
+    /// lane scheduler): the callee's body is emitted in place with its own registers, labels
+    /// and variables. Its parameters and return values live in the thread's frame, since the
+    /// body may leave for the scheduler while they are live; `ret` continues after the call.
+    fn inline_call(&mut self, i: &'a Instr<'a>, fname: &'a Ident<'a>, rets: &'a [Operand<'a>], args: &'a [Operand<'a>]) -> R<()> {
+        let Some(def) = self.m.ast.items.iter().find_map(|it| match it {
+            ast::Item::Func(f) if f.name.name == fname.name && f.body.is_some() => Some(f),
+            _ => None,
+        }) else {
+            return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name)));
+        };
+        if self.sync.is_none() {
+            return Err(self.err(i.span, format!("`{}` synchronizes and can only be called from a kernel", fname.name)));
+        }
+        if self.inlining.contains(&fname.name) {
+            return Err(self.err(i.span, format!("recursive call to `{}`, a function that synchronizes, is not supported (ptxr inlines such functions into the kernel)", fname.name)));
+        }
+        if rets.len() != def.rets.len() || args.len() != def.params.len() {
+            return Err(self.err(i.span, format!("`{}` takes {} return value(s) and {} parameter(s); the call passes {} and {}", fname.name, def.rets.len(), def.params.len(), rets.len(), args.len())));
+        }
+        // Bind the callee's parameters and return values to frame storage.
+        let mut vars: HashMap<&'a str, VarLoc<'ctx>> = HashMap::new();
+        let mut copy_in: Vec<(&'a ast::VarDecl<'a>, &'a Operand<'a>)> = Vec::new();
+        let mut copy_out: Vec<(&'a ast::VarDecl<'a>, &'a Operand<'a>)> = Vec::new();
+        for (decl, op, is_ret) in def.rets.iter().zip(rets).map(|(d, o)| (d, o, true)).chain(def.params.iter().zip(args).map(|(d, o)| (d, o, false))) {
+            if decl.space == StateSpace::Reg {
+                if is_ret { copy_out.push((decl, op)) } else { copy_in.push((decl, op)) }
+                continue;
+            }
+            // A `.param` of the caller is passed by address; anything else by a copy.
+            let p = match op {
+                Operand::Name(id, None) if matches!(self.vars.get(id.name), Some(VarLoc::Ptr(..))) => match self.vars[id.name] {
+                    VarLoc::Ptr(p, _) => p,
+                    _ => unreachable!(),
+                },
+                _ => {
+                    let size = decl_size(decl).max(1);
+                    let t = self.ctx().i8_type().array_type(size);
+                    let p = self.thread_storage(t.into(), size, decl_align(decl).max(8), decl.name.name);
+                    if is_ret {
+                        copy_out.push((decl, op));
+                    } else {
+                        let v = self.read_int(op, decl.ty)?;
+                        self.b.build_store(p, v).unwrap();
+                    }
+                    p
+                }
+            };
+            vars.insert(decl.name.name, VarLoc::Ptr(p, decl.ty));
+        }
+        let mut in_vals = Vec::new();
+        for (decl, op) in &copy_in {
+            in_vals.push((decl, self.read_int(op, decl.ty)?));
+        }
+        // Enter the callee's scope.
+        let saved = (
+            std::mem::take(&mut self.regs),
+            std::mem::take(&mut self.ranges),
+            std::mem::replace(&mut self.vars, vars),
+            std::mem::take(&mut self.labels),
+            std::mem::take(&mut self.branch_targets),
+            self.ret_bb,
+            self.fname,
+        );
+        self.inlining.push(fname.name);
+        self.fname = fname.name;
+        for (decl, v) in in_vals {
+            let p = self.new_reg(decl.name.name, decl.ty);
+            self.b.build_store(p, v).unwrap();
+        }
+        for (decl, _) in &copy_out {
+            if decl.space == StateSpace::Reg {
+                self.new_reg(decl.name.name, decl.ty);
+            }
+        }
+        let after = self.ctx().append_basic_block(self.f, &format!("ret.{}", fname.name));
+        self.ret_bb = after;
+        let body = def.body.as_ref().unwrap();
+        self.declare_labels(body);
+        let r = self.stmts(body);
+        if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+            self.b.build_unconditional_branch(after).unwrap();
+        }
+        self.b.position_at_end(after);
+        // Return values, read in the callee's scope, written in the caller's.
+        let mut outs = Vec::new();
+        if r.is_ok() {
+            for (decl, op) in &copy_out {
+                let v = if decl.space == StateSpace::Reg {
+                    let (p, t) = self.regs[decl.name.name];
+                    self.b.build_load(reg_t(self.ctx(), t), p, "").unwrap().into_int_value()
+                } else {
+                    let Some(VarLoc::Ptr(p, _)) = self.vars.get(decl.name.name).copied() else { unreachable!() };
+                    self.b.build_load(reg_t(self.ctx(), decl.ty), p, "").unwrap().into_int_value()
+                };
+                outs.push((op, decl.ty, v));
+            }
+        }
+        self.inlining.pop();
+        (self.regs, self.ranges, self.vars, self.labels, self.branch_targets, self.ret_bb, self.fname) = saved;
+        self.span = i.span;
+        r?;
+        for (op, ty, v) in outs {
+            self.write_raw(op, ty, v)?;
+        }
         Ok(())
     }
 

@@ -99,6 +99,8 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     pub nvptx: bool,
     /// NVPTX mode: function-scope `.shared` variables as `addrspace(3)` globals.
     pub fn_shared_g: HashMap<(&'a str, &'a str), GlobalValue<'ctx>>,
+    /// `.func`s that synchronize (directly or through calls): inlined into kernels.
+    pub sync_funcs: std::collections::HashSet<&'a str>,
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -128,7 +130,7 @@ pub fn compile_nvvm<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str
 
 fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new() };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast) };
     m.declare_globals();
     // Function-scope shared variables get offsets in the same window.
     for item in &ast.items {

@@ -17,7 +17,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         return super::nvvm::sync(e, i);
     }
     if e.sync.is_none() {
-        return Err(e.err(i.opcode.span, format!("`{}` inside a `.func` is not supported yet (synchronization must be in the kernel body)", super::func::instr_name(i))));
+        return Err(e.err(i.opcode.span, format!("internal error: `{}` outside a kernel's scheduler (functions that synchronize are inlined into kernels)", super::func::instr_name(i))));
     }
     let i32t = e.ctx().i32_type();
     let c32 = |v: u32| i32t.const_int(v as u64, false);

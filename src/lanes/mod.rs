@@ -47,6 +47,63 @@ pub fn has_sync(body: &[Stmt]) -> bool {
     })
 }
 
+/// The direct callees of a body (`call ... f, ...`).
+fn callees<'a>(body: &[Stmt<'a>], out: &mut Vec<&'a str>) {
+    for s in body {
+        match s {
+            Stmt::Instr(i) if i.opcode.name == "call" => {
+                let rest = match i.operands.first() {
+                    Some(crate::syntax::ast::Operand::List(..)) => &i.operands[1..],
+                    _ => &i.operands[..],
+                };
+                if let Some(crate::syntax::ast::Operand::Name(f, _)) = rest.first() {
+                    out.push(f.name);
+                }
+            }
+            Stmt::Block(b, _) => callees(b, out),
+            _ => {}
+        }
+    }
+}
+
+/// The `.func`s of a module that synchronize, directly or through the functions they call.
+/// A kernel calling one of them runs under the scheduler, and the call is inlined into the
+/// kernel (the sync point must return to the kernel's scheduler loop).
+pub fn sync_funcs<'a>(ast: &crate::syntax::ast::Module<'a>) -> std::collections::HashSet<&'a str> {
+    use crate::syntax::ast::Item;
+    let funcs: Vec<(&'a str, bool, Vec<&'a str>)> = ast
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Func(f) if !f.entry => f.body.as_ref().map(|b| {
+                let mut c = Vec::new();
+                callees(b, &mut c);
+                (f.name.name, has_sync(b), c)
+            }),
+            _ => None,
+        })
+        .collect();
+    let mut set: std::collections::HashSet<&'a str> = funcs.iter().filter(|f| f.1).map(|f| f.0).collect();
+    loop {
+        let before = set.len();
+        for (name, _, calls) in &funcs {
+            if !set.contains(name) && calls.iter().any(|c| set.contains(c)) {
+                set.insert(name);
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Whether a kernel body synchronizes, directly or through a call to one of `funcs`.
+pub fn needs_scheduler(body: &[Stmt], funcs: &std::collections::HashSet<&str>) -> bool {
+    let mut c = Vec::new();
+    callees(body, &mut c);
+    has_sync(body) || c.iter().any(|f| funcs.contains(f))
+}
+
 /// The LLVM type of `SyncSlot`.
 pub fn slot_type<'ctx>(c: &'ctx inkwell::context::Context) -> inkwell::types::StructType<'ctx> {
     let i32t = c.i32_type();

@@ -340,6 +340,7 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
                 format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point ({d})")
             }
             abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
+            abi::STATUS_SYNC_INDIRECT => format!("{whr}: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)"),
             s => format!("{whr}: error: launch failed (status {s})"),
         };
         return Err(LaunchError(msg));
