@@ -18,7 +18,8 @@
 //! A thread's `.local` variables live in its frame. Its registers are allocas, which LLVM
 //! promotes to SSA values between sync points; at each sync point the registers live across
 //! it (`live`) are saved to the frame before the thread returns to the scheduler and reloaded
-//! in the resume block. `resolve` completes each collective whose
+//! in the resume block. A `.func` that synchronizes is inlined into the kernel (`sync_funcs`,
+//! `FnEmitter::inline_call`), so that its sync points return to this scheduler too. `resolve` completes each collective whose
 //! participants have all arrived (the lanes of `membermask`; for the deprecated non-`.sync`
 //! forms and `activemask`, the lanes waiting at the same instruction once the whole warp is
 //! blocked), releases barriers whose expected count has arrived, and reports a deadlock
