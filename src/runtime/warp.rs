@@ -51,6 +51,12 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         }
         // A warp collective: every lane of every warp has arrived, so each one completes.
         if uniform && is_warp_kind(kind) {
+            if kind == SYNC_SHFL {
+                for warp in slots.chunks_mut(32) {
+                    shfl_all(warp);
+                }
+                return RESOLVE_CONTINUE;
+            }
             for warp in slots.chunks_mut(32) {
                 let full = lane_bits(warp.len());
                 let nosync = warp[0].flags & FLAG_NOSYNC != 0;
@@ -226,6 +232,46 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
         }
     }
     complete(warp, &parts, shfl_waiting)
+}
+
+/// A shuffle that every lane of `warp` has reached (PTX ISA 9.7.8.5): each lane's source
+/// lane `j` is computed from its own `b` and `c`; when `j` is valid and inside the warp the
+/// result is lane `j`'s operand, else the lane's own.
+fn shfl_all(warp: &mut [SyncSlot]) {
+    let n = warp.len();
+    let mut a = [0u32; 32];
+    for (l, s) in warp.iter().enumerate() {
+        a[l] = s.a as u32;
+    }
+    for (l, s) in warp.iter_mut().enumerate() {
+        let lane = l as u32;
+        let bval = s.b & 31;
+        let cval = s.c & 31;
+        let segmask = (s.c >> 8) & 31;
+        let max_lane = (lane & segmask) | (cval & !segmask);
+        let (j, pval) = match s.mode {
+            0 => {
+                let j = lane as i64 - bval as i64;
+                (j, j >= max_lane as i64)
+            }
+            1 => {
+                let j = (lane + bval) as i64;
+                (j, j <= max_lane as i64)
+            }
+            2 => {
+                let j = (lane ^ bval) as i64;
+                (j, j <= max_lane as i64)
+            }
+            _ => {
+                let j = ((lane & segmask) | (bval & !segmask)) as i64;
+                (j, j <= max_lane as i64)
+            }
+        };
+        let v = if pval && (j as usize) < n { a[j as usize] } else { a[l] };
+        s.result = v as u64;
+        s.pred = pval as u32;
+        s.state = SLOT_RUNNABLE;
+    }
 }
 
 /// The low `n` bits.
