@@ -234,6 +234,37 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
     complete(warp, &parts, shfl_waiting)
 }
 
+/// PTX ISA 9.7.8.5 shfl.sync: the source lane `j` of `lane` for `mode` (up, down, bfly,
+/// idx) with operands `b` and `c`, and whether it is in range (`p`); out of range, the
+/// source is the lane itself (it keeps its own value).
+fn shfl_source(lane: u32, mode: u32, b: u32, c: u32) -> (usize, bool) {
+    let bval = b & 31;
+    let cval = c & 31;
+    let segmask = (c >> 8) & 31;
+    let max_lane = (lane & segmask) | (cval & !segmask);
+    let min_lane = lane & segmask;
+    let (j, p) = match mode {
+        0 => {
+            let j = lane as i64 - bval as i64;
+            (j, j >= max_lane as i64)
+        }
+        1 => {
+            let j = (lane + bval) as i64;
+            (j, j <= max_lane as i64)
+        }
+        2 => {
+            let j = (lane ^ bval) as i64;
+            (j, j <= max_lane as i64)
+        }
+        _ => {
+            let j = (min_lane | (bval & !segmask)) as i64;
+            (j, j <= max_lane as i64)
+        }
+    };
+    // With p true, j >= max_lane >= 0 (up) or j is built from non-negative parts.
+    (if p { j as usize } else { lane as usize }, p)
+}
+
 /// A shuffle that every lane of `warp` has reached (PTX ISA 9.7.8.5): each lane's source
 /// lane `j` is computed from its own `b` and `c`; when `j` is valid and inside the warp the
 /// result is lane `j`'s operand, else the lane's own.
@@ -244,30 +275,8 @@ fn shfl_all(warp: &mut [SyncSlot]) {
         a[l] = s.a as u32;
     }
     for (l, s) in warp.iter_mut().enumerate() {
-        let lane = l as u32;
-        let bval = s.b & 31;
-        let cval = s.c & 31;
-        let segmask = (s.c >> 8) & 31;
-        let max_lane = (lane & segmask) | (cval & !segmask);
-        let (j, pval) = match s.mode {
-            0 => {
-                let j = lane as i64 - bval as i64;
-                (j, j >= max_lane as i64)
-            }
-            1 => {
-                let j = (lane + bval) as i64;
-                (j, j <= max_lane as i64)
-            }
-            2 => {
-                let j = (lane ^ bval) as i64;
-                (j, j <= max_lane as i64)
-            }
-            _ => {
-                let j = ((lane & segmask) | (bval & !segmask)) as i64;
-                (j, j <= max_lane as i64)
-            }
-        };
-        let v = if pval && (j as usize) < n { a[j as usize] } else { a[l] };
+        let (j, pval) = shfl_source(l as u32, s.mode, s.b, s.c);
+        let v = if j < n { a[j] } else { a[l] };
         s.result = v as u64;
         s.pred = pval as u32;
         s.state = SLOT_RUNNABLE;
@@ -308,31 +317,7 @@ fn complete(warp: &mut [SyncSlot], parts: &[u32; 32], shfl_src: u32) -> bool {
             SYNC_WARP => {}
             SYNC_ACTIVEMASK => s.result = p as u64,
             SYNC_SHFL => {
-                // PTX ISA 9.7.8.5 shfl.sync semantics.
-                let bval = s.b & 31;
-                let cval = s.c & 31;
-                let segmask = (s.c >> 8) & 31;
-                let max_lane = (lane & segmask) | (cval & !segmask);
-                let min_lane = lane & segmask;
-                let (j, pval): (i64, bool) = match s.mode {
-                    0 => {
-                        let j = lane as i64 - bval as i64;
-                        (j, j >= max_lane as i64)
-                    }
-                    1 => {
-                        let j = lane as i64 + bval as i64;
-                        (j, j <= max_lane as i64)
-                    }
-                    2 => {
-                        let j = (lane ^ bval) as i64;
-                        (j, j <= max_lane as i64)
-                    }
-                    _ => {
-                        let j = (min_lane | (bval & !segmask)) as i64;
-                        (j, j <= max_lane as i64)
-                    }
-                };
-                let j = if pval { j as usize } else { l };
+                let (j, pval) = shfl_source(lane, s.mode, s.b, s.c);
                 // Sourcing from a lane that does not participate is undefined; ptxr gives
                 // that lane's last value if it is in this warp, else the lane's own value.
                 let v = if j < n && (p | shfl_src) & (1 << j) != 0 { a_of[j] } else { s.a };
