@@ -107,7 +107,7 @@ fn bfind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
 
 /// PTX ISA 9.7.1.17 fns: the |offset|-th set bit of `mask` counting from bit `base` upwards
 /// (offset > 0) or downwards (offset < 0); offset 0 tests bit `base` itself; 0xffffffff
-/// when not found. `base` > 31 is undefined; ptxr gives 0xffffffff.
+/// when not found. `base` > 31 is undefined; ptxr gives 0xffffffff, as the GPU does.
 fn fns<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let mask = e.read_int(&i.operands[1], Type::B32)?;
     let base = e.read_int(&i.operands[2], Type::U32)?;
@@ -156,6 +156,10 @@ fn fns<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let is0 = cmp(e, IntPredicate::EQ, off, i32c(e, 0));
     let r = sel(e, is0, r0, rn);
     let r = sel(e, base_ok, r, none);
+    // GPU-measured (H100): offset = INT_MIN gives 0 for every mask and base, where the
+    // pseudo-code's |offset| - 1 would search on and find nothing.
+    let min = cmp(e, IntPredicate::EQ, off, i32c(e, 0x8000_0000));
+    let r = sel(e, min, i32c(e, 0), r);
     e.write(&i.operands[0], Type::B32, r.into())
 }
 
@@ -174,27 +178,37 @@ fn field<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pos: IntValue<'ctx>, len: IntValue<'
     (fmask, sh)
 }
 
-/// PTX ISA 9.7.1.19 bfe, following the spec's pseudo-code: pos = b & 0xff, len = c & 0xff;
-/// bits i < len with pos + i <= msb come from a[pos + i], the rest are the sign bit
-/// (0 for unsigned or len == 0, else a[min(pos + len - 1, msb)]).
+/// The position and length operands of bfe/bfi: restricted to 0..255 by the spec's pseudo-code
+/// (`& 0xff`). GPU-measured (H100): the 32-bit forms mask, but the 64-bit forms use the whole
+/// u32 values (a position of 256 is past the msb, not 0), and ptxr follows the hardware there.
+fn pos_len<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: IntValue<'ctx>, l: IntValue<'ctx>, w: u64) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    if w == 64 {
+        return (p, l);
+    }
+    (e.b.build_and(p, i32c(e, 0xff), "").unwrap(), e.b.build_and(l, i32c(e, 0xff), "").unwrap())
+}
+
+/// PTX ISA 9.7.1.19 bfe, following the spec's pseudo-code: pos = b & 0xff, len = c & 0xff
+/// (see `pos_len` for the 64-bit forms); bits i < len with pos + i <= msb come from a[pos + i],
+/// the rest are the sign bit (0 for unsigned or len == 0, else a[min(pos + len - 1, msb)]).
 fn bfe<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
     let a = e.read_int(&i.operands[1], ty)?;
     let b = e.read_int(&i.operands[2], Type::U32)?;
     let c = e.read_int(&i.operands[3], Type::U32)?;
     let t = a.get_type();
     let w = t.get_bit_width() as u64;
-    let msb = i32c(e, w - 1);
-    let pos = e.b.build_and(b, i32c(e, 0xff), "").unwrap();
-    let len = e.b.build_and(c, i32c(e, 0xff), "").unwrap();
+    let (pos, len) = pos_len(e, b, c, w);
     let (fmask, sh) = field(e, pos, len, t);
     let field = e.b.build_right_shift(a, sh, false, "").unwrap();
     let field = e.b.build_and(field, fmask, "").unwrap();
     if !ty.is_signed() {
         return e.write(&i.operands[0], ty, field.into());
     }
-    // sbit = len == 0 ? 0 : a[min(pos + len - 1, msb)]   (pos + len - 1 <= 509, no wrap)
-    let top = e.b.build_int_add(pos, len, "").unwrap();
-    let top = e.b.build_int_sub(top, i32c(e, 1), "").unwrap();
+    // sbit = len == 0 ? 0 : a[min(pos + len - 1, msb)], summed in 64 bits (no wrap)
+    let i64t = e.ctx().i64_type();
+    let top = e.b.build_int_add(e.resize(pos, 64, false), e.resize(len, 64, false), "").unwrap();
+    let top = e.b.build_int_sub(top, i64t.const_int(1, false), "").unwrap();
+    let msb = i64t.const_int(w - 1, false);
     let big = cmp(e, IntPredicate::UGT, top, msb);
     let top = sel(e, big, msb, top);
     let top = e.resize(top, w as u32, false);
@@ -211,15 +225,14 @@ fn bfe<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) ->
 }
 
 /// PTX ISA 9.7.1.20 bfi: f = b with bits [pos, pos + len) replaced by a's low bits, where
-/// pos = c & 0xff and len = d & 0xff; bits past the msb are not written.
+/// pos = c & 0xff and len = d & 0xff (see `pos_len` for .b64); bits past the msb are not written.
 fn bfi<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
     let a = e.read_int(&i.operands[1], ty)?;
     let b = e.read_int(&i.operands[2], ty)?;
     let c = e.read_int(&i.operands[3], Type::U32)?;
     let d = e.read_int(&i.operands[4], Type::U32)?;
     let t = a.get_type();
-    let pos = e.b.build_and(c, i32c(e, 0xff), "").unwrap();
-    let len = e.b.build_and(d, i32c(e, 0xff), "").unwrap();
+    let (pos, len) = pos_len(e, c, d, t.get_bit_width() as u64);
     let (fmask, sh) = field(e, pos, len, t);
     let m = e.b.build_left_shift(fmask, sh, "").unwrap();
     let ins = e.b.build_left_shift(a, sh, "").unwrap();

@@ -67,7 +67,9 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             return Ok(if dt == Type::F64 { f } else { super::ops_float::canon_nan(e, f) });
         }
         let a = e.read(&i.operands[1], at)?;
-        Ok(if ftz && at == Type::F32 { super::ops_float::ftz_val(e, a) } else { a }.into_float_value())
+        // GPU-measured: cvt.ftz.f16.f32 does not flush subnormal inputs (a tiny input rounds to
+        // the smallest f16 subnormal under .rp/.rm), so .ftz acts on f32 sources elsewhere only.
+        Ok(if ftz && at == Type::F32 && dt != Type::F16 { super::ops_float::ftz_val(e, a) } else { a }.into_float_value())
     };
     let r: BasicValueEnum<'ctx> = match (dt.is_float(), at.is_float()) {
         (true, true) => {
@@ -90,7 +92,9 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                         }
                     }
                 } else {
-                    let nan = if at == Type::F64 { 0x7e00 } else { super::ops_half::CANON_NAN };
+                    // GPU-measured: f32 NaNs give the canonical 0x7fff; f64 NaNs keep their sign
+                    // and upper payload bits, quieted.
+                    let nan = if at == Type::F64 { None } else { Some(super::ops_half::CANON_NAN) };
                     super::ops_half::round_f16_nan(e, ext64(e, av), frnd.unwrap_or(Rnd::N), nan)
                 };
                 let h = if sat || relu {
@@ -114,6 +118,9 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                     None => av,
                 }
             } else if dt.bits() > src_bits {
+                // GPU-measured: cvt.ftz.f64.f32 turns every NaN into the canonical f32 NaN
+                // widened (0x7fffffffe0000000); without .ftz the payload is kept.
+                let av = if ftz && at == Type::F32 { super::ops_float::canon_nan(e, av) } else { av };
                 e.b.build_float_ext(av, e.val_t(dt).into_float_type(), "").unwrap()
             } else {
                 // f64 → f32. GPU-verified: with .ftz, inputs below 2^-126 flush to ±0 even when

@@ -91,7 +91,18 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.3.11-12 min/max: a NaN input yields the other input; -0 < +0.
         "min" | "max" => min_max(e, src[0], src[1], op == "min"),
         // PTX ISA 9.7.3.2 copysign: sign of a, magnitude of b.
-        "copysign" => e.intrinsic("llvm.copysign", &[ft.into()], &[src[1].into(), src[0].into()]).into_float_value(),
+        // Bit operations rather than llvm.copysign: NVPTX lowers that intrinsic to abs/neg/selp,
+        // which canonicalize or quiet NaN payloads that copysign must keep.
+        "copysign" => {
+            let a = e.to_bits(src[0].into());
+            let b = e.to_bits(src[1].into());
+            let it = a.get_type();
+            let sign = it.const_int(1u64 << (it.get_bit_width() - 1), false);
+            let s = e.b.build_and(a, sign, "").unwrap();
+            let m = e.b.build_and(b, sign.const_not(), "").unwrap();
+            let r = e.b.build_or(s, m, "").unwrap();
+            e.from_bits(r, ty).into_float_value()
+        }
         // PTX ISA 9.7.3.13 rcp
         "rcp" => {
             let one = ft.const_float(1.0);
@@ -146,7 +157,16 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             // GPU-verified: abs.f64/neg.f64 return a NaN input quieted, sign unchanged.
             nan_f64(e, r, &src)
         }
-        Type::F64 if op != "copysign" => nan_f64(e, r, &src),
+        Type::F64 if op != "copysign" => {
+            // GPU-measured priority among several NaN operands (the last listed wins): fma/mad
+            // returns b over c over a; div returns a over b; the others return the second.
+            let order = match (op, src.len()) {
+                ("fma" | "mad", 3) => vec![src[0], src[2], src[1]],
+                ("div", 2) => vec![src[1], src[0]],
+                _ => src.clone(),
+            };
+            nan_f64(e, r, &order)
+        }
         _ => r,
     };
     let mut r: BasicValueEnum = r.into();
@@ -180,8 +200,8 @@ fn and_all<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: &[IntValue<'ctx>]) -> IntValue<
     r
 }
 
-/// f64 NaN results (GPU-verified): a NaN operand, quieted — the last one when several are
-/// NaN (`mul`/`min` of two NaNs give the second) — else the default NaN 0xfff8000000000000.
+/// f64 NaN results (GPU-verified): a NaN operand, quieted — the last one of `src` when several
+/// are NaN (callers order `src` by the GPU's priority) — else the default NaN 0xfff8000000000000.
 pub fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[FloatValue<'ctx>]) -> FloatValue<'ctx> {
     let i64t = e.ctx().i64_type();
     let mut out = i64t.const_int(0xfff8_0000_0000_0000, false);

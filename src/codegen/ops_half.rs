@@ -61,12 +61,12 @@ pub fn h2d<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> FloatValue<'
 /// `c` is far below the other's last bit, where the RN-to-f64 step cannot reach an f16
 /// rounding boundary; so RN(f64) then RN(f16) equals RN(f16) of the exact value.
 pub fn round_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd) -> IntValue<'ctx> {
-    round_f16_nan(e, v, rnd, CANON_NAN)
+    round_f16_nan(e, v, rnd, Some(CANON_NAN))
 }
 
-/// `round_f16` with the NaN result `nan` (GPU-verified: cvt.f16.f64 of a NaN gives 0x7e00,
-/// everything else 0x7fff).
-pub fn round_f16_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd, nan: u64) -> IntValue<'ctx> {
+/// `round_f16` with the NaN result `nan`, or with the input's sign and upper payload bits
+/// quieted when `nan` is None (GPU-measured: cvt.f16.f64 does that, everything else gives 0x7fff).
+pub fn round_f16_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd, nan: Option<u64>) -> IntValue<'ctx> {
     let i64t = e.ctx().i64_type();
     let c = |k: u64| i64t.const_int(k, false);
     let b = &e.b;
@@ -122,7 +122,12 @@ pub fn round_f16_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd
     let mag = b.build_select(is_inf, c(0x7c00), mag, "").unwrap().into_int_value();
     let r = b.build_or(mag, b.build_left_shift(sign, c(15), "").unwrap(), "").unwrap();
     let is_nan = b.build_int_compare(IntPredicate::UGT, abs, c(0x7ff0_0000_0000_0000), "").unwrap();
-    let r = b.build_select(is_nan, c(nan), r, "").unwrap().into_int_value();
+    let nan = match nan {
+        Some(k) => c(k),
+        // Sign kept, quiet bit set, payload = the upper 10 mantissa bits.
+        None => b.build_or(b.build_or(b.build_left_shift(sign, c(15), "").unwrap(), c(0x7e00), "").unwrap(), b.build_right_shift(man, c(42), false, "").unwrap(), "").unwrap(),
+    };
+    let r = b.build_select(is_nan, nan, r, "").unwrap().into_int_value();
     b.build_int_truncate(r, e.ctx().i16_type(), "").unwrap()
 }
 

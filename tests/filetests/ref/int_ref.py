@@ -143,6 +143,8 @@ def bfind(a, w, s, shiftamt):  # 9.7.1.16 pseudo-code
 
 def fns(mask, base, offset):  # 9.7.1.17 pseudo-code
     offset = S(offset, 32)
+    if offset == -(1 << 31):
+        return 0  # measured on an H100 (tests/filetests/gpu): INT_MIN gives 0, not the pseudo-code's 0xffffffff
     d = 0xFFFFFFFF
     if offset == 0:
         if bit(mask, base) == 1:
@@ -167,7 +169,8 @@ def brev(a, w):  # 9.7.1.18
 
 def bfe(a, b, c, w, s):  # 9.7.1.19 pseudo-code
     msb = w - 1
-    pos, ln = b & 0xFF, c & 0xFF
+    # The pseudo-code masks with 0xff; the H100 does so for 32-bit types only (tests/filetests/gpu).
+    pos, ln = (b & 0xFF, c & 0xFF) if w == 32 else (b, c)
     sbit = 0 if (not s or ln == 0) else bit(a, min(pos + ln - 1, msb))
     d = 0
     for i in range(msb + 1):
@@ -177,7 +180,7 @@ def bfe(a, b, c, w, s):  # 9.7.1.19 pseudo-code
 
 def bfi(a, b, c, d, w):  # 9.7.1.20 pseudo-code
     msb = w - 1
-    pos, ln = c & 0xFF, d & 0xFF
+    pos, ln = (c & 0xFF, d & 0xFF) if w == 32 else (c, d)
     f = b
     i = 0
     while i < ln and pos + i <= msb:
@@ -937,8 +940,8 @@ GPU_NOTES = {n: GPU for n in ["int/mul", "int/mad", "int/sad", "int/div_rem", "i
 GPU_NOTES["int/mul24"] = GPU + ("\n// The H100 also uses only the low 24 bits of the .s32 operands (lane 5: 0x00ffffff acts as -1).")
 GPU_NOTES["int/div_zero"] = GPU
 GPU_NOTES["int/set"] = "// k_set32 and k_setf were checked on an NVIDIA H100 (CuPy, `int_ref.py --gpu`): all values match."
-GPU_NOTES["bits/fns"] = GPU + ("\n// Except k_fns_intmin (offset = INT_MIN), where the H100 returns 0 and the spec's pseudo-code\n"
-                               "// gives 0xffffffff; ptxr follows the spec.")
+GPU_NOTES["bits/fns"] = GPU + ("\n// k_fns_intmin (offset = INT_MIN): the H100 returns 0 where the spec's pseudo-code gives\n"
+                               "// 0xffffffff; ptxr and this file follow the hardware.")
 
 
 def gpu():
