@@ -110,6 +110,26 @@ impl Default for NvptxOptions {
     }
 }
 
+impl NvptxOptions {
+    /// These options with `sm` raised to the module's `.target` when that is higher (PTX'
+    /// needs what the source needs: integer `wmma` needs sm_72, for example).
+    pub fn for_module(&self, text: &str) -> NvptxOptions {
+        let num = |s: &str| s.strip_prefix("sm_").and_then(|v| v.trim_end_matches('a').parse::<u32>().ok());
+        let module_sm = text
+            .lines()
+            .map(str::trim_start)
+            .find(|l| l.starts_with(".target"))
+            .and_then(|l| l[".target".len()..].split(|c: char| c == ',' || c.is_whitespace()).find_map(|t| num(t.trim())));
+        let mut o = self.clone();
+        if let (Some(m), Some(cur)) = (module_sm, num(&self.sm)) {
+            if m > cur {
+                o.sm = format!("sm_{m}");
+            }
+        }
+        o
+    }
+}
+
 fn nvptx_machine(o: &NvptxOptions) -> Result<inkwell::targets::TargetMachine> {
     let sm_ok = o.sm.strip_prefix("sm_").map_or(false, |v| !v.is_empty() && v.trim_end_matches('a').chars().all(|c| c.is_ascii_digit()));
     if !sm_ok {
@@ -122,6 +142,7 @@ fn nvptx_machine(o: &NvptxOptions) -> Result<inkwell::targets::TargetMachine> {
 /// Lowers `src` to NVVM-form LLVM IR (one thread per function, `llvm.nvvm.*` intrinsics,
 /// NVPTX address spaces), optimized for the NVPTX target; returns the module's text.
 pub fn nvvm_ir(src: &SourceFile, o: &NvptxOptions) -> Result<String> {
+    let o = &o.for_module(&src.text);
     let ctx = Context::create();
     let module = lower_nvvm(&ctx, src, o)?;
     Ok(module.print_to_string().to_string())
@@ -137,6 +158,7 @@ fn lower_nvvm<'ctx>(ctx: &'ctx Context, src: &SourceFile, o: &NvptxOptions) -> R
 
 /// PTX → ptxr → NVVM IR → LLVM's NVPTX backend → PTX'.
 pub fn to_ptx(src: &SourceFile, o: &NvptxOptions) -> Result<String> {
+    let o = &o.for_module(&src.text);
     let ctx = Context::create();
     let module = lower_nvvm(&ctx, src, o)?;
     nvptx_codegen(&module, o)

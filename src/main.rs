@@ -41,6 +41,7 @@ enum Cmd {
         no_c_abi: bool,
         #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
         opt: u32,
+        /// NVPTX target (raised to the module's `.target` when that is higher).
         #[arg(long, default_value = "sm_70")]
         sm: String,
         #[arg(short = 'o')]
@@ -72,6 +73,7 @@ enum Cmd {
     /// that PTX's round trip.
     Roundtrip {
         file: PathBuf,
+        /// NVPTX target (raised to the module's `.target` when that is higher).
         #[arg(long, default_value = "sm_70")]
         sm: String,
         /// PTX ISA version of PTX'.

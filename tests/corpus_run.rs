@@ -723,6 +723,72 @@ fn matmul_tiled() {
     rep.finish();
 }
 
+// ---------------------------------------------------------------------------------- wmma_gemm
+
+/// f16 bits of a small integer (|v| <= 2048, exact).
+fn f16_of_int(v: i32) -> u16 {
+    if v == 0 {
+        return 0;
+    }
+    let (s, m) = (if v < 0 { 0x8000u16 } else { 0 }, v.unsigned_abs());
+    assert!(m < 2048);
+    let e = 31 - m.leading_zeros(); // m = 1.f * 2^e
+    let frac = (m << (10 - e)) & 0x3ff;
+    s | ((e + 15) as u16) << 10 | frac as u16
+}
+
+#[test]
+fn wmma_gemm() {
+    let mut rep = Report::new("wmma_gemm");
+    // Small integer inputs: every product and partial sum is an exact integer in f16/f32, so
+    // any accumulation order gives the exact result, which the references compute in i64.
+    for_variants(&mut rep, "wmma_gemm", |rep, l, v| {
+        for &(m, n, k, bx, by) in &[(16usize, 16usize, 16usize, 32u32, 1u32), (48, 32, 64, 64, 2), (32, 48, 32, 96, 1)] {
+            rep.case(format!("{v} wmma_gemm {m}x{n}x{k} block=({bx},{by})"), || {
+                let mut r = Rng::new((m * 7 + n * 3 + k) as u64);
+                let ai: Vec<i32> = (0..m * k).map(|_| r.u32() as i32 % 5).collect();
+                let bi: Vec<i32> = (0..k * n).map(|_| r.u32() as i32 % 5 - 2).collect();
+                let ci: Vec<i32> = (0..m * n).map(|_| r.u32() as i32 % 100).collect();
+                let a: Vec<u16> = ai.iter().map(|&x| f16_of_int(x)).collect();
+                let b: Vec<u16> = bi.iter().map(|&x| f16_of_int(x)).collect(); // column-major: b[col * k + row]
+                let c: Vec<f32> = ci.iter().map(|&x| x as f32).collect();
+                let warps_x = (m / 16) as u32;
+                let grid = Dim3((warps_x * 32).div_ceil(bx), (n as u32 / 16).div_ceil(by), 1);
+                let mut args = [buf(&a), buf(&b), buf(&c), s32(m as i64), s32(n as i64), s32(k as i64)];
+                launch(l, "wmma_gemm", grid, Dim3(bx, by, 1), &mut args)?;
+                let got: Vec<f32> = read(&args[2]);
+                let want: Vec<f32> = (0..m * n)
+                    .map(|idx| {
+                        let (i, j) = (idx / n, idx % n);
+                        (ci[idx] as i64 + (0..k).map(|kk| ai[i * k + kk] as i64 * bi[j * k + kk] as i64).sum::<i64>()) as f32
+                    })
+                    .collect();
+                exact("C", &got, &want)
+            });
+        }
+        for &(m, n, k) in &[(32usize, 8usize, 16usize), (64, 24, 48)] {
+            rep.case(format!("{v} wmma_gemm_h {m}x{n}x{k}"), || {
+                let mut r = Rng::new((m + n * 5 + k * 11) as u64);
+                let ai: Vec<i32> = (0..m * k).map(|_| r.u32() as i32 % 7 - 3).collect();
+                let bi: Vec<i32> = (0..k * n).map(|_| r.u32() as i32 % 7 - 3).collect();
+                let a: Vec<u16> = ai.iter().map(|&x| f16_of_int(x)).collect();
+                let b: Vec<u16> = bi.iter().map(|&x| f16_of_int(x)).collect(); // row-major
+                let mut args = [buf(&a), buf(&b), zeros::<u16>(m * n), s32(m as i64), s32(n as i64), s32(k as i64)];
+                launch(l, "wmma_gemm_h", Dim3((m / 32) as u32, (n / 8) as u32, 1), d1(32), &mut args)?;
+                let got: Vec<u16> = read(&args[2]);
+                let want: Vec<u16> = (0..m * n)
+                    .map(|idx| {
+                        let (i, j) = (idx / n, idx % n);
+                        f16_of_int((0..k).map(|kk| ai[i * k + kk] * bi[kk * n + j]).sum())
+                    })
+                    .collect();
+                exact("D", &got, &want)
+            });
+        }
+    });
+    rep.finish();
+}
+
 // ---------------------------------------------------------------------------------- histogram
 
 fn hist_ref(data: &[u8]) -> Vec<u32> {
@@ -1860,6 +1926,8 @@ fn every_corpus_kernel_is_covered() {
         "int_to_float",
         "atomic_stats",
         "atomic_scatter_add",
+        "wmma_gemm",
+        "wmma_gemm_h",
     ];
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let mut missing = Vec::new();

@@ -84,6 +84,8 @@ pub struct SyncState<'ctx> {
     /// Per sync site: the block that leaves for the scheduler (registers are saved before
     /// its terminator) and the resume block (they are reloaded there).
     pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>)>,
+    /// Frame offset of the area through which `wmma.mma` exchanges fragments (ops_wmma).
+    pub wmma_area: Option<u32>,
 }
 
 pub fn int_t<'ctx>(ctx: &'ctx inkwell::context::Context, bits: u32) -> IntType<'ctx> {
@@ -678,7 +680,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "call" => self.call(i),
             _ => {
                 // Half forms first: they share opcodes with the integer and float families.
-                if super::sync::emit(self, i)?
+                if super::ops_wmma::emit(self, i)?
+                    || super::sync::emit(self, i)?
                     || super::ops_half::emit(self, i)?
                     || super::ops_int::emit(self, i)?
                     || super::ops_bits::emit(self, i)?

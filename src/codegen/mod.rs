@@ -22,6 +22,8 @@ mod ops_int;
 mod ops_mem;
 mod ops_misc;
 mod ops_video;
+mod ops_wmma;
+mod wmma_layout;
 pub(crate) mod nvvm;
 pub(crate) mod sync;
 pub mod target;

@@ -211,6 +211,25 @@ def t_matmul_tiled(m, c):
         c.eq("matmul_tiled n=%d" % n, C.read(), want, lambda g_, w: close(g_, w, 1e-5, 1e-5))
 
 
+def t_wmma_gemm(m, c):
+    # small integers: exact in f16/f32 whatever the accumulation order
+    for (M, N, K, bx, by) in ((16, 16, 16, 32, 1), (48, 32, 64, 64, 2)):
+        A, B, C0 = ri(0, 4, M * K), ri(-2, 2, K * N), ri(0, 99, M * N)
+        C = Buf("f", [float(v) for v in C0])
+        grid = [ceil_div(M // 16 * 32, bx), ceil_div(N // 16, by)]
+        launch(m, "wmma_gemm", grid, [bx, by], [Buf("H", [f2h(v) for v in A]), Buf("H", [f2h(v) for v in B]), C,
+                                                 i32(M), i32(N), i32(K)])
+        want = [float(C0[i * N + j] + sum(A[i * K + k] * B[j * K + k] for k in range(K))) for i in range(M) for j in range(N)]
+        c.eq("wmma_gemm %dx%dx%d" % (M, N, K), C.read(), want)
+    for (M, N, K) in ((64, 24, 48),):
+        A, B = ri(-3, 3, M * K), ri(-3, 3, K * N)
+        D = Buf("H", [0] * (M * N))
+        launch(m, "wmma_gemm_h", [M // 32, N // 8], [32], [Buf("H", [f2h(v) for v in A]), Buf("H", [f2h(v) for v in B]), D,
+                                                            i32(M), i32(N), i32(K)])
+        want = [f2h(sum(A[i * K + k] * B[k * N + j] for k in range(K))) for i in range(M) for j in range(N)]
+        c.eq("wmma_gemm_h %dx%dx%d" % (M, N, K), D.read(), want)
+
+
 def t_histogram(m, c):
     for n in (1, 100000):
         d = ri(0, 255, n)

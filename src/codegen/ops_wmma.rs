@@ -1,0 +1,555 @@
+//! Warp-level matrix multiply-accumulate (PTX ISA 9.7.13): `wmma.load`, `wmma.store` and
+//! `wmma.mma` for the shapes .m16n16k16, .m8n32k16 and .m32n8k16 with .f16 multiplicands
+//! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators).
+//!
+//! Fragments are distributed over the lanes as on an NVIDIA H100 (`wmma_layout`, measured; the
+//! spec leaves the distribution to the architecture). `wmma.load`/`wmma.store` are per-lane
+//! memory accesses through those tables. `wmma.mma` is a warp collective built from the
+//! scheduler's warp barrier: each lane copies its A, B and C fragments into an area of its
+//! thread frame, the warp meets, each lane computes its own D elements reading A, B and C from
+//! the frames of the lanes that hold them, and the warp meets again before anyone can overwrite
+//! its area.
+
+use super::abi::{self, slot};
+use super::func::{FnEmitter, R};
+use crate::lanes::sync_point;
+use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue, PointerValue};
+use inkwell::IntPredicate;
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Elem {
+    F16,
+    F32,
+    S32,
+    S8,
+    U8,
+}
+
+impl Elem {
+    fn parse(s: &str) -> Option<Elem> {
+        Some(match s {
+            "f16" => Elem::F16,
+            "f32" => Elem::F32,
+            "s32" => Elem::S32,
+            "s8" => Elem::S8,
+            "u8" => Elem::U8,
+            _ => return None,
+        })
+    }
+    fn bits(self) -> u32 {
+        match self {
+            Elem::F16 => 16,
+            Elem::F32 | Elem::S32 => 32,
+            Elem::S8 | Elem::U8 => 8,
+        }
+    }
+    fn per_reg(self) -> u32 {
+        32 / self.bits()
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Elem::F16 => "f16",
+            Elem::F32 => "f32",
+            Elem::S32 => "s32",
+            Elem::S8 => "s8",
+            Elem::U8 => "u8",
+        }
+    }
+}
+
+/// A fragment: which matrix ('a', 'b' or 'c' for C and D), its shape (M, N, K) and element type.
+#[derive(Clone, Copy)]
+struct Frag {
+    mat: char,
+    shape: (u32, u32, u32),
+    shape_name: &'static str,
+    elem: Elem,
+}
+
+impl Frag {
+    /// Rows and columns of the matrix.
+    fn dims(&self) -> (u32, u32) {
+        let (m, n, k) = self.shape;
+        match self.mat {
+            'a' => (m, k),
+            'b' => (k, n),
+            _ => (m, n),
+        }
+    }
+    /// Elements per lane.
+    fn elems(&self) -> u32 {
+        self.table().len() as u32 / 32
+    }
+    fn regs(&self) -> u32 {
+        self.elems() / self.elem.per_reg()
+    }
+    fn key(&self) -> String {
+        format!("{}.{}.{}", self.mat, self.shape_name, self.elem.name())
+    }
+    /// (row, col) of every lane's elements, lane-major.
+    fn table(&self) -> Vec<(u8, u8)> {
+        let key = self.key();
+        let hex = super::wmma_layout::TABLES.iter().find(|(k, _)| *k == key).map(|(_, h)| *h).unwrap_or("");
+        let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+        bytes.chunks(2).map(|p| (p[0], p[1])).collect()
+    }
+}
+
+fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
+    for m in &i.mods {
+        match *m {
+            "m16n16k16" => return Ok(((16, 16, 16), "m16n16k16")),
+            "m8n32k16" => return Ok(((8, 32, 16), "m8n32k16")),
+            "m32n8k16" => return Ok(((32, 8, 16), "m32n8k16")),
+            "m8n8k32" | "m8n8k128" => {
+                return Err(e.err(i.opcode.span, format!("`wmma` with the sub-byte/single-bit shape .{m} is not supported by ptxr yet")))
+            }
+            _ => {}
+        }
+    }
+    Err(e.err(i.opcode.span, "`wmma` needs a shape (.m16n16k16, .m8n32k16 or .m32n8k16)"))
+}
+
+fn types(i: &Instr) -> Vec<Elem> {
+    i.mods.iter().filter_map(|m| Elem::parse(m)).collect()
+}
+
+fn layouts<'a>(i: &Instr<'a>) -> Vec<&'a str> {
+    i.mods.iter().copied().filter(|m| *m == "row" || *m == "col").collect()
+}
+
+fn regs_of<'a, 'o>(e: &FnEmitter, op: &'o Operand<'a>, n: u32, what: &str) -> R<&'o [Operand<'a>]> {
+    match op {
+        Operand::Vector(rs, _) if rs.len() as u32 == n => Ok(rs),
+        _ => Err(e.err(op.span(), format!("the {what} fragment is a vector of {n} registers here"))),
+    }
+}
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.opcode.name != "wmma" {
+        return Ok(false);
+    }
+    match i.mods.first().copied() {
+        Some("load") | Some("store") => load_store(e, i).map(|_| true),
+        Some("mma") => mma(e, i).map(|_| true),
+        _ => Err(e.err(i.opcode.span, "`wmma` must be wmma.load, wmma.store or wmma.mma")),
+    }
+}
+
+/// A constant global table of i16 entries.
+fn table_global<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, vals: &[u16]) -> PointerValue<'ctx> {
+    if let Some(g) = e.m.module.get_global(name) {
+        return g.as_pointer_value();
+    }
+    let i16t = e.ctx().i16_type();
+    let arr = i16t.const_array(&vals.iter().map(|v| i16t.const_int(*v as u64, false)).collect::<Vec<_>>());
+    let g = e.m.module.add_global(arr.get_type(), None, name);
+    g.set_initializer(&arr);
+    g.set_constant(true);
+    g.set_linkage(inkwell::module::Linkage::Internal);
+    g.as_pointer_value()
+}
+
+fn lookup<'ctx>(e: &FnEmitter<'ctx, '_, '_>, table: PointerValue<'ctx>, idx: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i16t = e.ctx().i16_type();
+    let idx = e.resize(idx, 64, false);
+    let p = unsafe { e.b.build_in_bounds_gep(i16t, table, &[idx], "").unwrap() };
+    let v = e.b.build_load(i16t, p, "").unwrap().into_int_value();
+    e.resize(v, 32, false)
+}
+
+fn laneid<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
+    let l = e.linear_tid();
+    e.b.build_and(l, e.ctx().i32_type().const_int(31, false), "").unwrap()
+}
+
+/// PTX ISA 9.7.13.6 wmma.load, 9.7.13.7 wmma.store: lane l moves its fragment elements, at
+/// (row, col) of the layout table, from or to p + (row-major ? row*stride + col : col*stride
+/// + row) elements; the default stride is the leading dimension (9.7.13.4).
+fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let is_load = i.mods[0] == "load";
+    let mat = if is_load {
+        match i.mods.get(1).copied() {
+            Some("a") => 'a',
+            Some("b") => 'b',
+            Some("c") => 'c',
+            _ => return Err(e.err(i.opcode.span, "`wmma.load` needs .a, .b or .c")),
+        }
+    } else {
+        'c'
+    };
+    let (shape, shape_name) = shape_of(e, i)?;
+    let ty = types(i);
+    let [elem] = ty[..] else { return Err(e.err(i.opcode.span, "`wmma.load`/`wmma.store` take one element type")) };
+    let frag = Frag { mat, shape, shape_name, elem };
+    let table = frag.table();
+    if table.is_empty() {
+        return Err(e.err(i.opcode.span, format!("`.{}` is not an element type of wmma matrix {}", elem.name(), mat.to_ascii_uppercase())));
+    }
+    let row_major = match layouts(i)[..] {
+        ["row"] => true,
+        ["col"] => false,
+        _ => return Err(e.err(i.opcode.span, "`wmma.load`/`wmma.store` need one layout, .row or .col")),
+    };
+    let space = i.mods.iter().find_map(|m| match *m {
+        "global" => Some(StateSpace::Global),
+        "shared" => Some(StateSpace::Shared),
+        _ => None,
+    });
+    let (regs_op, addr_op, stride_op) = if is_load {
+        (&i.operands[0], &i.operands[1], i.operands.get(2))
+    } else {
+        (&i.operands[1], &i.operands[0], i.operands.get(2))
+    };
+    let regs = regs_of(e, regs_op, frag.regs(), &format!("{}", mat.to_ascii_uppercase()))?;
+    let base = e.address(addr_op, space)?;
+    let (rows, cols) = frag.dims();
+    let i32t = e.ctx().i32_type();
+    let stride = match stride_op {
+        Some(s) => e.read_int(s, Type::U32)?,
+        None => i32t.const_int(if row_major { cols } else { rows } as u64, false),
+    };
+    if e.m.nvptx {
+        return nvptx_load_store(e, is_load, &frag, row_major, regs, base, stride);
+    }
+    let n = frag.elems();
+    let enc: Vec<u16> = table.iter().map(|&(r, c)| (r as u16) << 8 | c as u16).collect();
+    let tg = table_global(e, &format!("__ptxr_wmma_{}", frag.key()), &enc);
+    let lane = laneid(e);
+    let lane_n = e.b.build_int_mul(lane, i32t.const_int(n as u64, false), "").unwrap();
+    let et = super::func::int_t(e.ctx(), elem.bits());
+    let i8t = e.ctx().i8_type();
+    let per = elem.per_reg();
+    let mut words: Vec<IntValue<'ctx>> = Vec::new();
+    if !is_load {
+        for r in regs {
+            words.push(e.read_int(r, Type::B32)?);
+        }
+    }
+    let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); regs.len()];
+    for j in 0..n {
+        let idx = e.b.build_int_add(lane_n, i32t.const_int(j as u64, false), "").unwrap();
+        let rc = lookup(e, tg, idx);
+        let row = e.b.build_right_shift(rc, i32t.const_int(8, false), false, "").unwrap();
+        let col = e.b.build_and(rc, i32t.const_int(0xff, false), "").unwrap();
+        let (major, minor) = if row_major { (row, col) } else { (col, row) };
+        let off = e.b.build_int_add(e.b.build_int_mul(major, stride, "").unwrap(), minor, "").unwrap();
+        let off = e.resize(off, 64, false);
+        let off = e.b.build_int_mul(off, e.ctx().i64_type().const_int((elem.bits() / 8) as u64, false), "").unwrap();
+        let p = unsafe { e.b.build_gep(i8t, base, &[off], "").unwrap() };
+        let (w, sh) = ((j / per) as usize, (j % per) * elem.bits());
+        if is_load {
+            let v = e.b.build_load(et, p, "").unwrap().into_int_value();
+            let v = e.resize(v, 32, false);
+            let v = e.b.build_left_shift(v, i32t.const_int(sh as u64, false), "").unwrap();
+            out[w] = e.b.build_or(out[w], v, "").unwrap();
+        } else {
+            let v = e.b.build_right_shift(words[w], i32t.const_int(sh as u64, false), false, "").unwrap();
+            let v = e.resize(v, elem.bits(), false);
+            e.b.build_store(p, v).unwrap();
+        }
+    }
+    if is_load {
+        for (r, v) in regs.iter().zip(out) {
+            e.write(r, Type::B32, v.into())?;
+        }
+    }
+    Ok(())
+}
+
+/// Indices of A(row, k) (row-major, K columns) and B(k, col) (row-major, N columns).
+fn ab_index<'ctx>(e: &FnEmitter<'ctx, '_, '_>, row_k: IntValue<'ctx>, col: IntValue<'ctx>, k: IntValue<'ctx>, n: u32) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let a = e.b.build_int_add(row_k, k, "").unwrap();
+    let kn = e.b.build_int_mul(k, e.ctx().i32_type().const_int(n as u64, false), "").unwrap();
+    (a, e.b.build_int_add(col, kn, "").unwrap())
+}
+
+/// `acc = step(k, acc)` for k in 0..count, as a loop; returns the final acc.
+fn k_loop<'ctx, 'a, 'm>(
+    e: &mut FnEmitter<'ctx, 'a, 'm>,
+    count: u32,
+    acc0: BasicValueEnum<'ctx>,
+    step: impl Fn(&FnEmitter<'ctx, 'a, 'm>, IntValue<'ctx>, BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>,
+) -> BasicValueEnum<'ctx> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let pre = e.b.get_insert_block().unwrap();
+    let body = ctx.append_basic_block(e.f, "mma.k");
+    let done = ctx.append_basic_block(e.f, "mma.k.done");
+    e.b.build_unconditional_branch(body).unwrap();
+    e.b.position_at_end(body);
+    let k = e.b.build_phi(i32t, "k").unwrap();
+    let acc = e.b.build_phi(acc0.get_type(), "acc").unwrap();
+    let kv = k.as_basic_value().into_int_value();
+    let next = step(e, kv, acc.as_basic_value());
+    let k1 = e.b.build_int_add(kv, i32t.const_int(1, false), "").unwrap();
+    let more = e.b.build_int_compare(IntPredicate::ULT, k1, i32t.const_int(count as u64, false), "").unwrap();
+    let end = e.b.get_insert_block().unwrap();
+    e.b.build_conditional_branch(more, body, done).unwrap();
+    k.add_incoming(&[(&i32t.const_zero(), pre), (&k1, end)]);
+    acc.add_incoming(&[(&acc0, pre), (&next, end)]);
+    e.b.position_at_end(done);
+    next
+}
+
+/// PTX ISA 9.7.13.8 wmma.mma: D = A * B + C. Products of .f16 elements are exact in f32 and
+/// are accumulated in f32 in k order (the spec leaves order and rounding unspecified; "at
+/// least single precision" for .f32, at least half for .f16); D is rounded to .f16 (rn) when
+/// .dtype is .f16. Integer forms accumulate exactly and wrap to 32 bits, or clamp with
+/// .satfinite. The deprecated float .satfinite maps ±inf to ±max finite and NaN to +0.
+fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if e.sync.is_none() && !e.m.nvptx {
+        return Err(e.err(i.opcode.span, "internal error: `wmma.mma` outside a kernel's scheduler"));
+    }
+    let (shape, shape_name) = shape_of(e, i)?;
+    let ty = types(i);
+    let (dt, ab, ct) = match ty[..] {
+        [d, c] if d != Elem::S32 => (d, Elem::F16, c),
+        [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8) => (Elem::S32, a, Elem::S32),
+        _ => return Err(e.err(i.opcode.span, "`wmma.mma` types: .dtype.ctype (.f16/.f32) or .s32.atype.btype.s32 (.s8/.u8, the same twice)")),
+    };
+    let [al, bl] = layouts(i)[..] else { return Err(e.err(i.opcode.span, "`wmma.mma` needs .alayout and .blayout")) };
+    let _ = (al, bl); // the fragment layouts do not depend on the memory layouts (wmma_layout)
+    let sat = i.has_mod("satfinite");
+    let fa = Frag { mat: 'a', shape, shape_name, elem: ab };
+    let fb = Frag { mat: 'b', shape, shape_name, elem: ab };
+    let fc = Frag { mat: 'c', shape, shape_name, elem: ct };
+    let fd = Frag { mat: 'c', shape, shape_name, elem: dt };
+    if i.operands.len() != 4 {
+        return Err(e.err(i.span, "`wmma.mma` takes four fragments: d, a, b, c"));
+    }
+    let d_regs = regs_of(e, &i.operands[0], fd.regs(), "D")?;
+    let a_regs = regs_of(e, &i.operands[1], fa.regs(), "A")?;
+    let b_regs = regs_of(e, &i.operands[2], fb.regs(), "B")?;
+    let c_regs = regs_of(e, &i.operands[3], fc.regs(), "C")?;
+    if e.m.nvptx {
+        // llvm.nvvm.wmma.<shape>.mma.<al>.<bl>.<dtype>.<ctype> (or .<s8|u8>)[.satfinite]
+        let sig = if ab == Elem::F16 { format!("{}.{}", dt.name(), ct.name()) } else { ab.name().to_string() };
+        let name = format!("llvm.nvvm.wmma.{shape_name}.mma.{al}.{bl}.{sig}{}", if sat { ".satfinite" } else { "" });
+        let mut args = Vec::new();
+        for (regs, f) in [(a_regs, &fa), (b_regs, &fb), (c_regs, &fc)] {
+            for r in regs {
+                let w = e.read_int(r, Type::B32)?;
+                args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, f.elem), "").unwrap());
+            }
+        }
+        let res = nvptx_call(e, &name, &[], &args);
+        for (k, r) in d_regs.iter().enumerate() {
+            let v = if res.is_struct_value() { e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap() } else { res };
+            let w = e.b.build_bit_cast(v, e.ctx().i32_type(), "").unwrap();
+            e.write(r, Type::B32, w)?;
+        }
+        return Ok(());
+    }
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let i64t = ctx.i64_type();
+    let i8t = ctx.i8_type();
+    let f32t = ctx.f32_type();
+    // This thread's fragment area in its frame: A words, then B, then C.
+    let area_words = 24u32;
+    let area = {
+        let st = e.sync.as_mut().unwrap();
+        *st.wmma_area.get_or_insert_with(|| {
+            let off = (st.frame_size + 15) / 16 * 16;
+            st.frame_size = off + 4 * area_words;
+            off
+        })
+    };
+    let (frame_t, fsg) = {
+        let st = e.sync.as_ref().unwrap();
+        (st.frame_t, st.frame_size_global)
+    };
+    let word_ptr = |e: &FnEmitter<'ctx, '_, '_>, frame: PointerValue<'ctx>, w: IntValue<'ctx>| {
+        let off = e.b.build_int_add(e.resize(w, 64, false), i64t.const_int(0, false), "").unwrap();
+        let off = e.b.build_int_mul(off, i64t.const_int(4, false), "").unwrap();
+        let off = e.b.build_int_add(off, i64t.const_int(area as u64, false), "").unwrap();
+        unsafe { e.b.build_in_bounds_gep(i8t, frame, &[off], "").unwrap() }
+    };
+    let mut k = 0u64;
+    for r in a_regs.iter().chain(b_regs).chain(c_regs) {
+        let v = e.read_int(r, Type::B32)?;
+        let p = word_ptr(e, frame_t, i32t.const_int(k, false));
+        e.b.build_store(p, v).unwrap();
+        k += 1;
+    }
+    let full = i32t.const_int(u32::MAX as u64, false);
+    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
+
+    let (frame_t, lane) = (e.sync.as_ref().unwrap().frame_t, laneid(e));
+    let fs = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
+    // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
+    let inverse = |f: &Frag| -> Vec<u16> {
+        let (rows, cols) = f.dims();
+        let mut inv = vec![u16::MAX; (rows * cols) as usize];
+        for (idx, &(r, c)) in f.table().iter().enumerate() {
+            let slot = &mut inv[(r as u32 * cols + c as u32) as usize];
+            if *slot == u16::MAX {
+                *slot = ((idx as u32 / f.elems()) << 8 | (idx as u32 % f.elems())) as u16;
+            }
+        }
+        inv
+    };
+    let inv_a = table_global(e, &format!("__ptxr_wmma_inv_{}", fa.key()), &inverse(&fa));
+    let inv_b = table_global(e, &format!("__ptxr_wmma_inv_{}", fb.key()), &inverse(&fb));
+    let inv_c = table_global(e, &format!("__ptxr_wmma_inv_{}", fc.key()), &inverse(&fc));
+    let d_enc: Vec<u16> = fd.table().iter().map(|&(r, c)| (r as u16) << 8 | c as u16).collect();
+    let tg_d = table_global(e, &format!("__ptxr_wmma_{}", fd.key()), &d_enc);
+    // Element (lane', j') of the fragment stored at word `first` of the areas: read from the
+    // frame of lane' (frame_t + (lane' - lane) * frame size), as an i32 (sign- or zero-
+    // extended integers) or the raw f16 bits.
+    let fetch = |e: &FnEmitter<'ctx, '_, '_>, inv: PointerValue<'ctx>, idx: IntValue<'ctx>, first: u32, elem: Elem| -> IntValue<'ctx> {
+        let lj = lookup(e, inv, idx);
+        let l2 = e.b.build_right_shift(lj, i32t.const_int(8, false), false, "").unwrap();
+        let j2 = e.b.build_and(lj, i32t.const_int(0xff, false), "").unwrap();
+        let dl = e.b.build_int_sub(e.resize(l2, 64, false), e.resize(lane, 64, false), "").unwrap();
+        let delta = e.b.build_int_mul(dl, fs, "").unwrap();
+        let frame = unsafe { e.b.build_gep(i8t, frame_t, &[delta], "").unwrap() };
+        let per = elem.per_reg();
+        let w = e.b.build_right_shift(j2, i32t.const_int(per.trailing_zeros() as u64, false), false, "").unwrap();
+        let w = e.b.build_int_add(w, i32t.const_int(first as u64, false), "").unwrap();
+        let word = e.b.build_load(i32t, word_ptr(e, frame, w), "").unwrap().into_int_value();
+        let sub = e.b.build_and(j2, i32t.const_int((per - 1) as u64, false), "").unwrap();
+        let sh = e.b.build_int_mul(sub, i32t.const_int(elem.bits() as u64, false), "").unwrap();
+        let v = e.b.build_right_shift(word, sh, false, "").unwrap();
+        let v = e.resize(v, elem.bits(), false);
+        e.resize(v, 32, elem == Elem::S8)
+    };
+    let to_f32 = |e: &FnEmitter<'ctx, '_, '_>, bits: IntValue<'ctx>, elem: Elem| -> FloatValue<'ctx> {
+        match elem {
+            Elem::F16 => super::ops_half::h2f(e, e.resize(bits, 16, false)),
+            _ => e.b.build_bit_cast(bits, f32t, "").unwrap().into_float_value(),
+        }
+    };
+    let (m, n, kdim) = shape;
+    let _ = m;
+    let (first_b, first_c) = (fa.regs(), fa.regs() + fb.regs());
+    let nd = fd.elems();
+    let lane_n = e.b.build_int_mul(lane, i32t.const_int(nd as u64, false), "").unwrap();
+    let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); d_regs.len()];
+    for j in 0..nd {
+        let idx = e.b.build_int_add(lane_n, i32t.const_int(j as u64, false), "").unwrap();
+        let rc = lookup(e, tg_d, idx);
+        let row = e.b.build_right_shift(rc, i32t.const_int(8, false), false, "").unwrap();
+        let col = e.b.build_and(rc, i32t.const_int(0xff, false), "").unwrap();
+        let c_idx = e.b.build_int_add(e.b.build_int_mul(row, i32t.const_int(n as u64, false), "").unwrap(), col, "").unwrap();
+        let c = fetch(e, inv_c, c_idx, first_c, ct);
+        let row_k = e.b.build_int_mul(row, i32t.const_int(kdim as u64, false), "").unwrap();
+        let bits: IntValue<'ctx> = if dt == Elem::S32 {
+            let acc0 = e.resize(c, 64, true);
+            let mut acc = k_loop(e, kdim, acc0.into(), |e, k, acc| {
+                let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
+                let a = fetch(e, inv_a, a_idx, 0, ab);
+                let b = fetch(e, inv_b, b_idx, first_b, ab);
+                let p = e.b.build_int_mul(a, b, "").unwrap();
+                e.b.build_int_add(acc.into_int_value(), e.resize(p, 64, true), "").unwrap().into()
+            })
+            .into_int_value();
+            if sat {
+                let hi = i64t.const_int(i32::MAX as u64, false);
+                let lo = i64t.const_int(i32::MIN as i64 as u64, true);
+                let over = e.b.build_int_compare(IntPredicate::SGT, acc, hi, "").unwrap();
+                acc = e.b.build_select(over, hi, acc, "").unwrap().into_int_value();
+                let under = e.b.build_int_compare(IntPredicate::SLT, acc, lo, "").unwrap();
+                acc = e.b.build_select(under, lo, acc, "").unwrap().into_int_value();
+            }
+            e.resize(acc, 32, false)
+        } else {
+            let acc0 = to_f32(e, c, ct);
+            let mut acc = k_loop(e, kdim, acc0.into(), |e, k, acc| {
+                let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
+                let a = fetch(e, inv_a, a_idx, 0, ab);
+                let a = to_f32(e, a, ab);
+                let b = fetch(e, inv_b, b_idx, first_b, ab);
+                let b = to_f32(e, b, ab);
+                let p = e.b.build_float_mul(a, b, "").unwrap();
+                e.b.build_float_add(acc.into_float_value(), p, "").unwrap().into()
+            })
+            .into_float_value();
+            if sat {
+                let max = f32t.const_float(if dt == Elem::F16 { 65504.0 } else { f32::MAX as f64 });
+                let lo = f32t.const_float(if dt == Elem::F16 { -65504.0 } else { f32::MIN as f64 });
+                let nan = e.b.build_float_compare(inkwell::FloatPredicate::UNO, acc, acc, "").unwrap();
+                acc = e.intrinsic("llvm.minnum", &[f32t.into()], &[acc.into(), max.into()]).into_float_value();
+                acc = e.intrinsic("llvm.maxnum", &[f32t.into()], &[acc.into(), lo.into()]).into_float_value();
+                acc = e.b.build_select(nan, f32t.const_zero(), acc, "").unwrap().into_float_value();
+            }
+            if dt == Elem::F16 {
+                let wide = e.b.build_float_ext(acc, ctx.f64_type(), "").unwrap();
+                let h = super::ops_half::round_f16(e, wide, super::ops_float::Rnd::N);
+                e.resize(h, 32, false)
+            } else {
+                // A NaN result is the canonical NaN, as every f32 arithmetic result is here.
+                let acc = super::ops_float::canon_nan(e, acc);
+                e.b.build_bit_cast(acc, i32t, "").unwrap().into_int_value()
+            }
+        };
+        let per = dt.per_reg();
+        let (w, sh) = ((j / per) as usize, (j % per) * dt.bits());
+        let v = e.b.build_left_shift(bits, i32t.const_int(sh as u64, false), "").unwrap();
+        out[w] = e.b.build_or(out[w], v, "").unwrap();
+    }
+    for (r, v) in d_regs.iter().zip(out) {
+        e.write(r, Type::B32, v.into())?;
+    }
+    // Nobody reuses its area before every lane has read the others'.
+    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
+    Ok(())
+}
+
+// ------------------------------------------------------------------ NVPTX (round trip)
+
+/// The LLVM type of one fragment register for the NVVM wmma intrinsics.
+fn nvptx_elem_t<'ctx>(e: &FnEmitter<'ctx, '_, '_>, elem: Elem) -> inkwell::types::BasicTypeEnum<'ctx> {
+    let c = e.ctx();
+    match elem {
+        Elem::F16 => c.f16_type().vec_type(2).into(),
+        Elem::F32 => c.f32_type().into(),
+        _ => c.i32_type().into(),
+    }
+}
+
+fn nvptx_call<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, over: &[inkwell::types::BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
+    let intr = inkwell::intrinsics::Intrinsic::find(name).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
+    let decl = intr.get_declaration(&e.m.module, over).unwrap_or_else(|| panic!("LLVM intrinsic declaration {name}"));
+    let args: Vec<inkwell::values::BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
+    match e.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic() {
+        Some(v) => v,
+        None => e.ctx().i32_type().const_zero().into(),
+    }
+}
+
+/// wmma.load/wmma.store as llvm.nvvm.wmma.<shape>.{load.<mat>|store.d}.<layout>.stride.<type>.
+fn nvptx_load_store<'ctx, 'a>(
+    e: &mut FnEmitter<'ctx, 'a, '_>,
+    is_load: bool,
+    frag: &Frag,
+    row_major: bool,
+    regs: &'a [Operand<'a>],
+    base: PointerValue<'ctx>,
+    stride: IntValue<'ctx>,
+) -> R<()> {
+    let layout = if row_major { "row" } else { "col" };
+    let over = [base.get_type().into()];
+    if is_load {
+        let name = format!("llvm.nvvm.wmma.{}.load.{}.{layout}.stride.{}", frag.shape_name, frag.mat, frag.elem.name());
+        let res = nvptx_call(e, &name, &over, &[base.into(), stride.into()]);
+        for (k, r) in regs.iter().enumerate() {
+            // A one-register fragment is returned as a plain value, not a struct.
+            let v = if res.is_struct_value() { e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap() } else { res };
+            let w = e.b.build_bit_cast(v, e.ctx().i32_type(), "").unwrap();
+            e.write(r, Type::B32, w)?;
+        }
+    } else {
+        let name = format!("llvm.nvvm.wmma.{}.store.d.{layout}.stride.{}", frag.shape_name, frag.elem.name());
+        let mut args: Vec<BasicValueEnum<'ctx>> = vec![base.into()];
+        for r in regs {
+            let w = e.read_int(r, Type::B32)?;
+            args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, frag.elem), "").unwrap());
+        }
+        args.push(stride.into());
+        nvptx_call(e, &name, &over, &args);
+    }
+    Ok(())
+}

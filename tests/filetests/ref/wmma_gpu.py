@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""wmma on a real GPU (PTX ISA 9.7.13): fragment layouts and run tests.
+
+On a machine with an NVIDIA GPU and CuPy:
+    python3 tests/filetests/ref/wmma_gpu.py OUTDIR
+and then, anywhere:
+    python3 tests/filetests/ref/wmma_gpu.py --tables OUTDIR/wmma_layouts.json src/codegen/wmma_layout.rs
+1. Probes the fragment layout of every wmma.load form (the spec leaves it to the architecture):
+   a matrix whose elements hold their row (then their column) index is loaded and each lane's
+   fragment registers are stored; OUTDIR/wmma_layouts.json maps (matrix, layout, shape, type)
+   to, for each lane and fragment element, the element's (row, col).
+2. Writes OUTDIR/wmma.ptx, a filetest: load A, B, C, mma, store D for every shape, each layout
+   pair and type combination, two warps per CTA each on its own tiles; and the raw fragment
+   registers of some loads (the layout itself). The `// expect:` values are the GPU's results.
+   Inputs are small integers, so every accumulation order gives the same exact result.
+"""
+import json
+import os
+import random
+import sys
+
+SHAPES = {"m16n16k16": (16, 16, 16), "m8n32k16": (8, 32, 16), "m32n8k16": (32, 8, 16)}
+# registers per fragment (9.7.13.3) and elements per register
+NREG = {("a", "f16"): 8, ("b", "f16"): 8, ("c", "f16"): 4, ("c", "f32"): 8, ("c", "s32"): 8}
+NREG_INT = {("a", "m16n16k16"): 2, ("b", "m16n16k16"): 2, ("a", "m8n32k16"): 1, ("b", "m8n32k16"): 4,
+            ("a", "m32n8k16"): 4, ("b", "m32n8k16"): 1}
+PER_REG = {"f16": 2, "s8": 4, "u8": 4, "f32": 1, "s32": 1}
+ESIZE = {"f16": 2, "s8": 1, "u8": 1, "f32": 4, "s32": 4}
+
+
+def nregs(mat, shape, ty):
+    if ty in ("s8", "u8"):
+        return NREG_INT[(mat, shape)]
+    return NREG[(mat, ty)]
+
+
+def dims(mat, shape):
+    m, n, k = SHAPES[shape]
+    return {"a": (m, k), "b": (k, n), "c": (m, n)}[mat]
+
+
+def forms():
+    for shape in SHAPES:
+        for layout in ("row", "col"):
+            for mat, ty in [("a", "f16"), ("b", "f16"), ("a", "s8"), ("b", "s8"), ("a", "u8"), ("b", "u8"),
+                            ("c", "f16"), ("c", "f32"), ("c", "s32")]:
+                yield mat, layout, shape, ty
+
+
+def probe_ptx(mat, layout, shape, ty):
+    n = nregs(mat, shape, ty)
+    regs = ", ".join("%%r%d" % i for i in range(n))
+    lines = [".visible .entry probe(.param .u64 pin, .param .u64 pout)", "{",
+             "\t.reg .b32 %%r<%d>;" % n, "\t.reg .b32 %lane;", "\t.reg .b64 %p, %o, %off;",
+             "\tld.param.u64 %p, [pin];", "\tld.param.u64 %o, [pout];", "\tcvta.to.global.u64 %p, %p;",
+             "\tcvta.to.global.u64 %o, %o;",
+             "\twmma.load.%s.sync.aligned.%s.%s.global.%s {%s}, [%%p];" % (mat, layout, shape, ty, regs),
+             "\tmov.u32 %lane, %tid.x;", "\tmul.wide.u32 %%off, %%lane, %d;" % (4 * n), "\tadd.s64 %o, %o, %off;"]
+    for i in range(n):
+        lines.append("\tst.global.b32 [%%o+%d], %%r%d;" % (4 * i, i))
+    lines += ["\tret;", "}"]
+    return ".version 6.4\n.target sm_72\n.address_size 64\n\n" + "\n".join(lines) + "\n"
+
+
+def probe(cp, np):
+    tables = {}
+    for mat, layout, shape, ty in forms():
+        rows, cols = dims(mat, shape)
+        n = nregs(mat, shape, ty)
+        per = PER_REG[ty]
+        mod = load_ptx(cp, probe_ptx(mat, layout, shape, ty))
+        fn = mod.get_function("probe")
+        got = []
+        for which in (0, 1):  # element values: row index, then column index
+            m = np.zeros((rows, cols), dtype=np.int64)
+            for r in range(rows):
+                for c in range(cols):
+                    m[r, c] = r if which == 0 else c
+            if layout == "col":
+                m = m.T.copy()
+            dt = {"f16": np.float16, "f32": np.float32, "s32": np.int32, "s8": np.int8, "u8": np.uint8}[ty]
+            buf = cp.asarray(m.astype(dt).reshape(-1))
+            out = cp.zeros(32 * n, dtype=np.uint32)
+            fn((1,), (32,), (buf, out))
+            words = out.get().reshape(32, n)
+            vals = []
+            for lane in range(32):
+                lv = []
+                for w in words[lane]:
+                    for e in range(per):
+                        if ty == "f16":
+                            lv.append(int(np.array([(int(w) >> (16 * e)) & 0xFFFF], dtype=np.uint16).view(np.float16)[0]))
+                        elif ty in ("s8", "u8"):
+                            lv.append((int(w) >> (8 * e)) & 0xFF)
+                        elif ty == "f32":
+                            lv.append(int(np.array([w], dtype=np.uint32).view(np.float32)[0]))
+                        else:
+                            lv.append(int(w))
+                vals.append(lv)
+            got.append(vals)
+        tables["%s.%s.%s.%s" % (mat, layout, shape, ty)] = [[[got[0][l][j], got[1][l][j]] for j in range(n * per)] for l in range(32)]
+    return tables
+
+
+def load_ptx(cp, text):
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(text)
+    return cp.RawModule(path=f.name)
+
+
+def hexs(vals, size):
+    return ",".join("0x%0*x" % (size * 2, v & ((1 << (8 * size)) - 1)) for v in vals)
+
+
+def run_kernel(shape, al, bl, dt, ct, ab, sat):
+    """One filetest kernel: warp w of 2 works on tiles A + w*|A|, B + w*|B|, C + w*|C| → D."""
+    m, n, k = SHAPES[shape]
+    na, nb = nregs("a", shape, ab), nregs("b", shape, ab)
+    nc, nd = nregs("c", shape, ct), nregs("c", shape, dt)
+    name = "wmma_%s_%s_%s_%s_%s_%s%s" % (shape, al, bl, dt, ct, ab, "_sat" if sat else "")
+    L = [".visible .entry %s(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)" % name, "{",
+         "\t.reg .b32 %%a<%d>;" % na, "\t.reg .b32 %%b<%d>;" % nb, "\t.reg .b32 %%c<%d>;" % nc, "\t.reg .b32 %%d<%d>;" % nd,
+         "\t.reg .b32 %w;", "\t.reg .b64 %pa, %pb, %pc, %pd, %off;",
+         "\tmov.u32 %w, %tid.x;", "\tshr.u32 %w, %w, 5;"]
+    for p, mat, ty in [("pa", "a", ab), ("pb", "b", ab), ("pc", "c", ct), ("pd", "c", dt)]:
+        r, c = dims(mat, shape)
+        L.append("\tld.param.u64 %%%s, [%s];" % (p, p))
+        L.append("\tmul.wide.u32 %%off, %%w, %d;" % (r * c * ESIZE[ty]))
+        L.append("\tadd.s64 %%%s, %%%s, %%off;" % (p, p))
+    rl = lambda x, n: ", ".join("%%%s%d" % (x, i) for i in range(n))
+    # A and C by generic addressing with the default stride; B through .global with an explicit one.
+    L.append("\twmma.load.a.sync.aligned.%s.%s.%s {%s}, [%%pa];" % (al, shape, ab, rl("a", na)))
+    kb, nbd = dims("b", shape)
+    L.append("\tcvta.to.global.u64 %pb, %pb;")
+    L.append("\twmma.load.b.sync.aligned.%s.%s.global.%s {%s}, [%%pb], %d;" % (bl, shape, ab, rl("b", nb), nbd if bl == "row" else kb))
+    cl = "row" if (al, bl) != ("col", "col") else "col"
+    L.append("\twmma.load.c.sync.aligned.%s.%s.%s {%s}, [%%pc];" % (cl, shape, ct, rl("c", nc)))
+    if ab in ("s8", "u8"):
+        L.append("\twmma.mma.sync.aligned.%s.%s.%s.s32.%s.%s.s32%s {%s}, {%s}, {%s}, {%s};" % (
+            al, bl, shape, ab, ab, ".satfinite" if sat else "", rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
+    else:
+        L.append("\twmma.mma.sync.aligned.%s.%s.%s.%s.%s {%s}, {%s}, {%s}, {%s};" % (
+            al, bl, shape, dt, ct, rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
+    if (shape, al, bl, dt, ct) == ("m16n16k16", "row", "col", "f32", "f32"):
+        # a second mma accumulating onto the first one's D: D = A*B + (A*B + C)
+        L.append("\twmma.mma.sync.aligned.%s.%s.%s.%s.%s {%s}, {%s}, {%s}, {%s};" % (
+            al, bl, shape, dt, dt, rl("d", nd), rl("a", na), rl("b", nb), rl("d", nd)))
+    dl = "col" if al == "row" else "row"
+    L.append("\twmma.store.d.sync.aligned.%s.%s.%s [%%pd], {%s};" % (dl, shape, dt, rl("d", nd)))
+    L += ["\tret;", "}"]
+    return name, "\n".join(L)
+
+
+def main():
+    import cupy as cp
+    import numpy as np
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    tables = probe(cp, np)
+    with open(os.path.join(out, "wmma_layouts.json"), "w") as f:
+        json.dump(tables, f)
+    rng = random.Random(7)
+    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    text = ["// PTX ISA 9.7.13 wmma.load / wmma.mma / wmma.store: every shape, every A/B layout pair,",
+            "// f16 with f16 and f32 accumulators, s8/u8 with s32 (and .satfinite), two warps per CTA on",
+            "// their own tiles; B through .global with an explicit stride, D stored in the other layout.",
+            "// Every `// expect:` value is the result an %s gave for the same kernel (CuPy," % dev,
+            "// driver PTX JIT); small integer inputs make every accumulation order exact.",
+            "// Written by tests/filetests/ref/wmma_gpu.py; do not edit by hand.",
+            ".version 6.4", ".target sm_72", ".address_size 64", ""]
+    # Every shape with every layout pair (f32 accumulators), the other accumulator pairs and
+    # the integer types once per shape (the fragment code does not depend on the layout pair).
+    combos = []
+    for si, shape in enumerate(SHAPES):
+        lay = [("row", "col"), ("col", "row"), ("row", "row")][si]
+        for al in ("row", "col"):
+            for bl in ("row", "col"):
+                combos.append((shape, al, bl, "f32", "f32", "f16", False))
+        for dt, ct in [("f16", "f16"), ("f32", "f16"), ("f16", "f32")]:
+            combos.append((shape, lay[0], lay[1], dt, ct, "f16", False))
+        for ab in ("s8", "u8"):
+            combos.append((shape, lay[0], lay[1], "s32", "s32", ab, ab == "s8"))
+    for shape, al, bl, dt, ct, ab, sat in combos:
+        name, body = run_kernel(shape, al, bl, dt, ct, ab, sat)
+        m, n, k = SHAPES[shape]
+        npt = {"f16": np.float16, "f32": np.float32, "s32": np.int32, "s8": np.int8, "u8": np.uint8}
+        if ab == "f16":
+            A = np.array([rng.randint(-4, 4) for _ in range(2 * m * k)], dtype=np.float16)
+            B = np.array([rng.randint(-4, 4) for _ in range(2 * k * n)], dtype=np.float16)
+            C = np.array([rng.randint(-64, 64) for _ in range(2 * m * n)], dtype=npt[ct])
+        else:
+            lo, hi = (-128, 127) if ab == "s8" else (0, 255)
+            A = np.array([rng.randint(lo, hi) for _ in range(2 * m * k)], dtype=npt[ab])
+            B = np.array([rng.randint(lo, hi) for _ in range(2 * k * n)], dtype=npt[ab])
+            big = [2**31 - 1 - rng.randint(0, 2**20), -2**31 + rng.randint(0, 2**20)]
+            C = np.array([rng.choice(big) if sat and rng.random() < 0.5 else rng.randint(-2**20, 2**20)
+                          for _ in range(2 * m * n)], dtype=np.int32)
+        D = np.zeros(2 * m * n, dtype=npt[dt])
+        mod = load_ptx(cp, ".version 6.4\n.target sm_72\n.address_size 64\n\n" + body + "\n")
+        fn = mod.get_function(name)
+        dA, dB, dC, dD = (cp.asarray(x) for x in (A, B, C, D))
+        fn((1,), (64,), (dA, dB, dC, dD))
+        cp.cuda.Device().synchronize()
+        res = dD.get()
+        bits = lambda arr: [int(v) for v in arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[arr.itemsize])]
+        ty = lambda arr: {1: "u8", 2: "u16", 4: "u32"}[arr.itemsize]
+        text.append(body)
+        text.append("// run: %s<<<1, 64>>> buf:%s:%s buf:%s:%s buf:%s:%s buf:zero:%d" % (
+            name, ty(A), hexs(bits(A), A.itemsize), ty(B), hexs(bits(B), B.itemsize), ty(C), hexs(bits(C), C.itemsize), D.nbytes))
+        text.append("// expect: arg3 == %s:%s" % (ty(res), hexs(bits(res), res.itemsize)))
+        text.append("")
+    # The fragment layout itself: raw registers of a load, for one form of each fragment kind
+    # (element (r, c) holds r * cols + c, or its low byte for s8/u8).
+    for mat, layout, shape, ty in [("a", "row", "m16n16k16", "f16"), ("b", "col", "m32n8k16", "f16"),
+                                   ("c", "row", "m16n16k16", "f32"), ("c", "col", "m8n32k16", "f16"),
+                                   ("a", "row", "m32n8k16", "s8"), ("c", "row", "m16n16k16", "s32")]:
+        rows, cols = dims(mat, shape)
+        n = nregs(mat, shape, ty)
+        name = "layout_%s_%s_%s_%s" % (mat, layout, shape, ty)
+        body = probe_ptx(mat, layout, shape, ty).split("\n\n", 1)[1].replace("entry probe", "entry " + name)
+        vals = [[r * cols + c for c in range(cols)] for r in range(rows)]
+        flat = [vals[r][c] for r in range(rows) for c in range(cols)] if layout == "row" else \
+               [vals[r][c] for c in range(cols) for r in range(rows)]
+        npt = {"f16": np.float16, "f32": np.float32, "s32": np.int32, "s8": np.uint8}
+        src = np.array([v & 0xFF if ty == "s8" else v for v in flat], dtype=npt[ty])
+        outb = cp.zeros(32 * n, dtype=np.uint32)
+        load_ptx(cp, ".version 6.4\n.target sm_72\n.address_size 64\n\n" + body).get_function(name)((1,), (32,), (cp.asarray(src), outb))
+        cp.cuda.Device().synchronize()
+        bits = [int(v) for v in src.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[src.itemsize])]
+        text.append(body.rstrip())
+        text.append("// run: %s<<<1, 32>>> buf:%s:%s buf:zero:%d" % (name, {1: "u8", 2: "u16", 4: "u32"}[src.itemsize],
+                                                                    hexs(bits, src.itemsize), 4 * 32 * n))
+        text.append("// expect: arg1 == u32:%s" % hexs([int(v) for v in outb.get()], 4))
+        text.append("")
+    with open(os.path.join(out, "wmma.ptx"), "w") as f:
+        f.write("\n".join(text))
+    print("%d layouts probed, %d run kernels on %s" % (len(tables), len(combos), dev))
+
+
+if __name__ == "__main__" and sys.argv[1:2] != ["--tables"]:
+    main()
+
+
+def write_tables(json_path, rs_path):
+    """src/codegen/wmma_layout.rs from a measured wmma_layouts.json: per (matrix, shape, type), the
+    (row, col) of each lane's fragment elements as hex bytes (lane-major). The H100's layouts do
+    not depend on the memory layout (.row/.col), which the tables assume (checked here)."""
+    t = json.load(open(json_path))
+    out = ["//! Fragment layouts of wmma (PTX ISA 9.7.13.3: \"unspecified and target architecture",
+           "//! dependent\"), as measured on an NVIDIA H100 by tests/filetests/ref/wmma_gpu.py",
+           "//! (tests/filetests/ref/gpu/wmma_layouts_h100.json). For each matrix, shape and element type:",
+           "//! lane-major (row, col) byte pairs of every fragment element. Generated; do not edit.",
+           "", "pub const TABLES: &[(&str, &str)] = &["]
+    for key in sorted(t):
+        mat, layout, shape, ty = key.split(".")
+        if layout != "row":
+            continue
+        assert t[key] == t["%s.col.%s.%s" % (mat, shape, ty)], key
+        data = "".join("%02x%02x" % (r, c) for lane in t[key] for r, c in lane)
+        out.append("    (\"%s.%s.%s\", \"%s\")," % (mat, shape, ty, data))
+    out.append("];")
+    with open(rs_path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] == "--tables":
+    write_tables(sys.argv[2], sys.argv[3])
