@@ -1,6 +1,7 @@
 //! Warp-level matrix multiply-accumulate (PTX ISA 9.7.13): `wmma.load`, `wmma.store` and
 //! `wmma.mma` for the shapes .m16n16k16, .m8n32k16 and .m32n8k16 with .f16 multiplicands
-//! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators).
+//! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators); and `mma.m8n8k4`
+//! (9.7.13.9), whose fragments the spec defines (9.7.13.5, `m8n8k4_table`).
 //!
 //! Fragments are distributed over the lanes as on an NVIDIA H100 (`wmma_layout`, measured; the
 //! spec leaves the distribution to the architecture). `wmma.load`/`wmma.store` are per-lane
@@ -65,6 +66,8 @@ struct Frag {
     shape: (u32, u32, u32),
     shape_name: &'static str,
     elem: Elem,
+    /// mma.m8n8k4 only: the fragment of A or B depends on its layout (true: row-major).
+    row: bool,
 }
 
 impl Frag {
@@ -85,15 +88,59 @@ impl Frag {
         self.elems() / self.elem.per_reg()
     }
     fn key(&self) -> String {
+        if self.shape_name == "m8n8k4" && self.mat != 'c' {
+            return format!("{}.m8n8k4.{}.{}", self.mat, if self.row { "row" } else { "col" }, self.elem.name());
+        }
         format!("{}.{}.{}", self.mat, self.shape_name, self.elem.name())
     }
     /// (row, col) of every lane's elements, lane-major.
     fn table(&self) -> Vec<(u8, u8)> {
+        if self.shape_name == "m8n8k4" {
+            return m8n8k4_table(self);
+        }
         let key = self.key();
         let hex = super::wmma_layout::TABLES.iter().find(|(k, _)| *k == key).map(|(_, h)| *h).unwrap_or("");
         let bytes: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
         bytes.chunks(2).map(|p| (p[0], p[1])).collect()
     }
+}
+
+/// PTX ISA 9.7.13.5: the fragments of mma.m8n8k4. The warp computes four independent 8x8x4
+/// products, one per quad pair q (lanes 4q..4q+3, the low group, and 16+4q..16+4q+3, the high
+/// group). ptxr places quad pair q's matrices on the diagonal of one 32x32x4 product (A rows,
+/// B and C/D columns offset by 8q), so the generic exchange in `mma` computes all four.
+fn m8n8k4_table(f: &Frag) -> Vec<(u8, u8)> {
+    let mut t = Vec::new();
+    for lane in 0..32u32 {
+        let (q, hi, i) = ((lane >> 2) & 3, lane >> 4, lane & 3);
+        let n = match (f.mat, f.elem) {
+            ('c', Elem::F32) | ('c', Elem::F16) => 8,
+            _ => 4,
+        };
+        for e in 0..n {
+            let (r, c) = match (f.mat, f.row, f.elem) {
+                // A (8x4): row-major, lane i of a group holds row 4*hi + i; column-major, column i
+                // of rows 4*hi..4*hi+3.
+                ('a', true, _) => (4 * hi + i, e),
+                ('a', false, _) => (4 * hi + e, i),
+                // B (4x8): row-major, row i of columns 4*hi..; column-major, column 4*hi + i.
+                ('b', true, _) => (i, 4 * hi + e),
+                ('b', false, _) => (e, 4 * hi + i),
+                // C/D f16: row 4*hi + i, all 8 columns.
+                (_, _, Elem::F16) => (4 * hi + i, e),
+                // C/D f32: e.g. lane 0 holds c[0][0], c[0][1], c[2][0], c[2][1], c[0][4], c[0][5],
+                // c[2][4], c[2][5]; lane 2 the same two columns further right.
+                _ => (4 * hi + (i & 1) + 2 * ((e >> 1) & 1), 2 * (i >> 1) + (e & 1) + 4 * (e >> 2)),
+            };
+            let (r, c) = match f.mat {
+                'a' => (8 * q + r, c),
+                'b' => (r, 8 * q + c),
+                _ => (8 * q + r, 8 * q + c),
+            };
+            t.push((r as u8, c as u8));
+        }
+    }
+    t
 }
 
 fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
@@ -102,6 +149,8 @@ fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
             "m16n16k16" => return Ok(((16, 16, 16), "m16n16k16")),
             "m8n32k16" => return Ok(((8, 32, 16), "m8n32k16")),
             "m32n8k16" => return Ok(((32, 8, 16), "m32n8k16")),
+            // four 8x8x4 products on the diagonal of a 32x32x4 one (m8n8k4_table)
+            "m8n8k4" if i.opcode.name == "mma" => return Ok(((32, 32, 4), "m8n8k4")),
             "m8n8k32" | "m8n8k128" => {
                 return Err(e.err(i.opcode.span, format!("`wmma` with the sub-byte/single-bit shape .{m} is not supported by ptxr yet")))
             }
@@ -127,6 +176,9 @@ fn regs_of<'a, 'o>(e: &FnEmitter, op: &'o Operand<'a>, n: u32, what: &str) -> R<
 }
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.opcode.name == "mma" {
+        return mma(e, i).map(|_| true);
+    }
     if i.opcode.name != "wmma" {
         return Ok(false);
     }
@@ -182,7 +234,10 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
     let (shape, shape_name) = shape_of(e, i)?;
     let ty = types(i);
     let [elem] = ty[..] else { return Err(e.err(i.opcode.span, "`wmma.load`/`wmma.store` take one element type")) };
-    let frag = Frag { mat, shape, shape_name, elem };
+    if shape_name == "m8n8k4" {
+        return Err(e.err(i.opcode.span, "`.m8n8k4` is a shape of `mma`, not of `wmma`"));
+    }
+    let frag = Frag { mat, shape, shape_name, elem, row: true };
     let table = frag.table();
     if table.is_empty() {
         return Err(e.err(i.opcode.span, format!("`.{}` is not an element type of wmma matrix {}", elem.name(), mat.to_ascii_uppercase())));
@@ -306,16 +361,21 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ty = types(i);
     let (dt, ab, ct) = match ty[..] {
         [d, c] if d != Elem::S32 => (d, Elem::F16, c),
+        // PTX ISA 9.7.13.9 mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype
+        [d, Elem::F16, Elem::F16, c] if i.opcode.name == "mma" && d != Elem::S32 && c != Elem::S32 => (d, Elem::F16, c),
         [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8) => (Elem::S32, a, Elem::S32),
         _ => return Err(e.err(i.opcode.span, "`wmma.mma` types: .dtype.ctype (.f16/.f32) or .s32.atype.btype.s32 (.s8/.u8, the same twice)")),
     };
+    if shape_name == "m8n8k4" && dt == Elem::F16 && ct == Elem::F32 {
+        return Err(e.err(i.opcode.span, "`mma.m8n8k4`: .dtype must be .f32 when .ctype is .f32"));
+    }
     let [al, bl] = layouts(i)[..] else { return Err(e.err(i.opcode.span, "`wmma.mma` needs .alayout and .blayout")) };
-    let _ = (al, bl); // the fragment layouts do not depend on the memory layouts (wmma_layout)
+    // (wmma fragments do not depend on the memory layouts (wmma_layout); mma.m8n8k4's do.)
     let sat = i.has_mod("satfinite");
-    let fa = Frag { mat: 'a', shape, shape_name, elem: ab };
-    let fb = Frag { mat: 'b', shape, shape_name, elem: ab };
-    let fc = Frag { mat: 'c', shape, shape_name, elem: ct };
-    let fd = Frag { mat: 'c', shape, shape_name, elem: dt };
+    let fa = Frag { mat: 'a', shape, shape_name, elem: ab, row: al == "row" };
+    let fb = Frag { mat: 'b', shape, shape_name, elem: ab, row: bl == "row" };
+    let fc = Frag { mat: 'c', shape, shape_name, elem: ct, row: true };
+    let fd = Frag { mat: 'c', shape, shape_name, elem: dt, row: true };
     if i.operands.len() != 4 {
         return Err(e.err(i.span, "`wmma.mma` takes four fragments: d, a, b, c"));
     }
@@ -326,7 +386,11 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     if e.m.nvptx {
         // llvm.nvvm.wmma.<shape>.mma.<al>.<bl>.<dtype>.<ctype> (or .<s8|u8>)[.satfinite]
         let sig = if ab == Elem::F16 { format!("{}.{}", dt.name(), ct.name()) } else { ab.name().to_string() };
-        let name = format!("llvm.nvvm.wmma.{shape_name}.mma.{al}.{bl}.{sig}{}", if sat { ".satfinite" } else { "" });
+        let name = if shape_name == "m8n8k4" {
+            format!("llvm.nvvm.mma.m8n8k4.{al}.{bl}.{sig}")
+        } else {
+            format!("llvm.nvvm.wmma.{shape_name}.mma.{al}.{bl}.{sig}{}", if sat { ".satfinite" } else { "" })
+        };
         let mut args = Vec::new();
         for (regs, f) in [(a_regs, &fa), (b_regs, &fb), (c_regs, &fc)] {
             for r in regs {

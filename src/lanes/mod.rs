@@ -39,6 +39,7 @@ use inkwell::{AddressSpace, IntPredicate};
 pub fn is_sync(i: &Instr) -> bool {
     matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
         || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
+        || i.opcode.name == "mma"
 }
 
 pub fn has_sync(body: &[Stmt]) -> bool {

@@ -152,6 +152,28 @@ def run_kernel(shape, al, bl, dt, ct, ab, sat):
     return name, "\n".join(L)
 
 
+def mma884_kernel(al, bl, dt, ct):
+    """mma.m8n8k4 (9.7.13.9): lane l loads its raw fragment registers from A + 4*na*l, B + 4*nb*l
+    and C + 4*nc*l, runs the mma and stores D's registers at D + 4*nd*l; with the GPU's results
+    as expectations this checks the fragment layouts of 9.7.13.5 as well as the arithmetic."""
+    na, nb = 2, 2
+    nc, nd = (8 if ct == "f32" else 4), (8 if dt == "f32" else 4)
+    name = "mma_m8n8k4_%s_%s_%s_%s" % (al, bl, dt, ct)
+    L = [".visible .entry %s(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)" % name, "{",
+         "\t.reg .b32 %%a<%d>;" % na, "\t.reg .b32 %%b<%d>;" % nb, "\t.reg .b32 %%c<%d>;" % nc, "\t.reg .b32 %%d<%d>;" % nd,
+         "\t.reg .b32 %l;", "\t.reg .b64 %p, %off;", "\tmov.u32 %l, %laneid;"]
+    for p_, x, n in [("pa", "a", na), ("pb", "b", nb), ("pc", "c", nc)]:
+        L += ["\tld.param.u64 %%p, [%s];" % p_, "\tmul.wide.u32 %%off, %%l, %d;" % (4 * n), "\tadd.s64 %p, %p, %off;"]
+        L += ["\tld.global.b32 %%%s%d, [%%p+%d];" % (x, k, 4 * k) for k in range(n)]
+    rl = lambda x, n: ", ".join("%%%s%d" % (x, i) for i in range(n))
+    L.append("\tmma.sync.aligned.m8n8k4.%s.%s.%s.f16.f16.%s {%s}, {%s}, {%s}, {%s};" % (
+        al, bl, dt, ct, rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
+    L += ["\tld.param.u64 %p, [pd];", "\tmul.wide.u32 %%off, %%l, %d;" % (4 * nd), "\tadd.s64 %p, %p, %off;"]
+    L += ["\tst.global.b32 [%%p+%d], %%d%d;" % (4 * k, k) for k in range(nd)]
+    L += ["\tret;", "}"]
+    return name, "\n".join(L), (na, nb, nc, nd)
+
+
 def main():
     import cupy as cp
     import numpy as np
@@ -164,7 +186,8 @@ def main():
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     text = ["// PTX ISA 9.7.13 wmma.load / wmma.mma / wmma.store: every shape, every A/B layout pair,",
             "// f16 with f16 and f32 accumulators, s8/u8 with s32 (and .satfinite), two warps per CTA on",
-            "// their own tiles; B through .global with an explicit stride, D stored in the other layout.",
+            "// their own tiles; B through .global with an explicit stride, D stored in the other layout;",
+            "// mma.m8n8k4 (9.7.13.9) with raw fragments, which checks the layouts of 9.7.13.5.",
             "// Every `// expect:` value is the result an %s gave for the same kernel (CuPy," % dev,
             "// driver PTX JIT); small integer inputs make every accumulation order exact.",
             "// Written by tests/filetests/ref/wmma_gpu.py; do not edit by hand.",
@@ -210,6 +233,29 @@ def main():
             name, ty(A), hexs(bits(A), A.itemsize), ty(B), hexs(bits(B), B.itemsize), ty(C), hexs(bits(C), C.itemsize), D.nbytes))
         text.append("// expect: arg3 == %s:%s" % (ty(res), hexs(bits(res), res.itemsize)))
         text.append("")
+    for al in ("row", "col"):
+        for bl in ("row", "col"):
+            for dt, ct in [("f32", "f32"), ("f16", "f16"), ("f32", "f16")]:  # (f16 D with f32 C is not a form)
+                if (al, bl) != ("row", "col") and (dt, ct) != ("f32", "f32"):
+                    continue
+                name, body, (na, nb, nc, nd) = mma884_kernel(al, bl, dt, ct)
+                half = lambda n: [int(np.array([rng.randint(-4, 4)], dtype=np.float16).view(np.uint16)[0]) for _ in range(n)]
+                pack = lambda hs: [hs[2 * i] | hs[2 * i + 1] << 16 for i in range(len(hs) // 2)]
+                A = np.array(pack(half(64 * na)), dtype=np.uint32)
+                B = np.array(pack(half(64 * nb)), dtype=np.uint32)
+                if ct == "f32":
+                    C = np.array([rng.randint(-64, 64) for _ in range(32 * nc)], dtype=np.float32).view(np.uint32)
+                else:
+                    C = np.array(pack(half(64 * nc)), dtype=np.uint32)
+                D = cp.zeros(32 * nd, dtype=np.uint32)
+                load_ptx(cp, ".version 6.4\n.target sm_70\n.address_size 64\n\n" + body + "\n").get_function(name)(
+                    (1,), (32,), (cp.asarray(A), cp.asarray(B), cp.asarray(C), D))
+                cp.cuda.Device().synchronize()
+                text.append(body)
+                text.append("// run: %s<<<1, 32>>> buf:u32:%s buf:u32:%s buf:u32:%s buf:zero:%d" % (
+                    name, hexs([int(v) for v in A], 4), hexs([int(v) for v in B], 4), hexs([int(v) for v in C], 4), 4 * 32 * nd))
+                text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
+                text.append("")
     # The fragment layout itself: raw registers of a load, for one form of each fragment kind
     # (element (r, c) holds r * cols + c, or its low byte for s8/u8).
     for mat, layout, shape, ty in [("a", "row", "m16n16k16", "f16"), ("b", "col", "m32n8k16", "f16"),
