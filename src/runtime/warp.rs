@@ -178,11 +178,13 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
 /// Completes the warp collectives of one warp that can complete. Returns whether any did.
 fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
     let n = warp.len();
-    // Group the waiting lanes once: by (kind, mode) for the .sync forms ("the same
-    // qualifiers"), by instruction for the deprecated forms. Lanes of a warp are almost
-    // always in one or two groups, so this is linear in the warp size.
+    // Group the waiting lanes once: by (kind, mode, membermask) for the .sync forms (threads
+    // meet at a collective with the same qualifiers and the same membermask value, e.g.
+    // 9.7.12.2 bar.warp.sync "with the same membermask value"), by instruction for the
+    // deprecated forms. Lanes of a warp are almost always in one or two groups, so this is
+    // linear in the warp size.
     let mut live_mask = 0u32;
-    let mut groups: [(u32, u32, u32); 32] = [(0, 0, 0); 32]; // (key kind, key, lane mask)
+    let mut groups: [(u32, u32, u32, u32); 32] = [(0, 0, 0, 0); 32]; // (key kind, key, mask, lanes)
     let mut ngroups = 0;
     let mut group_of = [usize::MAX; 32];
     for l in 0..n {
@@ -193,16 +195,16 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
         if s.state != SLOT_WAITING || !is_warp_kind(s.kind) {
             continue;
         }
-        let key = if s.flags & FLAG_NOSYNC != 0 { (u32::MAX, s.site) } else { (s.kind, if s.kind == SYNC_WARP { 0 } else { s.mode }) };
-        let g = match groups[..ngroups].iter().position(|(k, m, _)| (*k, *m) == key) {
+        let key = if s.flags & FLAG_NOSYNC != 0 { (u32::MAX, s.site, 0) } else { (s.kind, if s.kind == SYNC_WARP { 0 } else { s.mode }, s.mask) };
+        let g = match groups[..ngroups].iter().position(|(k, m, mm, _)| (*k, *m, *mm) == key) {
             Some(g) => g,
             None => {
-                groups[ngroups] = (key.0, key.1, 0);
+                groups[ngroups] = (key.0, key.1, key.2, 0);
                 ngroups += 1;
                 ngroups - 1
             }
         };
-        groups[g].2 |= 1 << l;
+        groups[g].3 |= 1 << l;
         group_of[l] = g;
     }
     // Participants per lane (0 = not ready).
@@ -213,7 +215,7 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
             continue;
         }
         let s = &warp[l];
-        let at = groups[g].2;
+        let at = groups[g].3;
         if s.flags & FLAG_NOSYNC != 0 {
             // Deprecated forms and activemask: the warp is fully blocked (this runs after a
             // pass), so the lanes at the same instruction are exactly the active lanes.

@@ -105,7 +105,7 @@ static int resolve_warp(SyncSlot *warp, size_t n) {
             uint32_t at = waiting_mask(s->kind, warp, n);
             uint32_t same_mode = 0;
             for (size_t m = 0; m < n; m++)
-                if ((at & (1u << m)) && (warp[m].mode == s->mode || s->kind == SYNC_WARP)) same_mode |= 1u << m;
+                if ((at & (1u << m)) && (warp[m].mode == s->mode || s->kind == SYNC_WARP) && warp[m].mask == s->mask) same_mode |= 1u << m;
             if ((need & ~same_mode) == 0) parts[l] = need;
         }
     }
