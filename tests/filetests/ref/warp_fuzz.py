@@ -3,9 +3,10 @@
 trip counts, and warp collectives whose membermask is exactly the set of lanes that execute
 them (computed with vote.sync.ballot before the lanes split), so every result is defined by the
 spec: shfl.sync in all modes at full-warp level, leader broadcasts (shfl.sync.idx from the lowest
-lane of the mask) inside divergent code, vote.sync (all/any/uni/ballot), match.any/all.sync,
+lane of the mask, and from the next lane of the mask through popc/fns/%lanemask_lt) inside
+divergent code, 1-D and 2-D blocks, vote.sync (all/any/uni/ballot), match.any/all.sync,
 redux-free integer arithmetic, bar.warp.sync, and bar.sync with shared-memory exchange and
-red.shared at CTA level.
+red.shared and bar.red.{popc,and,or} at CTA level.
 
 On a machine with an NVIDIA GPU and CuPy:
     python3 tests/filetests/ref/warp_fuzz.py --out tests/filetests/gpu --count 40 --seed 1
@@ -51,7 +52,7 @@ class Gen:
         """One collective executed by exactly the lanes of `mask` (a register or immediate)."""
         r = self.rng
         d, a = self.reg(), self.reg()
-        kinds = ["vote", "ballot", "match_any", "match_all", "leader", "warpsync"]
+        kinds = ["vote", "ballot", "match_any", "match_all", "leader", "warpsync", "rotate"]
         if full:
             kinds += ["shfl", "shfl", "shfl"]
         k = r.choice(kinds)
@@ -68,6 +69,18 @@ class Gen:
                 bop = "%t1"
             self.emit("shfl.sync.%s.b32 %s|%%p2, %s, %s, %d, %s;" % (mode, d, a, bop, c, mask))
             self.emit("@%%p2 add.u32 %s, %s, 0x100;" % (d, d))
+        elif k == "rotate":
+            # from the next lane of the mask (cyclically): rank = popc(mask & lanemask_lt),
+            # source = fns(mask, 0, (rank + 1) % popc(mask) + 1)
+            self.emit("mov.u32 %t1, %lanemask_lt;")
+            self.emit("and.b32 %%t1, %%t1, %s;" % mask)
+            self.emit("popc.b32 %t1, %t1;")
+            self.emit("add.u32 %t1, %t1, 1;")
+            self.emit("popc.b32 %%t3, %s;" % mask)
+            self.emit("rem.u32 %t1, %t1, %t3;")
+            self.emit("add.u32 %t1, %t1, 1;")
+            self.emit("fns.b32 %%t1, %s, 0, %%t1;" % mask)
+            self.emit("shfl.sync.idx.b32 %s, %s, %%t1, 31, %s;" % (d, a, mask))
         elif k == "leader":
             # broadcast from the lowest lane of the mask
             self.emit("brev.b32 %%t1, %s;" % mask)
@@ -174,7 +187,15 @@ class Gen:
         self.emit("add.u32 %s, %s, %%t3;" % (d, d))
         self.emit("and.b32 %%t3, %s, 255;" % a)
         self.emit("red.shared.add.u32 [sum], %t3;")
-        self.emit("bar.sync 0;")
+        red = r.choice(["popc", "and", "or"])
+        self.emit("and.b32 %%t1, %s, %d;" % (a, r.choice([1, 4, 0x100])))
+        self.emit("setp.ne.u32 %p3, %t1, 0;")
+        if red == "popc":
+            self.emit("bar.red.popc.u32 %t1, 0, %p3;")
+            self.emit("add.u32 %s, %s, %%t1;" % (d, d))
+        else:
+            self.emit("bar.red.%s.pred %%p4, 0, %%p3;" % red)
+            self.emit("@%%p4 add.u32 %s, %s, 0x1000;" % (d, d))
         self.emit("ld.shared.u32 %t3, [sum];")
         self.emit("xor.b32 %s, %s, %%t3;" % (d, d))
         self.emit("bar.sync 0;")
@@ -182,13 +203,18 @@ class Gen:
 
 def program(rng, name, block):
     g = Gen(rng, block)
-    g.emit("mov.u32 %tx, %tid.x;")
+    g.emit("mov.u32 %tx, %tid.y;")
+    g.emit("mov.u32 %t1, %ntid.x;")
+    g.emit("mov.u32 %t3, %tid.x;")
+    g.emit("mad.lo.u32 %tx, %tx, %t1, %t3;")
     g.emit("and.b32 %lane, %tx, 31;")
     g.emit("mov.u32 %xb, xch;")
     g.emit("shl.b32 %t2, %tx, 2;")
     g.emit("add.u32 %t2, %t2, %xb;")
     g.emit("ld.param.u64 %ad, [pin];")
-    g.emit("mul.wide.u32 %%off, %%tx, %d;" % (4 * NREG))
+    g.emit("mov.u32 %t1, %ctaid.x;")
+    g.emit("mad.lo.u32 %%t1, %%t1, %d, %%tx;" % block)
+    g.emit("mul.wide.u32 %%off, %%t1, %d;" % (4 * NREG))
     g.emit("add.s64 %ad, %ad, %off;")
     for k in range(NREG):
         g.emit("ld.global.u32 %%r%d, [%%ad+%d];" % (k, 4 * k))
@@ -230,23 +256,25 @@ def main():
     rng = random.Random(a.seed)
     kernels = []
     for i in range(a.count):
-        block = rng.choice([32, 64, 96])
+        bx, by = rng.choice([(32, 1), (64, 1), (96, 1), (16, 4), (8, 8), (32, 3)])
+        block = bx * by
         name = "warp_%d" % i
         text = program(rng, name, block)
         ins = [rng.getrandbits(32) if rng.random() < 0.6 else rng.randrange(64) for _ in range(2 * block * NREG)]
-        kernels.append((name, text, block, ins))
+        kernels.append((name, text, (bx, by), ins))
     dev, results = "(dry run)", {}
     if not a.dry:
         import tempfile
         import cupy as cp
         import numpy as np
         dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-        for name, text, block, ins in kernels:
+        for name, text, (bx, by), ins in kernels:
+            block = bx * by
             with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
                 f.write(".version 6.4\n.target sm_70\n.address_size 64\n\n" + text + "\n")
             fn = cp.RawModule(path=f.name).get_function(name)
             out = cp.zeros(2 * block * NREG, dtype=np.uint32)
-            fn((2,), (block,), (cp.asarray(np.array(ins, dtype=np.uint32)), out))
+            fn((2,), (bx, by), (cp.asarray(np.array(ins, dtype=np.uint32)), out))
             cp.cuda.Device().synchronize()
             results[name] = [int(v) for v in out.get()]
     os.makedirs(a.out, exist_ok=True)
@@ -255,9 +283,10 @@ def main():
              "// ballot of the lanes that execute them, bar.sync with shared memory. Every `// expect:`",
              "// value is the result an %s gave for the same kernel (CuPy, driver PTX JIT)." % dev,
              "// Do not edit by hand.", ".version 6.4", ".target sm_70", ".address_size 64", ""]
-    for name, text, block, ins in kernels:
+    for name, text, (bx, by), ins in kernels:
+        block = bx * by
         lines.append(text)
-        lines.append("// run: %s<<<2, %d>>> buf:u32:%s buf:zero:%d" % (name, block, ",".join("0x%x" % v for v in ins), 8 * block * NREG))
+        lines.append("// run: %s<<<2, (%d,%d)>>> buf:u32:%s buf:zero:%d" % (name, bx, by, ",".join("0x%x" % v for v in ins), 8 * block * NREG))
         lines.append("// expect: arg1 == u32:%s" % ",".join("0x%x" % v for v in results.get(name, [0] * (2 * block * NREG))))
         lines.append("")
     with open(os.path.join(a.out, "warp_fuzz.ptx"), "w") as f:
