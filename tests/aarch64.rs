@@ -188,6 +188,12 @@ fn driver_input(k: &KernelInfo, c: &Case) -> Vec<u8> {
                 v.extend_from_slice(&(p.size as u64).to_le_bytes());
                 v.extend_from_slice(&bits.to_le_bytes()[..p.size as usize]);
             }
+            ArgSpec::Bytes(b) => {
+                w(&mut v, 0);
+                w(&mut v, p.offset);
+                v.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                v.extend_from_slice(b);
+            }
             ArgSpec::Buffer(b) => {
                 w(&mut v, 1);
                 w(&mut v, p.offset);

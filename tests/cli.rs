@@ -56,6 +56,13 @@ fn wrong_launches_are_refused() {
     let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--block", "2048", "--arg", "u32:1"]);
     assert_ne!(rc, 0);
     assert!(err.contains("exceeds the limits"), "{err}");
+    // bytes:HEX for a by-value parameter must have its exact size.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--arg", "bytes:0102030405"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("is 4 bytes but 5 bytes were given"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--arg", "bytes:012"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("even number of hex digits"), "{err}");
     let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "trapper", "--arg", "u32:zz"]);
     assert_ne!(rc, 0);
     assert!(err.contains("not an integer"), "{err}");

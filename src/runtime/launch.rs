@@ -38,11 +38,22 @@ pub enum ArgSpec {
     Scalar(Type, u64),
     /// A buffer with initial contents; the kernel receives its address.
     Buffer(Vec<u8>),
+    /// The raw bytes of a by-value parameter of any size (`.param .align 8 .b8 p[24]`, a
+    /// struct passed by value); written as `bytes:HEXBYTES`.
+    Bytes(Vec<u8>),
 }
 
-/// Parses `TYPE:VALUE`, `buf:file:PATH`, `buf:zero:BYTES`, `buf:hex:HEX`.
+/// Parses `TYPE:VALUE`, `bytes:HEX` (a by-value parameter's raw bytes), `buf:file:PATH`,
+/// `buf:zero:BYTES`, `buf:hex:HEX`, `buf:TYPE:V,V,...`.
 pub fn parse_arg(s: &str) -> Result<ArgSpec, String> {
     let (kind, rest) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected TYPE:VALUE or buf:KIND:DATA"))?;
+    if kind == "bytes" {
+        let h: String = rest.chars().filter(|c| !c.is_whitespace() && *c != '_').collect();
+        if h.is_empty() || h.len() % 2 != 0 {
+            return Err(format!("`{s}`: expected bytes:HEXBYTES (an even number of hex digits)"));
+        }
+        return (0..h.len()).step_by(2).map(|k| u8::from_str_radix(&h[k..k + 2], 16).map_err(|_| format!("`{s}`: bad hex `{}`", &h[k..k + 2]))).collect::<Result<Vec<_>, _>>().map(ArgSpec::Bytes);
+    }
     if kind == "buf" {
         let (how, data) = rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:file:PATH, buf:zero:BYTES or buf:hex:HEX"))?;
         return match how {
@@ -185,6 +196,12 @@ impl Loaded {
                         return Err(LaunchError(format!("argument {idx} (`{}`) is .{} ({} bytes) but a .{} ({} bytes) was given", p.name, p.ty.as_str(), p.size, t.as_str(), t.size())));
                     }
                     pbuf[off..off + p.size as usize].copy_from_slice(&bits.to_le_bytes()[..p.size as usize]);
+                }
+                ArgSpec::Bytes(b) => {
+                    if b.len() != p.size as usize {
+                        return Err(LaunchError(format!("argument {idx} (`{}`) is {} bytes but {} bytes were given", p.name, p.size, b.len())));
+                    }
+                    pbuf[off..off + b.len()].copy_from_slice(b);
                 }
                 ArgSpec::Buffer(b) => {
                     if p.size != 8 {

@@ -4,8 +4,10 @@
     # anywhere (NVRTC from the project's venv):
     .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite.cu tests/cuda/oracle/suite.ptx
     .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite.cu tests/cuda/oracle/suite.G.ptx -G
+    .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite2.cu tests/cuda/oracle/suite2.ptx
     # on a machine with an NVIDIA GPU and CuPy:
-    python3 tests/filetests/ref/cuda_oracle.py tests/cuda/oracle/suite.ptx tests/cuda/oracle/suite.G.ptx --out DIR
+    python3 tests/filetests/ref/cuda_oracle.py tests/cuda/oracle/suite.ptx tests/cuda/oracle/suite.G.ptx \
+        tests/cuda/oracle/suite2.ptx --out DIR
 
 For each PTX file, every launch in SPECS runs on the GPU with seeded inputs and DIR/cuda_<file>.ptx
 is written: the PTX as NVRTC produced it, plus `// run:`/`// expect:` lines whose expected
@@ -36,8 +38,9 @@ def csr_graph(rng, n, deg):
 
 
 def specs(rng):
-    """(kernel, grid, block, args); an arg is ('u32'|'u8'|'u64', [values]) for a buffer (the
-    output buffers are buffers too), or ('s32'|'f32', value) for a scalar."""
+    """(kernel, grid, block, args[, dynamic shared bytes]); an arg is ('u32'|'u8'|'u64', [values])
+    for a buffer (the output buffers are buffers too), ('s32'|'f32', value) for a scalar, or
+    ('bytes', b) for a struct passed by value. Kernels not in the PTX file are skipped."""
     out = []
     n = 40
     t = [f32_bits(300 + rng.randrange(0, 50 * 64) / 64) for _ in range(n * n)]
@@ -66,6 +69,20 @@ def specs(rng):
     fx = [rng.uniform(-8, 8) for _ in range(dn - 6)] + [0.0, -0.0, 1e-40, 80.0, -80.0, 0.5]
     out.append(("fmath", (1, 1), (64, 1), [("u32", [f32_bits(v) for v in fx]), ("u32", [0] * (6 * dn)), ("s32", dn)]))
     out.append(("bitonic256", (2, 1), (256, 1), [("u32", [rng.randrange(-1000, 1000) & 0xFFFFFFFF for _ in range(512)])]))
+    # suite2.cu
+    sp = struct.pack("<ifdiI", 100, 0.75, 3.25, 3, 0x7FFFFFFF)
+    out.append(("struct_local", (2, 1), (64, 1), [("bytes", sp), ("u32", [rng.getrandbits(32) for _ in range(128)]), ("u32", [0] * 384)]))
+    out.append(("recursion", (1, 1), (64, 1), [("u32", [rng.randrange(0, 64) for _ in range(64)]), ("u32", [0] * 128), ("s32", 64)]))
+    out.append(("dyn_reverse", (3, 1), (96, 1), [("u32", [rng.getrandbits(32) for _ in range(288)]), ("u32", [0] * 288)], 96 * 4))
+    special = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x12345678, 0xFF00FF00, 63, 64]
+    xs = [rng.choice(special) if rng.random() < 0.3 else rng.getrandbits(32) for _ in range(64)]
+    ys = [rng.choice(special) if rng.random() < 0.3 else rng.getrandbits(32) for _ in range(64)]
+    out.append(("int_intrinsics", (1, 1), (64, 1), [("u32", xs), ("u32", ys), ("u32", [0] * (14 * 64)), ("s32", 64)]))
+    an = 500
+    out.append(("atomics_final", (4, 1), (128, 1), [("u32", [rng.randrange(-100000, 100000) & 0xFFFFFFFF for _ in range(an)]),
+                                                    ("u32", [0, 0, 0, 0xFFFFFFFF, 0, 0]), ("u32", [0x80000000, 0x7FFFFFFF]),
+                                                    ("u64", [0]), ("s32", an)]))
+    out.append(("switchy", (2, 1), (128, 1), [("u32", [rng.getrandbits(32) for _ in range(200)]), ("u32", [0] * 200), ("s32", 200)]))
     return out
 
 
@@ -88,7 +105,11 @@ def main():
         text = open(path).read()
         mod = cp.RawModule(path=path)
         lines = []
-        for kernel, grid, block, args in specs(random.Random(a.seed)):
+        for spec_t in specs(random.Random(a.seed)):
+            kernel, grid, block, args = spec_t[:4]
+            smem = spec_t[4] if len(spec_t) > 4 else 0
+            if ".entry %s(" % kernel not in text:
+                continue
             fn = mod.get_function(kernel)
             dev_args, bufs = [], []
             for ty, v in args:
@@ -98,9 +119,11 @@ def main():
                     dev_args.append(b)
                 elif ty == "s32":
                     dev_args.append(np.int32(v))
+                elif ty == "bytes":
+                    dev_args.append(np.frombuffer(v, dtype=np.dtype((np.void, len(v))))[0])
                 else:
                     dev_args.append(np.float32(v))
-            fn(grid, block, tuple(dev_args))
+            fn(grid, block, tuple(dev_args), shared_mem=smem)
             cp.cuda.Device().synchronize()
             spec = []
             for ty, v in args:
@@ -108,9 +131,11 @@ def main():
                     spec.append("buf:%s:%s" % (ty, hexs(v, 0)))
                 elif ty == "s32":
                     spec.append("s32:%d" % v)
+                elif ty == "bytes":
+                    spec.append("bytes:%s" % v.hex())
                 else:
                     spec.append("f32:0x%08x" % f32_bits(v))
-            lines.append("// run: %s<<<(%d,%d), (%d,%d)>>> %s" % (kernel, grid[0], grid[1], block[0], block[1], " ".join(spec)))
+            lines.append("// run: %s<<<(%d,%d), (%d,%d), %d>>> %s" % (kernel, grid[0], grid[1], block[0], block[1], smem, " ".join(spec)))
             k = 0
             for idx, (ty, v) in enumerate(args):
                 if ty in dt:
@@ -124,7 +149,7 @@ def main():
                   "// Do not edit by hand."]
         with open(os.path.join(a.out, "cuda_%s.ptx" % name), "w") as f:
             f.write("\n".join(header) + "\n" + text.rstrip() + "\n\n" + "\n".join(lines) + "\n")
-        print("%s: %d launches on %s" % (path, len(specs(random.Random(a.seed))), dev))
+        print("%s: %d launches on %s" % (path, sum(1 for l in lines if l.startswith("// run:")), dev))
 
 
 if __name__ == "__main__":
