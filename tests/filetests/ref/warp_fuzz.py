@@ -2,7 +2,8 @@
 """Random warp programs, run on a real GPU: divergent branches (nested), loops with per-lane
 trip counts, and warp collectives whose membermask is exactly the set of lanes that execute
 them (computed with vote.sync.ballot before the lanes split), so every result is defined by the
-spec: shfl.sync in all modes at full-warp level, leader broadcasts (shfl.sync.idx from the lowest
+spec: shfl.sync in all modes at full-warp level (whole warps, no lane exited), partial last
+warps and lanes that exit early (the survivors' ballot is the mask from then on), leader broadcasts (shfl.sync.idx from the lowest
 lane of the mask, and from the next lane of the mask through popc/fns/%lanemask_lt) inside
 divergent code, 1-D and 2-D blocks, vote.sync (all/any/uni/ballot), match.any/all.sync,
 redux-free integer arithmetic, bar.warp.sync, and bar.sync with shared-memory exchange and
@@ -221,25 +222,44 @@ def program(rng, name, block):
     g.emit("setp.eq.u32 %p1, %tx, 0;")
     g.emit("@%p1 st.shared.u32 [sum], 0;")
     g.emit("bar.sync 0;")
+    # %mall: the lanes of this warp that exist (a partial last warp has fewer), then the ones
+    # that have not exited. shl by 32 gives 0 in PTX, so (1 << 32) - 1 is the full mask.
+    g.emit("shr.u32 %t1, %tx, 5;")
+    g.emit("shl.b32 %t1, %t1, 5;")
+    g.emit("sub.u32 %%t1, %d, %%t1;" % block)
+    g.emit("min.u32 %t1, %t1, 32;")
+    g.emit("shl.b32 %mall, 1, %t1;")
+    g.emit("sub.u32 %mall, %mall, 1;")
+    exited = False
     for _ in range(rng.randrange(4, 9)):
         x = rng.random()
-        if x < 0.25:
+        full = block % 32 == 0 and not exited
+        if x < 0.22:
             g.alu()
-        elif x < 0.55:
-            g.collective("-1", True)
-        elif x < 0.75:
-            g.branch("-1", 0)
-        elif x < 0.9:
-            g.loop("-1", 0)
-        else:
+        elif x < 0.5:
+            g.collective("%mall", full)
+        elif x < 0.68:
+            g.branch("%mall", 0)
+        elif x < 0.82:
+            g.loop("%mall", 0)
+        elif x < 0.9 and not exited:
             g.cta_exchange()
+        else:
+            # some lanes leave early (after storing their registers); the others go on with
+            # the ballot of the survivors as their mask
+            g.emit("and.b32 %%t1, %s, 7;" % g.reg())
+            g.emit("setp.eq.u32 %p1, %t1, 0;")
+            g.emit("vote.sync.ballot.b32 %mall, !%p1, %mall;")
+            g.emit("@%p1 bra DONE;")
+            exited = True
+    g.lines.append("DONE:")
     g.emit("ld.param.u64 %ad, [pout];")
     g.emit("add.s64 %ad, %ad, %off;")
     for k in range(NREG):
         g.emit("st.global.u32 [%%ad+%d], %%r%d;" % (4 * k, k))
     g.emit("ret;")
     head = [".visible .entry %s(.param .u64 pin, .param .u64 pout)" % name, "{",
-            "\t.reg .b32 %%r<%d>;" % NREG, "\t.reg .b32 %tx, %lane, %t1, %t2, %t3, %xb;", "\t.reg .b64 %ad, %off;",
+            "\t.reg .b32 %%r<%d>;" % NREG, "\t.reg .b32 %tx, %lane, %t1, %t2, %t3, %xb, %mall;", "\t.reg .b64 %ad, %off;",
             "\t.reg .pred %p1, %p2, %p3, %p4;", "\t.shared .align 4 .b8 xch[%d];" % (4 * block),
             "\t.shared .align 4 .u32 sum;"]
     head += ["\t.reg .b32 %s;" % d for d in g.decls]
@@ -256,7 +276,7 @@ def main():
     rng = random.Random(a.seed)
     kernels = []
     for i in range(a.count):
-        bx, by = rng.choice([(32, 1), (64, 1), (96, 1), (16, 4), (8, 8), (32, 3)])
+        bx, by = rng.choice([(32, 1), (64, 1), (96, 1), (16, 4), (8, 8), (32, 3), (48, 1), (80, 1), (100, 1), (20, 3)])
         block = bx * by
         name = "warp_%d" % i
         text = program(rng, name, block)
