@@ -1,6 +1,7 @@
 //! Warp-level matrix multiply-accumulate (PTX ISA 9.7.13): `wmma.load`, `wmma.store` and
 //! `wmma.mma` for the shapes .m16n16k16, .m8n32k16 and .m32n8k16 with .f16 multiplicands
-//! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators); and `mma.m8n8k4`
+//! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators), the sub-byte and
+//! single-bit shapes .m8n8k32 (.s4/.u4) and .m8n8k128 (.b1, xor.popc); and `mma.m8n8k4`
 //! (9.7.13.9), whose fragments the spec defines (9.7.13.5, `m8n8k4_table`).
 //!
 //! Fragments are distributed over the lanes as on an NVIDIA H100 (`wmma_layout`, measured; the
@@ -25,6 +26,9 @@ enum Elem {
     S32,
     S8,
     U8,
+    S4,
+    U4,
+    B1,
 }
 
 impl Elem {
@@ -35,6 +39,9 @@ impl Elem {
             "s32" => Elem::S32,
             "s8" => Elem::S8,
             "u8" => Elem::U8,
+            "s4" => Elem::S4,
+            "u4" => Elem::U4,
+            "b1" => Elem::B1,
             _ => return None,
         })
     }
@@ -43,6 +50,8 @@ impl Elem {
             Elem::F16 => 16,
             Elem::F32 | Elem::S32 => 32,
             Elem::S8 | Elem::U8 => 8,
+            Elem::S4 | Elem::U4 => 4,
+            Elem::B1 => 1,
         }
     }
     fn per_reg(self) -> u32 {
@@ -55,6 +64,9 @@ impl Elem {
             Elem::S32 => "s32",
             Elem::S8 => "s8",
             Elem::U8 => "u8",
+            Elem::S4 => "s4",
+            Elem::U4 => "u4",
+            Elem::B1 => "b1",
         }
     }
 }
@@ -151,9 +163,9 @@ fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
             "m32n8k16" => return Ok(((32, 8, 16), "m32n8k16")),
             // four 8x8x4 products on the diagonal of a 32x32x4 one (m8n8k4_table)
             "m8n8k4" if i.opcode.name == "mma" => return Ok(((32, 32, 4), "m8n8k4")),
-            "m8n8k32" | "m8n8k128" => {
-                return Err(e.err(i.opcode.span, format!("`wmma` with the sub-byte/single-bit shape .{m} is not supported by ptxr yet")))
-            }
+            // sub-byte (.s4/.u4) and single-bit (.b1) shapes, PTX ISA 6.3 preview features
+            "m8n8k32" if i.opcode.name == "wmma" => return Ok(((8, 8, 32), "m8n8k32")),
+            "m8n8k128" if i.opcode.name == "wmma" => return Ok(((8, 8, 128), "m8n8k128")),
             _ => {}
         }
     }
@@ -291,11 +303,23 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
         let (major, minor) = if row_major { (row, col) } else { (col, row) };
         let off = e.b.build_int_add(e.b.build_int_mul(major, stride, "").unwrap(), minor, "").unwrap();
         let off = e.resize(off, 64, false);
-        let off = e.b.build_int_mul(off, e.ctx().i64_type().const_int((elem.bits() / 8) as u64, false), "").unwrap();
+        let i64t = e.ctx().i64_type();
+        // Byte offset, and for sub-byte elements the bit offset inside that byte (elements
+        // packed from the least significant bit).
+        let bit_off = e.b.build_int_mul(off, i64t.const_int(elem.bits() as u64, false), "").unwrap();
+        let off = e.b.build_right_shift(bit_off, i64t.const_int(3, false), false, "").unwrap();
         let p = unsafe { e.b.build_gep(i8t, base, &[off], "").unwrap() };
         let (w, sh) = ((j / per) as usize, (j % per) * elem.bits());
         if is_load {
-            let v = e.b.build_load(et, p, "").unwrap().into_int_value();
+            let v = if elem.bits() < 8 {
+                let byte = e.b.build_load(i8t, p, "").unwrap().into_int_value();
+                let byte = e.resize(byte, 32, false);
+                let in_byte = e.resize(e.b.build_and(bit_off, i64t.const_int(7, false), "").unwrap(), 32, false);
+                let v = e.b.build_right_shift(byte, in_byte, false, "").unwrap();
+                e.b.build_and(v, i32t.const_int((1u64 << elem.bits()) - 1, false), "").unwrap()
+            } else {
+                e.b.build_load(et, p, "").unwrap().into_int_value()
+            };
             let v = e.resize(v, 32, false);
             let v = e.b.build_left_shift(v, i32t.const_int(sh as u64, false), "").unwrap();
             out[w] = e.b.build_or(out[w], v, "").unwrap();
@@ -363,9 +387,17 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         [d, c] if d != Elem::S32 => (d, Elem::F16, c),
         // PTX ISA 9.7.13.9 mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype
         [d, Elem::F16, Elem::F16, c] if i.opcode.name == "mma" && d != Elem::S32 && c != Elem::S32 => (d, Elem::F16, c),
-        [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8) => (Elem::S32, a, Elem::S32),
+        [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1) => (Elem::S32, a, Elem::S32),
         _ => return Err(e.err(i.opcode.span, "`wmma.mma` types: .dtype.ctype (.f16/.f32) or .s32.atype.btype.s32 (.s8/.u8, the same twice)")),
     };
+    if ab == Elem::B1 && !(i.has_mod("xor") && i.has_mod("popc")) {
+        return Err(e.err(i.opcode.span, "single-bit `wmma.mma` is `wmma.mma.xor.popc`"));
+    }
+    if matches!(shape_name, "m8n8k32" | "m8n8k128") != matches!(ab, Elem::S4 | Elem::U4 | Elem::B1)
+        || (shape_name == "m8n8k128") != (ab == Elem::B1)
+    {
+        return Err(e.err(i.opcode.span, format!("`.{}` multiplicands do not go with the shape .{shape_name}", ab.name())));
+    }
     if shape_name == "m8n8k4" && dt == Elem::F16 && ct == Elem::F32 {
         return Err(e.err(i.opcode.span, "`mma.m8n8k4`: .dtype must be .f32 when .ctype is .f32"));
     }
@@ -389,7 +421,8 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let name = if shape_name == "m8n8k4" {
             format!("llvm.nvvm.mma.m8n8k4.{al}.{bl}.{sig}")
         } else {
-            format!("llvm.nvvm.wmma.{shape_name}.mma.{al}.{bl}.{sig}{}", if sat { ".satfinite" } else { "" })
+            let op = if ab == Elem::B1 { ".xor.popc" } else { "" };
+            format!("llvm.nvvm.wmma.{shape_name}.mma{op}.{al}.{bl}.{sig}{}", if sat { ".satfinite" } else { "" })
         };
         let mut args = Vec::new();
         for (regs, f) in [(a_regs, &fa), (b_regs, &fb), (c_regs, &fc)] {
@@ -478,7 +511,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let sh = e.b.build_int_mul(sub, i32t.const_int(elem.bits() as u64, false), "").unwrap();
         let v = e.b.build_right_shift(word, sh, false, "").unwrap();
         let v = e.resize(v, elem.bits(), false);
-        e.resize(v, 32, elem == Elem::S8)
+        e.resize(v, 32, matches!(elem, Elem::S8 | Elem::S4))
     };
     let to_f32 = |e: &FnEmitter<'ctx, '_, '_>, bits: IntValue<'ctx>, elem: Elem| -> FloatValue<'ctx> {
         match elem {
@@ -506,7 +539,8 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let b = fetch(e, inv_b, b_idx, first_b, ab);
-                let p = e.b.build_int_mul(a, b, "").unwrap();
+                // .b1 (wmma.mma.xor.popc): popc(A row XOR B column), one bit at a time
+                let p = if ab == Elem::B1 { e.b.build_xor(a, b, "").unwrap() } else { e.b.build_int_mul(a, b, "").unwrap() };
                 e.b.build_int_add(acc.into_int_value(), e.resize(p, 64, true), "").unwrap().into()
             })
             .into_int_value();

@@ -29,6 +29,8 @@ ESIZE = {"f16": 2, "s8": 1, "u8": 1, "f32": 4, "s32": 4}
 
 
 def nregs(mat, shape, ty):
+    if shape in ("m8n8k32", "m8n8k128"):
+        return 2 if mat == "c" else 1
     if ty in ("s8", "u8"):
         return NREG_INT[(mat, shape)]
     return NREG[(mat, ty)]
@@ -100,6 +102,75 @@ def probe(cp, np):
             got.append(vals)
         tables["%s.%s.%s.%s" % (mat, layout, shape, ty)] = [[[got[0][l][j], got[1][l][j]] for j in range(n * per)] for l in range(32)]
     return tables
+
+
+SUB = {("m8n8k32", "s4"), ("m8n8k32", "u4"), ("m8n8k128", "b1")}
+SUB_SHAPES = {"m8n8k32": (8, 8, 32), "m8n8k128": (8, 8, 128)}
+EBITS = {"s4": 4, "u4": 4, "b1": 1}
+
+
+def sub_dims(mat, shape):
+    m, n, k = SUB_SHAPES[shape]
+    return {"a": (m, k), "b": (k, n), "c": (m, n)}[mat]
+
+
+def pack_sub(vals, rows, cols, row_major, eb):
+    """Packs an element matrix (values < 2^eb) into bytes, element e of the leading dimension at
+    bits [e*eb, (e+1)*eb) (little-endian within bytes)."""
+    bits = 0
+    order = [(r, c) for r in range(rows) for c in range(cols)] if row_major else [(r, c) for c in range(cols) for r in range(rows)]
+    for e, (r, c) in enumerate(order):
+        bits |= (vals[r][c] & ((1 << eb) - 1)) << (e * eb)
+    return bits.to_bytes(rows * cols * eb // 8, "little")
+
+
+def probe_sub(cp, np):
+    """Layouts of the sub-byte and single-bit fragments (PTX ISA 9.7.13.3, sm_75): A is
+    row-major and B column-major only. Element values carry the row and column index a few
+    bits at a time (bit planes), decoded from each lane's raw fragment bits."""
+    tables = {}
+    for shape, ty in sorted(SUB):
+        eb = EBITS[ty]
+        for mat, layout in (("a", "row"), ("b", "col")):
+            rows, cols = sub_dims(mat, shape)
+            text = probe_ptx(mat, layout, shape, ty).replace(".target sm_72", ".target sm_75")
+            fn = load_ptx(cp, text).get_function("probe")
+            coord = [[[0, 0] for _ in range(32 // eb)] for _ in range(32)]
+            for ci, limit in ((0, rows), (1, cols)):
+                for shift in range(0, max(1, (limit - 1).bit_length()), eb):
+                    vals = [[(((r, c)[ci]) >> shift) & ((1 << eb) - 1) for c in range(cols)] for r in range(rows)]
+                    buf = cp.asarray(np.frombuffer(pack_sub(vals, rows, cols, layout == "row", eb), dtype=np.uint8).copy())
+                    out = cp.zeros(32, dtype=np.uint32)
+                    fn((1,), (32,), (buf, out))
+                    words = out.get()
+                    for lane in range(32):
+                        for j in range(32 // eb):
+                            coord[lane][j][ci] |= ((int(words[lane]) >> (j * eb)) & ((1 << eb) - 1)) << shift
+            tables["%s.%s.%s.%s" % (mat, layout, shape, ty)] = coord
+    return tables
+
+
+def sub_kernel(shape, ty, sat):
+    """wmma sub-byte/single-bit run kernel: two warps, each on its own A, B, C tiles."""
+    m, n, k = SUB_SHAPES[shape]
+    eb = EBITS[ty]
+    name = "wmma_%s_%s%s" % (shape, ty, "_sat" if sat else "")
+    L = [".visible .entry %s(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)" % name, "{",
+         "\t.reg .b32 %a0, %b0, %c0, %c1, %d0, %d1, %w;", "\t.reg .b64 %pa, %pb, %pc, %pd, %off;",
+         "\tmov.u32 %w, %tid.x;", "\tshr.u32 %w, %w, 5;"]
+    for p_, size in (("pa", m * k * eb // 8), ("pb", k * n * eb // 8), ("pc", m * n * 4), ("pd", m * n * 4)):
+        L += ["\tld.param.u64 %%%s, [%s];" % (p_, p_), "\tmul.wide.u32 %%off, %%w, %d;" % size, "\tadd.s64 %%%s, %%%s, %%off;" % (p_, p_)]
+    L.append("\twmma.load.a.sync.aligned.row.%s.global.%s {%%a0}, [%%pa];" % (shape, ty))
+    L.append("\twmma.load.b.sync.aligned.col.%s.global.%s {%%b0}, [%%pb];" % (shape, ty))
+    L.append("\twmma.load.c.sync.aligned.row.%s.global.s32 {%%c0, %%c1}, [%%pc];" % shape)
+    if ty == "b1":
+        L.append("\twmma.mma.xor.popc.sync.aligned.row.col.%s.s32.b1.b1.s32 {%%d0, %%d1}, {%%a0}, {%%b0}, {%%c0, %%c1};" % shape)
+    else:
+        L.append("\twmma.mma.sync.aligned.row.col.%s.s32.%s.%s.s32%s {%%d0, %%d1}, {%%a0}, {%%b0}, {%%c0, %%c1};" % (
+            shape, ty, ty, ".satfinite" if sat else ""))
+    L.append("\twmma.store.d.sync.aligned.col.%s.global.s32 [%%pd], {%%d0, %%d1};" % shape)
+    L += ["\tret;", "}"]
+    return name, "\n".join(L)
 
 
 def load_ptx(cp, text):
@@ -180,6 +251,19 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     tables = probe(cp, np)
+    tables.update(probe_sub(cp, np))
+    for shape in SUB_SHAPES:  # the s32 accumulators of the sub-byte shapes
+        for layout in ("row", "col"):
+            rows, cols = sub_dims("c", shape)
+            fn = load_ptx(cp, probe_ptx("c", layout, shape, "s32").replace(".target sm_72", ".target sm_75")).get_function("probe")
+            got = []
+            for which in (0, 1):
+                mm = np.array([[(r if which == 0 else c) for c in range(cols)] for r in range(rows)], dtype=np.int32)
+                buf = cp.asarray((mm if layout == "row" else mm.T.copy()).reshape(-1))
+                outc = cp.zeros(64, dtype=np.uint32)
+                fn((1,), (32,), (buf, outc))
+                got.append(outc.get().reshape(32, 2))
+            tables["c.%s.%s.s32" % (layout, shape)] = [[[int(got[0][l][j]), int(got[1][l][j])] for j in range(2)] for l in range(32)]
     with open(os.path.join(out, "wmma_layouts.json"), "w") as f:
         json.dump(tables, f)
     rng = random.Random(7)
@@ -191,7 +275,7 @@ def main():
             "// Every `// expect:` value is the result an %s gave for the same kernel (CuPy," % dev,
             "// driver PTX JIT); small integer inputs make every accumulation order exact.",
             "// Written by tests/filetests/ref/wmma_gpu.py; do not edit by hand.",
-            ".version 6.4", ".target sm_72", ".address_size 64", ""]
+            ".version 6.4", ".target sm_75", ".address_size 64", ""]
     # Every shape with every layout pair (f32 accumulators), the other accumulator pairs and
     # the integer types once per shape (the fragment code does not depend on the layout pair).
     combos = []
@@ -256,6 +340,23 @@ def main():
                     name, hexs([int(v) for v in A], 4), hexs([int(v) for v in B], 4), hexs([int(v) for v in C], 4), 4 * 32 * nd))
                 text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
                 text.append("")
+    for shape, ty, sat in [("m8n8k32", "s4", False), ("m8n8k32", "u4", False), ("m8n8k32", "s4", True), ("m8n8k128", "b1", False)]:
+        name, body = sub_kernel(shape, ty, sat)
+        m, n, k = SUB_SHAPES[shape]
+        eb = EBITS[ty]
+        A = bytes(rng.getrandbits(8) for _ in range(2 * m * k * eb // 8))
+        B = bytes(rng.getrandbits(8) for _ in range(2 * k * n * eb // 8))
+        big = [2**31 - 1 - rng.randrange(0, 64), -2**31 + rng.randrange(0, 64)]
+        C = np.array([rng.choice(big) if sat and rng.random() < 0.5 else rng.randrange(-1000, 1000) for _ in range(2 * m * n)], dtype=np.int32)
+        D = cp.zeros(2 * m * n, dtype=np.uint32)
+        load_ptx(cp, ".version 6.4\n.target sm_75\n.address_size 64\n\n" + body + "\n").get_function(name)(
+            (1,), (64,), (cp.asarray(np.frombuffer(A, dtype=np.uint8).copy()), cp.asarray(np.frombuffer(B, dtype=np.uint8).copy()), cp.asarray(C), D))
+        cp.cuda.Device().synchronize()
+        text.append(body.replace("\n{", "\n{", 1))
+        text.append("// run: %s<<<1, 64>>> buf:hex:%s buf:hex:%s buf:u32:%s buf:zero:%d" % (
+            name, A.hex(), B.hex(), hexs([int(v) for v in C.view(np.uint32)], 4), 4 * 2 * m * n))
+        text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
+        text.append("")
     # The fragment layout itself: raw registers of a load, for one form of each fragment kind
     # (element (r, c) holds r * cols + c, or its low byte for s8/u8).
     for mat, layout, shape, ty in [("a", "row", "m16n16k16", "f16"), ("b", "col", "m32n8k16", "f16"),
@@ -300,9 +401,12 @@ def write_tables(json_path, rs_path):
            "", "pub const TABLES: &[(&str, &str)] = &["]
     for key in sorted(t):
         mat, layout, shape, ty = key.split(".")
-        if layout != "row":
-            continue
-        assert t[key] == t["%s.col.%s.%s" % (mat, shape, ty)], key
+        other = "%s.%s.%s.%s" % (mat, "col" if layout == "row" else "row", shape, ty)
+        if other in t:
+            if layout != "row":
+                continue
+            assert t[key] == t[other], key
+        # (sub-byte A exists only row-major, B only column-major)
         data = "".join("%02x%02x" % (r, c) for lane in t[key] for r, c in lane)
         out.append("    (\"%s.%s.%s\", \"%s\")," % (mat, shape, ty, data))
     out.append("];")
