@@ -40,7 +40,7 @@ extern "C" fn assertfail(host: *mut u8, msg: *const u8, file: *const u8, line: u
 extern "C" fn vprintf(host: *mut u8, fmt: *const u8, args: *const u8) -> i32 {
     let st = unsafe { &*(host as *const HostState) };
     let f = unsafe { cstr(fmt) };
-    let mut out = String::new();
+    let mut out: Vec<u8> = Vec::new();
     let mut off = 0usize;
     let mut count = 0;
     let b = f.as_bytes();
@@ -56,27 +56,38 @@ extern "C" fn vprintf(host: *mut u8, fmt: *const u8, args: *const u8) -> i32 {
     };
     while k < b.len() {
         if b[k] != b'%' {
-            out.push(b[k] as char);
+            out.push(b[k]);
             k += 1;
             continue;
         }
-        let start = k;
         k += 1;
         if k < b.len() && b[k] == b'%' {
-            out.push('%');
+            out.push(b'%');
             k += 1;
             continue;
         }
+        // One conversion: flags, width and precision (a `*` takes an int argument) are kept
+        // as written; the length modifier is normalized to what the argument's size needs.
+        let mut spec = String::from("%");
         while k < b.len() && b"-+ #0".contains(&b[k]) {
+            spec.push(b[k] as char);
             k += 1;
         }
         while k < b.len() && (b[k].is_ascii_digit() || b[k] == b'.' || b[k] == b'*') {
+            if b[k] == b'*' {
+                spec.push_str(&(read(&mut off, 4) as u32 as i32).to_string());
+            } else {
+                spec.push(b[k] as char);
+            }
             k += 1;
         }
         let mut long = 0;
+        let mut short = String::new();
         while k < b.len() && b"hlLqjzt".contains(&b[k]) {
-            if b[k] == b'l' || b[k] == b'q' || b[k] == b'j' || b[k] == b'z' {
-                long += 1;
+            match b[k] {
+                b'l' | b'q' | b'j' | b'z' | b't' => long += 1,
+                b'h' => short.push('h'),
+                _ => {}
             }
             k += 1;
         }
@@ -85,106 +96,65 @@ extern "C" fn vprintf(host: *mut u8, fmt: *const u8, args: *const u8) -> i32 {
         }
         let conv = b[k];
         k += 1;
-        let spec = &f[start..k];
         count += 1;
-        let (flags, width, prec) = parse_spec(&spec[1..spec.len() - 1]);
-        let s = match conv {
-            b'd' | b'i' => {
-                let v = if long > 0 { read(&mut off, 8) as i64 } else { read(&mut off, 4) as u32 as i32 as i64 };
-                v.to_string()
-            }
-            b'u' => (if long > 0 { read(&mut off, 8) } else { read(&mut off, 4) as u32 as u64 }).to_string(),
-            b'x' | b'X' | b'o' => {
-                let v = if long > 0 { read(&mut off, 8) } else { read(&mut off, 4) as u32 as u64 };
-                let s = match conv {
-                    b'x' => format!("{v:x}"),
-                    b'X' => format!("{v:X}"),
-                    _ => format!("{v:o}"),
-                };
-                if flags.contains('#') && v != 0 {
-                    format!("{}{}", if conv == b'o' { "0" } else if conv == b'x' { "0x" } else { "0X" }, s)
+        let text = match conv {
+            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' => {
+                if long > 0 {
+                    c_format(&format!("{spec}ll{}", conv as char), Arg::I64(read(&mut off, 8) as i64))
                 } else {
-                    s
+                    c_format(&format!("{spec}{short}{}", conv as char), Arg::I32(read(&mut off, 4) as u32 as i32))
                 }
             }
-            b'c' => ((read(&mut off, 4) as u8) as char).to_string(),
-            b'p' => format!("0x{:x}", read(&mut off, 8)),
-            b's' => unsafe { cstr(read(&mut off, 8) as usize as *const u8) },
-            b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {
-                let v = f64::from_bits(read(&mut off, 8));
-                let p = prec.unwrap_or(6);
-                match conv {
-                    b'f' | b'F' => format!("{v:.p$}"),
-                    b'e' | b'E' => c_exp(v, p, conv == b'E'),
-                    _ => c_general(v, p),
-                }
+            b'c' => c_format(&format!("{spec}c"), Arg::I32(read(&mut off, 4) as u32 as i32)),
+            b'p' => c_format(&format!("{spec}p"), Arg::Ptr(read(&mut off, 8) as usize as *const libc::c_void)),
+            b's' => {
+                let p = read(&mut off, 8) as usize as *const libc::c_char;
+                c_format(&format!("{spec}s"), Arg::Str(if p.is_null() { c"(null)".as_ptr() } else { p }))
             }
-            _ => spec.to_string(),
+            b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => c_format(&format!("{spec}{}", conv as char), Arg::F64(f64::from_bits(read(&mut off, 8)))),
+            // `%n` writes nothing here; unknown conversions are printed as written.
+            b'n' => Vec::new(),
+            _ => format!("{spec}{}", conv as char).into_bytes(),
         };
-        let s = if let Some(w) = width { pad(&s, w, flags.contains('-'), flags.contains('0') && conv != b's') } else { s };
-        out.push_str(&s);
+        out.extend_from_slice(&text);
     }
-    st.out.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(out.as_bytes());
+    st.out.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&out);
     count
 }
 
-fn parse_spec(s: &str) -> (String, Option<usize>, Option<usize>) {
-    let flags: String = s.chars().take_while(|c| "-+ #0".contains(*c)).collect();
-    let rest = &s[flags.len()..];
-    let rest: String = rest.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect();
-    let mut parts = rest.splitn(2, '.');
-    let width = parts.next().and_then(|w| w.parse().ok());
-    let prec = parts.next().map(|p| p.parse().unwrap_or(0));
-    (flags, width, prec)
+enum Arg {
+    I32(i32),
+    I64(i64),
+    F64(f64),
+    Ptr(*const libc::c_void),
+    Str(*const libc::c_char),
 }
 
-fn pad(s: &str, w: usize, left: bool, zero: bool) -> String {
-    if s.len() >= w {
-        return s.to_string();
-    }
-    let n = w - s.len();
-    if left {
-        format!("{s}{}", " ".repeat(n))
-    } else if zero {
-        let (sign, digits) = if s.starts_with('-') { ("-", &s[1..]) } else { ("", s) };
-        format!("{sign}{}{digits}", "0".repeat(n))
-    } else {
-        format!("{}{s}", " ".repeat(n))
-    }
-}
-
-fn c_exp(v: f64, p: usize, upper: bool) -> String {
-    let s = format!("{v:.p$e}");
-    // Rust prints `1.5e3`; C prints `1.5e+03`.
-    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-    let ev: i32 = e.parse().unwrap_or(0);
-    let r = format!("{m}e{}{:02}", if ev < 0 { '-' } else { '+' }, ev.abs());
-    if upper {
-        r.to_uppercase()
-    } else {
-        r
-    }
-}
-
-fn c_general(v: f64, p: usize) -> String {
-    let p = p.max(1);
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let exp = v.abs().log10().floor() as i32;
-    if exp < -4 || exp >= p as i32 {
-        let s = c_exp(v, p - 1, false);
-        let (m, e) = s.split_once('e').unwrap();
-        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
-        format!("{m}e{e}")
-    } else {
-        let dec = (p as i32 - 1 - exp).max(0) as usize;
-        let s = format!("{v:.dec$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
+/// One printf conversion through the C library's snprintf, so flags, widths, precisions,
+/// `%a`, `%g`, inf and nan print exactly as C (and the GPU's printf) print them.
+fn c_format(spec: &str, a: Arg) -> Vec<u8> {
+    let Ok(fmt) = std::ffi::CString::new(spec) else { return spec.as_bytes().to_vec() };
+    let mut buf = vec![0u8; 128];
+    loop {
+        let cap = buf.len();
+        let p = buf.as_mut_ptr() as *mut libc::c_char;
+        let n = unsafe {
+            match a {
+                Arg::I32(v) => libc::snprintf(p, cap, fmt.as_ptr(), v),
+                Arg::I64(v) => libc::snprintf(p, cap, fmt.as_ptr(), v),
+                Arg::F64(v) => libc::snprintf(p, cap, fmt.as_ptr(), v),
+                Arg::Ptr(v) => libc::snprintf(p, cap, fmt.as_ptr(), v),
+                Arg::Str(v) => libc::snprintf(p, cap, fmt.as_ptr(), v),
+            }
+        };
+        if n < 0 {
+            return Vec::new();
         }
+        if (n as usize) < cap {
+            buf.truncate(n as usize);
+            return buf;
+        }
+        buf.resize(n as usize + 1, 0);
     }
 }
 

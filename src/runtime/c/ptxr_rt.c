@@ -430,7 +430,14 @@ static int32_t host_vprintf(void *host, const char *fmt, const uint8_t *args) {
             k++;
         }
         while (k < blen && ((fmt[k] >= '0' && fmt[k] <= '9') || fmt[k] == '.' || fmt[k] == '*')) {
-            if (fmt[k] != '*' && sp < 40) spec[sp++] = fmt[k];
+            if (fmt[k] == '*') {
+                /* a width or precision from an int argument */
+                char num[16];
+                int len = snprintf(num, sizeof num, "%d", (int32_t)(uint32_t)read_arg(args, &off, 4));
+                for (int q = 0; q < len && sp < 40; q++) spec[sp++] = num[q];
+            } else if (sp < 40) {
+                spec[sp++] = fmt[k];
+            }
             k++;
         }
         int lng = 0;
