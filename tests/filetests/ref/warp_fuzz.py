@@ -5,7 +5,7 @@ them (computed with vote.sync.ballot before the lanes split), so every result is
 spec: shfl.sync in all modes at full-warp level (whole warps, no lane exited), partial last
 warps and lanes that exit early (the survivors' ballot is the mask from then on), leader broadcasts (shfl.sync.idx from the lowest
 lane of the mask, and from the next lane of the mask through popc/fns/%lanemask_lt) inside
-divergent code, 1-D and 2-D blocks, vote.sync (all/any/uni/ballot), match.any/all.sync,
+divergent code, 1-D and 2-D blocks, vote.sync (all/any/uni/ballot), match.any/all.sync, redux.sync (sm_80),
 redux-free integer arithmetic, bar.warp.sync, and bar.sync with shared-memory exchange and
 red.shared and bar.red.{popc,and,or} at CTA level.
 
@@ -53,7 +53,7 @@ class Gen:
         """One collective executed by exactly the lanes of `mask` (a register or immediate)."""
         r = self.rng
         d, a = self.reg(), self.reg()
-        kinds = ["vote", "ballot", "match_any", "match_all", "leader", "warpsync", "rotate"]
+        kinds = ["vote", "ballot", "match_any", "match_all", "leader", "warpsync", "rotate", "redux"]
         if full:
             kinds += ["shfl", "shfl", "shfl"]
         k = r.choice(kinds)
@@ -82,6 +82,12 @@ class Gen:
             self.emit("add.u32 %t1, %t1, 1;")
             self.emit("fns.b32 %%t1, %s, 0, %%t1;" % mask)
             self.emit("shfl.sync.idx.b32 %s, %s, %%t1, 31, %s;" % (d, a, mask))
+        elif k == "redux":
+            # PTX ISA 9.7.12.10 redux.sync (sm_80)
+            op, ty = r.choice([("add", "u32"), ("add", "s32"), ("min", "u32"), ("min", "s32"), ("max", "u32"),
+                               ("max", "s32"), ("and", "b32"), ("or", "b32"), ("xor", "b32")])
+            self.emit("redux.sync.%s.%s %%t1, %s, %s;" % (op, ty, a, mask))
+            self.emit("xor.b32 %s, %s, %%t1;" % (d, d))
         elif k == "leader":
             # broadcast from the lowest lane of the mask
             self.emit("brev.b32 %%t1, %s;" % mask)
@@ -291,7 +297,7 @@ def main():
         for name, text, (bx, by), ins in kernels:
             block = bx * by
             with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-                f.write(".version 6.4\n.target sm_70\n.address_size 64\n\n" + text + "\n")
+                f.write(".version 7.0\n.target sm_80\n.address_size 64\n\n" + text + "\n")
             fn = cp.RawModule(path=f.name).get_function(name)
             out = cp.zeros(2 * block * NREG, dtype=np.uint32)
             fn((2,), (bx, by), (cp.asarray(np.array(ins, dtype=np.uint32)), out))
@@ -302,7 +308,7 @@ def main():
              "// nested branches, loops with per-lane trip counts, warp collectives whose membermask is the",
              "// ballot of the lanes that execute them, bar.sync with shared memory. Every `// expect:`",
              "// value is the result an %s gave for the same kernel (CuPy, driver PTX JIT)." % dev,
-             "// Do not edit by hand.", ".version 6.4", ".target sm_70", ".address_size 64", ""]
+             "// Do not edit by hand.", ".version 7.0", ".target sm_80", ".address_size 64", ""]
     for name, text, (bx, by), ins in kernels:
         block = bx * by
         lines.append(text)
