@@ -215,6 +215,21 @@ fn table_global<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, vals: &[u16]) -> 
     g.as_pointer_value()
 }
 
+/// The (row, col) table of a fragment as a constant global of `row << 8 | col` entries.
+fn pos_table<'ctx>(e: &FnEmitter<'ctx, '_, '_>, f: &Frag) -> PointerValue<'ctx> {
+    let enc: Vec<u16> = f.table().iter().map(|&(r, c)| (r as u16) << 8 | c as u16).collect();
+    table_global(e, &format!("__ptxr_wmma_{}", f.key()), &enc)
+}
+
+/// Row and column of element `j` of the lane whose first table entry is `lane_n`.
+fn elem_pos<'ctx>(e: &FnEmitter<'ctx, '_, '_>, table: PointerValue<'ctx>, lane_n: IntValue<'ctx>, j: u32) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let i32t = e.ctx().i32_type();
+    let idx = e.b.build_int_add(lane_n, i32t.const_int(j as u64, false), "").unwrap();
+    let rc = lookup(e, table, idx);
+    let row = e.b.build_right_shift(rc, i32t.const_int(8, false), false, "").unwrap();
+    (row, e.b.build_and(rc, i32t.const_int(0xff, false), "").unwrap())
+}
+
 fn lookup<'ctx>(e: &FnEmitter<'ctx, '_, '_>, table: PointerValue<'ctx>, idx: IntValue<'ctx>) -> IntValue<'ctx> {
     let i16t = e.ctx().i16_type();
     let idx = e.resize(idx, 64, false);
@@ -281,8 +296,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
         return nvptx_load_store(e, is_load, &frag, row_major, regs, base, stride);
     }
     let n = frag.elems();
-    let enc: Vec<u16> = table.iter().map(|&(r, c)| (r as u16) << 8 | c as u16).collect();
-    let tg = table_global(e, &format!("__ptxr_wmma_{}", frag.key()), &enc);
+    let tg = pos_table(e, &frag);
     let lane = laneid(e);
     let lane_n = e.b.build_int_mul(lane, i32t.const_int(n as u64, false), "").unwrap();
     let et = super::func::int_t(e.ctx(), elem.bits());
@@ -296,10 +310,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
     }
     let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); regs.len()];
     for j in 0..n {
-        let idx = e.b.build_int_add(lane_n, i32t.const_int(j as u64, false), "").unwrap();
-        let rc = lookup(e, tg, idx);
-        let row = e.b.build_right_shift(rc, i32t.const_int(8, false), false, "").unwrap();
-        let col = e.b.build_and(rc, i32t.const_int(0xff, false), "").unwrap();
+        let (row, col) = elem_pos(e, tg, lane_n, j);
         let (major, minor) = if row_major { (row, col) } else { (col, row) };
         let off = e.b.build_int_add(e.b.build_int_mul(major, stride, "").unwrap(), minor, "").unwrap();
         let off = e.resize(off, 64, false);
@@ -491,8 +502,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let inv_a = table_global(e, &format!("__ptxr_wmma_inv_{}", fa.key()), &inverse(&fa));
     let inv_b = table_global(e, &format!("__ptxr_wmma_inv_{}", fb.key()), &inverse(&fb));
     let inv_c = table_global(e, &format!("__ptxr_wmma_inv_{}", fc.key()), &inverse(&fc));
-    let d_enc: Vec<u16> = fd.table().iter().map(|&(r, c)| (r as u16) << 8 | c as u16).collect();
-    let tg_d = table_global(e, &format!("__ptxr_wmma_{}", fd.key()), &d_enc);
+    let tg_d = pos_table(e, &fd);
     // Element (lane', j') of the fragment stored at word `first` of the areas: read from the
     // frame of lane' (frame_t + (lane' - lane) * frame size), as an i32 (sign- or zero-
     // extended integers) or the raw f16 bits.
@@ -519,17 +529,13 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             _ => e.b.build_bit_cast(bits, f32t, "").unwrap().into_float_value(),
         }
     };
-    let (m, n, kdim) = shape;
-    let _ = m;
+    let (_, n, kdim) = shape;
     let (first_b, first_c) = (fa.regs(), fa.regs() + fb.regs());
     let nd = fd.elems();
     let lane_n = e.b.build_int_mul(lane, i32t.const_int(nd as u64, false), "").unwrap();
     let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); d_regs.len()];
     for j in 0..nd {
-        let idx = e.b.build_int_add(lane_n, i32t.const_int(j as u64, false), "").unwrap();
-        let rc = lookup(e, tg_d, idx);
-        let row = e.b.build_right_shift(rc, i32t.const_int(8, false), false, "").unwrap();
-        let col = e.b.build_and(rc, i32t.const_int(0xff, false), "").unwrap();
+        let (row, col) = elem_pos(e, tg_d, lane_n, j);
         let c_idx = e.b.build_int_add(e.b.build_int_mul(row, i32t.const_int(n as u64, false), "").unwrap(), col, "").unwrap();
         let c = fetch(e, inv_c, c_idx, first_c, ct);
         let row_k = e.b.build_int_mul(row, i32t.const_int(kdim as u64, false), "").unwrap();
