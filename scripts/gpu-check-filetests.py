@@ -48,6 +48,9 @@ def typed_bytes(ty, vals):
 
 def arg_value(spec):
     kind, rest = spec.split(":", 1)
+    if kind == "bytes":  # a parameter passed by value (a struct): its raw bytes
+        b = bytes.fromhex(rest)
+        return ("scalar", np.frombuffer(b, dtype=np.dtype((np.void, len(b))))[0], len(b))
     if kind == "buf":
         how, data = rest.split(":", 1)
         if how == "zero":
