@@ -284,7 +284,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
     } else {
         (&i.operands[1], &i.operands[0], i.operands.get(2))
     };
-    let regs = regs_of(e, regs_op, frag.regs(), &format!("{}", mat.to_ascii_uppercase()))?;
+    let regs = regs_of(e, regs_op, frag.regs(), if is_load { &["A", "B", "C"][(mat as u8 - b'a') as usize] } else { "D" })?;
     let base = e.address(addr_op, space)?;
     let (rows, cols) = frag.dims();
     let i32t = e.ctx().i32_type();
