@@ -29,6 +29,7 @@ enum Elem {
     S4,
     U4,
     B1,
+    BF16,
 }
 
 impl Elem {
@@ -42,12 +43,13 @@ impl Elem {
             "s4" => Elem::S4,
             "u4" => Elem::U4,
             "b1" => Elem::B1,
+            "bf16" => Elem::BF16,
             _ => return None,
         })
     }
     fn bits(self) -> u32 {
         match self {
-            Elem::F16 => 16,
+            Elem::F16 | Elem::BF16 => 16,
             Elem::F32 | Elem::S32 => 32,
             Elem::S8 | Elem::U8 => 8,
             Elem::S4 | Elem::U4 => 4,
@@ -67,6 +69,7 @@ impl Elem {
             Elem::S4 => "s4",
             Elem::U4 => "u4",
             Elem::B1 => "b1",
+            Elem::BF16 => "bf16",
         }
     }
 }
@@ -109,6 +112,9 @@ impl Frag {
     fn table(&self) -> Vec<(u8, u8)> {
         if self.shape_name == "m8n8k4" {
             return m8n8k4_table(self);
+        }
+        if matches!(self.shape_name, "m16n8k8" | "m16n8k16" | "m16n8k32" | "m8n8k16") {
+            return mma_sync_table(self);
         }
         let key = self.key();
         let hex = super::wmma_layout::TABLES.iter().find(|(k, _)| *k == key).map(|(_, h)| *h).unwrap_or("");
@@ -155,6 +161,42 @@ fn m8n8k4_table(f: &Frag) -> Vec<(u8, u8)> {
     t
 }
 
+/// The fragments of the `mma.sync` shapes of PTX ISA 7.0 (sm_80) that ptxr runs: m16n8k8 and
+/// m16n8k16 with .f16/.bf16 multiplicands, m16n8k16, m16n8k32 and m8n8k16 with .s8/.u8.
+/// With g = lane / 4 (the group) and t = lane % 4: A registers alternate rows g and g + 8 and
+/// then columns +8 (+16 for bytes); each register packs consecutive k; B holds column g at
+/// k = the lane's slice; C/D elements (g or g + 8, 2t + {0, 1}).
+fn mma_sync_table(f: &Frag) -> Vec<(u8, u8)> {
+    let (m, _, k) = f.shape;
+    let mut t = Vec::new();
+    for lane in 0..32u32 {
+        let (g, q) = (lane >> 2, lane & 3);
+        let per = f.elem.per_reg();
+        if f.mat == 'c' {
+            // accumulators: (g + 8 * (e / 2), 2q + e % 2) for e < 4 (2 for m8n8k16)
+            for e in 0..(m * 8 / 32) {
+                t.push(((g + 8 * (e / 2)) as u8, (2 * q + e % 2) as u8));
+            }
+            continue;
+        }
+        // multiplicands: per register, `per` consecutive k from q * per
+        let regs = if f.mat == 'a' { m * k / 32 / per } else { k * 8 / 32 / per };
+        for r in 0..regs {
+            for e in 0..per {
+                let kk = q * per + e;
+                if f.mat == 'a' {
+                    // rows alternate g, g + 8 (m16 only), then the next k half
+                    let (row_hi, k_hi) = if m == 16 { (r % 2, r / 2) } else { (0, r) };
+                    t.push(((g + 8 * row_hi) as u8, (kk + 4 * per * k_hi) as u8));
+                } else {
+                    t.push(((kk + 4 * per * r) as u8, g as u8));
+                }
+            }
+        }
+    }
+    t
+}
+
 fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
     for m in &i.mods {
         match *m {
@@ -163,6 +205,11 @@ fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
             "m32n8k16" => return Ok(((32, 8, 16), "m32n8k16")),
             // four 8x8x4 products on the diagonal of a 32x32x4 one (m8n8k4_table)
             "m8n8k4" if i.opcode.name == "mma" => return Ok(((32, 32, 4), "m8n8k4")),
+            // PTX ISA 7.0 mma.sync shapes (mma_sync_table)
+            "m16n8k8" if i.opcode.name == "mma" => return Ok(((16, 8, 8), "m16n8k8")),
+            "m16n8k16" if i.opcode.name == "mma" => return Ok(((16, 8, 16), "m16n8k16")),
+            "m16n8k32" if i.opcode.name == "mma" => return Ok(((16, 8, 32), "m16n8k32")),
+            "m8n8k16" if i.opcode.name == "mma" => return Ok(((8, 8, 16), "m8n8k16")),
             // sub-byte (.s4/.u4) and single-bit (.b1) shapes, PTX ISA 6.3 preview features
             "m8n8k32" if i.opcode.name == "wmma" => return Ok(((8, 8, 32), "m8n8k32")),
             "m8n8k128" if i.opcode.name == "wmma" => return Ok(((8, 8, 128), "m8n8k128")),
@@ -293,7 +340,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
         None => i32t.const_int(if row_major { cols } else { rows } as u64, false),
     };
     if e.m.nvptx {
-        return nvptx_load_store(e, is_load, &frag, row_major, regs, base, stride);
+        return nvptx_load_store(e, is_load, &frag, row_major, regs, base, stride, i.opcode.span);
     }
     let n = frag.elems();
     let tg = pos_table(e, &frag);
@@ -394,13 +441,19 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     }
     let (shape, shape_name) = shape_of(e, i)?;
     let ty = types(i);
-    let (dt, ab, ct) = match ty[..] {
-        [d, c] if d != Elem::S32 => (d, Elem::F16, c),
-        // PTX ISA 9.7.13.9 mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype
-        [d, Elem::F16, Elem::F16, c] if i.opcode.name == "mma" && d != Elem::S32 && c != Elem::S32 => (d, Elem::F16, c),
-        [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1) => (Elem::S32, a, Elem::S32),
-        _ => return Err(e.err(i.opcode.span, "`wmma.mma` types: .dtype.ctype (.f16/.f32) or .s32.atype.btype.s32 (.s8/.u8, the same twice)")),
+    let is_mma = i.opcode.name == "mma";
+    let (dt, at, bt, ct) = match ty[..] {
+        [d, c] if d != Elem::S32 => (d, Elem::F16, Elem::F16, c),
+        // PTX ISA 9.7.13.9 mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype (and the
+        // PTX 7.0 shapes: .f16 or .bf16 multiplicands, .bf16 with .f32 accumulators only)
+        [d, Elem::F16, Elem::F16, c] if is_mma && d != Elem::S32 && c != Elem::S32 => (d, Elem::F16, Elem::F16, c),
+        [Elem::F32, Elem::BF16, Elem::BF16, Elem::F32] if is_mma && shape_name != "m8n8k4" => (Elem::F32, Elem::BF16, Elem::BF16, Elem::F32),
+        // mma.sync integer shapes: .s8/.u8 in any combination
+        [Elem::S32, a, b, Elem::S32] if is_mma && matches!(a, Elem::S8 | Elem::U8) && matches!(b, Elem::S8 | Elem::U8) => (Elem::S32, a, b, Elem::S32),
+        [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1) => (Elem::S32, a, b, Elem::S32),
+        _ => return Err(e.err(i.opcode.span, format!("`{}` types: .dtype.ctype (.f16/.f32) or .s32.atype.btype.s32", super::func::instr_name(i)))),
     };
+    let ab = at;
     if ab == Elem::B1 && !(i.has_mod("xor") && i.has_mod("popc")) {
         return Err(e.err(i.opcode.span, "single-bit `wmma.mma` is `wmma.mma.xor.popc`"));
     }
@@ -416,7 +469,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     // (wmma fragments do not depend on the memory layouts (wmma_layout); mma.m8n8k4's do.)
     let sat = i.has_mod("satfinite");
     let fa = Frag { mat: 'a', shape, shape_name, elem: ab, row: al == "row" };
-    let fb = Frag { mat: 'b', shape, shape_name, elem: ab, row: bl == "row" };
+    let fb = Frag { mat: 'b', shape, shape_name, elem: bt, row: bl == "row" };
     let fc = Frag { mat: 'c', shape, shape_name, elem: ct, row: true };
     let fd = Frag { mat: 'c', shape, shape_name, elem: dt, row: true };
     if i.operands.len() != 4 {
@@ -431,6 +484,14 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let sig = if ab == Elem::F16 { format!("{}.{}", dt.name(), ct.name()) } else { ab.name().to_string() };
         let name = if shape_name == "m8n8k4" {
             format!("llvm.nvvm.mma.m8n8k4.{al}.{bl}.{sig}")
+        } else if is_mma {
+            // llvm.nvvm.mma.<shape>.row.col[.satfinite].<d.c | bf16 | a[.b]>
+            let sig = match (at, bt) {
+                (Elem::F16, _) => format!("{}.{}", dt.name(), ct.name()),
+                (a, b) if a == b => a.name().to_string(),
+                (a, b) => format!("{}.{}", a.name(), b.name()),
+            };
+            format!("llvm.nvvm.mma.{shape_name}.{al}.{bl}{}.{sig}", if sat { ".satfinite" } else { "" })
         } else {
             let op = if ab == Elem::B1 { ".xor.popc" } else { "" };
             format!("llvm.nvvm.wmma.{shape_name}.mma{op}.{al}.{bl}.{sig}{}", if sat { ".satfinite" } else { "" })
@@ -442,7 +503,9 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, f.elem), "").unwrap());
             }
         }
-        let res = nvptx_call(e, &name, &[], &args);
+        let Some(res) = nvptx_call(e, &name, &[], &args) else {
+            return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}` for this form")));
+        };
         for (k, r) in d_regs.iter().enumerate() {
             let v = if res.is_struct_value() { e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap() } else { res };
             let w = e.b.build_bit_cast(v, e.ctx().i32_type(), "").unwrap();
@@ -526,6 +589,11 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let to_f32 = |e: &FnEmitter<'ctx, '_, '_>, bits: IntValue<'ctx>, elem: Elem| -> FloatValue<'ctx> {
         match elem {
             Elem::F16 => super::ops_half::h2f(e, e.resize(bits, 16, false)),
+            // bf16: the upper half of an f32
+            Elem::BF16 => {
+                let w = e.b.build_left_shift(e.resize(e.resize(bits, 16, false), 32, false), i32t.const_int(16, false), "").unwrap();
+                e.b.build_bit_cast(w, f32t, "").unwrap().into_float_value()
+            }
             _ => e.b.build_bit_cast(bits, f32t, "").unwrap().into_float_value(),
         }
     };
@@ -544,7 +612,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             let mut acc = k_loop(e, kdim, acc0.into(), |e, k, acc| {
                 let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
-                let b = fetch(e, inv_b, b_idx, first_b, ab);
+                let b = fetch(e, inv_b, b_idx, first_b, bt);
                 // .b1 (wmma.mma.xor.popc): popc(A row XOR B column), one bit at a time
                 let p = if ab == Elem::B1 { e.b.build_xor(a, b, "").unwrap() } else { e.b.build_int_mul(a, b, "").unwrap() };
                 e.b.build_int_add(acc.into_int_value(), e.resize(p, 64, true), "").unwrap().into()
@@ -565,7 +633,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let a = to_f32(e, a, ab);
-                let b = fetch(e, inv_b, b_idx, first_b, ab);
+                let b = fetch(e, inv_b, b_idx, first_b, bt);
                 let b = to_f32(e, b, ab);
                 let p = e.b.build_float_mul(a, b, "").unwrap();
                 e.b.build_float_add(acc.into_float_value(), p, "").unwrap().into()
@@ -614,14 +682,14 @@ fn nvptx_elem_t<'ctx>(e: &FnEmitter<'ctx, '_, '_>, elem: Elem) -> inkwell::types
     }
 }
 
-fn nvptx_call<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, over: &[inkwell::types::BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> BasicValueEnum<'ctx> {
-    let intr = inkwell::intrinsics::Intrinsic::find(name).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
-    let decl = intr.get_declaration(&e.m.module, over).unwrap_or_else(|| panic!("LLVM intrinsic declaration {name}"));
+/// Calls an NVVM intrinsic; None when LLVM has no intrinsic of that name.
+fn nvptx_call<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, over: &[inkwell::types::BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> Option<BasicValueEnum<'ctx>> {
+    let decl = inkwell::intrinsics::Intrinsic::find(name)?.get_declaration(&e.m.module, over)?;
     let args: Vec<inkwell::values::BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
-    match e.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic() {
+    Some(match e.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic() {
         Some(v) => v,
         None => e.ctx().i32_type().const_zero().into(),
-    }
+    })
 }
 
 /// wmma.load/wmma.store as llvm.nvvm.wmma.<shape>.{load.<mat>|store.d}.<layout>.stride.<type>.
@@ -633,12 +701,15 @@ fn nvptx_load_store<'ctx, 'a>(
     regs: &'a [Operand<'a>],
     base: PointerValue<'ctx>,
     stride: IntValue<'ctx>,
+    span: crate::syntax::ast::Span,
 ) -> R<()> {
     let layout = if row_major { "row" } else { "col" };
     let over = [base.get_type().into()];
     if is_load {
         let name = format!("llvm.nvvm.wmma.{}.load.{}.{layout}.stride.{}", frag.shape_name, frag.mat, frag.elem.name());
-        let res = nvptx_call(e, &name, &over, &[base.into(), stride.into()]);
+        let Some(res) = nvptx_call(e, &name, &over, &[base.into(), stride.into()]) else {
+            return Err(e.err(span, format!("LLVM has no intrinsic `{name}` for this form")));
+        };
         for (k, r) in regs.iter().enumerate() {
             // A one-register fragment is returned as a plain value, not a struct.
             let v = if res.is_struct_value() { e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap() } else { res };
@@ -653,7 +724,9 @@ fn nvptx_load_store<'ctx, 'a>(
             args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, frag.elem), "").unwrap());
         }
         args.push(stride.into());
-        nvptx_call(e, &name, &over, &args);
+        if nvptx_call(e, &name, &over, &args).is_none() {
+            return Err(e.err(span, format!("LLVM has no intrinsic `{name}` for this form")));
+        }
     }
     Ok(())
 }

@@ -245,6 +245,77 @@ def mma884_kernel(al, bl, dt, ct):
     return name, "\n".join(L), (na, nb, nc, nd)
 
 
+MMA80 = [  # (shape, dtype, atype, btype, ctype, satfinite, regs of A, B, C, D)
+    ("m16n8k16", "f32", "f16", "f16", "f32", False, 4, 2, 4, 4),
+    ("m16n8k16", "f16", "f16", "f16", "f16", False, 4, 2, 2, 2),
+    ("m16n8k16", "f32", "bf16", "bf16", "f32", False, 4, 2, 4, 4),
+    ("m16n8k8", "f32", "f16", "f16", "f32", False, 2, 1, 4, 4),
+    ("m16n8k8", "f32", "bf16", "bf16", "f32", False, 2, 1, 4, 4),
+    ("m16n8k16", "s32", "s8", "s8", "s32", False, 2, 1, 4, 4),
+    ("m16n8k16", "s32", "u8", "s8", "s32", True, 2, 1, 4, 4),
+    ("m16n8k32", "s32", "s8", "u8", "s32", True, 4, 2, 4, 4),
+    ("m16n8k32", "s32", "u8", "u8", "s32", False, 4, 2, 4, 4),
+    ("m8n8k16", "s32", "s8", "s8", "s32", False, 1, 1, 2, 2),
+]
+
+
+def mma80_kernel(shape, dt, at, bt, ct, sat, na, nb, nc, nd):
+    """mma.sync of PTX ISA 7.0 (sm_80) with raw fragments, like mma884_kernel."""
+    name = "mma_%s_%s_%s_%s_%s%s" % (shape, dt, at, bt, ct, "_sat" if sat else "")
+    L = [".visible .entry %s(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)" % name, "{",
+         "\t.reg .b32 %%a<%d>;" % na, "\t.reg .b32 %%b<%d>;" % nb, "\t.reg .b32 %%c<%d>;" % nc, "\t.reg .b32 %%d<%d>;" % nd,
+         "\t.reg .b32 %l;", "\t.reg .b64 %p, %off;", "\tmov.u32 %l, %laneid;"]
+    for p_, x, n in [("pa", "a", na), ("pb", "b", nb), ("pc", "c", nc)]:
+        L += ["\tld.param.u64 %%p, [%s];" % p_, "\tmul.wide.u32 %%off, %%l, %d;" % (4 * n), "\tadd.s64 %p, %p, %off;"]
+        L += ["\tld.global.b32 %%%s%d, [%%p+%d];" % (x, k, 4 * k) for k in range(n)]
+    rl = lambda x, n: ", ".join("%%%s%d" % (x, i) for i in range(n))
+    L.append("\tmma.sync.aligned.%s.row.col%s.%s.%s.%s.%s {%s}, {%s}, {%s}, {%s};" % (
+        shape, ".satfinite" if sat else "", dt, at, bt, ct, rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
+    L += ["\tld.param.u64 %p, [pd];", "\tmul.wide.u32 %%off, %%l, %d;" % (4 * nd), "\tadd.s64 %p, %p, %off;"]
+    L += ["\tst.global.b32 [%%p+%d], %%d%d;" % (4 * k, k) for k in range(nd)]
+    L += ["\tret;", "}"]
+    return name, "\n".join(L)
+
+
+def mma80_file(out_dir, dev, rng, cp, np):
+    """tests/filetests/warp/mma_sm80.ptx: the PTX 7.0 mma.sync shapes on raw fragments."""
+    text = ["// PTX ISA 7.0 mma.sync (sm_80): m16n8k8/m16n8k16 with f16 and bf16, m16n8k16/m16n8k32/",
+            "// m8n8k16 with s8/u8 (mixed signs, .satfinite), on raw fragments, so the fragment layouts",
+            "// are checked too. Every `// expect:` value is the result an %s gave (CuPy)." % dev,
+            "// Written by tests/filetests/ref/wmma_gpu.py; do not edit by hand.",
+            ".version 7.0", ".target sm_80", ".address_size 64", ""]
+    for shape, dt, at, bt, ct, sat, na, nb, nc, nd in MMA80:
+        name, body = mma80_kernel(shape, dt, at, bt, ct, sat, na, nb, nc, nd)
+
+        def words(ty, nregs):
+            if ty == "f16":
+                hs = [int(np.array([rng.randint(-4, 4)], dtype=np.float16).view(np.uint16)[0]) for _ in range(2 * nregs)]
+                return [hs[2 * i] | hs[2 * i + 1] << 16 for i in range(nregs)]
+            if ty == "bf16":
+                hs = [int(np.array([rng.randint(-4, 4)], dtype=np.float32).view(np.uint32)[0]) >> 16 for _ in range(2 * nregs)]
+                return [hs[2 * i] | hs[2 * i + 1] << 16 for i in range(nregs)]
+            if ty == "f32":
+                return [int(np.array([rng.randint(-64, 64)], dtype=np.float32).view(np.uint32)[0]) for _ in range(nregs)]
+            if ty == "s32":
+                return [(rng.choice([2**31 - 1 - rng.randrange(64), -2**31 + rng.randrange(64)]) if sat and rng.random() < 0.5
+                         else rng.randrange(-100000, 100000)) & 0xFFFFFFFF for _ in range(nregs)]
+            return [rng.getrandbits(32) for _ in range(nregs)]
+        A = np.array(words(at, 32 * na), dtype=np.uint32)
+        B = np.array(words(bt, 32 * nb), dtype=np.uint32)
+        C = np.array(words(ct, 32 * nc), dtype=np.uint32)
+        D = cp.zeros(32 * nd, dtype=np.uint32)
+        load_ptx(cp, ".version 7.0\n.target sm_80\n.address_size 64\n\n" + body + "\n").get_function(name)(
+            (1,), (32,), (cp.asarray(A), cp.asarray(B), cp.asarray(C), D))
+        cp.cuda.Device().synchronize()
+        text.append(body)
+        text.append("// run: %s<<<1, 32>>> buf:u32:%s buf:u32:%s buf:u32:%s buf:zero:%d" % (
+            name, hexs([int(v) for v in A], 4), hexs([int(v) for v in B], 4), hexs([int(v) for v in C], 4), 4 * 32 * nd))
+        text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
+        text.append("")
+    with open(os.path.join(out_dir, "mma_sm80.ptx"), "w") as f:
+        f.write("\n".join(text))
+
+
 def main():
     import cupy as cp
     import numpy as np
@@ -380,6 +451,7 @@ def main():
                                                                     hexs(bits, src.itemsize), 4 * 32 * n))
         text.append("// expect: arg1 == u32:%s" % hexs([int(v) for v in outb.get()], 4))
         text.append("")
+    mma80_file(out, dev, random.Random(80), cp, np)
     with open(os.path.join(out, "wmma.ptx"), "w") as f:
         f.write("\n".join(text))
     print("%d layouts probed, %d run kernels on %s" % (len(tables), len(combos), dev))
