@@ -223,13 +223,9 @@ def run_kernel(shape, al, bl, dt, ct, ab, sat):
     return name, "\n".join(L)
 
 
-def mma884_kernel(al, bl, dt, ct):
-    """mma.m8n8k4 (9.7.13.9): lane l loads its raw fragment registers from A + 4*na*l, B + 4*nb*l
-    and C + 4*nc*l, runs the mma and stores D's registers at D + 4*nd*l; with the GPU's results
-    as expectations this checks the fragment layouts of 9.7.13.5 as well as the arithmetic."""
-    na, nb = 2, 2
-    nc, nd = (8 if ct == "f32" else 4), (8 if dt == "f32" else 4)
-    name = "mma_m8n8k4_%s_%s_%s_%s" % (al, bl, dt, ct)
+def raw_kernel(name, mnemonic, na, nb, nc, nd):
+    """A one-warp kernel on raw fragments: lane l loads its registers from A + 4*na*l, B + 4*nb*l
+    and C + 4*nc*l, runs `mnemonic` {d}, {a}, {b}, {c} and stores D's registers at D + 4*nd*l."""
     L = [".visible .entry %s(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)" % name, "{",
          "\t.reg .b32 %%a<%d>;" % na, "\t.reg .b32 %%b<%d>;" % nb, "\t.reg .b32 %%c<%d>;" % nc, "\t.reg .b32 %%d<%d>;" % nd,
          "\t.reg .b32 %l;", "\t.reg .b64 %p, %off;", "\tmov.u32 %l, %laneid;"]
@@ -237,12 +233,20 @@ def mma884_kernel(al, bl, dt, ct):
         L += ["\tld.param.u64 %%p, [%s];" % p_, "\tmul.wide.u32 %%off, %%l, %d;" % (4 * n), "\tadd.s64 %p, %p, %off;"]
         L += ["\tld.global.b32 %%%s%d, [%%p+%d];" % (x, k, 4 * k) for k in range(n)]
     rl = lambda x, n: ", ".join("%%%s%d" % (x, i) for i in range(n))
-    L.append("\tmma.sync.aligned.m8n8k4.%s.%s.%s.f16.f16.%s {%s}, {%s}, {%s}, {%s};" % (
-        al, bl, dt, ct, rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
+    L.append("\t%s {%s}, {%s}, {%s}, {%s};" % (mnemonic, rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
     L += ["\tld.param.u64 %p, [pd];", "\tmul.wide.u32 %%off, %%l, %d;" % (4 * nd), "\tadd.s64 %p, %p, %off;"]
     L += ["\tst.global.b32 [%%p+%d], %%d%d;" % (4 * k, k) for k in range(nd)]
     L += ["\tret;", "}"]
-    return name, "\n".join(L), (na, nb, nc, nd)
+    return "\n".join(L)
+
+
+def mma884_kernel(al, bl, dt, ct):
+    """mma.m8n8k4 (9.7.13.9) on raw fragments; with the GPU's results as expectations this checks
+    the fragment layouts of 9.7.13.5 as well as the arithmetic."""
+    na, nb = 2, 2
+    nc, nd = (8 if ct == "f32" else 4), (8 if dt == "f32" else 4)
+    name = "mma_m8n8k4_%s_%s_%s_%s" % (al, bl, dt, ct)
+    return name, raw_kernel(name, "mma.sync.aligned.m8n8k4.%s.%s.%s.f16.f16.%s" % (al, bl, dt, ct), na, nb, nc, nd), (na, nb, nc, nd)
 
 
 MMA80 = [  # (shape, dtype, atype, btype, ctype, satfinite, regs of A, B, C, D)
@@ -260,21 +264,24 @@ MMA80 = [  # (shape, dtype, atype, btype, ctype, satfinite, regs of A, B, C, D)
 
 
 def mma80_kernel(shape, dt, at, bt, ct, sat, na, nb, nc, nd):
-    """mma.sync of PTX ISA 7.0 (sm_80) with raw fragments, like mma884_kernel."""
+    """mma.sync of PTX ISA 7.0 (sm_80) on raw fragments, like mma884_kernel."""
     name = "mma_%s_%s_%s_%s_%s%s" % (shape, dt, at, bt, ct, "_sat" if sat else "")
-    L = [".visible .entry %s(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)" % name, "{",
-         "\t.reg .b32 %%a<%d>;" % na, "\t.reg .b32 %%b<%d>;" % nb, "\t.reg .b32 %%c<%d>;" % nc, "\t.reg .b32 %%d<%d>;" % nd,
-         "\t.reg .b32 %l;", "\t.reg .b64 %p, %off;", "\tmov.u32 %l, %laneid;"]
-    for p_, x, n in [("pa", "a", na), ("pb", "b", nb), ("pc", "c", nc)]:
-        L += ["\tld.param.u64 %%p, [%s];" % p_, "\tmul.wide.u32 %%off, %%l, %d;" % (4 * n), "\tadd.s64 %p, %p, %off;"]
-        L += ["\tld.global.b32 %%%s%d, [%%p+%d];" % (x, k, 4 * k) for k in range(n)]
-    rl = lambda x, n: ", ".join("%%%s%d" % (x, i) for i in range(n))
-    L.append("\tmma.sync.aligned.%s.row.col%s.%s.%s.%s.%s {%s}, {%s}, {%s}, {%s};" % (
-        shape, ".satfinite" if sat else "", dt, at, bt, ct, rl("d", nd), rl("a", na), rl("b", nb), rl("c", nc)))
-    L += ["\tld.param.u64 %p, [pd];", "\tmul.wide.u32 %%off, %%l, %d;" % (4 * nd), "\tadd.s64 %p, %p, %off;"]
-    L += ["\tst.global.b32 [%%p+%d], %%d%d;" % (4 * k, k) for k in range(nd)]
-    L += ["\tret;", "}"]
-    return name, "\n".join(L)
+    return name, raw_kernel(name, "mma.sync.aligned.%s.row.col%s.%s.%s.%s.%s" % (shape, ".satfinite" if sat else "", dt, at, bt, ct),
+                            na, nb, nc, nd)
+
+
+def run_raw(cp, np, target, name, body, A, B, C, nd, text):
+    """Runs a raw-fragment kernel (one warp; A, B, C as u32 words) and appends it with its run
+    line and the GPU's D as the expectation to `text`."""
+    D = cp.zeros(32 * nd, dtype=np.uint32)
+    load_ptx(cp, "%s\n.address_size 64\n\n" % target + body + "\n").get_function(name)(
+        (1,), (32,), (cp.asarray(A), cp.asarray(B), cp.asarray(C), D))
+    cp.cuda.Device().synchronize()
+    text.append(body)
+    text.append("// run: %s<<<1, 32>>> buf:u32:%s buf:u32:%s buf:u32:%s buf:zero:%d" % (
+        name, hexs([int(v) for v in A], 4), hexs([int(v) for v in B], 4), hexs([int(v) for v in C], 4), 4 * 32 * nd))
+    text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
+    text.append("")
 
 
 def mma80_file(out_dir, dev, rng, cp, np):
@@ -303,15 +310,7 @@ def mma80_file(out_dir, dev, rng, cp, np):
         A = np.array(words(at, 32 * na), dtype=np.uint32)
         B = np.array(words(bt, 32 * nb), dtype=np.uint32)
         C = np.array(words(ct, 32 * nc), dtype=np.uint32)
-        D = cp.zeros(32 * nd, dtype=np.uint32)
-        load_ptx(cp, ".version 7.0\n.target sm_80\n.address_size 64\n\n" + body + "\n").get_function(name)(
-            (1,), (32,), (cp.asarray(A), cp.asarray(B), cp.asarray(C), D))
-        cp.cuda.Device().synchronize()
-        text.append(body)
-        text.append("// run: %s<<<1, 32>>> buf:u32:%s buf:u32:%s buf:u32:%s buf:zero:%d" % (
-            name, hexs([int(v) for v in A], 4), hexs([int(v) for v in B], 4), hexs([int(v) for v in C], 4), 4 * 32 * nd))
-        text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
-        text.append("")
+        run_raw(cp, np, ".version 7.0\n.target sm_80", name, body, A, B, C, nd, text)
     with open(os.path.join(out_dir, "mma_sm80.ptx"), "w") as f:
         f.write("\n".join(text))
 
@@ -402,15 +401,7 @@ def main():
                     C = np.array([rng.randint(-64, 64) for _ in range(32 * nc)], dtype=np.float32).view(np.uint32)
                 else:
                     C = np.array(pack(half(64 * nc)), dtype=np.uint32)
-                D = cp.zeros(32 * nd, dtype=np.uint32)
-                load_ptx(cp, ".version 6.4\n.target sm_70\n.address_size 64\n\n" + body + "\n").get_function(name)(
-                    (1,), (32,), (cp.asarray(A), cp.asarray(B), cp.asarray(C), D))
-                cp.cuda.Device().synchronize()
-                text.append(body)
-                text.append("// run: %s<<<1, 32>>> buf:u32:%s buf:u32:%s buf:u32:%s buf:zero:%d" % (
-                    name, hexs([int(v) for v in A], 4), hexs([int(v) for v in B], 4), hexs([int(v) for v in C], 4), 4 * 32 * nd))
-                text.append("// expect: arg3 == u32:%s" % hexs([int(v) for v in D.get()], 4))
-                text.append("")
+                run_raw(cp, np, ".version 6.4\n.target sm_70", name, body, A, B, C, nd, text)
     for shape, ty, sat in [("m8n8k32", "s4", False), ("m8n8k32", "u4", False), ("m8n8k32", "s4", True), ("m8n8k128", "b1", False)]:
         name, body = sub_kernel(shape, ty, sat)
         m, n, k = SUB_SHAPES[shape]
