@@ -2,7 +2,8 @@
 //! `wmma.mma` for the shapes .m16n16k16, .m8n32k16 and .m32n8k16 with .f16 multiplicands
 //! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators), the sub-byte and
 //! single-bit shapes .m8n8k32 (.s4/.u4) and .m8n8k128 (.b1, xor.popc); and `mma.m8n8k4`
-//! (9.7.13.9), whose fragments the spec defines (9.7.13.5, `m8n8k4_table`).
+//! (9.7.13.9), whose fragments the spec defines (9.7.13.5, `m8n8k4_table`); beyond 6.4, the
+//! `mma.sync` shapes of PTX 7.0, `ldmatrix` (PTX 6.5) and `cp.async` (PTX 7.0).
 //!
 //! Fragments are distributed over the lanes as on an NVIDIA H100 (`wmma_layout`, measured; the
 //! spec leaves the distribution to the architecture). `wmma.load`/`wmma.store` are per-lane
@@ -235,6 +236,12 @@ fn regs_of<'a, 'o>(e: &FnEmitter, op: &'o Operand<'a>, n: u32, what: &str) -> R<
 }
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.opcode.name == "ldmatrix" {
+        return ldmatrix(e, i).map(|_| true);
+    }
+    if i.opcode.name == "cp" {
+        return cp_async(e, i).map(|_| true);
+    }
     if i.opcode.name == "mma" {
         return mma(e, i).map(|_| true);
     }
@@ -727,6 +734,176 @@ fn nvptx_load_store<'ctx, 'a>(
         if nvptx_call(e, &name, &over, &args).is_none() {
             return Err(e.err(span, format!("LLVM has no intrinsic `{name}` for this form")));
         }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ ldmatrix, cp.async
+
+/// This thread's exchange area in its frame (24 words, shared by `mma` and `ldmatrix`).
+fn exchange_area(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
+    let st = e.sync.as_mut().unwrap();
+    *st.wmma_area.get_or_insert_with(|| {
+        let off = (st.frame_size + 15) / 16 * 16;
+        st.frame_size = off + 4 * 24;
+        off
+    })
+}
+
+/// ldmatrix (PTX ISA 6.5, sm_75): `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16
+/// r, [p]`. Lanes 8i..8i+7 give the addresses of the 8 rows (8 b16 each) of matrix i; lane l
+/// receives in register i the elements (l / 4, 2 (l % 4) + {0, 1}) of matrix i, or with .trans
+/// (2 (l % 4) + {0, 1}, l / 4). A warp collective: the row addresses go through the thread
+/// frames between two warp barriers, like the fragments of `mma`.
+fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let num = if i.has_mod("x4") { 4 } else if i.has_mod("x2") { 2 } else { 1 };
+    let trans = i.has_mod("trans");
+    let space = if i.has_mod("shared") { Some(StateSpace::Shared) } else { None };
+    let regs = regs_of(e, &i.operands[0], num, "ldmatrix destination")?;
+    let ctx = e.ctx();
+    let (i32t, i64t, i8t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type(), ctx.i16_type());
+    let p = e.address(&i.operands[1], space)?;
+    if e.m.nvptx {
+        let name = format!("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{num}{}.b16", if trans { ".trans" } else { "" });
+        let res = nvptx_call(e, &name, &[p.get_type().into()], &[p.into()]).or_else(|| nvptx_call(e, &name, &[], &[p.into()]));
+        let Some(res) = res else {
+            return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}` for this form")));
+        };
+        for (k, r) in regs.iter().enumerate() {
+            let v = if res.is_struct_value() { e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap() } else { res };
+            e.write(r, Type::B32, v)?;
+        }
+        return Ok(());
+    }
+    if e.sync.is_none() {
+        return Err(e.err(i.opcode.span, "internal error: `ldmatrix` outside a kernel's scheduler"));
+    }
+    let area = exchange_area(e);
+    let (frame_t, fsg) = {
+        let st = e.sync.as_ref().unwrap();
+        (st.frame_t, st.frame_size_global)
+    };
+    let slot = |e: &FnEmitter<'ctx, '_, '_>, frame: PointerValue<'ctx>| unsafe { e.b.build_in_bounds_gep(i8t, frame, &[i64t.const_int(area as u64, false)], "").unwrap() };
+    // Each lane's row address, as a host address.
+    let addr = e.b.build_ptr_to_int(p, i64t, "").unwrap();
+    e.b.build_store(slot(e, frame_t), addr).unwrap();
+    let full = i32t.const_int(u32::MAX as u64, false);
+    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
+    let frame_t = e.sync.as_ref().unwrap().frame_t;
+    let lane = laneid(e);
+    let fs = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
+    let lane64 = e.resize(lane, 64, false);
+    // Row `row` of matrix `mi`: the address lane 8 mi + row stored.
+    let row_addr = |e: &FnEmitter<'ctx, '_, '_>, mi: u32, row: IntValue<'ctx>| {
+        let src = e.b.build_int_add(e.resize(row, 64, false), i64t.const_int(8 * mi as u64, false), "").unwrap();
+        let delta = e.b.build_int_mul(e.b.build_int_sub(src, lane64, "").unwrap(), fs, "").unwrap();
+        let frame = unsafe { e.b.build_gep(i8t, frame_t, &[delta], "").unwrap() };
+        e.b.build_load(i64t, slot(e, frame), "").unwrap().into_int_value()
+    };
+    let q = e.b.build_and(lane, i32t.const_int(3, false), "").unwrap();
+    let g = e.b.build_right_shift(lane, i32t.const_int(2, false), false, "").unwrap();
+    let mut vals = Vec::new();
+    for mi in 0..num {
+        let word = if !trans {
+            // elements (g, 2q), (g, 2q + 1): one 32-bit load from row g
+            let a = row_addr(e, mi, g);
+            let a = e.b.build_int_add(a, e.resize(e.b.build_int_mul(q, i32t.const_int(4, false), "").unwrap(), 64, false), "").unwrap();
+            let p = e.b.build_int_to_ptr(a, ctx.ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+            e.b.build_load(i32t, p, "").unwrap().into_int_value()
+        } else {
+            // elements (2q, g) and (2q + 1, g): column g of rows 2q and 2q + 1
+            let col = e.resize(e.b.build_int_mul(g, i32t.const_int(2, false), "").unwrap(), 64, false);
+            let r0 = e.b.build_int_mul(q, i32t.const_int(2, false), "").unwrap();
+            let r1 = e.b.build_int_add(r0, i32t.const_int(1, false), "").unwrap();
+            let mut halves = Vec::new();
+            for r in [r0, r1] {
+                let a = e.b.build_int_add(row_addr(e, mi, r), col, "").unwrap();
+                let p = e.b.build_int_to_ptr(a, ctx.ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+                let h = e.b.build_load(i16t, p, "").unwrap().into_int_value();
+                halves.push(e.resize(h, 32, false));
+            }
+            let hi = e.b.build_left_shift(halves[1], i32t.const_int(16, false), "").unwrap();
+            e.b.build_or(halves[0], hi, "").unwrap()
+        };
+        vals.push(word);
+    }
+    for (r, v) in regs.iter().zip(vals) {
+        e.write(r, Type::B32, v.into())?;
+    }
+    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
+    Ok(())
+}
+
+/// cp.async (PTX ISA 7.0, sm_80): `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{,
+/// src-size}` copies src-size bytes (default cp-size) and fills the rest of cp-size with
+/// zeros. ptxr copies at once, which is one allowed completion order: the data may be read
+/// only after cp.async.wait_group/wait_all, and those are no-ops here (one host thread runs
+/// the whole CTA, in order).
+fn cp_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if i.has_mod("commit_group") || i.has_mod("wait_group") || i.has_mod("wait_all") {
+        if e.m.nvptx {
+            let (name, args): (&str, Vec<BasicValueEnum>) = if i.has_mod("commit_group") {
+                ("llvm.nvvm.cp.async.commit.group", vec![])
+            } else if i.has_mod("wait_all") {
+                ("llvm.nvvm.cp.async.wait.all", vec![])
+            } else {
+                ("llvm.nvvm.cp.async.wait.group", vec![e.read_int(&i.operands[0], Type::U32)?.into()])
+            };
+            if nvptx_call(e, name, &[], &args).is_none() {
+                return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}`")));
+            }
+        }
+        return Ok(());
+    }
+    let size = match &i.operands[2] {
+        Operand::Imm(x) => match crate::syntax::eval::eval(x, &|_| None) {
+            Ok(v) => v.as_u64(),
+            Err(_) => 0,
+        },
+        _ => 0,
+    };
+    if !matches!(size, 4 | 8 | 16) || (i.has_mod("cg") && size != 16) {
+        return Err(e.err(i.operands[2].span(), "cp-size must be 4, 8 or 16 (16 with .cg)"));
+    }
+    let dst = e.address(&i.operands[0], Some(StateSpace::Shared))?;
+    let src = e.address(&i.operands[1], Some(StateSpace::Global))?;
+    let i8t = e.ctx().i8_type();
+    let i64t = e.ctx().i64_type();
+    let n = match i.operands.get(3) {
+        Some(op) => e.read_int(op, Type::U32)?,
+        None => e.ctx().i32_type().const_int(size, false),
+    };
+    if e.m.nvptx {
+        let cache = if i.has_mod("cg") { "cg" } else { "ca" };
+        let (name, mut args): (String, Vec<BasicValueEnum>) = if i.operands.len() == 4 {
+            (format!("llvm.nvvm.cp.async.{cache}.shared.global.{size}.s"), vec![dst.into(), src.into(), n.into()])
+        } else {
+            (format!("llvm.nvvm.cp.async.{cache}.shared.global.{size}"), vec![dst.into(), src.into()])
+        };
+        args.truncate(3);
+        if nvptx_call(e, &name, &[], &args).is_none() {
+            return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}`")));
+        }
+        return Ok(());
+    }
+    // byte k = k < src-size ? src[k] : 0
+    for k in 0..size {
+        let kc = e.ctx().i32_type().const_int(k, false);
+        let inside = e.b.build_int_compare(IntPredicate::ULT, kc, n, "").unwrap();
+        let sp = unsafe { e.b.build_gep(i8t, src, &[i64t.const_int(k, false)], "").unwrap() };
+        let dp = unsafe { e.b.build_gep(i8t, dst, &[i64t.const_int(k, false)], "").unwrap() };
+        let then = e.ctx().append_basic_block(e.f, "cp.byte");
+        let cont = e.ctx().append_basic_block(e.f, "cp.next");
+        let zero_bb = e.ctx().append_basic_block(e.f, "cp.zero");
+        e.b.build_conditional_branch(inside, then, zero_bb).unwrap();
+        e.b.position_at_end(then);
+        let v = e.b.build_load(i8t, sp, "").unwrap();
+        e.b.build_store(dp, v).unwrap();
+        e.b.build_unconditional_branch(cont).unwrap();
+        e.b.position_at_end(zero_bb);
+        e.b.build_store(dp, i8t.const_zero()).unwrap();
+        e.b.build_unconditional_branch(cont).unwrap();
+        e.b.position_at_end(cont);
     }
     Ok(())
 }

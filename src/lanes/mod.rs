@@ -40,6 +40,7 @@ pub fn is_sync(i: &Instr) -> bool {
     matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
         || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
         || i.opcode.name == "mma"
+        || i.opcode.name == "ldmatrix"
 }
 
 pub fn has_sync(body: &[Stmt]) -> bool {

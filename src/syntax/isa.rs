@@ -241,6 +241,8 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         // 9.7.13 matrix multiply-accumulate
         "wmma" => WMMA,
         "mma" => MMA,
+        "ldmatrix" => LDMATRIX,
+        "cp" => CP,
         // 9.7.15 scalar video
         "vadd" => VADD,
         "vsub" => VSUB,
@@ -285,7 +287,7 @@ pub const OPCODES: &[&str] = &[
     "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "vote", "match", "activemask", "redux", "wmma",
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
-    "brkpt", "nanosleep", "pmevent", "trap",
+    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -1148,6 +1150,18 @@ static WMMA: &[InstrSpec] = &[
     ]),
 ];
 
+// ext PTX 6.5/7.0 (sm_75/sm_80): ldmatrix and cp.async (sections of the PTX 7.x ISA).
+static LDMATRIX: &[InstrSpec] = &[spec!("ldmatrix", "9.7.13.4.15", 2, 2, [
+    req!(SYNC), req!(ALIGNED), req!(&["m8n8"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16"]),
+])];
+
+static CP: &[InstrSpec] = &[
+    spec!("cp", "9.7.8.25.3", 3, 4, [req!(&["async"]), req!(&["ca", "cg"]), req!(&["shared"]), req!(&["global"])]),
+    spec!("cp", "9.7.8.25.4", 0, 0, [req!(&["async"]), req!(&["commit_group"])]),
+    spec!("cp", "9.7.8.25.5", 1, 1, [req!(&["async"]), req!(&["wait_group"])]),
+    spec!("cp", "9.7.8.25.5", 0, 0, [req!(&["async"]), req!(&["wait_all"])]),
+];
+
 static MMA: &[InstrSpec] = &[
     spec!("mma", "9.7.13.9", 4, 4, [
         req!(SYNC), req!(ALIGNED), req!(&["m8n8k4"]), req!(ROW_COL), req!(ROW_COL), req!(&["f16", "f32"]), req!(&["f16"]), req!(&["f16"]), req!(&["f16", "f32"]),
@@ -1317,7 +1331,7 @@ mod tests {
             assert!(is_known_opcode(op), "{op}");
             assert!(OPCODES.contains(&op), "{op} missing from OPCODES");
         }
-        for op in ["foo", "ADD", "", "ld.global", "cp", "ldmatrix", "vavg2", "mov2"] {
+        for op in ["foo", "ADD", "", "ld.global", "vavg2", "mov2"] {
             assert!(!is_known_opcode(op), "{op}");
             assert_eq!(check(op, &[], 0).unwrap_err(), ModError::UnknownOpcode);
         }

@@ -5,9 +5,10 @@
     .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite.cu tests/cuda/oracle/suite.ptx
     .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite.cu tests/cuda/oracle/suite.G.ptx -G
     .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite2.cu tests/cuda/oracle/suite2.ptx
+    .venv/bin/python scripts/nvrtc_compile.py tests/cuda/oracle/suite3.cu tests/cuda/oracle/suite3.ptx --gpu-architecture=compute_80
     # on a machine with an NVIDIA GPU and CuPy:
     python3 tests/filetests/ref/cuda_oracle.py tests/cuda/oracle/suite.ptx tests/cuda/oracle/suite.G.ptx \
-        tests/cuda/oracle/suite2.ptx --out DIR
+        tests/cuda/oracle/suite2.ptx tests/cuda/oracle/suite3.ptx --out DIR
 
 For each PTX file, every launch in SPECS runs on the GPU with seeded inputs and DIR/cuda_<file>.ptx
 is written: the PTX as NVRTC produced it, plus `// run:`/`// expect:` lines whose expected
@@ -83,6 +84,12 @@ def specs(rng):
                                                     ("u32", [0, 0, 0, 0xFFFFFFFF, 0, 0]), ("u32", [0x80000000, 0x7FFFFFFF]),
                                                     ("u64", [0]), ("s32", an)]))
     out.append(("switchy", (2, 1), (128, 1), [("u32", [rng.getrandbits(32) for _ in range(200)]), ("u32", [0] * 200), ("s32", 200)]))
+    # suite3.cu (sm_80): small integers in f16, so the mma sums are exact in any order
+    h16 = lambda v: struct.unpack("<H", struct.pack("<e", float(v)))[0]
+    for k in ("tc_gemm", "tc_gemm_trans"):
+        out.append((k, (2, 1), (32, 1), [("u16", [h16(rng.randrange(-4, 5)) for _ in range(512)]),
+                                         ("u16", [h16(rng.randrange(-4, 5)) for _ in range(256)]),
+                                         ("u32", [f32_bits(rng.randrange(-50, 50)) for _ in range(128)]), ("u32", [0] * 256)]))
     return out
 
 
@@ -100,7 +107,7 @@ def main():
     import numpy as np
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     os.makedirs(a.out, exist_ok=True)
-    dt = {"u8": np.uint8, "u32": np.uint32, "u64": np.uint64}
+    dt = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
     for path in a.ptx:
         text = open(path).read()
         mod = cp.RawModule(path=path)
