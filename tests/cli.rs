@@ -114,6 +114,18 @@ fn printf_output_is_the_gpus() {
 }
 
 #[test]
+fn warp_matrix_instructions_in_a_partial_warp_are_an_error() {
+    for k in ["mma_partial", "ldmatrix_partial"] {
+        let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "48", "--arg", "u64:0"]);
+        assert_ne!(rc, 0, "{k}");
+        assert!(err.contains("partial_warp.ptx:") && err.contains("needs all 32 threads of the warp"), "{k}: {err}");
+        // Whole warps run.
+        let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "64", "--arg", "u64:0"]);
+        assert_eq!(rc, 0, "{k}: {err}");
+    }
+}
+
+#[test]
 fn assert_failure_is_an_error_of_the_launch() {
     let (rc, _, err) = ptxr(&["run", "tests/cli/misc.ptx", "--kernel", "asserter"]);
     assert_ne!(rc, 0);

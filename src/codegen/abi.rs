@@ -130,6 +130,8 @@ pub const STATUS_BAD_ADDRESS: u32 = 5;
 pub const STATUS_BAD_BARRIER: u32 = 6;
 /// A function that synchronizes was called through a function pointer.
 pub const STATUS_SYNC_INDIRECT: u32 = 7;
+/// `wmma.mma`/`mma`/`ldmatrix` in a warp that does not have 32 threads.
+pub const STATUS_PARTIAL_WARP: u32 = 8;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

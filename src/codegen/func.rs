@@ -84,8 +84,9 @@ pub struct SyncState<'ctx> {
     /// Per sync site: the block that leaves for the scheduler (registers are saved before
     /// its terminator) and the resume block (they are reloaded there).
     pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>)>,
-    /// Frame offset of the area through which `wmma.mma` exchanges fragments (ops_wmma).
-    pub wmma_area: Option<u32>,
+    /// Frame offset of the area through which `mma`/`wmma.mma`/`ldmatrix` exchange values
+    /// between the lanes of a warp (ops_wmma::exchange).
+    pub exchange_area: Option<u32>,
 }
 
 pub fn int_t<'ctx>(ctx: &'ctx inkwell::context::Context, bits: u32) -> IntType<'ctx> {
@@ -1236,10 +1237,22 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 return self.intrinsic(nv, &[], args);
             }
         }
-        let intr = Intrinsic::find(name).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
-        let decl = intr.get_declaration(&self.m.module, types).unwrap_or_else(|| panic!("LLVM intrinsic declaration {name}"));
+        let call = self.try_intrinsic(name, types, args).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
+        call.try_as_basic_value().basic().expect("intrinsic returns a value")
+    }
+
+    /// Calls the LLVM intrinsic `name` (overloaded on `types`); None when LLVM has no such
+    /// intrinsic, for the forms whose name is built from the instruction.
+    pub fn try_intrinsic(&self, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> Option<inkwell::values::CallSiteValue<'ctx>> {
+        let decl = Intrinsic::find(name)?.get_declaration(&self.m.module, types)?;
         let args: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
-        self.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic().expect("intrinsic returns a value")
+        Some(self.b.build_call(decl, &args, "").unwrap())
+    }
+
+    /// %laneid (PTX ISA 10.3): the linear thread index modulo 32.
+    pub fn lane_id(&mut self) -> IntValue<'ctx> {
+        let l = self.linear_tid();
+        self.b.build_and(l, self.ctx().i32_type().const_int(31, false), "").unwrap()
     }
 
     /// Memory pointer for an address operand in state space `space` (None = generic).

@@ -153,10 +153,7 @@ pub(crate) fn space_ptr<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>
 
 /// Calls an LLVM intrinsic that is not overloaded.
 fn call_intr<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, args: &[BasicValueEnum<'ctx>]) -> Option<BasicValueEnum<'ctx>> {
-    let intr = inkwell::intrinsics::Intrinsic::find(name).unwrap_or_else(|| panic!("LLVM intrinsic {name}"));
-    let decl = intr.get_declaration(&e.m.module, &[]).unwrap_or_else(|| panic!("LLVM intrinsic declaration {name}"));
-    let args: Vec<BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
-    e.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic()
+    e.try_intrinsic(name, &[], args).unwrap_or_else(|| panic!("LLVM intrinsic {name}")).try_as_basic_value().basic()
 }
 
 /// Inline PTX with register operands (`$0`… in `asm`; constraints as LLVM writes them).

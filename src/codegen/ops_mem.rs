@@ -34,6 +34,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.8.11 prefetch, prefetchu: a hint; nothing to do on a CPU.
         "prefetch" | "prefetchu" => Ok(true),
         "isspacep" => isspacep(e, i).map(|_| true),
+        "cp" => cp_async(e, i).map(|_| true),
         _ => Ok(false),
     }
 }
@@ -268,4 +269,59 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         _ => e.b.build_not(inside, "").unwrap(),
     };
     e.write(d, Type::Pred, r.into())
+}
+
+/// cp.async (PTX ISA 7.0, sm_80): `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{,
+/// src-size}` copies src-size bytes (default cp-size; at most cp-size) and fills the rest of
+/// cp-size with zeros. ptxr copies at once, which is one allowed completion order: the data may
+/// be read only after cp.async.wait_group/wait_all, and those have nothing left to wait for
+/// (one host thread runs the whole CTA, in order).
+fn cp_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let i32t = e.ctx().i32_type();
+    if i.has_mod("commit_group") || i.has_mod("wait_group") || i.has_mod("wait_all") {
+        if e.m.nvptx {
+            let (name, args): (&str, Vec<BasicValueEnum>) = if i.has_mod("commit_group") {
+                ("llvm.nvvm.cp.async.commit.group", vec![])
+            } else if i.has_mod("wait_all") {
+                ("llvm.nvvm.cp.async.wait.all", vec![])
+            } else {
+                ("llvm.nvvm.cp.async.wait.group", vec![e.read_int(&i.operands[0], Type::U32)?.into()])
+            };
+            if e.try_intrinsic(name, &[], &args).is_none() {
+                return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}`")));
+            }
+        }
+        return Ok(());
+    }
+    let size = match &i.operands[2] {
+        Operand::Imm(x) => crate::syntax::eval::eval(x, &|_| None).map(|v| v.as_u64()).unwrap_or(0),
+        _ => 0,
+    };
+    if !matches!(size, 4 | 8 | 16) || (i.has_mod("cg") && size != 16) {
+        return Err(e.err(i.operands[2].span(), "cp-size must be 4, 8 or 16 (16 with .cg)"));
+    }
+    let dst = e.address(&i.operands[0], Some(StateSpace::Shared))?;
+    let src = e.address(&i.operands[1], Some(StateSpace::Global))?;
+    let src_size = i.operands.get(3).map(|op| e.read_int(op, Type::U32)).transpose()?;
+    if e.m.nvptx {
+        let cache = if i.has_mod("cg") { "cg" } else { "ca" };
+        let name = format!("llvm.nvvm.cp.async.{cache}.shared.global.{size}{}", if src_size.is_some() { ".s" } else { "" });
+        let mut args: Vec<BasicValueEnum> = vec![dst.into(), src.into()];
+        args.extend(src_size.map(BasicValueEnum::from));
+        if e.try_intrinsic(&name, &[], &args).is_none() {
+            return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}`")));
+        }
+        return Ok(());
+    }
+    let size_v = i32t.const_int(size, false);
+    let n = match src_size {
+        Some(n) => {
+            let less = e.b.build_int_compare(inkwell::IntPredicate::ULT, n, size_v, "").unwrap();
+            e.b.build_select(less, n, size_v, "").unwrap().into_int_value()
+        }
+        None => size_v,
+    };
+    e.b.build_memset(dst, 1, e.ctx().i8_type().const_zero(), size_v).unwrap();
+    e.b.build_memcpy(dst, 1, src, 1, n).unwrap();
+    Ok(())
 }

@@ -54,10 +54,7 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
         "%ctaid" => e.load_cta_u32(field::CTAID, Some(k as u32)),
         "%nctaid" => e.load_cta_u32(field::NCTAID, Some(k as u32)),
         // PTX ISA 10.3 %laneid, 10.4 %warpid: from the linear thread index.
-        "%laneid" => {
-            let l = e.linear_tid();
-            e.b.build_and(l, i32t.const_int(31, false), "").unwrap()
-        }
+        "%laneid" => e.lane_id(),
         "%warpid" => {
             let l = e.linear_tid();
             e.b.build_right_shift(l, i32t.const_int(5, false), false, "").unwrap()

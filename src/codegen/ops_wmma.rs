@@ -3,7 +3,7 @@
 //! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators), the sub-byte and
 //! single-bit shapes .m8n8k32 (.s4/.u4) and .m8n8k128 (.b1, xor.popc); and `mma.m8n8k4`
 //! (9.7.13.9), whose fragments the spec defines (9.7.13.5, `m8n8k4_table`); beyond 6.4, the
-//! `mma.sync` shapes of PTX 7.0, `ldmatrix` (PTX 6.5) and `cp.async` (PTX 7.0).
+//! `mma.sync` shapes of PTX 7.0 and `ldmatrix` (PTX 6.5).
 //!
 //! Fragments are distributed over the lanes as on an NVIDIA H100 (`wmma_layout`, measured; the
 //! spec leaves the distribution to the architecture). `wmma.load`/`wmma.store` are per-lane
@@ -239,9 +239,6 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     if i.opcode.name == "ldmatrix" {
         return ldmatrix(e, i).map(|_| true);
     }
-    if i.opcode.name == "cp" {
-        return cp_async(e, i).map(|_| true);
-    }
     if i.opcode.name == "mma" {
         return mma(e, i).map(|_| true);
     }
@@ -290,11 +287,6 @@ fn lookup<'ctx>(e: &FnEmitter<'ctx, '_, '_>, table: PointerValue<'ctx>, idx: Int
     let p = unsafe { e.b.build_in_bounds_gep(i16t, table, &[idx], "").unwrap() };
     let v = e.b.build_load(i16t, p, "").unwrap().into_int_value();
     e.resize(v, 32, false)
-}
-
-fn laneid<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
-    let l = e.linear_tid();
-    e.b.build_and(l, e.ctx().i32_type().const_int(31, false), "").unwrap()
 }
 
 /// PTX ISA 9.7.13.6 wmma.load, 9.7.13.7 wmma.store: lane l moves its fragment elements, at
@@ -351,7 +343,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
     }
     let n = frag.elems();
     let tg = pos_table(e, &frag);
-    let lane = laneid(e);
+    let lane = e.lane_id();
     let lane_n = e.b.build_int_mul(lane, i32t.const_int(n as u64, false), "").unwrap();
     let et = super::func::int_t(e.ctx(), elem.bits());
     let i8t = e.ctx().i8_type();
@@ -510,7 +502,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, f.elem), "").unwrap());
             }
         }
-        let Some(res) = nvptx_call(e, &name, &[], &args) else {
+        let Some(res) = e.try_intrinsic(&name, &[], &args).and_then(|c| c.try_as_basic_value().basic()) else {
             return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}` for this form")));
         };
         for (k, r) in d_regs.iter().enumerate() {
@@ -523,40 +515,13 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
-    let i8t = ctx.i8_type();
     let f32t = ctx.f32_type();
-    // This thread's fragment area in its frame: A words, then B, then C.
-    let area_words = 24u32;
-    let area = {
-        let st = e.sync.as_mut().unwrap();
-        *st.wmma_area.get_or_insert_with(|| {
-            let off = (st.frame_size + 15) / 16 * 16;
-            st.frame_size = off + 4 * area_words;
-            off
-        })
-    };
-    let (frame_t, fsg) = {
-        let st = e.sync.as_ref().unwrap();
-        (st.frame_t, st.frame_size_global)
-    };
-    let word_ptr = |e: &FnEmitter<'ctx, '_, '_>, frame: PointerValue<'ctx>, w: IntValue<'ctx>| {
-        let off = e.b.build_int_add(e.resize(w, 64, false), i64t.const_int(0, false), "").unwrap();
-        let off = e.b.build_int_mul(off, i64t.const_int(4, false), "").unwrap();
-        let off = e.b.build_int_add(off, i64t.const_int(area as u64, false), "").unwrap();
-        unsafe { e.b.build_in_bounds_gep(i8t, frame, &[off], "").unwrap() }
-    };
-    let mut k = 0u64;
+    // A, B and C words go to this thread's exchange area, in that order.
+    let mut words = Vec::new();
     for r in a_regs.iter().chain(b_regs).chain(c_regs) {
-        let v = e.read_int(r, Type::B32)?;
-        let p = word_ptr(e, frame_t, i32t.const_int(k, false));
-        e.b.build_store(p, v).unwrap();
-        k += 1;
+        words.push(e.read_int(r, Type::B32)?);
     }
-    let full = i32t.const_int(u32::MAX as u64, false);
-    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
-
-    let (frame_t, lane) = (e.sync.as_ref().unwrap().frame_t, laneid(e));
-    let fs = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
+    let ex = exchange(e, &words);
     // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
     let inverse = |f: &Frag| -> Vec<u16> {
         let (rows, cols) = f.dims();
@@ -573,20 +538,16 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let inv_b = table_global(e, &format!("__ptxr_wmma_inv_{}", fb.key()), &inverse(&fb));
     let inv_c = table_global(e, &format!("__ptxr_wmma_inv_{}", fc.key()), &inverse(&fc));
     let tg_d = pos_table(e, &fd);
-    // Element (lane', j') of the fragment stored at word `first` of the areas: read from the
-    // frame of lane' (frame_t + (lane' - lane) * frame size), as an i32 (sign- or zero-
-    // extended integers) or the raw f16 bits.
+    // Element (lane', j') of the fragment stored at word `first` of the areas, from lane''s
+    // area, as an i32 (sign- or zero-extended integers) or the raw f16 bits.
     let fetch = |e: &FnEmitter<'ctx, '_, '_>, inv: PointerValue<'ctx>, idx: IntValue<'ctx>, first: u32, elem: Elem| -> IntValue<'ctx> {
         let lj = lookup(e, inv, idx);
         let l2 = e.b.build_right_shift(lj, i32t.const_int(8, false), false, "").unwrap();
         let j2 = e.b.build_and(lj, i32t.const_int(0xff, false), "").unwrap();
-        let dl = e.b.build_int_sub(e.resize(l2, 64, false), e.resize(lane, 64, false), "").unwrap();
-        let delta = e.b.build_int_mul(dl, fs, "").unwrap();
-        let frame = unsafe { e.b.build_gep(i8t, frame_t, &[delta], "").unwrap() };
         let per = elem.per_reg();
         let w = e.b.build_right_shift(j2, i32t.const_int(per.trailing_zeros() as u64, false), false, "").unwrap();
         let w = e.b.build_int_add(w, i32t.const_int(first as u64, false), "").unwrap();
-        let word = e.b.build_load(i32t, word_ptr(e, frame, w), "").unwrap().into_int_value();
+        let word = e.b.build_load(i32t, ex.word(e, l2, w), "").unwrap().into_int_value();
         let sub = e.b.build_and(j2, i32t.const_int((per - 1) as u64, false), "").unwrap();
         let sh = e.b.build_int_mul(sub, i32t.const_int(elem.bits() as u64, false), "").unwrap();
         let v = e.b.build_right_shift(word, sh, false, "").unwrap();
@@ -607,7 +568,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let (_, n, kdim) = shape;
     let (first_b, first_c) = (fa.regs(), fa.regs() + fb.regs());
     let nd = fd.elems();
-    let lane_n = e.b.build_int_mul(lane, i32t.const_int(nd as u64, false), "").unwrap();
+    let lane_n = e.b.build_int_mul(ex.lane, i32t.const_int(nd as u64, false), "").unwrap();
     let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); d_regs.len()];
     for j in 0..nd {
         let (row, col) = elem_pos(e, tg_d, lane_n, j);
@@ -672,8 +633,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     for (r, v) in d_regs.iter().zip(out) {
         e.write(r, Type::B32, v.into())?;
     }
-    // Nobody reuses its area before every lane has read the others'.
-    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
+    exchange_end(e);
     Ok(())
 }
 
@@ -687,16 +647,6 @@ fn nvptx_elem_t<'ctx>(e: &FnEmitter<'ctx, '_, '_>, elem: Elem) -> inkwell::types
         Elem::F32 => c.f32_type().into(),
         _ => c.i32_type().into(),
     }
-}
-
-/// Calls an NVVM intrinsic; None when LLVM has no intrinsic of that name.
-fn nvptx_call<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, over: &[inkwell::types::BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> Option<BasicValueEnum<'ctx>> {
-    let decl = inkwell::intrinsics::Intrinsic::find(name)?.get_declaration(&e.m.module, over)?;
-    let args: Vec<inkwell::values::BasicMetadataValueEnum> = args.iter().map(|a| (*a).into()).collect();
-    Some(match e.b.build_call(decl, &args, "").unwrap().try_as_basic_value().basic() {
-        Some(v) => v,
-        None => e.ctx().i32_type().const_zero().into(),
-    })
 }
 
 /// wmma.load/wmma.store as llvm.nvvm.wmma.<shape>.{load.<mat>|store.d}.<layout>.stride.<type>.
@@ -714,7 +664,7 @@ fn nvptx_load_store<'ctx, 'a>(
     let over = [base.get_type().into()];
     if is_load {
         let name = format!("llvm.nvvm.wmma.{}.load.{}.{layout}.stride.{}", frag.shape_name, frag.mat, frag.elem.name());
-        let Some(res) = nvptx_call(e, &name, &over, &[base.into(), stride.into()]) else {
+        let Some(res) = e.try_intrinsic(&name, &over, &[base.into(), stride.into()]).and_then(|c| c.try_as_basic_value().basic()) else {
             return Err(e.err(span, format!("LLVM has no intrinsic `{name}` for this form")));
         };
         for (k, r) in regs.iter().enumerate() {
@@ -731,23 +681,83 @@ fn nvptx_load_store<'ctx, 'a>(
             args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, frag.elem), "").unwrap());
         }
         args.push(stride.into());
-        if nvptx_call(e, &name, &over, &args).is_none() {
+        if e.try_intrinsic(&name, &over, &args).is_none() {
             return Err(e.err(span, format!("LLVM has no intrinsic `{name}` for this form")));
         }
     }
     Ok(())
 }
 
-// ------------------------------------------------------------------ ldmatrix, cp.async
+// ------------------------------------------------------------------ the exchange, ldmatrix
 
-/// This thread's exchange area in its frame (24 words, shared by `mma` and `ldmatrix`).
-fn exchange_area(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
-    let st = e.sync.as_mut().unwrap();
-    *st.wmma_area.get_or_insert_with(|| {
-        let off = (st.frame_size + 15) / 16 * 16;
-        st.frame_size = off + 4 * 24;
-        off
-    })
+/// The warp exchange of `mma`, `wmma.mma` and `ldmatrix`: each thread stores its words in an
+/// area of 24 words of its thread frame, the warp meets (`bar.warp.sync` with the full mask),
+/// and each thread reads the areas of the others, which lie `(lane' - lane) * frame size` bytes
+/// from its own frame (the threads of a warp have consecutive frames). `exchange_end` meets the
+/// warp again, so that nobody overwrites its area before every lane has read it. A warp of
+/// fewer than 32 threads (a partial last warp) ends the launch with an error: these
+/// instructions need the whole warp, and there would be no frames to read.
+struct Exchange<'ctx> {
+    frame_t: PointerValue<'ctx>,
+    area: u32,
+    frame_size: IntValue<'ctx>,
+    /// %laneid of this thread.
+    lane: IntValue<'ctx>,
+}
+
+impl<'ctx> Exchange<'ctx> {
+    /// Word `w` of the area of lane `other`.
+    fn word(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: IntValue<'ctx>) -> PointerValue<'ctx> {
+        let i64t = e.ctx().i64_type();
+        let dl = e.b.build_int_sub(e.resize(other, 64, false), e.resize(self.lane, 64, false), "").unwrap();
+        let off = e.b.build_int_mul(dl, self.frame_size, "").unwrap();
+        let off = e.b.build_int_add(off, i64t.const_int(self.area as u64, false), "").unwrap();
+        let off = e.b.build_int_add(off, e.b.build_int_mul(e.resize(w, 64, false), i64t.const_int(4, false), "").unwrap(), "").unwrap();
+        unsafe { e.b.build_gep(e.ctx().i8_type(), self.frame_t, &[off], "").unwrap() }
+    }
+}
+
+fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> Exchange<'ctx> {
+    let ctx = e.ctx();
+    let (i32t, i64t, i8t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type());
+    // The whole warp must exist: (linear tid | 31) < number of threads.
+    let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(abi::field::NTID, Some(k))).collect();
+    let n = e.b.build_int_mul(e.b.build_int_mul(nt[0], nt[1], "").unwrap(), nt[2], "").unwrap();
+    let tid = e.linear_tid();
+    let last = e.b.build_or(tid, i32t.const_int(31, false), "").unwrap();
+    let partial = e.b.build_int_compare(IntPredicate::UGE, last, n, "").unwrap();
+    let (bad, ok) = (ctx.append_basic_block(e.f, "partial.warp"), ctx.append_basic_block(e.f, "whole.warp"));
+    e.b.build_conditional_branch(partial, bad, ok).unwrap();
+    e.b.position_at_end(bad);
+    e.abort_with(abi::STATUS_PARTIAL_WARP);
+    e.b.build_unconditional_branch(ok).unwrap();
+    e.b.position_at_end(ok);
+    let area = {
+        let st = e.sync.as_mut().unwrap();
+        *st.exchange_area.get_or_insert_with(|| {
+            let off = (st.frame_size + 15) / 16 * 16;
+            st.frame_size = off + 4 * 24;
+            off
+        })
+    };
+    let mut byte = area as u64;
+    for w in words {
+        let frame_t = e.sync.as_ref().unwrap().frame_t;
+        let p = unsafe { e.b.build_in_bounds_gep(i8t, frame_t, &[i64t.const_int(byte, false)], "").unwrap() };
+        e.b.build_store(p, *w).unwrap();
+        byte += (w.get_type().get_bit_width() / 8) as u64;
+    }
+    assert!(byte - area as u64 <= 4 * 24, "exchange area overflow");
+    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, i32t.const_int(u32::MAX as u64, false))]);
+    let st = e.sync.as_ref().unwrap();
+    let (frame_t, fsg) = (st.frame_t, st.frame_size_global);
+    let frame_size = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
+    Exchange { frame_t, area, frame_size, lane: e.lane_id() }
+}
+
+fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
+    let full = e.ctx().i32_type().const_int(u32::MAX as u64, false);
+    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
 }
 
 /// ldmatrix (PTX ISA 6.5, sm_75): `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16
@@ -761,12 +771,12 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let space = if i.has_mod("shared") { Some(StateSpace::Shared) } else { None };
     let regs = regs_of(e, &i.operands[0], num, "ldmatrix destination")?;
     let ctx = e.ctx();
-    let (i32t, i64t, i8t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type(), ctx.i16_type());
+    let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
     let p = e.address(&i.operands[1], space)?;
     if e.m.nvptx {
         let name = format!("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{num}{}.b16", if trans { ".trans" } else { "" });
-        let res = nvptx_call(e, &name, &[p.get_type().into()], &[p.into()]).or_else(|| nvptx_call(e, &name, &[], &[p.into()]));
-        let Some(res) = res else {
+        let res = e.try_intrinsic(&name, &[p.get_type().into()], &[p.into()]).or_else(|| e.try_intrinsic(&name, &[], &[p.into()]));
+        let Some(res) = res.and_then(|c| c.try_as_basic_value().basic()) else {
             return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}` for this form")));
         };
         for (k, r) in regs.iter().enumerate() {
@@ -778,27 +788,13 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     if e.sync.is_none() {
         return Err(e.err(i.opcode.span, "internal error: `ldmatrix` outside a kernel's scheduler"));
     }
-    let area = exchange_area(e);
-    let (frame_t, fsg) = {
-        let st = e.sync.as_ref().unwrap();
-        (st.frame_t, st.frame_size_global)
-    };
-    let slot = |e: &FnEmitter<'ctx, '_, '_>, frame: PointerValue<'ctx>| unsafe { e.b.build_in_bounds_gep(i8t, frame, &[i64t.const_int(area as u64, false)], "").unwrap() };
     // Each lane's row address, as a host address.
-    let addr = e.b.build_ptr_to_int(p, i64t, "").unwrap();
-    e.b.build_store(slot(e, frame_t), addr).unwrap();
-    let full = i32t.const_int(u32::MAX as u64, false);
-    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
-    let frame_t = e.sync.as_ref().unwrap().frame_t;
-    let lane = laneid(e);
-    let fs = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
-    let lane64 = e.resize(lane, 64, false);
+    let ex = exchange(e, &[e.b.build_ptr_to_int(p, i64t, "").unwrap()]);
+    let lane = ex.lane;
     // Row `row` of matrix `mi`: the address lane 8 mi + row stored.
     let row_addr = |e: &FnEmitter<'ctx, '_, '_>, mi: u32, row: IntValue<'ctx>| {
-        let src = e.b.build_int_add(e.resize(row, 64, false), i64t.const_int(8 * mi as u64, false), "").unwrap();
-        let delta = e.b.build_int_mul(e.b.build_int_sub(src, lane64, "").unwrap(), fs, "").unwrap();
-        let frame = unsafe { e.b.build_gep(i8t, frame_t, &[delta], "").unwrap() };
-        e.b.build_load(i64t, slot(e, frame), "").unwrap().into_int_value()
+        let src = e.b.build_int_add(row, i32t.const_int(8 * mi as u64, false), "").unwrap();
+        e.b.build_load(i64t, ex.word(e, src, i32t.const_zero()), "").unwrap().into_int_value()
     };
     let q = e.b.build_and(lane, i32t.const_int(3, false), "").unwrap();
     let g = e.b.build_right_shift(lane, i32t.const_int(2, false), false, "").unwrap();
@@ -830,80 +826,6 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     for (r, v) in regs.iter().zip(vals) {
         e.write(r, Type::B32, v.into())?;
     }
-    sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
-    Ok(())
-}
-
-/// cp.async (PTX ISA 7.0, sm_80): `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{,
-/// src-size}` copies src-size bytes (default cp-size) and fills the rest of cp-size with
-/// zeros. ptxr copies at once, which is one allowed completion order: the data may be read
-/// only after cp.async.wait_group/wait_all, and those are no-ops here (one host thread runs
-/// the whole CTA, in order).
-fn cp_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    if i.has_mod("commit_group") || i.has_mod("wait_group") || i.has_mod("wait_all") {
-        if e.m.nvptx {
-            let (name, args): (&str, Vec<BasicValueEnum>) = if i.has_mod("commit_group") {
-                ("llvm.nvvm.cp.async.commit.group", vec![])
-            } else if i.has_mod("wait_all") {
-                ("llvm.nvvm.cp.async.wait.all", vec![])
-            } else {
-                ("llvm.nvvm.cp.async.wait.group", vec![e.read_int(&i.operands[0], Type::U32)?.into()])
-            };
-            if nvptx_call(e, name, &[], &args).is_none() {
-                return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}`")));
-            }
-        }
-        return Ok(());
-    }
-    let size = match &i.operands[2] {
-        Operand::Imm(x) => match crate::syntax::eval::eval(x, &|_| None) {
-            Ok(v) => v.as_u64(),
-            Err(_) => 0,
-        },
-        _ => 0,
-    };
-    if !matches!(size, 4 | 8 | 16) || (i.has_mod("cg") && size != 16) {
-        return Err(e.err(i.operands[2].span(), "cp-size must be 4, 8 or 16 (16 with .cg)"));
-    }
-    let dst = e.address(&i.operands[0], Some(StateSpace::Shared))?;
-    let src = e.address(&i.operands[1], Some(StateSpace::Global))?;
-    let i8t = e.ctx().i8_type();
-    let i64t = e.ctx().i64_type();
-    let n = match i.operands.get(3) {
-        Some(op) => e.read_int(op, Type::U32)?,
-        None => e.ctx().i32_type().const_int(size, false),
-    };
-    if e.m.nvptx {
-        let cache = if i.has_mod("cg") { "cg" } else { "ca" };
-        let (name, mut args): (String, Vec<BasicValueEnum>) = if i.operands.len() == 4 {
-            (format!("llvm.nvvm.cp.async.{cache}.shared.global.{size}.s"), vec![dst.into(), src.into(), n.into()])
-        } else {
-            (format!("llvm.nvvm.cp.async.{cache}.shared.global.{size}"), vec![dst.into(), src.into()])
-        };
-        args.truncate(3);
-        if nvptx_call(e, &name, &[], &args).is_none() {
-            return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}`")));
-        }
-        return Ok(());
-    }
-    // byte k = k < src-size ? src[k] : 0
-    for k in 0..size {
-        let kc = e.ctx().i32_type().const_int(k, false);
-        let inside = e.b.build_int_compare(IntPredicate::ULT, kc, n, "").unwrap();
-        let sp = unsafe { e.b.build_gep(i8t, src, &[i64t.const_int(k, false)], "").unwrap() };
-        let dp = unsafe { e.b.build_gep(i8t, dst, &[i64t.const_int(k, false)], "").unwrap() };
-        let then = e.ctx().append_basic_block(e.f, "cp.byte");
-        let cont = e.ctx().append_basic_block(e.f, "cp.next");
-        let zero_bb = e.ctx().append_basic_block(e.f, "cp.zero");
-        e.b.build_conditional_branch(inside, then, zero_bb).unwrap();
-        e.b.position_at_end(then);
-        let v = e.b.build_load(i8t, sp, "").unwrap();
-        e.b.build_store(dp, v).unwrap();
-        e.b.build_unconditional_branch(cont).unwrap();
-        e.b.position_at_end(zero_bb);
-        e.b.build_store(dp, i8t.const_zero()).unwrap();
-        e.b.build_unconditional_branch(cont).unwrap();
-        e.b.position_at_end(cont);
-    }
+    exchange_end(e);
     Ok(())
 }

@@ -209,7 +209,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let exit_bb = ctx.append_basic_block(f, "t.exit");
     // The carry flag is thread state like a register.
     let carry = (e.carry, ctx.bool_type().into(), 1);
-    e.sync = Some(crate::codegen::func::SyncState { frame_b, dispatch_bb: dispatch, frame_t, slot_t, frame_size: 0, next_bb: next, cases: Vec::new(), next_site: 1, body_bb: body, frame_size_global: fsg, regs: vec![carry], spills: Vec::new(), wmma_area: None });
+    e.sync = Some(crate::codegen::func::SyncState { frame_b, dispatch_bb: dispatch, frame_t, slot_t, frame_size: 0, next_bb: next, cases: Vec::new(), next_site: 1, body_bb: body, frame_size_global: fsg, regs: vec![carry], spills: Vec::new(), exchange_area: None });
     // Finishing (ret/exit or the end of the body) marks the thread exited.
     e.b.position_at_end(exit_bb);
     e.b.build_store(state_p_for(e, slot::STATE), i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();

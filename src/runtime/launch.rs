@@ -358,6 +358,7 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
             }
             abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
             abi::STATUS_SYNC_INDIRECT => format!("{whr}: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)"),
+            abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
             s => format!("{whr}: error: launch failed (status {s})"),
         };
         return Err(LaunchError(msg));

@@ -56,7 +56,7 @@ enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2 };
-enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8 };
 
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
 typedef struct Sched {
@@ -690,6 +690,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point (%s)", whr, l.detail);
         case STATUS_BAD_BARRIER: return error(PTXR_ERR_BARRIER, "%s: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)", whr);
         case STATUS_SYNC_INDIRECT: return error(PTXR_ERR_LAUNCH, "%s: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)", whr);
+        case STATUS_PARTIAL_WARP: return error(PTXR_ERR_LAUNCH, "%s: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial", whr);
         default: return error(PTXR_ERR_LAUNCH, "%s: error: launch failed (status %u)", whr, c->status);
         }
     }

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Runs generated filetests on a real GPU through CuPy and compares with their `// expect:`
 lines (used to validate fpref.py against hardware). Usage: gpu_check.py FILE.ptx..."""
+import os
 import re
 import sys
 
 import cupy as cp
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptxgen import load_ptx  # noqa: E402
 
 DT = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
 
@@ -21,12 +25,8 @@ def main():
     total = bad = 0
     for path in sys.argv[1:]:
         text = open(path).read()
-        import tempfile
-        tmp = tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False)
-        tmp.write(text)
-        tmp.close()
         try:
-            mod = cp.RawModule(path=tmp.name)
+            mod = load_ptx(cp, text)
         except Exception as ex:  # noqa
             print("%s: LOAD FAILED %s" % (path, str(ex)[:300]))
             continue

@@ -16,7 +16,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ptxgen import Kernel, SIZE  # noqa: E402
+from ptxgen import Kernel, SIZE, load_ptx  # noqa: E402
 
 INT = ["u16", "s16", "u32", "s32", "u64", "s64"]
 MODES = ["rn", "rz", "rm", "rp"]
@@ -292,11 +292,7 @@ def run_on_gpu(kernels):
     for k in kernels:
         text = ".version 6.4\n.target sm_70\n.address_size 64\n\n" + k.ptx()
         try:
-            import tempfile
-            with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as tmp:
-                tmp.write(text)
-            mod = cp.RawModule(path=tmp.name)
-            fn = mod.get_function(k.name)
+            fn = load_ptx(cp, text).get_function(k.name)
         except Exception as ex:  # the GPU's JIT rejects this form
             rejected.append("%s: %s" % (k.name, str(ex).splitlines()[0][:200]))
             continue

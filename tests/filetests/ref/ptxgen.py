@@ -81,3 +81,11 @@ def write(path, header, kernels, target="sm_70", version="6.4"):
         text.append("")
     with open(path, "w") as f:
         f.write("\n".join(text))
+
+
+def load_ptx(cp, text):
+    """A CuPy RawModule from PTX text (through a temporary file: RawModule loads PTX by path)."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(text)
+    return cp.RawModule(path=f.name)

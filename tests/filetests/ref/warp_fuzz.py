@@ -18,6 +18,8 @@ import os
 import random
 import sys
 
+sys.path.insert(0, os.path.dirname(__file__))
+
 NREG = 6
 
 
@@ -290,15 +292,13 @@ def main():
         kernels.append((name, text, (bx, by), ins))
     dev, results = "(dry run)", {}
     if not a.dry:
-        import tempfile
         import cupy as cp
+        from ptxgen import load_ptx
         import numpy as np
         dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
         for name, text, (bx, by), ins in kernels:
             block = bx * by
-            with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-                f.write(".version 7.0\n.target sm_80\n.address_size 64\n\n" + text + "\n")
-            fn = cp.RawModule(path=f.name).get_function(name)
+            fn = load_ptx(cp, ".version 7.0\n.target sm_80\n.address_size 64\n\n" + text + "\n").get_function(name)
             out = cp.zeros(2 * block * NREG, dtype=np.uint32)
             fn((2,), (bx, by), (cp.asarray(np.array(ins, dtype=np.uint32)), out))
             cp.cuda.Device().synchronize()

@@ -19,6 +19,9 @@ import os
 import random
 import sys
 
+sys.path.insert(0, os.path.dirname(__file__))
+from ptxgen import load_ptx  # noqa: E402
+
 SHAPES = {"m16n16k16": (16, 16, 16), "m8n32k16": (8, 32, 16), "m32n8k16": (32, 8, 16)}
 # registers per fragment (9.7.13.3) and elements per register
 NREG = {("a", "f16"): 8, ("b", "f16"): 8, ("c", "f16"): 4, ("c", "f32"): 8, ("c", "s32"): 8}
@@ -171,13 +174,6 @@ def sub_kernel(shape, ty, sat):
     L.append("\twmma.store.d.sync.aligned.col.%s.global.s32 [%%pd], {%%d0, %%d1};" % shape)
     L += ["\tret;", "}"]
     return name, "\n".join(L)
-
-
-def load_ptx(cp, text):
-    import tempfile
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(text)
-    return cp.RawModule(path=f.name)
 
 
 def hexs(vals, size):
