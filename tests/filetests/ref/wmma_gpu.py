@@ -311,6 +311,36 @@ def mma80_file(out_dir, dev, rng, cp, np):
         f.write("\n".join(text))
 
 
+SPECIALS_HEADER = ["// mma.sync.m16n8k16 with NaN, infinities and values that overflow f16 (60000) among small",
+                   "// integers, f32 and f16 accumulators, on raw fragments. Every `// expect:` value is the",
+                   "// result an NVIDIA H100 gave (CuPy). Written by tests/filetests/ref/wmma_gpu.py; do not edit."]
+
+
+def mma_specials_file(out_dir, cp, np):
+    """tests/filetests/warp/mma_specials.ptx: special values through the tensor-core path."""
+    rng = random.Random(3)
+    text = SPECIALS_HEADER + [".version 7.0", ".target sm_80", ".address_size 64", ""]
+
+    def halfs(n, special):
+        vals = []
+        for _ in range(n):
+            v = rng.choice([np.inf, -np.inf, np.nan, 60000.0, -60000.0]) if rng.random() < special else float(rng.randint(-4, 4))
+            vals.append(int(np.array([v], dtype=np.float16).view(np.uint16)[0]))
+        return [vals[2 * i] | vals[2 * i + 1] << 16 for i in range(n // 2)]
+    for row in [("m16n8k16", "f32", "f16", "f16", "f32", False, 4, 2, 4, 4), ("m16n8k16", "f16", "f16", "f16", "f16", False, 4, 2, 2, 2)]:
+        name, body = mma80_kernel(*row)
+        na, nb, nc, nd = row[6:]
+        A = np.array(halfs(64 * na, 0.05), dtype=np.uint32)
+        B = np.array(halfs(64 * nb, 0.05), dtype=np.uint32)
+        if row[4] == "f16":
+            C = np.array(halfs(64 * nc, 0.1), dtype=np.uint32)
+        else:
+            C = np.array([int(np.array([rng.randint(-9, 9)], dtype=np.float32).view(np.uint32)[0]) for _ in range(32 * nc)], dtype=np.uint32)
+        run_raw(cp, np, ".version 7.0\n.target sm_80", name, body, A, B, C, nd, text)
+    with open(os.path.join(out_dir, "mma_specials.ptx"), "w") as f:
+        f.write("\n".join(text))
+
+
 def main():
     import cupy as cp
     import numpy as np
@@ -439,6 +469,7 @@ def main():
         text.append("// expect: arg1 == u32:%s" % hexs([int(v) for v in outb.get()], 4))
         text.append("")
     mma80_file(out, dev, random.Random(80), cp, np)
+    mma_specials_file(out, cp, np)
     with open(os.path.join(out, "wmma.ptx"), "w") as f:
         f.write("\n".join(text))
     print("%d layouts probed, %d run kernels on %s" % (len(tables), len(combos), dev))
