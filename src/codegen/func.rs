@@ -59,6 +59,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub params_ptr: Option<PointerValue<'ctx>>,
     /// Functions being inlined at this point (calls to functions that synchronize).
     inlining: Vec<&'a str>,
+    /// The base that host addresses are built from (see [`FnEmitter::space_ptr`]).
+    mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): a thread's `.local`
@@ -177,6 +179,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         branch_targets: HashMap::new(),
         params_ptr: None,
         inlining: Vec::new(),
+        mem_base: None,
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
@@ -1311,7 +1314,26 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             let v64 = self.resize(v32, 64, false);
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
-        self.b.build_int_to_ptr(v, pt, "").unwrap()
+        // A PTX address is an integer. `inttoptr` would hide it from LLVM's scalar evolution,
+        // so a lane loop's `ld`/`st` at `base + 4*tid` would not be seen as consecutive
+        // and would not vectorize. Instead the address is `gep i8, B, v - B` from one
+        // opaque base pointer B of the function (a pointer loaded from the launch context:
+        // its value does not matter, the offset undoes it, and being loaded it may point
+        // anywhere, so alias analysis assumes nothing about it).
+        let (bp, bi) = match self.mem_base {
+            Some(b) => b,
+            None => {
+                let t = self.cta_type();
+                let b = &self.alloca_b;
+                let fp = b.build_struct_gep(t, self.cta, field::PARAMS, "").unwrap();
+                let bp = b.build_load(pt, fp, "membase").unwrap().into_pointer_value();
+                let bi = b.build_ptr_to_int(bp, self.ctx().i64_type(), "membase.i").unwrap();
+                self.mem_base = Some((bp, bi));
+                (bp, bi)
+            }
+        };
+        let off = self.b.build_int_sub(v, bi, "").unwrap();
+        unsafe { self.b.build_gep(self.ctx().i8_type(), bp, &[off], "").unwrap() }
     }
 
     pub fn const_int(&self, ty: Type, v: u64) -> IntValue<'ctx> {
