@@ -145,3 +145,27 @@ fn sync_function_called_through_a_pointer_is_an_error() {
     assert_ne!(rc, 0);
     assert!(err.contains("sync_indirect.ptx:8") && err.contains("called through a function pointer"), "{err}");
 }
+
+/// The lane loop of a kernel without synchronization is vectorized by LLVM (issue: "check the
+/// assembly for packed instructions"): on a host with AVX2 or AVX-512, saxpy computes with
+/// packed FMAs and the 5-point stencil moves its data in ymm/zmm registers.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn lane_loops_compile_to_packed_instructions() {
+    if !std::is_x86_feature_detected!("avx2") {
+        eprintln!("host without AVX2: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for k in ["saxpy", "stencil2d"] {
+        let out = dir.path().join(format!("{k}.s"));
+        let (rc, _, err) = ptxr(&["compile", &format!("tests/corpus/{k}.nvrtc.ptx"), "--target", "host", "--emit", "asm", "-o", out.to_str().unwrap()]);
+        assert_eq!(rc, 0, "{err}");
+        let asm = std::fs::read_to_string(&out).unwrap();
+        let wide: Vec<&str> = asm.lines().map(str::trim_start).filter(|l| l.starts_with('v') && (l.contains("%ymm") || l.contains("%zmm"))).collect();
+        assert!(wide.len() >= 4, "{k}: no instructions on ymm/zmm registers");
+        if k == "saxpy" {
+            assert!(wide.iter().any(|l| l.starts_with("vfmadd") && l.contains("ps")), "saxpy: no packed FMA");
+        }
+    }
+}
