@@ -120,6 +120,9 @@ pub struct HostFns {
 pub const RESOLVE_CONTINUE: u32 = 0;
 pub const RESOLVE_DONE: u32 = 1;
 pub const RESOLVE_DEADLOCK: u32 = 2;
+/// `RESOLVE_UNIFORM + k`: go on; every thread that has not exited is runnable at resume
+/// point `k` (the start of the body for 0, else sync site `k`).
+pub const RESOLVE_UNIFORM: u32 = 0x100;
 
 pub const STATUS_OK: u32 = 0;
 pub const STATUS_TRAP: u32 = 1;

@@ -83,12 +83,44 @@ pub struct SyncState<'ctx> {
     pub frame_size_global: inkwell::values::GlobalValue<'ctx>,
     /// Every register of the kernel (allocas), with its LLVM type and size in bytes.
     pub regs: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>, u32)>,
-    /// Per sync site: the block that leaves for the scheduler (registers are saved before
-    /// its terminator) and the resume block (they are reloaded there).
-    pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>)>,
+    /// Per sync point emitted: the block that leaves for the scheduler (registers are saved
+    /// before its terminator), the resume block (they are reloaded there), the frame of the
+    /// thread loop it belongs to, and its site number.
+    pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, PointerValue<'ctx>, u32)>,
     /// Frame offset of the area through which `mma`/`wmma.mma`/`ldmatrix` exchange values
     /// between the lanes of a warp (ops_wmma::exchange).
     pub exchange_area: Option<u32>,
+    /// Registers and frame slices in the order the general copy of the body created them;
+    /// a region copy (see `lanes`) replays them, so that every copy of a register or a
+    /// `.local` variable is the same storage.
+    pub storage_log: Vec<Storage<'ctx>>,
+    /// `Some(i)` while a region copy is emitted: the next storage request is `storage_log[i]`.
+    pub replay: Option<usize>,
+    /// In a region copy: the site whose resume block enters the copy, and that block once
+    /// emitted.
+    pub copy_site: u32,
+    pub copy_entry: Option<BasicBlock<'ctx>>,
+    /// Threads in the CTA, `%ntid`, the frames and the slots (set up before the loops).
+    pub nthreads: IntValue<'ctx>,
+    pub ntid: [IntValue<'ctx>; 3],
+    pub frames: PointerValue<'ctx>,
+    pub slots: PointerValue<'ctx>,
+    /// Where the first pass starts; the block that calls the runtime's `resolve` after each
+    /// pass (and its result); where the CTA ends.
+    pub start_bb: BasicBlock<'ctx>,
+    pub resolve_bb: BasicBlock<'ctx>,
+    pub resolve_r: Option<IntValue<'ctx>>,
+    pub done_bb: BasicBlock<'ctx>,
+    /// Region copies: (site, loop entry, dispatch block).
+    pub fast: Vec<(u32, BasicBlock<'ctx>, BasicBlock<'ctx>)>,
+    /// The general loop: entry, the thread's slot, next-thread block.
+    pub general: Option<(BasicBlock<'ctx>, PointerValue<'ctx>, BasicBlock<'ctx>)>,
+}
+
+#[derive(Clone, Copy)]
+pub enum Storage<'ctx> {
+    Reg(PointerValue<'ctx>),
+    Frame(u32),
 }
 
 pub fn int_t<'ctx>(ctx: &'ctx inkwell::context::Context, bits: u32) -> IntType<'ctx> {
@@ -288,8 +320,32 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.span = f.name.span;
         e.abort_with(super::abi::STATUS_SYNC_INDIRECT);
     } else {
+        let vars = e.vars.clone();
         e.declare_labels(body);
         e.stmts(body)?;
+        // Falling off the end of the body finishes the thread.
+        if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+            e.b.build_unconditional_branch(e.ret_bb).unwrap();
+        }
+        // The region copies of a kernel with synchronization (see `lanes`): the same body
+        // again per resume point, each in a thread loop of its own.
+        if let Some(sites) = crate::lanes::wants_copies(&e) {
+            for site in 0..=sites {
+                let start = crate::lanes::begin_copy(&mut e, site);
+                e.regs.clear();
+                e.ranges.clear();
+                e.labels.clear();
+                e.branch_targets.clear();
+                e.vars = vars.clone();
+                e.b.position_at_end(start);
+                e.declare_labels(body);
+                e.stmts(body)?;
+                if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+                    e.b.build_unconditional_branch(e.ret_bb).unwrap();
+                }
+                crate::lanes::end_copy(&mut e);
+            }
+        }
     }
     // Falling off the end of the body finishes the thread.
     if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
@@ -451,8 +507,19 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// thread's frame in a kernel with synchronization (live across sync points).
     pub fn thread_storage(&mut self, ty: inkwell::types::BasicTypeEnum<'ctx>, size: u32, align: u32, name: &str) -> PointerValue<'ctx> {
         if let Some(st) = &mut self.sync {
-            let off = (st.frame_size + align - 1) / align * align;
-            st.frame_size = off + size.max(1);
+            let off = match st.replay.as_mut() {
+                Some(i) => {
+                    let Storage::Frame(off) = st.storage_log[*i] else { unreachable!("region copies request storage in the same order") };
+                    *i += 1;
+                    off
+                }
+                None => {
+                    let off = (st.frame_size + align - 1) / align * align;
+                    st.frame_size = off + size.max(1);
+                    st.storage_log.push(Storage::Frame(off));
+                    off
+                }
+            };
             let i8t = self.m.ctx.i8_type();
             let off_v = self.m.ctx.i64_type().const_int(off as u64, false);
             return unsafe { st.frame_b.build_in_bounds_gep(i8t, st.frame_t, &[off_v], name).unwrap() };
@@ -466,9 +533,18 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     fn new_reg(&mut self, name: &'a str, ty: Type) -> PointerValue<'ctx> {
         let t = reg_t(self.ctx(), ty);
+        if let Some(st) = self.sync.as_mut() {
+            if let Some(i) = st.replay {
+                let Storage::Reg(p) = st.storage_log[i] else { unreachable!("region copies request storage in the same order") };
+                st.replay = Some(i + 1);
+                self.regs.insert(name, (p, ty));
+                return p;
+            }
+        }
         let p = self.alloca_b.build_alloca(t, name).unwrap();
         if let Some(st) = &mut self.sync {
             st.regs.push((p, t.into(), ty.size().max(1)));
+            st.storage_log.push(Storage::Reg(p));
         }
         self.regs.insert(name, (p, ty));
         p

@@ -34,7 +34,7 @@ impl Bits {
     pub fn has(&self, i: usize) -> bool {
         self.0[i / 64] & (1 << (i % 64)) != 0
     }
-    fn union_with(&mut self, o: &Bits) {
+    pub fn union_with(&mut self, o: &Bits) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a |= *b;
         }

@@ -118,13 +118,107 @@ pub fn slot_type<'ctx>(c: &'ctx inkwell::context::Context) -> inkwell::types::St
     )
 }
 
-/// Builds the scheduler loop of a kernel with synchronization; leaves the builder at the
-/// start of the thread body.
+/// A loop over the threads of the CTA (see the module comment): `entry` starts it at thread
+/// 0; `dispatch` is where a runnable thread enters its code (the caller adds the
+/// terminator); `next` advances to the next thread; `exit` marks the thread exited.
+pub struct ThreadLoop<'ctx> {
+    pub entry: BasicBlock<'ctx>,
+    pub dispatch: BasicBlock<'ctx>,
+    pub next: BasicBlock<'ctx>,
+    pub exit: BasicBlock<'ctx>,
+    pub tid: [IntValue<'ctx>; 3],
+    pub frame_t: inkwell::values::PointerValue<'ctx>,
+    pub slot_t: inkwell::values::PointerValue<'ctx>,
+}
+
+/// Builds a thread loop that goes to `after` once every thread has had its turn.
+fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBlock<'ctx>) -> ThreadLoop<'ctx> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let i64t = ctx.i64_type();
+    let f = e.f;
+    let st = e.sync.as_ref().expect("sync kernel");
+    let (n, nt, frames, slots, fsg) = (st.nthreads, st.ntid, st.frames, st.slots, st.frame_size_global);
+    let entry = ctx.append_basic_block(f, name);
+    let head = ctx.append_basic_block(f, &format!("{name}.head"));
+    let check = ctx.append_basic_block(f, &format!("{name}.check"));
+    let dispatch = ctx.append_basic_block(f, &format!("{name}.dispatch"));
+    let next = ctx.append_basic_block(f, &format!("{name}.next"));
+    let exit = ctx.append_basic_block(f, &format!("{name}.exit"));
+    let b = ctx.create_builder();
+    b.position_at_end(entry);
+    b.build_unconditional_branch(head).unwrap();
+    b.position_at_end(head);
+    let t = b.build_phi(i32t, "t").unwrap();
+    let tv = t.as_basic_value().into_int_value();
+    // tid.x/y/z of thread t, stepped along with t (no divisions per dispatch).
+    let tx = b.build_phi(i32t, "tid.x").unwrap();
+    let ty = b.build_phi(i32t, "tid.y").unwrap();
+    let tz = b.build_phi(i32t, "tid.z").unwrap();
+    let (x, y, z) = (tx.as_basic_value().into_int_value(), ty.as_basic_value().into_int_value(), tz.as_basic_value().into_int_value());
+    let more = b.build_int_compare(IntPredicate::ULT, tv, n, "").unwrap();
+    b.build_conditional_branch(more, check, after).unwrap();
+    // Is thread t runnable?
+    b.position_at_end(check);
+    let stt = slot_type(ctx);
+    let t64 = b.build_int_z_extend(tv, i64t, "").unwrap();
+    let slot_t = unsafe { b.build_in_bounds_gep(stt, slots, &[t64], "slot").unwrap() };
+    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    b.build_conditional_branch(runnable, dispatch, next).unwrap();
+    // Next thread.
+    b.position_at_end(next);
+    let one = i32t.const_int(1, false);
+    let zero = i32t.const_zero();
+    let t1 = b.build_int_add(tv, one, "").unwrap();
+    let x1 = b.build_int_add(x, one, "").unwrap();
+    let xw = b.build_int_compare(IntPredicate::EQ, x1, nt[0], "").unwrap();
+    let y1 = b.build_int_add(y, one, "").unwrap();
+    let yw = b.build_int_compare(IntPredicate::EQ, y1, nt[1], "").unwrap();
+    let z1 = b.build_int_add(z, one, "").unwrap();
+    let x2 = b.build_select(xw, zero, x1, "").unwrap().into_int_value();
+    let y_inc = b.build_select(yw, zero, y1, "").unwrap().into_int_value();
+    let y2 = b.build_select(xw, y_inc, y, "").unwrap().into_int_value();
+    let xyw = b.build_and(xw, yw, "").unwrap();
+    let z2 = b.build_select(xyw, z1, z, "").unwrap().into_int_value();
+    b.build_unconditional_branch(head).unwrap();
+    t.add_incoming(&[(&zero, entry), (&t1, next)]);
+    tx.add_incoming(&[(&zero, entry), (&x2, next)]);
+    ty.add_incoming(&[(&zero, entry), (&y2, next)]);
+    tz.add_incoming(&[(&zero, entry), (&z2, next)]);
+    // Dispatch: the thread's frame. The frame size is known only after the body is
+    // emitted: it is read from a constant global that `finish_scheduler` initializes
+    // (LLVM folds the load).
+    b.position_at_end(dispatch);
+    let fs = b.build_load(i64t, fsg.as_pointer_value(), "fs").unwrap().into_int_value();
+    let off = b.build_int_mul(t64, fs, "").unwrap();
+    let frame_t = unsafe { b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "frame").unwrap() };
+    // Finishing (ret/exit or the end of the body) marks the thread exited.
+    b.position_at_end(exit);
+    b.build_store(state_p, i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
+    b.build_unconditional_branch(next).unwrap();
+    ThreadLoop { entry, dispatch, next, exit, tid: [x, y, z], frame_t, slot_t }
+}
+
+/// Makes `l` the thread loop that the body being emitted belongs to.
+fn enter_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: &ThreadLoop<'ctx>) {
+    e.tid = l.tid;
+    e.exit_bb = l.exit;
+    e.ret_bb = l.exit;
+    let st = e.sync.as_mut().unwrap();
+    st.frame_t = l.frame_t;
+    st.slot_t = l.slot_t;
+    st.next_bb = l.next;
+    st.frame_b.position_at_end(l.dispatch);
+}
+
+/// Builds the scheduler of a kernel with synchronization and leaves the builder at the
+/// start of the thread body of its general thread loop.
 pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, kname: &str) -> Result<(), Diagnostic> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
-    let i8t = ctx.i8_type();
     let pt = ctx.ptr_type(AddressSpace::default());
     let f = e.f;
     e.b.position_at_end(setup);
@@ -133,56 +227,53 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let n = e.b.build_int_mul(nxy, nt[2], "nthreads").unwrap();
     let frames = e.cta_ptr_field(field::FRAMES);
     let slots = e.cta_ptr_field(field::SLOTS);
-    let sched = ctx.append_basic_block(f, "sched");
-    let head = ctx.append_basic_block(f, "t.head");
-    let check = ctx.append_basic_block(f, "t.check");
-    let dispatch = ctx.append_basic_block(f, "t.dispatch");
-    let next = ctx.append_basic_block(f, "t.next");
+    let start = ctx.append_basic_block(f, "start");
+    e.b.build_unconditional_branch(start).unwrap();
     let resolve = ctx.append_basic_block(f, "resolve");
     let done = ctx.append_basic_block(f, "cta.done");
     let body = ctx.append_basic_block(f, "thread");
-    e.b.build_unconditional_branch(sched).unwrap();
-    e.b.position_at_end(sched);
-    e.b.build_unconditional_branch(head).unwrap();
-    e.b.position_at_end(head);
-    let t = e.b.build_phi(i32t, "t").unwrap();
-    let tv = t.as_basic_value().into_int_value();
-    // tid.x/y/z of thread t, stepped along with t (no divisions per dispatch).
-    let tx = e.b.build_phi(i32t, "tid.x").unwrap();
-    let ty = e.b.build_phi(i32t, "tid.y").unwrap();
-    let tz = e.b.build_phi(i32t, "tid.z").unwrap();
-    let (x, y, z) = (tx.as_basic_value().into_int_value(), ty.as_basic_value().into_int_value(), tz.as_basic_value().into_int_value());
-    let more = e.b.build_int_compare(IntPredicate::ULT, tv, n, "").unwrap();
-    e.b.build_conditional_branch(more, check, resolve).unwrap();
-    // Is thread t runnable?
-    e.b.position_at_end(check);
-    let st = slot_type(ctx);
-    let t64 = e.b.build_int_z_extend(tv, i64t, "").unwrap();
-    let slot_t = unsafe { e.b.build_in_bounds_gep(st, slots, &[t64], "slot").unwrap() };
-    let state_p = e.b.build_struct_gep(st, slot_t, slot::STATE, "").unwrap();
-    let state = e.b.build_load(i32t, state_p, "").unwrap().into_int_value();
-    let runnable = e.b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
-    e.b.build_conditional_branch(runnable, dispatch, next).unwrap();
-    // Next thread.
-    e.b.position_at_end(next);
-    let one = i32t.const_int(1, false);
-    let zero = i32t.const_zero();
-    let t1 = e.b.build_int_add(tv, one, "").unwrap();
-    let x1 = e.b.build_int_add(x, one, "").unwrap();
-    let xw = e.b.build_int_compare(IntPredicate::EQ, x1, nt[0], "").unwrap();
-    let y1 = e.b.build_int_add(y, one, "").unwrap();
-    let yw = e.b.build_int_compare(IntPredicate::EQ, y1, nt[1], "").unwrap();
-    let z1 = e.b.build_int_add(z, one, "").unwrap();
-    let x2 = e.b.build_select(xw, zero, x1, "").unwrap().into_int_value();
-    let y_inc = e.b.build_select(yw, zero, y1, "").unwrap().into_int_value();
-    let y2 = e.b.build_select(xw, y_inc, y, "").unwrap().into_int_value();
-    let xyw = e.b.build_and(xw, yw, "").unwrap();
-    let z2 = e.b.build_select(xyw, z1, z, "").unwrap().into_int_value();
-    e.b.build_unconditional_branch(head).unwrap();
-    t.add_incoming(&[(&zero, sched), (&t1, next)]);
-    tx.add_incoming(&[(&zero, sched), (&x2, next)]);
-    ty.add_incoming(&[(&zero, sched), (&y2, next)]);
-    tz.add_incoming(&[(&zero, sched), (&z2, next)]);
+    let fsg = e.m.module.add_global(i64t, None, &format!("__ptxr_frame_size_{kname}"));
+    fsg.set_linkage(inkwell::module::Linkage::Internal);
+    fsg.set_constant(true);
+    // The carry flag is thread state like a register.
+    let carry = (e.carry, ctx.bool_type().into(), 1);
+    let null = pt.const_null();
+    e.sync = Some(crate::codegen::func::SyncState {
+        frame_b: ctx.create_builder(),
+        dispatch_bb: body,
+        frame_t: null,
+        slot_t: null,
+        frame_size: 0,
+        next_bb: body,
+        cases: Vec::new(),
+        next_site: 1,
+        body_bb: body,
+        frame_size_global: fsg,
+        regs: vec![carry],
+        spills: Vec::new(),
+        exchange_area: None,
+        storage_log: Vec::new(),
+        replay: None,
+        copy_site: 0,
+        copy_entry: None,
+        nthreads: n,
+        ntid: [nt[0], nt[1], nt[2]],
+        frames,
+        slots,
+        start_bb: start,
+        resolve_bb: resolve,
+        resolve_r: None,
+        fast: Vec::new(),
+        done_bb: done,
+        general: None,
+    });
+    let general = thread_loop(e, "sched", resolve);
+    enter_loop(e, &general);
+    {
+        let st = e.sync.as_mut().unwrap();
+        st.dispatch_bb = general.dispatch;
+        st.general = Some((general.entry, general.slot_t, general.next));
+    }
     // After a pass over all threads: let the host complete collectives.
     e.b.position_at_end(resolve);
     let rt = e.cta_ptr_field(field::RT);
@@ -190,32 +281,9 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let fp = e.b.build_load(pt, slot_fn, "").unwrap().into_pointer_value();
     let fnt = i32t.fn_type(&[pt.into()], false);
     let r = e.b.build_indirect_call(fnt, fp, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
-    e.b.build_switch(r, e.abort_bb, &[(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), sched), (i32t.const_int(abi::RESOLVE_DONE as u64, false), done)]).unwrap();
+    e.sync.as_mut().unwrap().resolve_r = Some(r);
     e.b.position_at_end(done);
     e.b.build_return(Some(&i32t.const_zero())).unwrap();
-    // Dispatch: the thread's ids, frame, and resume point.
-    e.b.position_at_end(dispatch);
-    e.tid = [x, y, z];
-    // The frame size is known only after the body is emitted: read it from a constant
-    // global that `finish_scheduler` initializes (LLVM folds the load).
-    let fsg = e.m.module.add_global(i64t, None, &format!("__ptxr_frame_size_{kname}"));
-    fsg.set_linkage(inkwell::module::Linkage::Internal);
-    fsg.set_constant(true);
-    let fs = e.b.build_load(i64t, fsg.as_pointer_value(), "fs").unwrap().into_int_value();
-    let off = e.b.build_int_mul(t64, fs, "").unwrap();
-    let frame_t = unsafe { e.b.build_in_bounds_gep(i8t, frames, &[off], "frame").unwrap() };
-    let frame_b = ctx.create_builder();
-    frame_b.position_at_end(dispatch);
-    let exit_bb = ctx.append_basic_block(f, "t.exit");
-    // The carry flag is thread state like a register.
-    let carry = (e.carry, ctx.bool_type().into(), 1);
-    e.sync = Some(crate::codegen::func::SyncState { frame_b, dispatch_bb: dispatch, frame_t, slot_t, frame_size: 0, next_bb: next, cases: Vec::new(), next_site: 1, body_bb: body, frame_size_global: fsg, regs: vec![carry], spills: Vec::new(), exchange_area: None });
-    // Finishing (ret/exit or the end of the body) marks the thread exited.
-    e.b.position_at_end(exit_bb);
-    e.b.build_store(state_p_for(e, slot::STATE), i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
-    e.b.build_unconditional_branch(next).unwrap();
-    e.exit_bb = exit_bb;
-    e.ret_bb = exit_bb;
     e.b.position_at_end(body);
     Ok(())
 }
@@ -226,19 +294,85 @@ pub fn state_p_for<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fld: u32) -> inkwell::valu
     e.b.build_struct_gep(slot_type(e.ctx()), st.slot_t, fld, "").unwrap()
 }
 
-/// Completes the dispatch switch and the frame size; returns the frame size (0 when the
-/// kernel has no synchronization).
+/// Region copies (the fast path of the scheduler). A pass of the general thread loop
+/// switches on each thread's resume point. When every live thread resumes at the same
+/// point `k` — convergent code, the common case — the runtime's `resolve` says so, and
+/// the next pass runs the loop of region copy `k` instead: a copy of the body entered only
+/// at `k`, so the loop holds just the code from `k` to the next sync points, without the
+/// switch, and LLVM optimizes it as straight-line per-thread code. Registers and `.local`
+/// variables are the same storage in every copy (`Storage` replay), and a thread may leave
+/// one copy and come back in another or in the general loop.
+///
+/// Copies cost compile time (one body per sync site), so kernels with many sites or a
+/// large body keep only the general loop.
+pub const MAX_COPY_SITES: u32 = 24;
+pub const MAX_COPY_INSTRUCTIONS: usize = 60_000;
+
+/// The number of sync sites, if region copies should be emitted for this kernel.
+pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
+    let st = e.sync.as_ref()?;
+    let sites = st.next_site - 1;
+    if sites == 0 || sites > MAX_COPY_SITES {
+        return None;
+    }
+    let mut insts = 0usize;
+    for bb in e.f.get_basic_blocks() {
+        let mut i = bb.get_first_instruction();
+        while let Some(x) = i {
+            insts += 1;
+            i = x.get_next_instruction();
+        }
+    }
+    (insts * (sites as usize + 1) <= MAX_COPY_INSTRUCTIONS).then_some(sites)
+}
+
+/// Starts region copy `site` (0: the start of the body): a thread loop whose body the
+/// caller emits next, from the returned block.
+pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32) -> BasicBlock<'ctx> {
+    let resolve = e.sync.as_ref().unwrap().resolve_bb;
+    let l = thread_loop(e, &format!("region{site}"), resolve);
+    enter_loop(e, &l);
+    let start = e.ctx().append_basic_block(e.f, &format!("region{site}.body"));
+    let st = e.sync.as_mut().unwrap();
+    st.replay = Some(0);
+    st.next_site = 1;
+    st.copy_site = site;
+    st.copy_entry = if site == 0 { Some(start) } else { None };
+    st.fast.push((site, l.entry, l.dispatch));
+    start
+}
+
+/// Ends the current region copy: its dispatch enters at its site's resume block.
+pub fn end_copy(e: &mut FnEmitter<'_, '_, '_>) {
+    let st = e.sync.as_mut().unwrap();
+    let (_, _, dispatch) = *st.fast.last().unwrap();
+    let entry = st.copy_entry.expect("a region copy passes its own site");
+    st.replay = None;
+    let b = e.ctx().create_builder();
+    b.position_at_end(dispatch);
+    b.build_unconditional_branch(entry).unwrap();
+}
+
+/// Completes the dispatch switch, the resolve switch and the frame size; returns the frame
+/// size (0 when the kernel has no synchronization).
 pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let Some(st) = &mut e.sync else { return 0 };
     let ctx = e.m.ctx;
     let i32t = ctx.i32_type();
-    // Save and reload the registers live across each sync point (see `live`).
+    // Save and reload the registers live across each sync point (see `live`). A site's
+    // copies share one set: a thread may leave in one copy and resume in another.
     let regs: Vec<_> = st.regs.iter().map(|r| r.0).collect();
-    let live = live::across(e.f, &regs, &st.spills);
+    let pairs: Vec<_> = st.spills.iter().map(|s| (s.0, s.1)).collect();
+    let live = live::across(e.f, &regs, &pairs);
+    let mut per_site: std::collections::HashMap<u32, live::Bits> = std::collections::HashMap::new();
+    for (s, set) in st.spills.iter().zip(&live) {
+        per_site.entry(s.3).and_modify(|b| b.union_with(set)).or_insert_with(|| set.clone());
+    }
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
     let b = ctx.create_builder();
     let i8t = ctx.i8_type();
-    for ((leave, resume), set) in st.spills.iter().zip(&live) {
+    for &(leave, resume, frame_t, site) in &st.spills {
+        let set = &per_site[&site];
         for (k, &(p, ty, size)) in st.regs.iter().enumerate() {
             if !set.has(k) {
                 continue;
@@ -250,26 +384,49 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             });
             let off_v = ctx.i64_type().const_int(off as u64, false);
             b.position_before(&leave.get_terminator().unwrap());
-            let fp = unsafe { b.build_in_bounds_gep(i8t, st.frame_t, &[off_v], "").unwrap() };
+            let fp = unsafe { b.build_in_bounds_gep(i8t, frame_t, &[off_v], "").unwrap() };
             let v = b.build_load(ty, p, "").unwrap();
             b.build_store(fp, v).unwrap();
             b.position_before(&resume.get_terminator().unwrap());
-            let fp = unsafe { b.build_in_bounds_gep(i8t, st.frame_t, &[off_v], "").unwrap() };
+            let fp = unsafe { b.build_in_bounds_gep(i8t, frame_t, &[off_v], "").unwrap() };
             let v = b.build_load(ty, fp, "").unwrap();
             b.build_store(p, v).unwrap();
         }
     }
     let size = (st.frame_size + 15) / 16 * 16;
     st.frame_size_global.set_initializer(&ctx.i64_type().const_int(size.max(16) as u64, false));
+    // The general loop's dispatch: a switch on the thread's resume point.
     let b = ctx.create_builder();
     b.position_at_end(st.dispatch_bb);
-    let resume_p = b.build_struct_gep(slot_type(ctx), st.slot_t, slot::RESUME, "").unwrap();
+    let (general_entry, general_slot, general_next) = st.general.unwrap();
+    let resume_p = b.build_struct_gep(slot_type(ctx), general_slot, slot::RESUME, "").unwrap();
     let r = b.build_load(i32t, resume_p, "resume").unwrap().into_int_value();
     let mut cases = vec![(i32t.const_zero(), st.body_bb)];
     for (k, bb) in &st.cases {
         cases.push((i32t.const_int(*k as u64, false), *bb));
     }
-    b.build_switch(r, st.next_bb, &cases).unwrap();
+    b.build_switch(r, general_next, &cases).unwrap();
+    // The first pass: every thread starts at the beginning of the body.
+    b.position_at_end(st.start_bb);
+    let first = st.fast.iter().find(|f| f.0 == 0).map_or(general_entry, |f| f.1);
+    b.build_unconditional_branch(first).unwrap();
+    // After resolve: the general loop, or the region copy where every thread resumes.
+    b.position_at_end(st.resolve_bb);
+    let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general_entry), (i32t.const_int(abi::RESOLVE_DONE as u64, false), st.done_bb)];
+    for &(site, entry, _) in &st.fast {
+        if site != 0 {
+            cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), entry));
+        }
+    }
+    // RESOLVE_DEADLOCK ends the CTA with its status; a uniform resume point without a
+    // region copy runs in the general loop.
+    let dead = i32t.const_int(abi::RESOLVE_DEADLOCK as u64, false);
+    let r = st.resolve_r.unwrap();
+    let is_dead = b.build_int_compare(IntPredicate::EQ, r, dead, "").unwrap();
+    let sw = ctx.append_basic_block(e.f, "resolve.next");
+    b.build_conditional_branch(is_dead, e.abort_bb, sw).unwrap();
+    b.position_at_end(sw);
+    b.build_switch(r, general_entry, &cases).unwrap();
     size.max(16)
 }
 
@@ -303,8 +460,12 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     let resume = ctx.append_basic_block(e.f, "resume");
     let cont = ctx.append_basic_block(e.f, "resumed");
     let st = e.sync.as_mut().unwrap();
-    st.cases.push((site, resume));
-    st.spills.push((leave, resume));
+    if st.replay.is_none() {
+        st.cases.push((site, resume));
+    } else if site == st.copy_site {
+        st.copy_entry = Some(resume);
+    }
+    st.spills.push((leave, resume, st.frame_t, site));
     e.b.position_at_end(resume);
     e.b.build_unconditional_branch(cont).unwrap();
     e.b.position_at_end(cont);

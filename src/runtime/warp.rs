@@ -16,7 +16,24 @@ pub extern "C" fn resolve(cta: *mut CtaCtx) -> u32 {
     let n = (cta.ntid[0] * cta.ntid[1] * cta.ntid[2]) as usize;
     let slots = unsafe { std::slice::from_raw_parts_mut(cta.slots, n) };
     let sched = unsafe { &mut *(cta.sched as *mut Sched) };
-    resolve_slots(slots, sched, cta)
+    match resolve_slots(slots, sched, cta) {
+        RESOLVE_CONTINUE => uniform_resume(slots),
+        r => r,
+    }
+}
+
+/// `RESOLVE_UNIFORM + k` when every thread that has not exited is runnable at resume point
+/// `k` (the generated code then runs region copy `k`), else `RESOLVE_CONTINUE`.
+fn uniform_resume(slots: &[SyncSlot]) -> u32 {
+    let mut k = None;
+    for s in slots {
+        match s.state {
+            SLOT_EXITED => continue,
+            SLOT_RUNNABLE if k.map_or(true, |k| k == s.resume) => k = Some(s.resume),
+            _ => return RESOLVE_CONTINUE,
+        }
+    }
+    k.map_or(RESOLVE_CONTINUE, |k| RESOLVE_UNIFORM + k)
 }
 
 fn live(s: &SyncSlot) -> bool {
