@@ -64,7 +64,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
             for s in slots.iter_mut() {
                 s.state = SLOT_RUNNABLE;
             }
-            return RESOLVE_CONTINUE;
+            return RESOLVE_UNIFORM + site;
         }
         // A warp collective: every lane of every warp has arrived, so each one completes.
         if uniform && is_warp_kind(kind) {
@@ -72,7 +72,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
                 for warp in slots.chunks_mut(32) {
                     shfl_all(warp);
                 }
-                return RESOLVE_CONTINUE;
+                return RESOLVE_UNIFORM + site;
             }
             for warp in slots.chunks_mut(32) {
                 let full = lane_bits(warp.len());
@@ -83,7 +83,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
                 }
                 complete(warp, &parts, full);
             }
-            return RESOLVE_CONTINUE;
+            return RESOLVE_UNIFORM + site;
         }
     }
     // One pass: who is done, who waits where.

@@ -55,7 +55,7 @@ _Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && o
 enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
-enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2 };
+enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
 enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8 };
 
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
@@ -293,9 +293,24 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
     return fail(cta, STATUS_DEADLOCK, 0, 0);
 }
 
+/* RESOLVE_UNIFORM + k when every thread that has not exited is runnable at resume point k
+   (the generated code then runs its region copy for k), else RESOLVE_CONTINUE. */
+static uint32_t uniform_resume(const SyncSlot *slots, size_t n) {
+    int found = 0;
+    uint32_t k = 0;
+    for (size_t t = 0; t < n; t++) {
+        if (slots[t].state == SLOT_EXITED) continue;
+        if (slots[t].state != SLOT_RUNNABLE || (found && slots[t].resume != k)) return RESOLVE_CONTINUE;
+        found = 1;
+        k = slots[t].resume;
+    }
+    return found ? RESOLVE_UNIFORM + k : RESOLVE_CONTINUE;
+}
+
 static uint32_t resolve(CtaCtx *cta) {
     size_t n = (size_t)cta->ntid[0] * cta->ntid[1] * cta->ntid[2];
-    return resolve_slots(cta->slots, n, (Sched *)cta->sched, cta);
+    uint32_t r = resolve_slots(cta->slots, n, (Sched *)cta->sched, cta);
+    return r == RESOLVE_CONTINUE ? uniform_resume(cta->slots, n) : r;
 }
 
 /* ---- One launch ---- */
