@@ -11,9 +11,16 @@
 //!             ... the thread runs until its next sync point k:
 //!                 slot[t] = {WAITING, k, operands}; continue
 //!         r = host.resolve(cta)                      (runtime::warp)
-//!         r == CONTINUE ? goto sched : return
+//!         r == CONTINUE ? goto sched : r == UNIFORM+k ? goto region_k : return
 //! resume_k: results from slot[t] into the destination registers; continue the body
+//!
+//! region_k: for t in 0..nthreads:                    (a region copy, see `begin_copy`)
+//!             if slot[t].state != RUNNABLE: continue
+//!             resume_k of a copy of the body ... to the next sync point, as above
+//!           r = host.resolve(cta) ...
 //! ```
+//!
+//! The first pass is `region_0` (every thread starts at the beginning of the body).
 //!
 //! A thread's `.local` variables live in its frame. Its registers are allocas, which LLVM
 //! promotes to SSA values between sync points; at each sync point the registers live across
