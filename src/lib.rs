@@ -10,6 +10,7 @@ pub mod codegen;
 pub mod driver;
 pub mod ir;
 pub mod lanes;
+pub mod rng;
 pub mod roundtrip;
 pub mod runtime;
 pub mod syntax;

@@ -96,28 +96,11 @@ pub fn parse_launch(line: &str) -> Result<Launch, String> {
     Ok(Launch { kernel, cfg: LaunchConfig { grid, block, dyn_smem }, args: args.split_whitespace().map(String::from).collect(), origin: String::new() })
 }
 
-/// xorshift64* (Vigna): deterministic inputs from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64, stream: u64) -> Rng {
-        Rng((seed.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 /// Seeded buffer contents. Seeds rotate through three kinds of data so that float kernels see
 /// ordinary numbers, integer kernels see every bit pattern, and index-like uses stay small:
 /// seed % 3 == 0: f32 words uniform in [-1, 1); 1: random bytes; 2: u32 words below 1024.
 fn random_bytes(n: usize, seed: u64, stream: u64) -> Vec<u8> {
-    let mut r = Rng::new(seed, stream);
+    let mut r = crate::rng::Rng::with_stream(seed, stream);
     let mut out = Vec::with_capacity(n + 8);
     while out.len() < n {
         let x = r.next();

@@ -71,7 +71,6 @@ pub struct SyncState<'ctx> {
     /// Builder positioned in the per-thread dispatch block, before its switch: frame
     /// addresses built here dominate the whole body.
     pub frame_b: Builder<'ctx>,
-    pub dispatch_bb: BasicBlock<'ctx>,
     pub frame_t: PointerValue<'ctx>,
     pub slot_t: PointerValue<'ctx>,
     pub frame_size: u32,
@@ -111,10 +110,10 @@ pub struct SyncState<'ctx> {
     pub resolve_bb: BasicBlock<'ctx>,
     pub resolve_r: Option<IntValue<'ctx>>,
     pub done_bb: BasicBlock<'ctx>,
-    /// Region copies: (site, loop entry, dispatch block).
-    pub fast: Vec<(u32, BasicBlock<'ctx>, BasicBlock<'ctx>)>,
-    /// The general loop: entry, the thread's slot, next-thread block.
-    pub general: Option<(BasicBlock<'ctx>, PointerValue<'ctx>, BasicBlock<'ctx>)>,
+    /// Region copies, by site.
+    pub fast: Vec<(u32, crate::lanes::ThreadLoop<'ctx>)>,
+    /// The general loop (its dispatch switches on the thread's resume point).
+    pub general: Option<crate::lanes::ThreadLoop<'ctx>>,
 }
 
 #[derive(Clone, Copy)]
@@ -321,33 +320,23 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.abort_with(super::abi::STATUS_SYNC_INDIRECT);
     } else {
         let vars = e.vars.clone();
-        e.declare_labels(body);
-        e.stmts(body)?;
-        // Falling off the end of the body finishes the thread.
-        if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
-            e.b.build_unconditional_branch(e.ret_bb).unwrap();
-        }
+        e.body(body)?;
         // The region copies of a kernel with synchronization (see `lanes`): the same body
-        // again per resume point, each in a thread loop of its own.
+        // again per resume point, each in a thread loop of its own, with fresh labels and
+        // scopes (its storage is replayed).
         if let Some(sites) = crate::lanes::wants_copies(&e) {
             for site in 0..=sites {
                 let start = crate::lanes::begin_copy(&mut e, site);
                 e.regs.clear();
                 e.ranges.clear();
-                e.labels.clear();
-                e.branch_targets.clear();
                 e.vars = vars.clone();
                 e.b.position_at_end(start);
-                e.declare_labels(body);
-                e.stmts(body)?;
-                if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
-                    e.b.build_unconditional_branch(e.ret_bb).unwrap();
-                }
+                e.body(body)?;
                 crate::lanes::end_copy(&mut e);
             }
         }
     }
-    // Falling off the end of the body finishes the thread.
+    // Falling off the end finishes the thread.
     if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
         e.b.build_unconditional_branch(e.ret_bb).unwrap();
     }
@@ -564,6 +553,18 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             }
         }
         None
+    }
+
+    /// Emits a function body from its labels on; falling off its end finishes the thread.
+    fn body(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
+        self.labels.clear();
+        self.branch_targets.clear();
+        self.declare_labels(body);
+        self.stmts(body)?;
+        if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+            self.b.build_unconditional_branch(self.ret_bb).unwrap();
+        }
+        Ok(())
     }
 
     fn declare_labels(&mut self, body: &'a [Stmt<'a>]) {

@@ -313,15 +313,12 @@ pub(crate) fn sync<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) 
     match i.opcode.name {
         // PTX ISA 9.7.8.4 shfl (deprecated), 9.7.8.5 shfl.sync
         "shfl" => {
-            let mode = ["up", "down", "bfly", "idx"].into_iter().find(|m| i.has_mod(m)).unwrap_or("idx");
-            let need = if nosync { 4 } else { 5 };
-            if ops.len() != need {
-                return Err(e.err(i.span, format!("`shfl{}` takes {need} operands", if nosync { "" } else { ".sync" })));
-            }
-            let a = e.read_int(&ops[1], Type::B32)?;
-            let b = e.read_int(&ops[2], Type::B32)?;
-            let cc = e.read_int(&ops[3], Type::B32)?;
-            let mask = if nosync { active(e) } else { e.read_int(&ops[4], Type::B32)? };
+            let (mode, a, b, cc, mask) = super::sync::shfl_operands(e, i)?;
+            let mode = super::sync::SHFL_MODES[mode];
+            let mask = match mask {
+                Some(m) => m,
+                None => active(e),
+            };
             let args = [mask.into(), a.into(), b.into(), cc.into()];
             match &ops[0] {
                 Operand::Pair(d, p) => {

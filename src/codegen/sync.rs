@@ -25,26 +25,11 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     match i.opcode.name {
         // PTX ISA 9.7.8.4 shfl (deprecated), 9.7.8.5 shfl.sync
         "shfl" => {
-            let nosync = !i.has_mod("sync");
-            let mode = if i.has_mod("up") {
-                0
-            } else if i.has_mod("down") {
-                1
-            } else if i.has_mod("bfly") {
-                2
-            } else {
-                3
-            };
-            let need = if nosync { 4 } else { 5 };
-            if ops.len() != need {
-                return Err(e.err(i.span, format!("`shfl{}` takes {need} operands", if nosync { "" } else { ".sync" })));
-            }
-            let a = e.read_int(&ops[1], Type::B32)?;
-            let b = e.read_int(&ops[2], Type::B32)?;
-            let c = e.read_int(&ops[3], Type::B32)?;
-            let mask = if nosync { c32(u32::MAX) } else { e.read_int(&ops[4], Type::B32)? };
+            let (mode, a, b, c, mask) = shfl_operands(e, i)?;
+            let nosync = mask.is_none();
+            let mask = mask.unwrap_or(c32(u32::MAX));
             let a64 = e.resize(a, 64, false);
-            sync_point(e, abi::SYNC_SHFL, &[(slot::MODE, c32(mode)), (slot::A, a64), (slot::B, b), (slot::C, c), (slot::MASK, mask), (slot::FLAGS, c32(if nosync { abi::FLAG_NOSYNC } else { 0 }))]);
+            sync_point(e, abi::SYNC_SHFL, &[(slot::MODE, c32(mode as u32)), (slot::A, a64), (slot::B, b), (slot::C, c), (slot::MASK, mask), (slot::FLAGS, c32(if nosync { abi::FLAG_NOSYNC } else { 0 }))]);
             let r = result(e);
             let r = e.resize(r, 32, false);
             write_pair(e, &ops[0], Type::B32, r)?;
@@ -114,6 +99,26 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         "bar" | "barrier" => barrier(e, i),
         _ => Ok(false),
     }
+}
+
+/// The shuffle modes, in the order of their `SYNC_SHFL` mode numbers.
+pub(crate) const SHFL_MODES: [&str; 4] = ["up", "down", "bfly", "idx"];
+
+/// `shfl{.sync}.mode.b32 d{|p}, a, b, c{, membermask}`: the mode's index in [`SHFL_MODES`],
+/// `a`, `b`, `c`, and the membermask (`None` for the deprecated form without `.sync`).
+pub(crate) fn shfl_operands<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(usize, IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>, Option<IntValue<'ctx>>)> {
+    let nosync = !i.has_mod("sync");
+    let mode = SHFL_MODES.iter().position(|m| i.has_mod(m)).unwrap_or(3);
+    let ops = &i.operands;
+    let need = if nosync { 4 } else { 5 };
+    if ops.len() != need {
+        return Err(e.err(i.span, format!("`shfl{}` takes {need} operands", if nosync { "" } else { ".sync" })));
+    }
+    let a = e.read_int(&ops[1], Type::B32)?;
+    let b = e.read_int(&ops[2], Type::B32)?;
+    let c = e.read_int(&ops[3], Type::B32)?;
+    let mask = if nosync { None } else { Some(e.read_int(&ops[4], Type::B32)?) };
+    Ok((mode, a, b, c, mask))
 }
 
 /// Writes a result `d` and, for `d|p`, the slot's predicate to `p`.

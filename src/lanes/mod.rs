@@ -128,6 +128,7 @@ pub fn slot_type<'ctx>(c: &'ctx inkwell::context::Context) -> inkwell::types::St
 /// A loop over the threads of the CTA (see the module comment): `entry` starts it at thread
 /// 0; `dispatch` is where a runnable thread enters its code (the caller adds the
 /// terminator); `next` advances to the next thread; `exit` marks the thread exited.
+#[derive(Clone, Copy)]
 pub struct ThreadLoop<'ctx> {
     pub entry: BasicBlock<'ctx>,
     pub dispatch: BasicBlock<'ctx>,
@@ -247,7 +248,6 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let null = pt.const_null();
     e.sync = Some(crate::codegen::func::SyncState {
         frame_b: ctx.create_builder(),
-        dispatch_bb: body,
         frame_t: null,
         slot_t: null,
         frame_size: 0,
@@ -278,8 +278,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     enter_loop(e, &general);
     {
         let st = e.sync.as_mut().unwrap();
-        st.dispatch_bb = general.dispatch;
-        st.general = Some((general.entry, general.slot_t, general.next));
+        st.general = Some(general);
     }
     // After a pass over all threads: let the host complete collectives.
     e.b.position_at_end(resolve);
@@ -345,14 +344,14 @@ pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32) -> BasicBloc
     st.next_site = 1;
     st.copy_site = site;
     st.copy_entry = if site == 0 { Some(start) } else { None };
-    st.fast.push((site, l.entry, l.dispatch));
+    st.fast.push((site, l));
     start
 }
 
 /// Ends the current region copy: its dispatch enters at its site's resume block.
 pub fn end_copy(e: &mut FnEmitter<'_, '_, '_>) {
     let st = e.sync.as_mut().unwrap();
-    let (_, _, dispatch) = *st.fast.last().unwrap();
+    let dispatch = st.fast.last().unwrap().1.dispatch;
     let entry = st.copy_entry.expect("a region copy passes its own site");
     st.replay = None;
     let b = e.ctx().create_builder();
@@ -404,36 +403,34 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     st.frame_size_global.set_initializer(&ctx.i64_type().const_int(size.max(16) as u64, false));
     // The general loop's dispatch: a switch on the thread's resume point.
     let b = ctx.create_builder();
-    b.position_at_end(st.dispatch_bb);
-    let (general_entry, general_slot, general_next) = st.general.unwrap();
-    let resume_p = b.build_struct_gep(slot_type(ctx), general_slot, slot::RESUME, "").unwrap();
+    let general = st.general.unwrap();
+    b.position_at_end(general.dispatch);
+    let resume_p = b.build_struct_gep(slot_type(ctx), general.slot_t, slot::RESUME, "").unwrap();
     let r = b.build_load(i32t, resume_p, "resume").unwrap().into_int_value();
     let mut cases = vec![(i32t.const_zero(), st.body_bb)];
     for (k, bb) in &st.cases {
         cases.push((i32t.const_int(*k as u64, false), *bb));
     }
-    b.build_switch(r, general_next, &cases).unwrap();
+    b.build_switch(r, general.next, &cases).unwrap();
     // The first pass: every thread starts at the beginning of the body.
     b.position_at_end(st.start_bb);
-    let first = st.fast.iter().find(|f| f.0 == 0).map_or(general_entry, |f| f.1);
+    let first = st.fast.iter().find(|f| f.0 == 0).map_or(general.entry, |f| f.1.entry);
     b.build_unconditional_branch(first).unwrap();
     // After resolve: the general loop, or the region copy where every thread resumes.
     b.position_at_end(st.resolve_bb);
-    let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general_entry), (i32t.const_int(abi::RESOLVE_DONE as u64, false), st.done_bb)];
-    for &(site, entry, _) in &st.fast {
-        if site != 0 {
-            cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), entry));
-        }
-    }
     // RESOLVE_DEADLOCK ends the CTA with its status; a uniform resume point without a
     // region copy runs in the general loop.
-    let dead = i32t.const_int(abi::RESOLVE_DEADLOCK as u64, false);
-    let r = st.resolve_r.unwrap();
-    let is_dead = b.build_int_compare(IntPredicate::EQ, r, dead, "").unwrap();
-    let sw = ctx.append_basic_block(e.f, "resolve.next");
-    b.build_conditional_branch(is_dead, e.abort_bb, sw).unwrap();
-    b.position_at_end(sw);
-    b.build_switch(r, general_entry, &cases).unwrap();
+    let mut cases = vec![
+        (i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry),
+        (i32t.const_int(abi::RESOLVE_DONE as u64, false), st.done_bb),
+        (i32t.const_int(abi::RESOLVE_DEADLOCK as u64, false), e.abort_bb),
+    ];
+    for (site, l) in &st.fast {
+        if *site != 0 {
+            cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), l.entry));
+        }
+    }
+    b.build_switch(st.resolve_r.unwrap(), general.entry, &cases).unwrap();
     size.max(16)
 }
 
