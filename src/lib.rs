@@ -10,6 +10,9 @@ pub mod codegen;
 pub mod driver;
 pub mod ir;
 pub mod lanes;
+/// LLVM-IR passes and pipelines (the top-level `llvm-passes/` directory).
+#[path = "../llvm-passes/mod.rs"]
+pub mod passes;
 pub mod rng;
 pub mod roundtrip;
 pub mod runtime;

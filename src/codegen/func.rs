@@ -38,7 +38,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     ranges: Vec<(&'a str, u32, Type)>,
     pub vars: HashMap<&'a str, VarLoc<'ctx>>,
     labels: HashMap<&'a str, BasicBlock<'ctx>>,
-    alloca_b: Builder<'ctx>,
+    pub alloca_b: Builder<'ctx>,
     /// Where a thread goes when it finishes (`ret` in a kernel, `exit`).
     pub exit_bb: BasicBlock<'ctx>,
     /// Where `ret` goes (function epilogue in a `.func`, `exit_bb` in a kernel).
@@ -61,6 +61,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     inlining: Vec<&'a str>,
     /// The base that host addresses are built from (see [`FnEmitter::space_ptr`]).
     mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
+    /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
+    pub lane_latches: Vec<BasicBlock<'ctx>>,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): a thread's `.local`
@@ -83,9 +85,9 @@ pub struct SyncState<'ctx> {
     /// Every register of the kernel (allocas), with its LLVM type and size in bytes.
     pub regs: Vec<(PointerValue<'ctx>, BasicTypeEnum<'ctx>, u32)>,
     /// Per sync point emitted: the block that leaves for the scheduler (registers are saved
-    /// before its terminator), the resume block (they are reloaded there), the frame of the
-    /// thread loop it belongs to, and its site number.
-    pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, PointerValue<'ctx>, u32)>,
+    /// before its terminator), the resume block (they are reloaded there), the thread index
+    /// of the loop it belongs to, its site number and its copy (0: general, k: `fast[k-1]`).
+    pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, IntValue<'ctx>, u32, usize)>,
     /// Frame offset of the area through which `mma`/`wmma.mma`/`ldmatrix` exchange values
     /// between the lanes of a warp (ops_wmma::exchange).
     pub exchange_area: Option<u32>,
@@ -108,10 +110,24 @@ pub struct SyncState<'ctx> {
     /// pass (and its result); where the CTA ends.
     pub start_bb: BasicBlock<'ctx>,
     pub resolve_bb: BasicBlock<'ctx>,
-    pub resolve_r: Option<IntValue<'ctx>>,
     pub done_bb: BasicBlock<'ctx>,
     /// Region copies, by site.
     pub fast: Vec<(u32, crate::lanes::ThreadLoop<'ctx>)>,
+    /// Per region copy (in the order of `fast`): its entry block and the `next`/`exit` blocks
+    /// of its thread loop, which bound the copy's code.
+    pub copies: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, BasicBlock<'ctx>)>,
+    /// The thread index (i64) of the thread loop being emitted.
+    pub t64: IntValue<'ctx>,
+    /// `%ntid` product as i64, and the start of the frames' column area (see `lanes`).
+    pub nt64: IntValue<'ctx>,
+    pub soa_base: PointerValue<'ctx>,
+    /// Whether every thread was runnable when the current pass started (an entry-block
+    /// alloca; LLVM keeps it in a register).
+    pub all_run: PointerValue<'ctx>,
+    /// Per sync site (index site-1): what the site asks of the runtime.
+    pub sites: Vec<crate::lanes::SiteInfo>,
+    /// Whether the kernel has `bar.arrive` (its arrivals are counted by the runtime).
+    pub has_arrive: bool,
     /// The general loop (its dispatch switches on the thread's resume point).
     pub general: Option<crate::lanes::ThreadLoop<'ctx>>,
 }
@@ -211,6 +227,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         params_ptr: None,
         inlining: Vec::new(),
         mem_base: None,
+        lane_latches: Vec::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
@@ -264,6 +281,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.b.position_at_end(done);
         e.b.build_return(Some(&i32t.const_zero())).unwrap();
         e.tid = [tx, ty, tz];
+        e.lane_latches.push(xl);
         e.exit_bb = xl;
         e.ret_bb = xl;
         e.b.position_at_end(body_bb);
@@ -343,6 +361,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     e.alloca_b.position_at_end(entry);
     e.alloca_b.build_unconditional_branch(setup).unwrap();
     let frame_size = crate::lanes::finish_scheduler(&mut e);
+    if !e.m.nvptx {
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches);
+    }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size;
         k.frame_size = frame_size;

@@ -181,10 +181,17 @@ fn finish<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: Option<&'a Operand<'a>>,
 /// the old value.
 fn plain_rmw<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: PointerValue<'ctx>, ity: inkwell::types::IntType<'ctx>, f: impl FnOnce(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> IntValue<'ctx>) -> IntValue<'ctx> {
     let old = e.b.build_load(ity, ptr, "").unwrap().into_int_value();
-    let _ = old.as_instruction_value().unwrap().set_alignment(ity.get_bit_width() / 8);
+    let ld = old.as_instruction_value().unwrap();
+    let _ = ld.set_alignment(ity.get_bit_width() / 8);
     let new = f(e, old);
     let st = e.b.build_store(ptr, new).unwrap();
     let _ = st.set_alignment(ity.get_bit_width() / 8);
+    // Threads of a lane loop may update the same word: keep these in order.
+    let ctx = e.ctx();
+    let serial = ctx.get_kind_id(crate::passes::parallel_lanes::SERIAL);
+    let node = ctx.metadata_node(&[]);
+    let _ = ld.set_metadata(node, serial);
+    let _ = st.set_metadata(node, serial);
     old
 }
 

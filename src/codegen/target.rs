@@ -103,7 +103,7 @@ pub fn machine(kind: TargetKind, opt: u32, sm: &str) -> anyhow::Result<TargetMac
 pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result<()> {
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    let pipeline = format!("default<O{}>", opt.min(3));
+    let pipeline = crate::passes::pipeline(opt);
     module.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))
 }
 

@@ -132,3 +132,78 @@ pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, Bas
         })
         .collect()
 }
+
+/// The registers (indexes into `regs`) that code reachable from `entry` may write, not
+/// going past the blocks of `stops`: a use of the register's address other than a load.
+pub fn written_from(f: FunctionValue, regs: &[PointerValue], entry: BasicBlock, stops: &[BasicBlock]) -> Bits {
+    let _ = f;
+    let index: HashMap<LLVMValueRef, usize> = regs.iter().enumerate().map(|(k, r)| (r.as_value_ref(), k)).collect();
+    let stops: Vec<LLVMBasicBlockRef> = stops.iter().map(|b| b.as_mut_ptr()).collect();
+    let mut seen: std::collections::HashSet<LLVMBasicBlockRef> = std::collections::HashSet::new();
+    let mut work = vec![entry.as_mut_ptr()];
+    let mut out = Bits::new(regs.len());
+    while let Some(bb) = work.pop() {
+        if stops.contains(&bb) || !seen.insert(bb) {
+            continue;
+        }
+        unsafe {
+            let mut inst = LLVMGetFirstInstruction(bb);
+            while !inst.is_null() {
+                let op = LLVMGetInstructionOpcode(inst);
+                let nops = LLVMGetNumOperands(inst).max(0) as u32;
+                for o in 0..nops {
+                    if let Some(&r) = index.get(&LLVMGetOperand(inst, o)) {
+                        if !(op == LLVMOpcode::LLVMLoad && o == 0) {
+                            out.set(r);
+                        }
+                    }
+                }
+                inst = LLVMGetNextInstruction(inst);
+            }
+            let term = LLVMGetBasicBlockTerminator(bb);
+            if !term.is_null() {
+                for k in 0..LLVMGetNumSuccessors(term) {
+                    work.push(LLVMGetSuccessor(term, k));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Registers whose every write is the same constant (`mov.u32 %r8, 31` and no other write):
+/// their value at a resume point is that constant (or undefined, before the write), so they
+/// are not saved, and resuming writes the constant. Per register index, the constant.
+pub fn constants(f: FunctionValue, regs: &[PointerValue]) -> Vec<Option<LLVMValueRef>> {
+    let index: HashMap<LLVMValueRef, usize> = regs.iter().enumerate().map(|(k, r)| (r.as_value_ref(), k)).collect();
+    // None: no write seen yet; Some(Some(c)): always `c`; Some(None): anything else.
+    let mut seen: Vec<Option<Option<LLVMValueRef>>> = vec![None; regs.len()];
+    for bb in f.get_basic_blocks() {
+        unsafe {
+            let mut inst = LLVMGetFirstInstruction(bb.as_mut_ptr());
+            while !inst.is_null() {
+                let op = LLVMGetInstructionOpcode(inst);
+                let nops = LLVMGetNumOperands(inst).max(0) as u32;
+                for o in 0..nops {
+                    let Some(&r) = index.get(&LLVMGetOperand(inst, o)) else { continue };
+                    if op == LLVMOpcode::LLVMLoad && o == 0 {
+                        continue;
+                    }
+                    let c = if op == LLVMOpcode::LLVMStore && o == 1 {
+                        let v = LLVMGetOperand(inst, 0);
+                        (LLVMIsConstant(v) != 0 && LLVMIsUndef(v) == 0 && LLVMTypeOf(v) == LLVMGetAllocatedType(regs[r].as_value_ref())).then_some(v)
+                    } else {
+                        None
+                    };
+                    seen[r] = match (seen[r], c) {
+                        (None, Some(c)) => Some(Some(c)),
+                        (Some(Some(a)), Some(c)) if a == c => Some(Some(a)),
+                        _ => Some(None),
+                    };
+                }
+                inst = LLVMGetNextInstruction(inst);
+            }
+        }
+    }
+    seen.into_iter().map(|s| s.flatten()).collect()
+}

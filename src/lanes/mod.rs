@@ -135,66 +135,93 @@ pub struct ThreadLoop<'ctx> {
     pub next: BasicBlock<'ctx>,
     pub exit: BasicBlock<'ctx>,
     pub tid: [IntValue<'ctx>; 3],
+    /// The thread index (i64), its frame and its slot.
+    pub t64: IntValue<'ctx>,
     pub frame_t: inkwell::values::PointerValue<'ctx>,
     pub slot_t: inkwell::values::PointerValue<'ctx>,
 }
 
-/// Builds a thread loop that goes to `after` once every thread has had its turn.
+/// Builds a thread loop that goes to `after` once every thread has had its turn: loops over
+/// `%tid.z`, `%tid.y` and `%tid.x` (the innermost one is the loop LLVM vectorizes; it is
+/// marked parallel, see `passes::parallel_lanes`).
 fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBlock<'ctx>) -> ThreadLoop<'ctx> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let f = e.f;
     let st = e.sync.as_ref().expect("sync kernel");
-    let (n, nt, frames, slots, fsg) = (st.nthreads, st.ntid, st.frames, st.slots, st.frame_size_global);
+    let (nt, slots, fsg, frames) = (st.ntid, st.slots, st.frame_size_global, st.frames);
     let entry = ctx.append_basic_block(f, name);
+    let zhead = ctx.append_basic_block(f, &format!("{name}.z"));
+    let yhead = ctx.append_basic_block(f, &format!("{name}.y"));
+    let xpre = ctx.append_basic_block(f, &format!("{name}.row"));
     let head = ctx.append_basic_block(f, &format!("{name}.head"));
+    let fast = ctx.append_basic_block(f, &format!("{name}.all"));
     let check = ctx.append_basic_block(f, &format!("{name}.check"));
     let dispatch = ctx.append_basic_block(f, &format!("{name}.dispatch"));
     let next = ctx.append_basic_block(f, &format!("{name}.next"));
+    let ylatch = ctx.append_basic_block(f, &format!("{name}.ynext"));
+    let zlatch = ctx.append_basic_block(f, &format!("{name}.znext"));
     let exit = ctx.append_basic_block(f, &format!("{name}.exit"));
     let b = ctx.create_builder();
     b.position_at_end(entry);
+    let all_run_p = st.all_run;
+    let all_run = b.build_load(ctx.bool_type(), all_run_p, "all.runnable").unwrap().into_int_value();
+    b.build_unconditional_branch(zhead).unwrap();
+    let one = i32t.const_int(1, false);
+    let zero = i32t.const_zero();
+    // z loop
+    b.position_at_end(zhead);
+    let z = b.build_phi(i32t, "tid.z").unwrap();
+    let zv = z.as_basic_value().into_int_value();
+    let c = b.build_int_compare(IntPredicate::ULT, zv, nt[2], "").unwrap();
+    b.build_conditional_branch(c, yhead, after).unwrap();
+    b.position_at_end(zlatch);
+    let z1 = b.build_int_add(zv, one, "").unwrap();
+    b.build_unconditional_branch(zhead).unwrap();
+    z.add_incoming(&[(&zero, entry), (&z1, zlatch)]);
+    // y loop
+    b.position_at_end(yhead);
+    let y = b.build_phi(i32t, "tid.y").unwrap();
+    let yv = y.as_basic_value().into_int_value();
+    let c = b.build_int_compare(IntPredicate::ULT, yv, nt[1], "").unwrap();
+    b.build_conditional_branch(c, xpre, zlatch).unwrap();
+    b.position_at_end(ylatch);
+    let y1 = b.build_int_add(yv, one, "").unwrap();
+    b.build_unconditional_branch(yhead).unwrap();
+    y.add_incoming(&[(&zero, zhead), (&y1, ylatch)]);
+    // x loop: thread t = (z * ntid.y + y) * ntid.x + x
+    b.position_at_end(xpre);
+    let zy = b.build_int_add(b.build_int_mul(zv, nt[1], "").unwrap(), yv, "").unwrap();
+    let row = b.build_int_mul(zy, nt[0], "").unwrap();
     b.build_unconditional_branch(head).unwrap();
     b.position_at_end(head);
-    let t = b.build_phi(i32t, "t").unwrap();
-    let tv = t.as_basic_value().into_int_value();
-    // tid.x/y/z of thread t, stepped along with t (no divisions per dispatch).
-    let tx = b.build_phi(i32t, "tid.x").unwrap();
-    let ty = b.build_phi(i32t, "tid.y").unwrap();
-    let tz = b.build_phi(i32t, "tid.z").unwrap();
-    let (x, y, z) = (tx.as_basic_value().into_int_value(), ty.as_basic_value().into_int_value(), tz.as_basic_value().into_int_value());
-    let more = b.build_int_compare(IntPredicate::ULT, tv, n, "").unwrap();
-    b.build_conditional_branch(more, check, after).unwrap();
-    // Is thread t runnable?
-    b.position_at_end(check);
+    let x = b.build_phi(i32t, "tid.x").unwrap();
+    let xv = x.as_basic_value().into_int_value();
+    let c = b.build_int_compare(IntPredicate::ULT, xv, nt[0], "").unwrap();
+    b.build_conditional_branch(c, fast, ylatch).unwrap();
+    b.position_at_end(next);
+    let x1 = b.build_int_add(xv, one, "").unwrap();
+    b.build_unconditional_branch(head).unwrap();
+    x.add_incoming(&[(&zero, xpre), (&x1, next)]);
+    // Is thread t runnable? After a pass completed in generated code, every thread is.
+    b.position_at_end(fast);
+    let tv = b.build_int_add(row, xv, "t").unwrap();
     let stt = slot_type(ctx);
     let t64 = b.build_int_z_extend(tv, i64t, "").unwrap();
     let slot_t = unsafe { b.build_in_bounds_gep(stt, slots, &[t64], "slot").unwrap() };
     let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    b.build_conditional_branch(all_run, dispatch, check).unwrap();
+    b.position_at_end(check);
     let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
     let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
-    b.build_conditional_branch(runnable, dispatch, next).unwrap();
-    // Next thread.
-    b.position_at_end(next);
-    let one = i32t.const_int(1, false);
-    let zero = i32t.const_zero();
-    let t1 = b.build_int_add(tv, one, "").unwrap();
-    let x1 = b.build_int_add(x, one, "").unwrap();
-    let xw = b.build_int_compare(IntPredicate::EQ, x1, nt[0], "").unwrap();
-    let y1 = b.build_int_add(y, one, "").unwrap();
-    let yw = b.build_int_compare(IntPredicate::EQ, y1, nt[1], "").unwrap();
-    let z1 = b.build_int_add(z, one, "").unwrap();
-    let x2 = b.build_select(xw, zero, x1, "").unwrap().into_int_value();
-    let y_inc = b.build_select(yw, zero, y1, "").unwrap().into_int_value();
-    let y2 = b.build_select(xw, y_inc, y, "").unwrap().into_int_value();
-    let xyw = b.build_and(xw, yw, "").unwrap();
-    let z2 = b.build_select(xyw, z1, z, "").unwrap().into_int_value();
-    b.build_unconditional_branch(head).unwrap();
-    t.add_incoming(&[(&zero, entry), (&t1, next)]);
-    tx.add_incoming(&[(&zero, entry), (&x2, next)]);
-    ty.add_incoming(&[(&zero, entry), (&y2, next)]);
-    tz.add_incoming(&[(&zero, entry), (&z2, next)]);
+    let skip = ctx.append_basic_block(f, &format!("{name}.skip"));
+    b.build_conditional_branch(runnable, dispatch, skip).unwrap();
+    // A thread that does not run in this pass, or exits in it, stops at no site (column
+    // SITE, read after the pass).
+    b.position_at_end(skip);
+    b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_zero()).unwrap();
+    b.build_unconditional_branch(next).unwrap();
     // Dispatch: the thread's frame. The frame size is known only after the body is
     // emitted: it is read from a constant global that `finish_scheduler` initializes
     // (LLVM folds the load).
@@ -205,8 +232,9 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     // Finishing (ret/exit or the end of the body) marks the thread exited.
     b.position_at_end(exit);
     b.build_store(state_p, i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
-    b.build_unconditional_branch(next).unwrap();
-    ThreadLoop { entry, dispatch, next, exit, tid: [x, y, z], frame_t, slot_t }
+    b.build_unconditional_branch(skip).unwrap();
+    e.lane_latches.push(next);
+    ThreadLoop { entry, dispatch, next, exit, tid: [xv, yv, zv], t64, frame_t, slot_t }
 }
 
 /// Makes `l` the thread loop that the body being emitted belongs to.
@@ -217,12 +245,14 @@ fn enter_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: &ThreadLoop<'ctx>) {
     let st = e.sync.as_mut().unwrap();
     st.frame_t = l.frame_t;
     st.slot_t = l.slot_t;
+    st.t64 = l.t64;
     st.next_bb = l.next;
     st.frame_b.position_at_end(l.dispatch);
 }
 
 /// Builds the scheduler of a kernel with synchronization and leaves the builder at the
-/// start of the thread body of its general thread loop.
+/// start of the thread body of its general thread loop. The `resolve` block after each pass
+/// is completed by `finish_scheduler`, once every sync site is known.
 pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, kname: &str) -> Result<(), Diagnostic> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
@@ -235,14 +265,21 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let n = e.b.build_int_mul(nxy, nt[2], "nthreads").unwrap();
     let frames = e.cta_ptr_field(field::FRAMES);
     let slots = e.cta_ptr_field(field::SLOTS);
+    let fsg = e.m.module.add_global(i64t, None, &format!("__ptxr_frame_size_{kname}"));
+    fsg.set_linkage(inkwell::module::Linkage::Internal);
+    fsg.set_constant(true);
+    // The column area follows the per-thread frames (see `col_ptr`).
+    let nt64 = e.b.build_int_z_extend(n, i64t, "nt64").unwrap();
+    let stride = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
+    let aos = e.b.build_int_mul(nt64, stride, "").unwrap();
+    let soa_base = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frames, &[aos], "columns").unwrap() };
+    let all_run = e.alloca_b.build_alloca(ctx.bool_type(), "all.runnable").unwrap();
+    e.b.build_store(all_run, ctx.bool_type().const_all_ones()).unwrap();
     let start = ctx.append_basic_block(f, "start");
     e.b.build_unconditional_branch(start).unwrap();
     let resolve = ctx.append_basic_block(f, "resolve");
     let done = ctx.append_basic_block(f, "cta.done");
     let body = ctx.append_basic_block(f, "thread");
-    let fsg = e.m.module.add_global(i64t, None, &format!("__ptxr_frame_size_{kname}"));
-    fsg.set_linkage(inkwell::module::Linkage::Internal);
-    fsg.set_constant(true);
     // The carry flag is thread state like a register.
     let carry = (e.carry, ctx.bool_type().into(), 1);
     let null = pt.const_null();
@@ -269,10 +306,16 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         slots,
         start_bb: start,
         resolve_bb: resolve,
-        resolve_r: None,
         fast: Vec::new(),
         done_bb: done,
         general: None,
+        copies: Vec::new(),
+        t64: i64t.const_zero(),
+        nt64,
+        soa_base,
+        all_run,
+        sites: Vec::new(),
+        has_arrive: false,
     });
     let general = thread_loop(e, "sched", resolve);
     enter_loop(e, &general);
@@ -280,24 +323,10 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         let st = e.sync.as_mut().unwrap();
         st.general = Some(general);
     }
-    // After a pass over all threads: let the host complete collectives.
-    e.b.position_at_end(resolve);
-    let rt = e.cta_ptr_field(field::RT);
-    let slot_fn = unsafe { e.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(3, false)], "").unwrap() };
-    let fp = e.b.build_load(pt, slot_fn, "").unwrap().into_pointer_value();
-    let fnt = i32t.fn_type(&[pt.into()], false);
-    let r = e.b.build_indirect_call(fnt, fp, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
-    e.sync.as_mut().unwrap().resolve_r = Some(r);
     e.b.position_at_end(done);
     e.b.build_return(Some(&i32t.const_zero())).unwrap();
     e.b.position_at_end(body);
     Ok(())
-}
-
-/// Pointer to field `fld` of this thread's slot.
-pub fn state_p_for<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fld: u32) -> inkwell::values::PointerValue<'ctx> {
-    let st = e.sync.as_ref().expect("sync kernel");
-    e.b.build_struct_gep(slot_type(e.ctx()), st.slot_t, fld, "").unwrap()
 }
 
 /// Region copies (the fast path of the scheduler). A pass of the general thread loop
@@ -354,55 +383,177 @@ pub fn end_copy(e: &mut FnEmitter<'_, '_, '_>) {
     let dispatch = st.fast.last().unwrap().1.dispatch;
     let entry = st.copy_entry.expect("a region copy passes its own site");
     st.replay = None;
+    let l = st.fast.last().unwrap().1;
+    st.copies.push((entry, l.next, l.exit));
     let b = e.ctx().create_builder();
     b.position_at_end(dispatch);
     b.build_unconditional_branch(entry).unwrap();
 }
 
-/// Completes the dispatch switch, the resolve switch and the frame size; returns the frame
-/// size (0 when the kernel has no synchronization).
+/// What a sync site asks of the runtime: its kind and line, the fields that are the same for
+/// every thread (constants), and the fields each thread writes to its column.
+pub struct SiteInfo {
+    pub kind: u32,
+    pub line: u32,
+    pub consts: Vec<(u32, u64)>,
+    pub cols: Vec<u32>,
+}
+
+/// The column area. Registers that live across sync points, and what a thread hands to a
+/// collective, are kept as columns (structure of arrays): column `off` holds thread `t`'s
+/// `size`-byte value at `columns + off * nthreads + t * size`, where `columns` follows the
+/// per-thread frames (`.local` variables, which keep thread-contiguous addresses). Lanes of
+/// a warp are then consecutive in memory, for the collectives completed in generated code
+/// and for loops over threads that LLVM vectorizes.
+///
+/// The fixed columns come first (byte offset per thread, size); register columns follow.
+mod col {
+    pub const A: (u32, u32) = (0, 8);
+    pub const RESULT: (u32, u32) = (8, 8);
+    pub const SITE: (u32, u32) = (16, 4);
+    pub const B: (u32, u32) = (20, 4);
+    pub const C: (u32, u32) = (24, 4);
+    pub const MASK: (u32, u32) = (28, 4);
+    pub const BAR_ID: (u32, u32) = (32, 4);
+    pub const BAR_COUNT: (u32, u32) = (36, 4);
+    pub const PRED: (u32, u32) = (40, 4);
+    pub const MODE: (u32, u32) = (44, 4);
+    pub const FLAGS: (u32, u32) = (48, 4);
+    pub const FIXED: u32 = 56;
+}
+
+/// The column of a slot field that a sync point hands over.
+fn col_of(fld: u32) -> (u32, u32) {
+    match fld {
+        slot::A => col::A,
+        slot::B => col::B,
+        slot::C => col::C,
+        slot::MASK => col::MASK,
+        slot::BAR_ID => col::BAR_ID,
+        slot::BAR_COUNT => col::BAR_COUNT,
+        slot::MODE => col::MODE,
+        slot::FLAGS => col::FLAGS,
+        _ => unreachable!("slot field {fld} is not an operand"),
+    }
+}
+
+/// Thread `t`'s element of the column at `off` (bytes per thread).
+fn col_ptr<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, (off, size): (u32, u32), t: IntValue<'ctx>) -> inkwell::values::PointerValue<'ctx> {
+    let i64t = ctx.i64_type();
+    let start = b.build_int_mul(st.nt64, i64t.const_int(off as u64, false), "").unwrap();
+    let at = b.build_int_mul(t, i64t.const_int(size as u64, false), "").unwrap();
+    let i = b.build_int_add(start, at, "").unwrap();
+    unsafe { b.build_in_bounds_gep(ctx.i8_type(), st.soa_base, &[i], "col").unwrap() }
+}
+
+/// A loop `for t in 0..n` (i64) emitted from `b`'s block: returns the body block (the caller
+/// ends it with a branch to `latch`), `t`, the latch and the block after the loop.
+fn count_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, n: IntValue<'ctx>, name: &str) -> (BasicBlock<'ctx>, IntValue<'ctx>, BasicBlock<'ctx>, BasicBlock<'ctx>) {
+    let i64t = ctx.i64_type();
+    let pre = b.get_insert_block().unwrap();
+    let head = ctx.append_basic_block(f, &format!("{name}.head"));
+    let body = ctx.append_basic_block(f, &format!("{name}.body"));
+    let latch = ctx.append_basic_block(f, &format!("{name}.latch"));
+    let exit = ctx.append_basic_block(f, &format!("{name}.exit"));
+    b.build_unconditional_branch(head).unwrap();
+    b.position_at_end(head);
+    let t = b.build_phi(i64t, "t").unwrap();
+    let tv = t.as_basic_value().into_int_value();
+    let more = b.build_int_compare(IntPredicate::ULT, tv, n, "").unwrap();
+    b.build_conditional_branch(more, body, exit).unwrap();
+    b.position_at_end(latch);
+    let t1 = b.build_int_add(tv, i64t.const_int(1, false), "").unwrap();
+    b.build_unconditional_branch(head).unwrap();
+    t.add_incoming(&[(&i64t.const_zero(), pre), (&t1, latch)]);
+    b.position_at_end(body);
+    (body, tv, latch, exit)
+}
+
+/// Whether generated code completes site `si` itself when every thread of the CTA stopped
+/// there in one pass (see `finish_scheduler`).
+fn completes_inline(si: &SiteInfo, has_arrive: bool) -> bool {
+    let c = |f: u32| si.consts.iter().find(|x| x.0 == f).map(|x| x.1);
+    match si.kind {
+        // Every lane of every warp is there: each shuffle completes (9.7.8.5); bar.warp.sync
+        // has nothing to compute (9.7.12.2).
+        abi::SYNC_SHFL | abi::SYNC_WARP => true,
+        // bar.sync/barrier.sync with the default count and a constant id, reached by every
+        // thread (9.7.12.1); with bar.arrive in the kernel, arrivals counted by the runtime
+        // take part, so the runtime decides.
+        abi::SYNC_BAR => !has_arrive && c(slot::MODE) == Some(0) && c(slot::BAR_COUNT) == Some(0) && c(slot::BAR_ID).is_some(),
+        _ => false,
+    }
+}
+
+/// Completes the scheduler once the body and its copies are emitted: saves and reloads of
+/// the registers live across each sync point, the frame size, the dispatch switch of the
+/// general loop, and the `resolve` block run after each pass. Returns the frame size (bytes
+/// per thread of `CtaCtx::frames`).
+///
+/// After a pass in which every thread of the CTA stopped at the same site, and the site is
+/// one that generated code completes (`completes_inline`), the collective is completed here
+/// from the columns and the next pass runs that site's region copy: the runtime is not
+/// called. Otherwise each stopped thread's request is written to its `SyncSlot` (from the
+/// site's constants and the thread's columns), the runtime's `resolve` completes what it
+/// can, the results of the threads it made runnable go back to their columns, and its
+/// answer picks the next pass.
 pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
+    let cta_t = e.cta_type();
+    let cta = e.cta;
+    let abort_bb = e.abort_bb;
     let Some(st) = &mut e.sync else { return 0 };
     let ctx = e.m.ctx;
     let i32t = ctx.i32_type();
+    let i64t = ctx.i64_type();
+    let f = e.f;
     // Save and reload the registers live across each sync point (see `live`). A site's
     // copies share one set: a thread may leave in one copy and resume in another.
     let regs: Vec<_> = st.regs.iter().map(|r| r.0).collect();
     let pairs: Vec<_> = st.spills.iter().map(|s| (s.0, s.1)).collect();
-    let live = live::across(e.f, &regs, &pairs);
+    let live = live::across(f, &regs, &pairs);
     let mut per_site: std::collections::HashMap<u32, live::Bits> = std::collections::HashMap::new();
     for (s, set) in st.spills.iter().zip(&live) {
         per_site.entry(s.3).and_modify(|b| b.union_with(set)).or_insert_with(|| set.clone());
     }
+    // A region copy is entered only at its site, where the live registers are reloaded: a
+    // register it never writes still holds its saved value when the thread leaves again.
+    let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::written_from(f, &regs, entry, &[next, exit])).collect();
+    let consts = live::constants(f, &regs);
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
+    let mut columns = col::FIXED;
     let b = ctx.create_builder();
-    let i8t = ctx.i8_type();
-    for &(leave, resume, frame_t, site) in &st.spills {
+    for &(leave, resume, t, site, copy) in &st.spills {
         let set = &per_site[&site];
         for (k, &(p, ty, size)) in st.regs.iter().enumerate() {
             if !set.has(k) {
                 continue;
             }
+            if let Some(c) = consts[k] {
+                b.position_before(&resume.get_terminator().unwrap());
+                let v = unsafe { inkwell::values::BasicValueEnum::new(c) };
+                b.build_store(p, v).unwrap();
+                continue;
+            }
             let off = *offset[k].get_or_insert_with(|| {
-                let off = (st.frame_size + size - 1) / size * size;
-                st.frame_size = off + size;
+                let off = (columns + size - 1) / size * size;
+                columns = off + size;
                 off
             });
-            let off_v = ctx.i64_type().const_int(off as u64, false);
-            b.position_before(&leave.get_terminator().unwrap());
-            let fp = unsafe { b.build_in_bounds_gep(i8t, frame_t, &[off_v], "").unwrap() };
-            let v = b.build_load(ty, p, "").unwrap();
-            b.build_store(fp, v).unwrap();
+            if copy == 0 || written[copy - 1].has(k) {
+                b.position_before(&leave.get_terminator().unwrap());
+                let cp = col_ptr(&b, st, ctx, (off, size), t);
+                let v = b.build_load(ty, p, "").unwrap();
+                b.build_store(cp, v).unwrap();
+            }
             b.position_before(&resume.get_terminator().unwrap());
-            let fp = unsafe { b.build_in_bounds_gep(i8t, frame_t, &[off_v], "").unwrap() };
-            let v = b.build_load(ty, fp, "").unwrap();
+            let cp = col_ptr(&b, st, ctx, (off, size), t);
+            let v = b.build_load(ty, cp, "").unwrap();
             b.build_store(p, v).unwrap();
         }
     }
-    let size = (st.frame_size + 15) / 16 * 16;
-    st.frame_size_global.set_initializer(&ctx.i64_type().const_int(size.max(16) as u64, false));
+    let stride = (st.frame_size + 15) / 16 * 16;
+    st.frame_size_global.set_initializer(&i64t.const_int(stride as u64, false));
     // The general loop's dispatch: a switch on the thread's resume point.
-    let b = ctx.create_builder();
     let general = st.general.unwrap();
     b.position_at_end(general.dispatch);
     let resume_p = b.build_struct_gep(slot_type(ctx), general.slot_t, slot::RESUME, "").unwrap();
@@ -416,27 +567,214 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(st.start_bb);
     let first = st.fast.iter().find(|f| f.0 == 0).map_or(general.entry, |f| f.1.entry);
     b.build_unconditional_branch(first).unwrap();
-    // After resolve: the general loop, or the region copy where every thread resumes.
+
+    // After a pass: complete in generated code if every thread stopped at one site...
+    let stt = slot_type(ctx);
     b.position_at_end(st.resolve_bb);
-    // RESOLVE_DEADLOCK ends the CTA with its status; a uniform resume point without a
-    // region copy runs in the general loop.
-    let mut cases = vec![
-        (i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry),
-        (i32t.const_int(abi::RESOLVE_DONE as u64, false), st.done_bb),
-        (i32t.const_int(abi::RESOLVE_DEADLOCK as u64, false), e.abort_bb),
-    ];
+    let mut loops = Vec::new();
+    // Where did each thread stop in this pass (0: nowhere)? `same`: all at one site `first`.
+    let first = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, i64t.const_zero()), "first").unwrap().into_int_value();
+    let pre = b.get_insert_block().unwrap();
+    let (_, t, latch, after) = count_loop(ctx, f, &b, st.nt64, "stopped");
+    let body_bb = b.get_insert_block().unwrap();
+    let head = body_bb.get_previous_basic_block().unwrap();
+    b.position_before(&head.get_first_instruction().unwrap());
+    let acc = b.build_phi(ctx.bool_type(), "same").unwrap();
+    b.position_at_end(body_bb);
+    let accv = acc.as_basic_value().into_int_value();
+    let s_t = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, t), "").unwrap().into_int_value();
+    let eq = b.build_int_compare(IntPredicate::EQ, s_t, first, "").unwrap();
+    let acc1 = b.build_and(accv, eq, "").unwrap();
+    b.build_unconditional_branch(latch).unwrap();
+    acc.add_incoming(&[(&ctx.bool_type().const_all_ones(), pre), (&acc1, latch)]);
+    loops.push(latch);
+    b.position_at_end(after);
+    let same = accv;
+    let zero_site = b.build_int_compare(IntPredicate::EQ, first, i32t.const_zero(), "").unwrap();
+    let fast = b.build_and(same, b.build_not(zero_site, "").unwrap(), "").unwrap();
+    let inline_bb = ctx.append_basic_block(f, "complete");
+    let slow = ctx.append_basic_block(f, "to.runtime");
+    // Every thread was runnable at the start of the pass and none stopped: all exited.
+    let all_run_p = st.all_run;
+    let all_run = b.build_load(ctx.bool_type(), all_run_p, "").unwrap().into_int_value();
+    let none = b.build_and(same, zero_site, "").unwrap();
+    let finished = b.build_and(all_run, none, "").unwrap();
+    let check = ctx.append_basic_block(f, "resolve.check");
+    b.build_conditional_branch(finished, st.done_bb, check).unwrap();
+    b.position_at_end(check);
+    b.build_conditional_branch(fast, inline_bb, slow).unwrap();
+    b.position_at_end(inline_bb);
+    let mut cases = Vec::new();
+    for (site, l) in &st.fast {
+        let Some(si) = st.sites.get((*site as usize).wrapping_sub(1)) else { continue };
+        if !completes_inline(si, st.has_arrive) {
+            continue;
+        }
+        let bb = ctx.append_basic_block(f, &format!("complete.site{site}"));
+        cases.push((i32t.const_int(*site as u64, false), bb));
+        b.position_at_end(bb);
+        if si.kind == abi::SYNC_SHFL {
+            loops.push(shfl_inline(&b, st, ctx, f, si));
+        }
+        b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
+        b.build_unconditional_branch(l.entry).unwrap();
+    }
+    b.position_at_end(inline_bb);
+    b.build_switch(first, slow, &cases).unwrap();
+
+    // ... else write each stopped thread's request to its slot and ask the runtime.
+    b.position_at_end(slow);
+    let n64 = st.nt64;
+    let (_, t, latch, after) = count_loop(ctx, f, &b, n64, "request");
+    loops.push(latch);
+    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
+    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    // A thread that is runnable after a pass stopped at a sync point in it.
+    let stopped = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    let which = ctx.append_basic_block(f, "request.site");
+    b.build_conditional_branch(stopped, which, latch).unwrap();
+    b.position_at_end(which);
+    let site_v = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, t), "site").unwrap().into_int_value();
+    let mut cases = Vec::new();
+    for (k, si) in st.sites.iter().enumerate() {
+        let site = k as u32 + 1;
+        let bb = ctx.append_basic_block(f, &format!("request.site{site}"));
+        cases.push((i32t.const_int(site as u64, false), bb));
+        b.position_at_end(bb);
+        let put = |fld: u32, v: IntValue| {
+            let p = b.build_struct_gep(stt, slot_t, fld, "").unwrap();
+            b.build_store(p, v).unwrap();
+        };
+        let c32 = |v: u64| i32t.const_int(v, false);
+        put(slot::KIND, c32(si.kind as u64));
+        put(slot::SITE, c32(site as u64));
+        put(slot::LINE, c32(si.line as u64));
+        put(slot::RESUME, c32(site as u64));
+        for &(fld, v) in &si.consts {
+            put(fld, if fld == slot::A { i64t.const_int(v, false) } else { c32(v) });
+        }
+        for &fld in &si.cols {
+            let (o, size) = col_of(fld);
+            let ty = if size == 8 { i64t } else { i32t };
+            let v = b.build_load(ty, col_ptr(&b, st, ctx, (o, size), t), "").unwrap().into_int_value();
+            put(fld, v);
+        }
+        put(slot::STATE, c32(abi::SLOT_WAITING as u64));
+        b.build_unconditional_branch(latch).unwrap();
+    }
+    b.position_at_end(which);
+    b.build_switch(site_v, latch, &cases).unwrap();
+    b.position_at_end(after);
+    let pt = ctx.ptr_type(AddressSpace::default());
+    let rt_p = b.build_struct_gep(cta_t, cta, field::RT, "").unwrap();
+    let rt = b.build_load(pt, rt_p, "").unwrap().into_pointer_value();
+    let fn_p = unsafe { b.build_in_bounds_gep(pt, rt, &[i32t.const_int(3, false)], "").unwrap() };
+    let fp = b.build_load(pt, fn_p, "").unwrap().into_pointer_value();
+    let fnt = i32t.fn_type(&[pt.into()], false);
+    let r = b.build_indirect_call(fnt, fp, &[cta.into()], "resolved").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+    b.build_store(all_run_p, ctx.bool_type().const_zero()).unwrap();
+    // RESOLVE_DEADLOCK ends the CTA with its status.
+    let go_on = ctx.append_basic_block(f, "resolved.go");
+    b.build_switch(r, go_on, &[(i32t.const_int(abi::RESOLVE_DONE as u64, false), st.done_bb), (i32t.const_int(abi::RESOLVE_DEADLOCK as u64, false), abort_bb)]).unwrap();
+    b.position_at_end(go_on);
+    // The results of the threads the runtime made runnable go to their columns.
+    let (_, t, latch, after) = count_loop(ctx, f, &b, n64, "results");
+    loops.push(latch);
+    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
+    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    let copy = ctx.append_basic_block(f, "results.copy");
+    b.build_conditional_branch(runnable, copy, latch).unwrap();
+    b.position_at_end(copy);
+    let rp = b.build_struct_gep(stt, slot_t, slot::RESULT, "").unwrap();
+    let v = b.build_load(i64t, rp, "").unwrap();
+    b.build_store(col_ptr(&b, st, ctx, col::RESULT, t), v).unwrap();
+    let pp = b.build_struct_gep(stt, slot_t, slot::PRED, "").unwrap();
+    let v = b.build_load(i32t, pp, "").unwrap();
+    b.build_store(col_ptr(&b, st, ctx, col::PRED, t), v).unwrap();
+    b.build_unconditional_branch(latch).unwrap();
+    b.position_at_end(after);
+    // A uniform resume point without a region copy runs in the general loop.
+    let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry)];
     for (site, l) in &st.fast {
         if *site != 0 {
             cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), l.entry));
         }
     }
-    b.build_switch(st.resolve_r.unwrap(), general.entry, &cases).unwrap();
-    size.max(16)
+    b.build_switch(r, general.entry, &cases).unwrap();
+    // Each of these loops touches only its own thread's slot and columns, or reads columns
+    // that none of its iterations writes.
+    e.lane_latches.extend(loops);
+    stride.max(16) + (columns + 15) / 16 * 16
 }
 
-/// Emits a synchronization point: records `fields` in the thread's slot, marks it waiting,
-/// returns to the scheduler, and positions the builder at the resume block (where the
-/// caller reads the results with [`result`]/[`result_pred`]).
+/// PTX ISA 9.7.8.5 shfl.sync, completed in generated code for a CTA whose threads all
+/// stopped at the shuffle `si`: thread `t` (lane `t % 32` of the warp starting at `base`)
+/// gets the operand `a` of its source lane `j`, computed from its own `b` and `c` as in the
+/// spec's pseudo-code, when `j` is in range (`p`) and inside the warp (the last warp of a
+/// CTA may be partial), else its own `a`.
+fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo) -> BasicBlock<'ctx> {
+    let i32t = ctx.i32_type();
+    let i64t = ctx.i64_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let (_, t, latch, after) = count_loop(ctx, f, b, st.nt64, "shfl");
+    let operand = |fld: u32| -> IntValue<'ctx> {
+        match si.consts.iter().find(|x| x.0 == fld) {
+            Some(&(_, v)) => c(v),
+            None => b.build_load(i32t, col_ptr(b, st, ctx, col_of(fld), t), "").unwrap().into_int_value(),
+        }
+    };
+    let mode = si.consts.iter().find(|x| x.0 == slot::MODE).map_or(3, |x| x.1);
+    let bv = operand(slot::B);
+    let cv = operand(slot::C);
+    let t32 = b.build_int_truncate(t, i32t, "").unwrap();
+    let lane = b.build_and(t32, c(31), "lane").unwrap();
+    let base = b.build_int_sub(t32, lane, "").unwrap();
+    let left = b.build_int_sub(st.nthreads, base, "").unwrap();
+    let bval = b.build_and(bv, c(31), "").unwrap();
+    let cval = b.build_and(cv, c(31), "").unwrap();
+    let seg = b.build_and(b.build_right_shift(cv, c(8), false, "").unwrap(), c(31), "segmask").unwrap();
+    let nseg = b.build_not(seg, "").unwrap();
+    let max_lane = b.build_or(b.build_and(lane, seg, "").unwrap(), b.build_and(cval, nseg, "").unwrap(), "maxLane").unwrap();
+    let (j, p) = match mode {
+        0 => {
+            let j = b.build_int_sub(lane, bval, "").unwrap();
+            (j, b.build_int_compare(IntPredicate::SGE, j, max_lane, "").unwrap())
+        }
+        1 => {
+            let j = b.build_int_add(lane, bval, "").unwrap();
+            (j, b.build_int_compare(IntPredicate::SLE, j, max_lane, "").unwrap())
+        }
+        2 => {
+            let j = b.build_xor(lane, bval, "").unwrap();
+            (j, b.build_int_compare(IntPredicate::SLE, j, max_lane, "").unwrap())
+        }
+        _ => {
+            let min_lane = b.build_and(lane, seg, "").unwrap();
+            let j = b.build_or(min_lane, b.build_and(bval, nseg, "").unwrap(), "").unwrap();
+            (j, b.build_int_compare(IntPredicate::SLE, j, max_lane, "").unwrap())
+        }
+    };
+    let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
+    let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
+    let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
+    let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
+    let v = b.build_load(i64t, col_ptr(b, st, ctx, col::A, from64), "").unwrap().into_int_value();
+    let v = b.build_and(v, i64t.const_int(0xffff_ffff, false), "").unwrap();
+    b.build_store(col_ptr(b, st, ctx, col::RESULT, t), v).unwrap();
+    let pv = b.build_int_z_extend(p, i32t, "").unwrap();
+    b.build_store(col_ptr(b, st, ctx, col::PRED, t), pv).unwrap();
+    b.build_unconditional_branch(latch).unwrap();
+    b.position_at_end(after);
+    latch
+}
+
+/// Emits a synchronization point: hands the collective's operands to the thread's columns
+/// (constant ones are recorded for the site), counts the thread as stopped in this pass,
+/// returns to the scheduler, and positions the builder at the resume block (where the caller
+/// reads the results with [`result`]/[`result_pred`]).
 pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u32, IntValue<'ctx>)]) {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
@@ -447,41 +785,64 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
         st.next_site += 1;
         (s, st.next_bb)
     };
-    let store = |e: &FnEmitter<'ctx, '_, '_>, fld: u32, v: IntValue<'ctx>| {
-        let p = state_p_for(e, fld);
-        e.b.build_store(p, v).unwrap();
-    };
-    store(e, slot::KIND, i32t.const_int(kind as u64, false));
-    store(e, slot::SITE, i32t.const_int(site as u64, false));
-    store(e, slot::LINE, i32t.const_int(line as u64, false));
-    for (fld, v) in fields {
-        store(e, *fld, *v);
+    if kind == abi::SYNC_BAR_ARRIVE {
+        e.sync.as_mut().unwrap().has_arrive = true;
     }
-    store(e, slot::RESUME, i32t.const_int(site as u64, false));
-    store(e, slot::STATE, i32t.const_int(abi::SLOT_WAITING as u64, false));
+    {
+        let st = e.sync.as_mut().unwrap();
+        if st.replay.is_none() {
+            // The general copy comes first: it decides which fields are constants. Copies
+            // emit the same instructions and follow it.
+            let mut si = SiteInfo { kind, line, consts: Vec::new(), cols: Vec::new() };
+            for (fld, v) in fields {
+                match v.get_zero_extended_constant() {
+                    Some(c) => si.consts.push((*fld, c)),
+                    None => si.cols.push(*fld),
+                }
+            }
+            debug_assert_eq!(st.sites.len() + 1, site as usize);
+            st.sites.push(si);
+        }
+    }
+    let st = e.sync.as_ref().unwrap();
+    let si = &st.sites[site as usize - 1];
+    for (fld, v) in fields {
+        if si.cols.contains(fld) {
+            let p = col_ptr(&e.b, st, ctx, col_of(*fld), st.t64);
+            e.b.build_store(p, *v).unwrap();
+        }
+    }
+    let sv = i32t.const_int(site as u64, false);
+    e.b.build_store(col_ptr(&e.b, st, ctx, col::SITE, st.t64), sv).unwrap();
     e.b.build_unconditional_branch(next).unwrap();
     let leave = e.b.get_insert_block().unwrap();
     let resume = ctx.append_basic_block(e.f, "resume");
     let cont = ctx.append_basic_block(e.f, "resumed");
     let st = e.sync.as_mut().unwrap();
-    if st.replay.is_none() {
+    let copy = if st.replay.is_none() {
         st.cases.push((site, resume));
-    } else if site == st.copy_site {
-        st.copy_entry = Some(resume);
-    }
-    st.spills.push((leave, resume, st.frame_t, site));
+        0
+    } else {
+        if site == st.copy_site {
+            st.copy_entry = Some(resume);
+        }
+        st.fast.len()
+    };
+    st.spills.push((leave, resume, st.t64, site, copy));
     e.b.position_at_end(resume);
     e.b.build_unconditional_branch(cont).unwrap();
     e.b.position_at_end(cont);
 }
 
 pub fn result<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
-    let p = state_p_for(e, slot::RESULT);
+    let st = e.sync.as_ref().expect("sync kernel");
+    let p = col_ptr(&e.b, st, e.ctx(), col::RESULT, st.t64);
     e.b.build_load(e.ctx().i64_type(), p, "").unwrap().into_int_value()
 }
 
 pub fn result_pred<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
-    let p = state_p_for(e, slot::PRED);
+    let st = e.sync.as_ref().expect("sync kernel");
+    let p = col_ptr(&e.b, st, e.ctx(), col::PRED, st.t64);
     let v = e.b.build_load(e.ctx().i32_type(), p, "").unwrap().into_int_value();
     e.b.build_int_compare(IntPredicate::NE, v, e.ctx().i32_type().const_zero(), "").unwrap()
 }

@@ -8,6 +8,7 @@
     python3 tests/filetests/ref/shfl_ref.py match     # expect lines of match.ptx
     python3 tests/filetests/ref/shfl_ref.py partial   # expect lines of shfl_partial.ptx
     python3 tests/filetests/ref/shfl_ref.py active    # expect lines of activemask.ptx
+    python3 tests/filetests/ref/shfl_ref.py multiwarp # expect lines of shfl_multiwarp.ptx
 
 `shfl` below is the pseudo-code of the spec's Semantics section, transcribed line by line
 (/work/shared/spec 9.7.9.6). Every source lane it reads is a member of the membermask and
@@ -257,7 +258,25 @@ def active_expect():
     print("// expect: arg0 == u32:" + u32list(out))
 
 
+# ------------------------------------------------------------ shfl_multiwarp.ptx (manual)
+def multiwarp_expect():
+    """Block 16x3 (48 threads: warp 1 has lanes 0..15), a = 10*t + 7 with t the linear
+    thread index. Per thread: bfly with b = (5*lane) & 15 (a register), idx with b = 3*t and
+    c = 0x1807 (8-lane segments), up with b = t % 5 and c = 0, and the up's predicate. Every
+    source lane exists and takes part, so the results are defined."""
+    out = []
+    for t in range(48):
+        w, lane = divmod(t, 32)
+        a = [10 * (32 * w + l) + 7 for l in range(32 if w == 0 else 16)]
+        d1, _ = shfl("bfly", lane, (5 * lane) & 15, 0x1F, a)
+        d2, _ = shfl("idx", lane, 3 * t, 0x1807, a)
+        d3, p3 = shfl("up", lane, t % 5, 0, a)
+        out += [d1, d2, d3, int(p3)]
+    print("// expect: arg0 == u32:" + u32list(out))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "modes"
     {"modes": lambda: sys.stdout.write(modes_file()), "scan": scan_expect, "vote": vote_expect,
-     "match": match_expect, "partial": partial_expect, "active": active_expect}[what]()
+     "match": match_expect, "partial": partial_expect, "active": active_expect,
+     "multiwarp": multiwarp_expect}[what]()

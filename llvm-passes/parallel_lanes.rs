@@ -1,0 +1,118 @@
+//! Parallel lane loops.
+//!
+//! A loop over the threads of a CTA runs, per iteration, the code of one thread between two
+//! synchronization points. PTX gives no order between the memory accesses of different
+//! threads there: a thread that reads what another thread writes without a barrier or an
+//! atomic races, and any interleaving is a correct execution. So the iterations of a lane
+//! loop are independent, which is what `llvm.loop.parallel_accesses` says: every access in
+//! the loop that belongs to the listed access group carries no dependence across iterations.
+//! LLVM's loop vectorizer then needs no dependence analysis and no runtime alias checks.
+//!
+//! Accesses that are shared by all iterations are not independent and are left out (the loop
+//! then stays a normal loop for LLVM, which proves what it can):
+//! - allocas: a thread's registers and, in kernels without synchronization, its `.local`
+//!   variables are one alloca reused by every thread of the loop;
+//! - the read-modify-writes that implement shared-memory atomics (tagged [`SERIAL`]);
+//! - volatile and atomic accesses.
+//!
+//! If a function turns the address of an alloca into an integer (`cvta.local`), a generic
+//! access may reach that alloca through any pointer, and nothing is marked.
+//!
+//! LLVM's C API creates only uniqued metadata, and an access group and a loop id must be
+//! distinct nodes, so they are made by parsing a small module in the same context.
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::context::Context;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::*;
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, MetadataValue};
+
+/// Metadata kind on loads and stores that must keep their order across lane iterations.
+pub const SERIAL: &str = "ptxr.serial";
+
+/// Follows GEPs and casts from a pointer to the object it is based on.
+unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
+    loop {
+        if !LLVMIsAGetElementPtrInst(p).is_null() || !LLVMIsABitCastInst(p).is_null() || !LLVMIsAAddrSpaceCastInst(p).is_null() {
+            p = LLVMGetOperand(p, 0);
+        } else if !LLVMIsAConstantExpr(p).is_null() && matches!(LLVMGetConstOpcode(p), LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMBitCast | LLVMOpcode::LLVMAddrSpaceCast) {
+            p = LLVMGetOperand(p, 0);
+        } else {
+            return p;
+        }
+    }
+}
+
+/// Marks the loops whose latches (blocks ending with the back edge) are `latches` as
+/// parallel loops of `f` (see the module comment). Returns how many accesses were marked.
+pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>]) -> usize {
+    if latches.is_empty() {
+        return 0;
+    }
+    let serial = ctx.get_kind_id(SERIAL);
+    let group_kind = ctx.get_kind_id("llvm.access.group");
+    let loop_kind = ctx.get_kind_id("llvm.loop");
+    let mut accesses = Vec::new();
+    for bb in f.get_basic_blocks() {
+        let mut i = bb.get_first_instruction();
+        while let Some(inst) = i {
+            i = inst.get_next_instruction();
+            let ptr = match inst.get_opcode() {
+                InstructionOpcode::Load => 0,
+                InstructionOpcode::Store => 1,
+                InstructionOpcode::PtrToInt => {
+                    let p = unsafe { root(LLVMGetOperand(inst.as_value_ref(), 0)) };
+                    if unsafe { !LLVMIsAAllocaInst(p).is_null() } {
+                        return 0;
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let v = inst.as_value_ref();
+            let plain = unsafe { LLVMGetVolatile(v) == 0 && LLVMGetOrdering(v) == inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic };
+            if !plain || inst.get_metadata(serial).is_some() {
+                continue;
+            }
+            let r = unsafe { root(LLVMGetOperand(v, ptr)) };
+            if unsafe { LLVMIsAAllocaInst(r).is_null() } {
+                accesses.push(inst);
+            }
+        }
+    }
+    let Some((group, loops)) = distinct_nodes(ctx, latches.len()) else { return 0 };
+    for inst in &accesses {
+        let _ = inst.set_metadata(group, group_kind);
+    }
+    for (bb, id) in latches.iter().zip(loops) {
+        if let Some(t) = bb.get_terminator() {
+            let _ = t.set_metadata(id, loop_kind);
+        }
+    }
+    accesses.len()
+}
+
+/// A distinct access group and `n` distinct loop ids that list it as parallel.
+fn distinct_nodes(ctx: &Context, n: usize) -> Option<(MetadataValue<'_>, Vec<MetadataValue<'_>>)> {
+    let mut ir = String::from("define void @lanes(ptr %p) {\nentry:\n  %v = load i8, ptr %p, !llvm.access.group !0\n  br label %l0\n");
+    for k in 0..n {
+        ir += &format!("l{k}:\n  br label %l{}, !llvm.loop !{}\n", k, 2 * k + 1);
+    }
+    ir += "}\n!0 = distinct !{}\n";
+    for k in 0..n {
+        ir += &format!("!{} = distinct !{{!{}, !{}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
+    }
+    let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
+    // Metadata nodes belong to the context; the module only carries them here.
+    let m = ctx.create_module_from_ir(buf).ok()?;
+    let f = m.get_function("lanes")?;
+    let group = f.get_first_basic_block()?.get_first_instruction()?.get_metadata(ctx.get_kind_id("llvm.access.group"))?;
+    let mut loops = Vec::new();
+    for bb in f.get_basic_blocks().iter().skip(1) {
+        loops.push(bb.get_terminator()?.get_metadata(ctx.get_kind_id("llvm.loop"))?);
+    }
+    std::mem::forget(m);
+    Some((group, loops))
+}
