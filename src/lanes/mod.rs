@@ -1,36 +1,37 @@
 //! Lane expansion: how the threads of a CTA run on one CPU thread.
 //!
 //! Kernels without synchronization run each thread to completion in z/y/x loops (set up in
-//! `codegen::func`), which LLVM can vectorize. Kernels with synchronization points — barriers
-//! and warp collectives, in any control flow, divergent or not — become a scheduler:
+//! `codegen::func`), which LLVM vectorizes. Kernels with synchronization points — barriers
+//! and warp collectives, in any control flow, divergent or not — become a scheduler of
+//! passes, each a z/y/x loop over the threads:
 //!
 //! ```text
-//! sched:  for t in 0..nthreads:                      (dispatch)
-//!             if slot[t].state != RUNNABLE: continue
-//!             switch slot[t].resume { 0: body; k: resume_k }
-//!             ... the thread runs until its next sync point k:
-//!                 slot[t] = {WAITING, k, operands}; continue
-//!         r = host.resolve(cta)                      (runtime::warp)
-//!         r == CONTINUE ? goto sched : r == UNIFORM+k ? goto region_k : return
-//! resume_k: results from slot[t] into the destination registers; continue the body
-//!
-//! region_k: for t in 0..nthreads:                    (a region copy, see `begin_copy`)
-//!             if slot[t].state != RUNNABLE: continue
-//!             resume_k of a copy of the body ... to the next sync point, as above
-//!           r = host.resolve(cta) ...
+//! region_k: for t in threads:                        (a region copy, see `begin_copy`)
+//!             if !all_runnable && slot[t].state != RUNNABLE: site[t] = 0; continue
+//!             reload live registers from columns; code of the body from sync site k ...
+//!             ... to the thread's next sync point j: operands to columns, site[t] = j,
+//!                 save written live registers; continue
+//! resolve:  all site[t] equal to one j != 0, and j completes inline?
+//!             yes: complete the collective from the columns (shfl), goto region_j
+//!             no:  write each stopped thread's SyncSlot; r = host.resolve(cta)
+//!                  (runtime::warp); copy results back to the columns;
+//!                  r == UNIFORM+k ? goto region_k : r == CONTINUE ? goto sched : return
+//! sched:    the general loop: the same, with a switch on slot[t].resume
 //! ```
 //!
 //! The first pass is `region_0` (every thread starts at the beginning of the body).
 //!
 //! A thread's `.local` variables live in its frame. Its registers are allocas, which LLVM
 //! promotes to SSA values between sync points; at each sync point the registers live across
-//! it (`live`) are saved to the frame before the thread returns to the scheduler and reloaded
-//! in the resume block. A `.func` that synchronizes is inlined into the kernel (`sync_funcs`,
-//! `FnEmitter::inline_call`), so that its sync points return to this scheduler too. `resolve` completes each collective whose
-//! participants have all arrived (the lanes of `membermask`; for the deprecated non-`.sync`
-//! forms and `activemask`, the lanes waiting at the same instruction once the whole warp is
-//! blocked), releases barriers whose expected count has arrived, and reports a deadlock
-//! (naming the instruction's line and a waiting thread) when nothing can progress.
+//! it (`live`) are saved to columns (`col`: one array per register, lanes consecutive) and
+//! reloaded where the thread resumes. A `.func` that synchronizes is inlined into the kernel
+//! (`sync_funcs`, `FnEmitter::inline_call`), so that its sync points return to this
+//! scheduler too. `resolve` completes each collective whose participants have all arrived
+//! (the lanes of `membermask`; for the deprecated non-`.sync` forms and `activemask`, the
+//! lanes waiting at the same instruction once the whole warp is blocked), releases barriers
+//! whose expected count has arrived, and reports a deadlock (naming the instruction's line
+//! and a waiting thread) when nothing can progress. The thread loops are marked parallel
+//! for LLVM's vectorizer (`passes::parallel_lanes`).
 
 use crate::codegen::abi::{self, field, slot};
 use crate::codegen::FnEmitter;
