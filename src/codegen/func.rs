@@ -262,22 +262,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         let zl = ctx.append_basic_block(func, "tz.latch");
         let done = ctx.append_basic_block(func, "cta.done");
         e.b.build_unconditional_branch(zh).unwrap();
-        let mk = |e: &mut FnEmitter<'ctx, 'a, '_>, head: BasicBlock<'ctx>, pre: BasicBlock<'ctx>, latch: BasicBlock<'ctx>, n: IntValue<'ctx>, inner: BasicBlock<'ctx>, out: BasicBlock<'ctx>, name: &str| {
-            e.b.position_at_end(head);
-            let phi = e.b.build_phi(i32t, name).unwrap();
-            let c = e.b.build_int_compare(IntPredicate::ULT, phi.as_basic_value().into_int_value(), n, "").unwrap();
-            e.b.build_conditional_branch(c, inner, out).unwrap();
-            e.b.position_at_end(latch);
-            let next = e.b.build_int_add(phi.as_basic_value().into_int_value(), i32t.const_int(1, false), "").unwrap();
-            phi.add_incoming(&[(&i32t.const_zero(), pre), (&next, latch)]);
-            phi.as_basic_value().into_int_value()
-        };
-        let tz = mk(&mut e, zh, setup, zl, nt[2], yh, done, "tid.z");
-        e.b.build_unconditional_branch(zh).unwrap();
-        let ty = mk(&mut e, yh, zh, yl, nt[1], xh, zl, "tid.y");
-        e.b.build_unconditional_branch(yh).unwrap();
-        let tx = mk(&mut e, xh, yh, xl, nt[0], body_bb, yl, "tid.x");
-        e.b.build_unconditional_branch(xh).unwrap();
+        let tz = crate::lanes::index_loop(&e.b, [zh, setup, zl], nt[2], yh, done, "tid.z");
+        let ty = crate::lanes::index_loop(&e.b, [yh, zh, yl], nt[1], xh, zl, "tid.y");
+        let tx = crate::lanes::index_loop(&e.b, [xh, yh, xl], nt[0], body_bb, yl, "tid.x");
         e.b.position_at_end(done);
         e.b.build_return(Some(&i32t.const_zero())).unwrap();
         e.tid = [tx, ty, tz];

@@ -41,6 +41,22 @@ impl Bits {
     }
 }
 
+/// Calls `f(instruction, opcode, operand number, register)` for each operand of the
+/// instructions of `bb` that is one of the registers of `index`.
+unsafe fn for_reg_operands(bb: LLVMBasicBlockRef, index: &HashMap<LLVMValueRef, usize>, mut f: impl FnMut(LLVMValueRef, LLVMOpcode, u32, usize)) {
+    let mut inst = LLVMGetFirstInstruction(bb);
+    while !inst.is_null() {
+        let op = LLVMGetInstructionOpcode(inst);
+        let nops = LLVMGetNumOperands(inst).max(0) as u32;
+        for o in 0..nops {
+            if let Some(&r) = index.get(&LLVMGetOperand(inst, o)) {
+                f(inst, op, o, r);
+            }
+        }
+        inst = LLVMGetNextInstruction(inst);
+    }
+}
+
 /// For each sync point `(leave, resume)` of `sites`, the registers live across it (`regs`
 /// indexes the sets).
 pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, BasicBlock)]) -> Vec<Bits> {
@@ -57,13 +73,8 @@ pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, Bas
     let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
     for (k, &bb) in blocks.iter().enumerate() {
         unsafe {
-            let mut inst = LLVMGetFirstInstruction(bb);
-            while !inst.is_null() {
-                let op = LLVMGetInstructionOpcode(inst);
-                let nops = LLVMGetNumOperands(inst).max(0) as u32;
-                for o in 0..nops {
+            for_reg_operands(bb, &index, |inst, op, o, r| {
                     let v = LLVMGetOperand(inst, o);
-                    let Some(&r) = index.get(&v) else { continue };
                     match (op, o) {
                         (LLVMOpcode::LLVMLoad, 0) => {
                             if !defs[k].has(r) {
@@ -80,9 +91,7 @@ pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, Bas
                         }
                         _ => escaping.set(r),
                     }
-                }
-                inst = LLVMGetNextInstruction(inst);
-            }
+            });
             if def_all.contains(&bb) {
                 for r in 0..n {
                     defs[k].set(r);
@@ -147,19 +156,11 @@ pub fn written_from(f: FunctionValue, regs: &[PointerValue], entry: BasicBlock, 
             continue;
         }
         unsafe {
-            let mut inst = LLVMGetFirstInstruction(bb);
-            while !inst.is_null() {
-                let op = LLVMGetInstructionOpcode(inst);
-                let nops = LLVMGetNumOperands(inst).max(0) as u32;
-                for o in 0..nops {
-                    if let Some(&r) = index.get(&LLVMGetOperand(inst, o)) {
-                        if !(op == LLVMOpcode::LLVMLoad && o == 0) {
-                            out.set(r);
-                        }
-                    }
+            for_reg_operands(bb, &index, |_, op, o, r| {
+                if !(op == LLVMOpcode::LLVMLoad && o == 0) {
+                    out.set(r);
                 }
-                inst = LLVMGetNextInstruction(inst);
-            }
+            });
             let term = LLVMGetBasicBlockTerminator(bb);
             if !term.is_null() {
                 for k in 0..LLVMGetNumSuccessors(term) {
@@ -180,14 +181,9 @@ pub fn constants(f: FunctionValue, regs: &[PointerValue]) -> Vec<Option<LLVMValu
     let mut seen: Vec<Option<Option<LLVMValueRef>>> = vec![None; regs.len()];
     for bb in f.get_basic_blocks() {
         unsafe {
-            let mut inst = LLVMGetFirstInstruction(bb.as_mut_ptr());
-            while !inst.is_null() {
-                let op = LLVMGetInstructionOpcode(inst);
-                let nops = LLVMGetNumOperands(inst).max(0) as u32;
-                for o in 0..nops {
-                    let Some(&r) = index.get(&LLVMGetOperand(inst, o)) else { continue };
+            for_reg_operands(bb.as_mut_ptr(), &index, |inst, op, o, r| {
                     if op == LLVMOpcode::LLVMLoad && o == 0 {
-                        continue;
+                        return;
                     }
                     let c = if op == LLVMOpcode::LLVMStore && o == 1 {
                         let v = LLVMGetOperand(inst, 0);
@@ -200,9 +196,7 @@ pub fn constants(f: FunctionValue, regs: &[PointerValue]) -> Vec<Option<LLVMValu
                         (Some(Some(a)), Some(c)) if a == c => Some(Some(a)),
                         _ => Some(None),
                     };
-                }
-                inst = LLVMGetNextInstruction(inst);
-            }
+            });
         }
     }
     seen.into_iter().map(|s| s.flatten()).collect()

@@ -169,42 +169,14 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let all_run_p = st.all_run;
     let all_run = b.build_load(ctx.bool_type(), all_run_p, "all.runnable").unwrap().into_int_value();
     b.build_unconditional_branch(zhead).unwrap();
-    let one = i32t.const_int(1, false);
-    let zero = i32t.const_zero();
-    // z loop
-    b.position_at_end(zhead);
-    let z = b.build_phi(i32t, "tid.z").unwrap();
-    let zv = z.as_basic_value().into_int_value();
-    let c = b.build_int_compare(IntPredicate::ULT, zv, nt[2], "").unwrap();
-    b.build_conditional_branch(c, yhead, after).unwrap();
-    b.position_at_end(zlatch);
-    let z1 = b.build_int_add(zv, one, "").unwrap();
-    b.build_unconditional_branch(zhead).unwrap();
-    z.add_incoming(&[(&zero, entry), (&z1, zlatch)]);
-    // y loop
-    b.position_at_end(yhead);
-    let y = b.build_phi(i32t, "tid.y").unwrap();
-    let yv = y.as_basic_value().into_int_value();
-    let c = b.build_int_compare(IntPredicate::ULT, yv, nt[1], "").unwrap();
-    b.build_conditional_branch(c, xpre, zlatch).unwrap();
-    b.position_at_end(ylatch);
-    let y1 = b.build_int_add(yv, one, "").unwrap();
-    b.build_unconditional_branch(yhead).unwrap();
-    y.add_incoming(&[(&zero, zhead), (&y1, ylatch)]);
+    let zv = index_loop(&b, [zhead, entry, zlatch], nt[2], yhead, after, "tid.z");
+    let yv = index_loop(&b, [yhead, zhead, ylatch], nt[1], xpre, zlatch, "tid.y");
     // x loop: thread t = (z * ntid.y + y) * ntid.x + x
     b.position_at_end(xpre);
     let zy = b.build_int_add(b.build_int_mul(zv, nt[1], "").unwrap(), yv, "").unwrap();
     let row = b.build_int_mul(zy, nt[0], "").unwrap();
     b.build_unconditional_branch(head).unwrap();
-    b.position_at_end(head);
-    let x = b.build_phi(i32t, "tid.x").unwrap();
-    let xv = x.as_basic_value().into_int_value();
-    let c = b.build_int_compare(IntPredicate::ULT, xv, nt[0], "").unwrap();
-    b.build_conditional_branch(c, fast, ylatch).unwrap();
-    b.position_at_end(next);
-    let x1 = b.build_int_add(xv, one, "").unwrap();
-    b.build_unconditional_branch(head).unwrap();
-    x.add_incoming(&[(&zero, xpre), (&x1, next)]);
+    let xv = index_loop(&b, [head, xpre, next], nt[0], fast, ylatch, "tid.x");
     // Is thread t runnable? After a pass completed in generated code, every thread is.
     b.position_at_end(fast);
     let tv = b.build_int_add(row, xv, "t").unwrap();
@@ -236,6 +208,27 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     b.build_unconditional_branch(skip).unwrap();
     e.lane_latches.push(next);
     ThreadLoop { entry, dispatch, next, exit, tid: [xv, yv, zv], t64, frame_t, slot_t }
+}
+
+/// One loop of a thread index: `head` (entered from `pre`) goes to `inner` while the index
+/// is below `n`, else to `out`; `latch` steps the index and goes back to `head`. Returns the
+/// index.
+pub fn index_loop<'ctx>(b: &inkwell::builder::Builder<'ctx>, [head, pre, latch]: [BasicBlock<'ctx>; 3], n: IntValue<'ctx>, inner: BasicBlock<'ctx>, out: BasicBlock<'ctx>, name: &str) -> IntValue<'ctx> {
+    let i32t = n.get_type();
+    let at = b.get_insert_block();
+    b.position_at_end(head);
+    let phi = b.build_phi(i32t, name).unwrap();
+    let v = phi.as_basic_value().into_int_value();
+    let more = b.build_int_compare(IntPredicate::ULT, v, n, "").unwrap();
+    b.build_conditional_branch(more, inner, out).unwrap();
+    b.position_at_end(latch);
+    let v1 = b.build_int_add(v, i32t.const_int(1, false), "").unwrap();
+    b.build_unconditional_branch(head).unwrap();
+    phi.add_incoming(&[(&i32t.const_zero(), pre), (&v1, latch)]);
+    if let Some(bb) = at {
+        b.position_at_end(bb);
+    }
+    v
 }
 
 /// Makes `l` the thread loop that the body being emitted belongs to.
