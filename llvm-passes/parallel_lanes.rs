@@ -105,7 +105,8 @@ fn distinct_nodes(ctx: &Context, n: usize) -> Option<(MetadataValue<'_>, Vec<Met
         ir += &format!("!{} = distinct !{{!{}, !{}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
     }
     let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
-    // Metadata nodes belong to the context; the module only carries them here.
+    // Metadata nodes belong to the context (distinct ones live until it is destroyed); the
+    // module only carries them here and is dropped.
     let m = ctx.create_module_from_ir(buf).ok()?;
     let f = m.get_function("lanes")?;
     let group = f.get_first_basic_block()?.get_first_instruction()?.get_metadata(ctx.get_kind_id("llvm.access.group"))?;
@@ -113,6 +114,6 @@ fn distinct_nodes(ctx: &Context, n: usize) -> Option<(MetadataValue<'_>, Vec<Met
     for bb in f.get_basic_blocks().iter().skip(1) {
         loops.push(bb.get_terminator()?.get_metadata(ctx.get_kind_id("llvm.loop"))?);
     }
-    std::mem::forget(m);
+    drop(m);
     Some((group, loops))
 }

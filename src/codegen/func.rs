@@ -74,7 +74,6 @@ pub struct SyncState<'ctx> {
     /// addresses built here dominate the whole body.
     pub frame_b: Builder<'ctx>,
     pub frame_t: PointerValue<'ctx>,
-    pub slot_t: PointerValue<'ctx>,
     pub frame_size: u32,
     /// The block that advances to the next thread.
     pub next_bb: BasicBlock<'ctx>,

@@ -144,8 +144,7 @@ pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, Bas
 
 /// The registers (indexes into `regs`) that code reachable from `entry` may write, not
 /// going past the blocks of `stops`: a use of the register's address other than a load.
-pub fn written_from(f: FunctionValue, regs: &[PointerValue], entry: BasicBlock, stops: &[BasicBlock]) -> Bits {
-    let _ = f;
+pub fn written_from(regs: &[PointerValue], entry: BasicBlock, stops: &[BasicBlock]) -> Bits {
     let index: HashMap<LLVMValueRef, usize> = regs.iter().enumerate().map(|(k, r)| (r.as_value_ref(), k)).collect();
     let stops: Vec<LLVMBasicBlockRef> = stops.iter().map(|b| b.as_mut_ptr()).collect();
     let mut seen: std::collections::HashSet<LLVMBasicBlockRef> = std::collections::HashSet::new();

@@ -238,7 +238,6 @@ fn enter_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: &ThreadLoop<'ctx>) {
     e.ret_bb = l.exit;
     let st = e.sync.as_mut().unwrap();
     st.frame_t = l.frame_t;
-    st.slot_t = l.slot_t;
     st.t64 = l.t64;
     st.next_bb = l.next;
     st.frame_b.position_at_end(l.dispatch);
@@ -280,7 +279,6 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     e.sync = Some(crate::codegen::func::SyncState {
         frame_b: ctx.create_builder(),
         frame_t: null,
-        slot_t: null,
         frame_size: 0,
         next_bb: body,
         cases: Vec::new(),
@@ -440,8 +438,9 @@ fn col_ptr<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func:
     unsafe { b.build_in_bounds_gep(ctx.i8_type(), st.soa_base, &[i], "col").unwrap() }
 }
 
-/// A loop `for t in 0..n` (i64) emitted from `b`'s block: returns the body block (the caller
-/// ends it with a branch to `latch`), `t`, the latch and the block after the loop.
+/// A loop `for t in 0..n` (i64) emitted from `b`'s block, which is left at the start of the
+/// body (the caller ends it with a branch to `latch`): returns the loop's head, `t`, the
+/// latch and the block after the loop.
 fn count_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, n: IntValue<'ctx>, name: &str) -> (BasicBlock<'ctx>, IntValue<'ctx>, BasicBlock<'ctx>, BasicBlock<'ctx>) {
     let i64t = ctx.i64_type();
     let pre = b.get_insert_block().unwrap();
@@ -460,7 +459,23 @@ fn count_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::Fu
     b.build_unconditional_branch(head).unwrap();
     t.add_incoming(&[(&i64t.const_zero(), pre), (&t1, latch)]);
     b.position_at_end(body);
-    (body, tv, latch, exit)
+    (head, tv, latch, exit)
+}
+
+/// A `count_loop` over the threads that are runnable in their slots, left at the start of
+/// the body for such a thread: returns `t`, its slot, the latch and the block after the loop.
+fn runnable_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, name: &str) -> (IntValue<'ctx>, inkwell::values::PointerValue<'ctx>, BasicBlock<'ctx>, BasicBlock<'ctx>) {
+    let i32t = ctx.i32_type();
+    let stt = slot_type(ctx);
+    let (_, t, latch, after) = count_loop(ctx, f, b, st.nt64, name);
+    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
+    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    let body = ctx.append_basic_block(f, &format!("{name}.runnable"));
+    b.build_conditional_branch(runnable, body, latch).unwrap();
+    b.position_at_end(body);
+    (t, slot_t, latch, after)
 }
 
 /// Whether generated code completes site `si` itself when every thread of the CTA stopped
@@ -511,7 +526,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     }
     // A region copy is entered only at its site, where the live registers are reloaded: a
     // register it never writes still holds its saved value when the thread leaves again.
-    let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::written_from(f, &regs, entry, &[next, exit])).collect();
+    let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::written_from(&regs, entry, &[next, exit])).collect();
     let consts = live::constants(f, &regs);
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
     let mut columns = col::FIXED;
@@ -569,9 +584,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // Where did each thread stop in this pass (0: nowhere)? `same`: all at one site `first`.
     let first = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, i64t.const_zero()), "first").unwrap().into_int_value();
     let pre = b.get_insert_block().unwrap();
-    let (_, t, latch, after) = count_loop(ctx, f, &b, st.nt64, "stopped");
+    let (head, t, latch, after) = count_loop(ctx, f, &b, st.nt64, "stopped");
     let body_bb = b.get_insert_block().unwrap();
-    let head = body_bb.get_previous_basic_block().unwrap();
     b.position_before(&head.get_first_instruction().unwrap());
     let acc = b.build_phi(ctx.bool_type(), "same").unwrap();
     b.position_at_end(body_bb);
@@ -618,17 +632,10 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
 
     // ... else write each stopped thread's request to its slot and ask the runtime.
     b.position_at_end(slow);
-    let n64 = st.nt64;
-    let (_, t, latch, after) = count_loop(ctx, f, &b, n64, "request");
-    loops.push(latch);
-    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
-    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
-    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
     // A thread that is runnable after a pass stopped at a sync point in it.
-    let stopped = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
-    let which = ctx.append_basic_block(f, "request.site");
-    b.build_conditional_branch(stopped, which, latch).unwrap();
-    b.position_at_end(which);
+    let (t, slot_t, latch, after) = runnable_loop(ctx, f, &b, st, "request");
+    loops.push(latch);
+    let which = b.get_insert_block().unwrap();
     let site_v = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, t), "site").unwrap().into_int_value();
     let mut cases = Vec::new();
     for (k, si) in st.sites.iter().enumerate() {
@@ -673,15 +680,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.build_switch(r, go_on, &[(i32t.const_int(abi::RESOLVE_DONE as u64, false), st.done_bb), (i32t.const_int(abi::RESOLVE_DEADLOCK as u64, false), abort_bb)]).unwrap();
     b.position_at_end(go_on);
     // The results of the threads the runtime made runnable go to their columns.
-    let (_, t, latch, after) = count_loop(ctx, f, &b, n64, "results");
+    let (t, slot_t, latch, after) = runnable_loop(ctx, f, &b, st, "results");
     loops.push(latch);
-    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
-    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
-    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
-    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
-    let copy = ctx.append_basic_block(f, "results.copy");
-    b.build_conditional_branch(runnable, copy, latch).unwrap();
-    b.position_at_end(copy);
     let rp = b.build_struct_gep(stt, slot_t, slot::RESULT, "").unwrap();
     let v = b.build_load(i64t, rp, "").unwrap();
     b.build_store(col_ptr(&b, st, ctx, col::RESULT, t), v).unwrap();
