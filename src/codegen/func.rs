@@ -87,6 +87,10 @@ pub struct SyncState<'ctx> {
     /// before its terminator), the resume block (they are reloaded there), the thread index
     /// of the loop it belongs to, its site number and its copy (0: general, k: `fast[k-1]`).
     pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, IntValue<'ctx>, u32, usize)>,
+    /// Per operand a sync point stores to its column: the site, the slot field and the store
+    /// (`lanes::constant_fields` turns operands read from constant registers into site
+    /// constants).
+    pub field_stores: Vec<(u32, u32, inkwell::values::InstructionValue<'ctx>)>,
     /// Frame offset of the area through which `mma`/`wmma.mma`/`ldmatrix` exchange values
     /// between the lanes of a warp (ops_wmma::exchange).
     pub exchange_area: Option<u32>,

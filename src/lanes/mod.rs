@@ -287,6 +287,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         frame_size_global: fsg,
         regs: vec![carry],
         spills: Vec::new(),
+        field_stores: Vec::new(),
         exchange_area: None,
         storage_log: Vec::new(),
         replay: None,
@@ -494,6 +495,44 @@ fn completes_inline(si: &SiteInfo, has_arrive: bool) -> bool {
     }
 }
 
+/// A collective's operand that every copy of its site reads straight from a register whose
+/// every write is the same constant (`live::constants`: `mov.u32 %r8, 31` feeding the `c`
+/// of each shuffle) is that constant, or undefined where the register was never written:
+/// it becomes a constant of the site, and its column stores go.
+fn constant_fields(st: &mut crate::codegen::func::SyncState<'_>, regs: &[inkwell::values::PointerValue<'_>], consts: &[Option<inkwell::llvm_sys::prelude::LLVMValueRef>]) {
+    use inkwell::llvm_sys::core::*;
+    use inkwell::values::AsValueRef;
+    let index: std::collections::HashMap<_, usize> = regs.iter().enumerate().map(|(k, r)| (r.as_value_ref(), k)).collect();
+    let constant = |store: &inkwell::values::InstructionValue| -> Option<u64> {
+        unsafe {
+            let v = LLVMGetOperand(store.as_value_ref(), 0);
+            if LLVMIsALoadInst(v).is_null() {
+                return None;
+            }
+            let c = consts[*index.get(&LLVMGetOperand(v, 0))?]?;
+            if LLVMIsAConstantInt(c).is_null() || LLVMTypeOf(c) != LLVMTypeOf(v) {
+                return None;
+            }
+            Some(LLVMConstIntGetZExtValue(c))
+        }
+    };
+    let mut verdict: std::collections::HashMap<(u32, u32), Option<u64>> = std::collections::HashMap::new();
+    for (site, fld, store) in &st.field_stores {
+        let c = constant(store);
+        verdict.entry((*site, *fld)).and_modify(|v| if *v != c { *v = None }).or_insert(c);
+    }
+    for (site, fld, store) in std::mem::take(&mut st.field_stores) {
+        if let Some(Some(c)) = verdict.get(&(site, fld)) {
+            store.erase_from_basic_block();
+            let si = &mut st.sites[site as usize - 1];
+            if let Some(k) = si.cols.iter().position(|f| *f == fld) {
+                si.cols.remove(k);
+                si.consts.push((fld, *c));
+            }
+        }
+    }
+}
+
 /// Completes the scheduler once the body and its copies are emitted: saves and reloads of
 /// the registers live across each sync point, the frame size, the dispatch switch of the
 /// general loop, and the `resolve` block run after each pass. Returns the frame size (bytes
@@ -528,6 +567,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // register it never writes still holds its saved value when the thread leaves again.
     let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::written_from(&regs, entry, &[next, exit])).collect();
     let consts = live::constants(f, &regs);
+    constant_fields(st, &regs, &consts);
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
     let mut columns = col::FIXED;
     let b = ctx.create_builder();
@@ -753,11 +793,34 @@ fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::f
     };
     let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
     let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
-    let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
-    let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
-    let v = b.build_load(i64t, col_ptr(b, st, ctx, col::A, from64), "").unwrap().into_int_value();
-    let v = b.build_and(v, i64t.const_int(0xffff_ffff, false), "").unwrap();
-    b.build_store(col_ptr(b, st, ctx, col::RESULT, t), v).unwrap();
+    let keep = i64t.const_int(0xffff_ffff, false);
+    match (mode, bv.get_zero_extended_constant()) {
+        // .up/.down by a constant: the source is thread t -/+ b or t itself. Two contiguous
+        // accesses (the second one masked) instead of a gather: the own value is stored,
+        // then overwritten where the source lane is another one. (A phi of the two loads
+        // would be folded back into one load from a selected address.)
+        (0 | 1, Some(d)) => {
+            let dv = i64t.const_int(d & 31, false);
+            let own = b.build_load(i64t, col_ptr(b, st, ctx, col::A, t), "own").unwrap().into_int_value();
+            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), b.build_and(own, keep, "").unwrap()).unwrap();
+            let ok = b.build_and(p, inside, "").unwrap();
+            let far = ctx.append_basic_block(f, "shfl.far");
+            let join = ctx.append_basic_block(f, "shfl.join");
+            b.build_conditional_branch(ok, far, join).unwrap();
+            b.position_at_end(far);
+            let from = if mode == 0 { b.build_int_sub(t, dv, "").unwrap() } else { b.build_int_add(t, dv, "").unwrap() };
+            let other = b.build_load(i64t, col_ptr(b, st, ctx, col::A, from), "").unwrap().into_int_value();
+            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), b.build_and(other, keep, "").unwrap()).unwrap();
+            b.build_unconditional_branch(join).unwrap();
+            b.position_at_end(join);
+        }
+        _ => {
+            let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
+            let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
+            let v = b.build_load(i64t, col_ptr(b, st, ctx, col::A, from64), "").unwrap().into_int_value();
+            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), b.build_and(v, keep, "").unwrap()).unwrap();
+        }
+    }
     let pv = b.build_int_z_extend(p, i32t, "").unwrap();
     b.build_store(col_ptr(b, st, ctx, col::PRED, t), pv).unwrap();
     b.build_unconditional_branch(latch).unwrap();
@@ -800,12 +863,15 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     }
     let st = e.sync.as_ref().unwrap();
     let si = &st.sites[site as usize - 1];
+    let mut stores = Vec::new();
     for (fld, v) in fields {
         if si.cols.contains(fld) {
             let p = col_ptr(&e.b, st, ctx, col_of(*fld), st.t64);
-            e.b.build_store(p, *v).unwrap();
+            stores.push((site, *fld, e.b.build_store(p, *v).unwrap()));
         }
     }
+    e.sync.as_mut().unwrap().field_stores.extend(stores);
+    let st = e.sync.as_ref().unwrap();
     let sv = i32t.const_int(site as u64, false);
     e.b.build_store(col_ptr(&e.b, st, ctx, col::SITE, st.t64), sv).unwrap();
     e.b.build_unconditional_branch(next).unwrap();
