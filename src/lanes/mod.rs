@@ -11,9 +11,11 @@
 //!             reload live registers from columns; code of the body from sync site k ...
 //!             ... to the thread's next sync point j: operands to columns, site[t] = j,
 //!                 save written live registers; continue
+//!             ... or to its end: site[t] = EXITED; continue
 //! resolve:  all site[t] equal to one j != 0, and j completes inline?
 //!             yes: complete the collective from the columns (shfl), goto region_j
-//!             no:  write each stopped thread's SyncSlot; r = host.resolve(cta)
+//!             no:  write each stopped thread's SyncSlot (and the state of those that
+//!                  exited in the pass); r = host.resolve(cta)
 //!                  (runtime::warp); copy results back to the columns;
 //!                  r == UNIFORM+k ? goto region_k : r == CONTINUE ? goto sched : return
 //! sched:    the general loop: the same, with a switch on slot[t].resume
@@ -202,10 +204,10 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let fs = b.build_load(i64t, fsg.as_pointer_value(), "fs").unwrap().into_int_value();
     let off = b.build_int_mul(t64, fs, "").unwrap();
     let frame_t = unsafe { b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "frame").unwrap() };
-    // Finishing (ret/exit or the end of the body) marks the thread exited.
+    // Finishing (ret/exit or the end of the body): the thread exited in this pass.
     b.position_at_end(exit);
-    b.build_store(state_p, i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
-    b.build_unconditional_branch(skip).unwrap();
+    b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_int(col::EXITED as u64, false)).unwrap();
+    b.build_unconditional_branch(next).unwrap();
     e.lane_latches.push(next);
     ThreadLoop { entry, dispatch, next, exit, tid: [xv, yv, zv], t64, frame_t, slot_t }
 }
@@ -413,6 +415,9 @@ mod col {
     pub const MODE: (u32, u32) = (44, 4);
     pub const FLAGS: (u32, u32) = (48, 4);
     pub const FIXED: u32 = 56;
+    /// The SITE of a thread that ended in the pass (its slot says so once the runtime is
+    /// asked; after passes completed in generated code, nobody looks).
+    pub const EXITED: u32 = u32::MAX;
 }
 
 /// The column of a slot field that a sync point hands over.
@@ -588,15 +593,25 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
                 columns = off + size;
                 off
             });
+            // Predicates are kept as bytes: LLVM loads and stores vectors of i1 bit-packed,
+            // so an i1 column would not vectorize as consecutive accesses.
+            let pred = ty == ctx.bool_type().into();
+            let i8t = ctx.i8_type();
             if copy == 0 || written[copy - 1].has(k) {
                 b.position_before(&leave.get_terminator().unwrap());
                 let cp = col_ptr(&b, st, ctx, (off, size), t);
                 let v = b.build_load(ty, p, "").unwrap();
+                let v = if pred { b.build_int_z_extend(v.into_int_value(), i8t, "").unwrap().into() } else { v };
                 b.build_store(cp, v).unwrap();
             }
             b.position_before(&resume.get_terminator().unwrap());
             let cp = col_ptr(&b, st, ctx, (off, size), t);
-            let v = b.build_load(ty, cp, "").unwrap();
+            let v = if pred {
+                let v = b.build_load(i8t, cp, "").unwrap().into_int_value();
+                b.build_int_truncate(v, ctx.bool_type(), "").unwrap().into()
+            } else {
+                b.build_load(ty, cp, "").unwrap()
+            };
             b.build_store(p, v).unwrap();
         }
     }
@@ -639,6 +654,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(after);
     let same = accv;
     let zero_site = b.build_int_compare(IntPredicate::EQ, first, i32t.const_zero(), "").unwrap();
+    let exited = b.build_int_compare(IntPredicate::EQ, first, i32t.const_int(col::EXITED as u64, false), "").unwrap();
+    let zero_site = b.build_or(zero_site, exited, "").unwrap();
     let fast = b.build_and(same, b.build_not(zero_site, "").unwrap(), "").unwrap();
     let inline_bb = ctx.append_basic_block(f, "complete");
     let slow = ctx.append_basic_block(f, "to.runtime");
@@ -704,6 +721,12 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         put(slot::STATE, c32(abi::SLOT_WAITING as u64));
         b.build_unconditional_branch(latch).unwrap();
     }
+    let bb = ctx.append_basic_block(f, "request.exited");
+    cases.push((i32t.const_int(col::EXITED as u64, false), bb));
+    b.position_at_end(bb);
+    let p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    b.build_store(p, i32t.const_int(abi::SLOT_EXITED as u64, false)).unwrap();
+    b.build_unconditional_branch(latch).unwrap();
     b.position_at_end(which);
     b.build_switch(site_v, latch, &cases).unwrap();
     b.position_at_end(after);

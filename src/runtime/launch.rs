@@ -287,9 +287,11 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
     let nthreads = threads as usize;
     let frame_words = if k.uses_sync { (k.frame_size as usize * nthreads + 15) / 16 } else { 0 };
     let uses_sync = k.uses_sync;
-    let init = || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }]);
-    type State = (Vec<u128>, Vec<u128>, Vec<abi::SyncSlot>);
-    let body = |(smem, frames, slots): &mut State, c: u64| {
+    // The slots are written only on the way to the runtime's `resolve`: after a CTA that
+    // never called it (every collective completed in generated code) they are still clear.
+    let init = || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
+    type State = (Vec<u128>, Vec<u128>, Vec<abi::SyncSlot>, bool);
+    let body = |(smem, frames, slots, dirty): &mut State, c: u64| {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return;
             }
@@ -317,12 +319,15 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
             };
             let mut sched = super::warp::Sched::default();
             if uses_sync {
-                slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
+                if *dirty {
+                    slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
+                }
                 ctx.frames = frames.as_mut_ptr() as *mut u8;
                 ctx.slots = slots.as_mut_ptr();
                 ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
             }
             let st = unsafe { f(&mut ctx) };
+            *dirty = sched.called;
             if st != 0 || ctx.status != 0 {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());

@@ -9,6 +9,8 @@ use crate::codegen::abi::*;
 pub struct Sched {
     /// `bar.arrive` arrivals not yet consumed by a barrier completion, per barrier id.
     pub arrived: [u32; 16],
+    /// Whether `resolve` ran for the CTA (then its slots need clearing before the next).
+    pub called: bool,
 }
 
 pub extern "C" fn resolve(cta: *mut CtaCtx) -> u32 {
@@ -16,6 +18,7 @@ pub extern "C" fn resolve(cta: *mut CtaCtx) -> u32 {
     let n = (cta.ntid[0] * cta.ntid[1] * cta.ntid[2]) as usize;
     let slots = unsafe { std::slice::from_raw_parts_mut(cta.slots, n) };
     let sched = unsafe { &mut *(cta.sched as *mut Sched) };
+    sched.called = true;
     match resolve_slots(slots, sched, cta) {
         RESOLVE_CONTINUE => uniform_resume(slots),
         r => r,

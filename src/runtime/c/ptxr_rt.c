@@ -61,6 +61,8 @@ enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, S
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
 typedef struct Sched {
     uint32_t arrived[16];
+    /* Whether `resolve` ran for the CTA (then its slots need clearing before the next). */
+    uint32_t called;
 } Sched;
 
 /* ---- resolve: a port of src/runtime/warp.rs ---- */
@@ -309,6 +311,7 @@ static uint32_t uniform_resume(const SyncSlot *slots, size_t n) {
 
 static uint32_t resolve(CtaCtx *cta) {
     size_t n = (size_t)cta->ntid[0] * cta->ntid[1] * cta->ntid[2];
+    ((Sched *)cta->sched)->called = 1;
     uint32_t r = resolve_slots(cta->slots, n, (Sched *)cta->sched, cta);
     return r == RESOLVE_CONTINUE ? uniform_resume(cta->slots, n) : r;
 }
@@ -544,6 +547,9 @@ static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail
 static _Thread_local struct {
     void *smem, *frames, *slots;
     size_t smem_cap, frames_cap, slots_cap;
+    /* Bytes at the start of `slots` known to be zero: slots are written only on the way to
+     * `resolve`, so CTAs completed in generated code leave them clear. */
+    size_t slots_clean;
     uint32_t smid;
 } tls;
 static uint32_t next_smid;
@@ -593,18 +599,25 @@ static void run_cta(void *vl, uint32_t i) {
     ctx.host = l;
     ctx.smid = tls.smid - 1;
     if (k->uses_sync) {
+        /* Frames need no clearing: registers are written before they are read, and .local
+         * memory starts uninitialized on a GPU too. */
         size_t fbytes = ((size_t)k->frame_size * nthreads + 15) / 16 * 16;
+        size_t sbytes = nthreads * sizeof(SyncSlot);
         uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
-        SyncSlot *slots = (SyncSlot *)grow(&tls.slots, &tls.slots_cap, nthreads * sizeof(SyncSlot));
+        if (sbytes > tls.slots_cap) tls.slots_clean = 0;
+        SyncSlot *slots = (SyncSlot *)grow(&tls.slots, &tls.slots_cap, sbytes);
         if (!frames || !slots) goto oom;
-        memset(frames, 0, fbytes);
-        memset(slots, 0, nthreads * sizeof(SyncSlot));
+        if (tls.slots_clean < sbytes) {
+            memset(slots, 0, sbytes);
+            tls.slots_clean = sbytes;
+        }
         ctx.frames = frames;
         ctx.slots = slots;
         ctx.sched = &sched;
     }
     {
         int32_t st = k->cta(&ctx);
+        if (sched.called) tls.slots_clean = 0;
         if (st != 0 || ctx.status != 0) {
             __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
             pthread_mutex_lock(&l->mu);
