@@ -59,8 +59,18 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub params_ptr: Option<PointerValue<'ctx>>,
     /// Functions being inlined at this point (calls to functions that synchronize).
     inlining: Vec<&'a str>,
+    /// Registers of a kernel with synchronization that are recomputed where they are read
+    /// (`lanes::remat`), and the block where each was last recomputed.
+    remat: Vec<crate::lanes::remat::Node<'a>>,
+    remat_single: HashMap<&'a str, usize>,
+    /// Per node: its temporary, and the block where it was last evaluated.
+    remat_tmp: Vec<Option<(PointerValue<'ctx>, Option<BasicBlock<'ctx>>)>>,
+    /// Registers redirected while a node is emitted (consulted by `reg`).
+    overrides: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
     /// The base that host addresses are built from (see [`FnEmitter::space_ptr`]).
     mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
+    /// The CTA's shared memory, loaded once in the entry block.
+    shared_base: Option<PointerValue<'ctx>>,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
     pub lane_latches: Vec<BasicBlock<'ctx>>,
 }
@@ -229,7 +239,12 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         branch_targets: HashMap::new(),
         params_ptr: None,
         inlining: Vec::new(),
+        remat: Vec::new(),
+        remat_single: HashMap::new(),
+        remat_tmp: Vec::new(),
+        overrides: HashMap::new(),
         mem_base: None,
+        shared_base: None,
         lane_latches: Vec::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
@@ -253,6 +268,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             super::nvvm::kernel_prologue(&mut e, info)?;
         } else if crate::lanes::needs_scheduler(body, &e.m.sync_funcs) {
             crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
+            let params: std::collections::HashSet<&str> = f.params.iter().map(|p| p.name.name).collect();
+            (e.remat, e.remat_single) = crate::lanes::remat::analyze(body, &params);
+            e.remat_tmp = vec![None; e.remat.len()];
         } else {
         // Thread loops over z, y, x of the CTA.
         let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
@@ -486,6 +504,21 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
     }
 
+    /// The CTA's shared memory window (`CtaCtx::shared`), loaded in the entry block: a load
+    /// inside a lane loop would be a per-lane masked load once the loop is vectorized.
+    pub fn shared_base(&mut self) -> PointerValue<'ctx> {
+        if let Some(p) = self.shared_base {
+            return p;
+        }
+        let t = self.cta_type();
+        let fp = self.alloca_b.build_struct_gep(t, self.cta, field::SHARED, "").unwrap();
+        let pt = self.ctx().ptr_type(AddressSpace::default());
+        let v = self.alloca_b.build_load(pt, fp, "shared").unwrap();
+        self.invariant(v);
+        self.shared_base = Some(v.into_pointer_value());
+        v.into_pointer_value()
+    }
+
     pub fn cta_ptr_field(&mut self, fld: u32) -> PointerValue<'ctx> {
         let p = self.cta_field_ptr(fld, None);
         let pt = self.ctx().ptr_type(AddressSpace::default());
@@ -552,6 +585,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// Looks up a register (declaring parameterized `%r<N>` members on first use).
     pub fn reg(&mut self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
+        if let Some(r) = self.overrides.get(name) {
+            return Some(*r);
+        }
         if let Some(r) = self.regs.get(name) {
             return Some(*r);
         }
@@ -564,6 +600,48 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             }
         }
         None
+    }
+
+    /// Looks up a register to read it. A register whose value is a node of `lanes::remat`
+    /// is read from the node's temporary, evaluated here.
+    pub(crate) fn reg_read(&mut self, name: &'a str) -> R<Option<(PointerValue<'ctx>, Type)>> {
+        if self.inlining.is_empty() && !self.overrides.contains_key(name) {
+            if let Some(n) = self.remat_single.get(name).copied() {
+                return self.remat_eval(n).map(Some);
+            }
+        }
+        Ok(self.reg(name))
+    }
+
+    /// Evaluates node `n` into its temporary, unless that was done already in the current
+    /// block (within a block no sync point intervenes). Its operands are evaluated first;
+    /// then its instruction is emitted with every register it reads or writes redirected to
+    /// temporaries.
+    fn remat_eval(&mut self, n: usize) -> R<(PointerValue<'ctx>, Type)> {
+        let ty = self.remat[n].ty;
+        let here = self.b.get_insert_block();
+        let tmp = match self.remat_tmp[n] {
+            Some((p, at)) if at == here && here.is_some() => return Ok((p, ty)),
+            Some((p, _)) => p,
+            None => self.alloca_b.build_alloca(reg_t(self.ctx(), ty), "remat").unwrap(),
+        };
+        let ops = self.remat[n].ops.clone();
+        let mut redirect = Vec::new();
+        for (name, on) in ops {
+            redirect.push((name, self.remat_eval(on)?));
+        }
+        redirect.push((self.remat[n].dest, (tmp, ty)));
+        let saved: Vec<_> = redirect.iter().map(|(name, v)| (*name, self.overrides.insert(name, *v))).collect();
+        let r = self.unguarded(self.remat[n].instr);
+        for (name, old) in saved.into_iter().rev() {
+            match old {
+                Some(v) => self.overrides.insert(name, v),
+                None => self.overrides.remove(name),
+            };
+        }
+        r?;
+        self.remat_tmp[n] = Some((tmp, self.b.get_insert_block()));
+        Ok((tmp, ty))
     }
 
     /// Emits a function body from its labels on; falling off its end finishes the thread.
@@ -977,7 +1055,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 if let Some(VarLoc::Ptr(p, _)) = self.vars.get(id.name) {
                     return Ok(*p);
                 }
-                if let Some((slot, ty)) = self.reg(id.name) {
+                if let Some((slot, ty)) = self.reg_read(id.name)? {
                     // A register argument: pass a copy; copy back afterwards for return values.
                     let t = reg_t(self.ctx(), ty);
                     let tmp = self.alloca_b.build_alloca(t, "arg").unwrap();
@@ -1055,7 +1133,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     // ---------------------------------------------------------------- operands
 
     fn read_pred_name(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
-        match self.reg(id.name) {
+        match self.reg_read(id.name)? {
             Some((p, Type::Pred)) => Ok(self.b.build_load(self.ctx().bool_type(), p, "").unwrap().into_int_value()),
             _ => Err(self.err(id.span, format!("`{}` is not a predicate register", id.name))),
         }
@@ -1117,7 +1195,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub fn read(&mut self, op: &'a Operand<'a>, ty: Type) -> R<BasicValueEnum<'ctx>> {
         match op {
             Operand::Name(id, comp) => {
-                if let Some((p, rty)) = self.reg(id.name) {
+                if let Some((p, rty)) = self.reg_read(id.name)? {
                     if comp.is_some() {
                         return Err(self.err(id.span, "vector components of registers are not supported"));
                     }
@@ -1357,7 +1435,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let Some(base) = a.base else {
             return Ok(self.space_ptr(off, space));
         };
-        if let Some((p, rty)) = self.reg(base.name) {
+        if let Some((p, rty)) = self.reg_read(base.name)? {
             let v = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
             let v = self.resize(v, 64, false);
             let v = self.b.build_int_add(v, off, "").unwrap();
@@ -1397,9 +1475,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
         let pt = self.ctx().ptr_type(AddressSpace::default());
         if space == Some(StateSpace::Shared) {
-            let base = self.cta_ptr_field(field::SHARED);
-            let v32 = self.resize(v, 32, false);
-            let v64 = self.resize(v32, 64, false);
+            // A shared address is an offset in the CTA's window. A 64-bit one is used as it
+            // is (one with high bits set is outside the window either way); truncating it
+            // would hide `base + 4*tid` from LLVM's scalar evolution.
+            let base = self.shared_base();
+            let v64 = self.resize(v, 64, false);
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
         // A PTX address is an integer. `inttoptr` would hide it from LLVM's scalar evolution,

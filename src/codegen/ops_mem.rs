@@ -231,7 +231,7 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let out = if e.m.nvptx {
         super::nvvm::cvta(e, v64, space, to)
     } else if space == Some(StateSpace::Shared) {
-        let base = e.cta_ptr_field(super::abi::field::SHARED);
+        let base = e.shared_base();
         let bi = e.b.build_ptr_to_int(base, e.ctx().i64_type(), "").unwrap();
         if to {
             e.b.build_int_sub(v64, bi, "").unwrap()
@@ -256,7 +256,7 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         let r = super::nvvm::isspacep(e, v, space);
         return e.write(d, Type::Pred, r.into());
     }
-    let base = e.cta_ptr_field(super::abi::field::SHARED);
+    let base = e.shared_base();
     let i64t = e.ctx().i64_type();
     let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();
     let total = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);

@@ -217,7 +217,7 @@ fn neg_src<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>) -> R<
 }
 
 fn read_reg32<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>) -> R<IntValue<'ctx>> {
-    let Some((p, rty)) = e.reg(id.name) else {
+    let Some((p, rty)) = e.reg_read(id.name)? else {
         return Err(e.err(id.span, format!("`{}` is not a register", id.name)));
     };
     let raw = e.b.build_load(super::func::reg_t(e.ctx(), rty), p, "").unwrap().into_int_value();

@@ -6,8 +6,8 @@
 //! passes, each a z/y/x loop over the threads:
 //!
 //! ```text
-//! region_k: for t in threads:                        (a region copy, see `begin_copy`)
-//!             if !all_runnable && slot[t].state != RUNNABLE: site[t] = 0; continue
+//! region_k: for t in threads:                        (a region copy, see `begin_copy`;
+//!                                                     entered when every thread is runnable)
 //!             reload live registers from columns; code of the body from sync site k ...
 //!             ... to the thread's next sync point j: operands to columns, site[t] = j,
 //!                 save written live registers; continue
@@ -17,8 +17,10 @@
 //!             no:  write each stopped thread's SyncSlot (and the state of those that
 //!                  exited in the pass); r = host.resolve(cta)
 //!                  (runtime::warp); copy results back to the columns;
-//!                  r == UNIFORM+k ? goto region_k : r == CONTINUE ? goto sched : return
-//! sched:    the general loop: the same, with a switch on slot[t].resume
+//!                  r == UNIFORM+k and every thread runnable ? goto region_k
+//!                  : r != DONE ? goto sched : return
+//! sched:    the general loop: the same, with a switch on slot[t].resume, skipping
+//!           (site[t] = 0) a thread whose slot is not runnable unless all_runnable
 //! ```
 //!
 //! The first pass is `region_0` (every thread starts at the beginning of the body).
@@ -41,6 +43,7 @@ use crate::syntax::ast::{Instr, Stmt};
 use crate::syntax::diag::Diagnostic;
 
 pub mod live;
+pub mod remat;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::IntValue;
 use inkwell::{AddressSpace, IntPredicate};
@@ -146,8 +149,11 @@ pub struct ThreadLoop<'ctx> {
 
 /// Builds a thread loop that goes to `after` once every thread has had its turn: loops over
 /// `%tid.z`, `%tid.y` and `%tid.x` (the innermost one is the loop LLVM vectorizes; it is
-/// marked parallel, see `passes::parallel_lanes`).
-fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBlock<'ctx>) -> ThreadLoop<'ctx> {
+/// marked parallel, see `passes::parallel_lanes`). `checked`: a thread runs only if its
+/// slot says it is runnable (unless every thread was, `all_run`); region copies are entered
+/// only when every thread of the CTA is runnable, so they do not check, and their loops stay
+/// free of per-thread conditions.
+fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBlock<'ctx>, checked: bool) -> ThreadLoop<'ctx> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
@@ -186,7 +192,11 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let t64 = b.build_int_z_extend(tv, i64t, "").unwrap();
     let slot_t = unsafe { b.build_in_bounds_gep(stt, slots, &[t64], "slot").unwrap() };
     let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
-    b.build_conditional_branch(all_run, dispatch, check).unwrap();
+    if checked {
+        b.build_conditional_branch(all_run, dispatch, check).unwrap();
+    } else {
+        b.build_unconditional_branch(dispatch).unwrap();
+    }
     b.position_at_end(check);
     let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
     let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
@@ -312,7 +322,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         sites: Vec::new(),
         has_arrive: false,
     });
-    let general = thread_loop(e, "sched", resolve);
+    let general = thread_loop(e, "sched", resolve, true);
     enter_loop(e, &general);
     {
         let st = e.sync.as_mut().unwrap();
@@ -360,7 +370,7 @@ pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
 /// caller emits next, from the returned block.
 pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32) -> BasicBlock<'ctx> {
     let resolve = e.sync.as_ref().unwrap().resolve_bb;
-    let l = thread_loop(e, &format!("region{site}"), resolve);
+    let l = thread_loop(e, &format!("region{site}"), resolve, false);
     enter_loop(e, &l);
     let start = e.ctx().append_basic_block(e.f, &format!("region{site}.body"));
     let st = e.sync.as_mut().unwrap();
@@ -753,7 +763,28 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.build_store(col_ptr(&b, st, ctx, col::PRED, t), v).unwrap();
     b.build_unconditional_branch(latch).unwrap();
     b.position_at_end(after);
-    // A uniform resume point without a region copy runs in the general loop.
+    // A uniform resume point runs in its region copy if every thread of the CTA is runnable
+    // (none exited or waits); otherwise, or without a copy, in the general loop.
+    let pre = b.get_insert_block().unwrap();
+    let (head, t, latch, after) = count_loop(ctx, f, &b, st.nt64, "every");
+    let body_bb = b.get_insert_block().unwrap();
+    b.position_before(&head.get_first_instruction().unwrap());
+    let acc = b.build_phi(ctx.bool_type(), "every").unwrap();
+    b.position_at_end(body_bb);
+    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
+    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    let accv = acc.as_basic_value().into_int_value();
+    let acc1 = b.build_and(accv, runnable, "").unwrap();
+    b.build_unconditional_branch(latch).unwrap();
+    acc.add_incoming(&[(&ctx.bool_type().const_all_ones(), pre), (&acc1, latch)]);
+    loops.push(latch);
+    b.position_at_end(after);
+    let uniform = ctx.append_basic_block(f, "resume.uniform");
+    b.build_conditional_branch(accv, uniform, general.entry).unwrap();
+    b.position_at_end(uniform);
+    b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
     let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry)];
     for (site, l) in &st.fast {
         if *site != 0 {

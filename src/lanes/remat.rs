@@ -1,0 +1,211 @@
+//! Registers recomputed where they are read instead of carried across sync points.
+//!
+//! In a kernel with synchronization, a register live across a sync point is saved to its
+//! column and reloaded where the thread resumes. For a register that is a pure function of
+//! values every thread can recompute — its thread index, the launch shape, kernel
+//! parameters, addresses of variables, constants, and other such registers — the reload
+//! hides that structure from LLVM: an address like `As + 64*tid.y + 4*k` read back from a
+//! column is an unknown per-thread value, so a loop over threads accesses shared memory with
+//! gathers, and each pass spends a load and a store on it.
+//!
+//! Such a register has exactly one definition in the kernel, unguarded, by a side-effect-free
+//! instruction (`mov`, integer and float arithmetic, `setp`, `selp`, `cvt`, `cvta`, `ld.param`
+//! of a kernel parameter) whose register operands hold such values too (`analyze`: a node).
+//! Its value is the same wherever it is observed after the definition ran (before, it is
+//! undefined, so any value is right). `FnEmitter::reg_read` evaluates the node instead of
+//! reading the register: each node's instruction is emitted again, once per basic block,
+//! with its operands and its destination redirected to temporaries, so no register is
+//! disturbed. The register itself is then never read, and the liveness analysis (`live`) no
+//! longer carries it across sync points; LLVM sees the address as a function of the thread
+//! index again.
+
+use crate::syntax::ast::{Instr, Operand, StateSpace, Stmt, Type};
+use std::collections::{HashMap, HashSet};
+
+/// Special registers whose value is fixed for a thread of a launch.
+const FIXED_SPECIALS: &[&str] = &[
+    "%tid",
+    "%ntid",
+    "%ctaid",
+    "%nctaid",
+    "%laneid",
+    "%lanemask_eq",
+    "%lanemask_le",
+    "%lanemask_lt",
+    "%lanemask_ge",
+    "%lanemask_gt",
+    "%dynamic_smem_size",
+    "%total_smem_size",
+];
+
+/// Opcodes without side effects whose result depends only on their operands.
+const PURE: &[&str] = &["mov", "add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not", "cnot", "neg", "abs", "min", "max", "cvt", "cvta", "selp", "setp", "ld"];
+
+/// A definition that can be evaluated anywhere: `instr` writes `dest` (of type `ty`), and
+/// each register it reads is bound to the node that defines the value it reads.
+pub struct Node<'a> {
+    pub instr: &'a Instr<'a>,
+    pub dest: &'a str,
+    pub ty: Type,
+    pub ops: Vec<(&'a str, usize)>,
+}
+
+/// The nodes of a kernel body, and the registers with exactly one definition whose
+/// definition is a node (`FnEmitter::reg_read` evaluates the node instead of reading them).
+///
+/// Operands resolve to nodes two ways: a register with one definition in the whole body is
+/// bound to it; in the prologue (the instructions that start the body up to the first label,
+/// unconditional branch, call or sync point: each runs at most once, reached only from the
+/// one before it) a register is bound to its latest definition there, so that `mov.u32 %r30, %tid.y; mul.wide.s32 %rd11, %r30, 64`
+/// makes `%rd11` a node even though `%r30` is a loop counter later.
+pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> (Vec<Node<'a>>, HashMap<&'a str, usize>) {
+    let mut decls: Vec<(&str, Option<u32>, Type)> = Vec::new();
+    let mut instrs: Vec<&'a Instr<'a>> = Vec::new();
+    if !collect(body, true, &mut decls, &mut instrs) {
+        return (Vec::new(), HashMap::new());
+    }
+    let reg_ty = |n: &str| {
+        decls.iter().find_map(|&(d, range, ty)| match range {
+            None => (d == n).then_some(ty),
+            Some(k) => n.strip_prefix(d).and_then(|s| s.parse::<u64>().ok()).filter(|v| *v < k as u64).map(|_| ty),
+        })
+    };
+    // Definitions: every register named in a destination (operand 0), or anywhere inside a
+    // vector, pair or list operand (conservatively counted as written).
+    let mut defs: HashMap<&'a str, (u32, &'a Instr<'a>)> = HashMap::new();
+    for &i in &instrs {
+        for (k, op) in i.operands.iter().enumerate() {
+            let mut names = Vec::new();
+            written_names(op, k == 0, &mut names);
+            for n in names {
+                defs.entry(n).and_modify(|d| d.0 += 1).or_insert((1, i));
+            }
+        }
+    }
+    let mut nodes: Vec<Node<'a>> = Vec::new();
+    // The node of each register with a single definition.
+    let mut single: HashMap<&'a str, usize> = HashMap::new();
+    let mut in_prologue: HashSet<*const Instr<'a>> = HashSet::new();
+    // Prologue: bind operands to the latest definitions.
+    let mut cur: HashMap<&'a str, usize> = HashMap::new();
+    for s in body {
+        let Stmt::Instr(i) = s else {
+            if matches!(s, Stmt::Label(_) | Stmt::Block(..)) {
+                break;
+            }
+            continue;
+        };
+        // A guarded branch leaves the prologue on one path; the instructions after it are
+        // reached only by falling through (no label), so the prologue goes on.
+        if (i.guard.is_none() && matches!(i.opcode.name, "bra" | "brx" | "ret" | "exit" | "trap")) || i.opcode.name == "call" || super::is_sync(i) {
+            break;
+        }
+        in_prologue.insert(i as *const _);
+        let node = node_of(i, &reg_ty, params, &|o| cur.get(o).copied());
+        let mut written = Vec::new();
+        for (k, op) in i.operands.iter().enumerate() {
+            written_names(op, k == 0, &mut written);
+        }
+        for w in written {
+            cur.remove(w);
+        }
+        if let Some(n) = node {
+            let dest = n.dest;
+            nodes.push(n);
+            cur.insert(dest, nodes.len() - 1);
+            if defs.get(dest).map_or(false, |d| d.0 == 1) {
+                single.insert(dest, nodes.len() - 1);
+            }
+        }
+    }
+    // Elsewhere: single definitions over single definitions (grown until nothing changes, so
+    // a cycle never enters).
+    loop {
+        let before = nodes.len();
+        for (&r, &(count, i)) in &defs {
+            if count != 1 || single.contains_key(r) || in_prologue.contains(&(i as *const _)) {
+                continue;
+            }
+            if let Some(n) = node_of(i, &reg_ty, params, &|o| single.get(o).copied()) {
+                nodes.push(n);
+                single.insert(r, nodes.len() - 1);
+            }
+        }
+        if nodes.len() == before {
+            return (nodes, single);
+        }
+    }
+}
+
+/// `i` as a node, when it is a pure definition of a register whose register operands all
+/// resolve through `bind`.
+fn node_of<'a>(i: &'a Instr<'a>, reg_ty: &dyn Fn(&str) -> Option<Type>, params: &HashSet<&str>, bind: &dyn Fn(&str) -> Option<usize>) -> Option<Node<'a>> {
+    if i.guard.is_some() || !PURE.contains(&i.opcode.name) || i.has_mod("cc") || (i.opcode.name == "ld" && (!i.has_mod("param") || i.has_mod("volatile"))) {
+        return None;
+    }
+    let Some(Operand::Name(d, None)) = i.operands.first() else { return None };
+    let ty = reg_ty(d.name)?;
+    let mut ops = Vec::new();
+    for op in &i.operands[1..] {
+        match op {
+            Operand::Imm(_) if i.opcode.name != "ld" => {}
+            Operand::Name(id, _) | Operand::Not(id) if i.opcode.name != "ld" => {
+                if reg_ty(id.name).is_some() {
+                    // Read and written by the same instruction: the bindings would clash.
+                    if id.name == d.name {
+                        return None;
+                    }
+                    ops.push((id.name, bind(id.name)?));
+                } else if crate::syntax::validate::is_special_reg(id.name) {
+                    if !FIXED_SPECIALS.contains(&id.name) {
+                        return None;
+                    }
+                } else if matches!(op, Operand::Not(_)) {
+                    return None;
+                }
+                // else: the address of a variable or parameter, fixed for a launch.
+            }
+            // ld.param of a kernel parameter (read-only for the launch).
+            Operand::Mem(a) if i.opcode.name == "ld" && a.base.map_or(false, |b| params.contains(b.name)) => {}
+            _ => return None,
+        }
+    }
+    Some(Node { instr: i, dest: d.name, ty, ops })
+}
+
+/// Collects register declarations and instructions; false when a nested block declares
+/// registers (a name could then mean different registers in different scopes).
+fn collect<'a>(body: &'a [Stmt<'a>], top: bool, decls: &mut Vec<(&'a str, Option<u32>, Type)>, instrs: &mut Vec<&'a Instr<'a>>) -> bool {
+    for s in body {
+        match s {
+            Stmt::Var(v) if v.space == StateSpace::Reg => {
+                if !top {
+                    return false;
+                }
+                decls.push((v.name.name, v.range, v.ty));
+            }
+            Stmt::Instr(i) => instrs.push(i),
+            Stmt::Block(b, _) => {
+                if !collect(b, false, decls, instrs) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+fn written_names<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
+    match op {
+        Operand::Name(id, _) if dest => out.push(id.name),
+        Operand::Not(id) if dest => out.push(id.name),
+        Operand::Vector(v, _) | Operand::List(v, _) | Operand::MemList(v, _) => v.iter().for_each(|o| written_names(o, true, out)),
+        Operand::Pair(a, b) => {
+            written_names(a, true, out);
+            written_names(b, true, out);
+        }
+        Operand::Sel(o, _, _) => written_names(o, dest, out),
+        _ => {}
+    }
+}
