@@ -113,9 +113,18 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> (Vec<Node<'a
             let dest = n.dest;
             nodes.push(n);
             cur.insert(dest, nodes.len() - 1);
-            if defs.get(dest).map_or(false, |d| d.0 == 1) {
+            if defs.get(dest).map_or(false, |d| d.0 == 1) && !is_constant(i) {
                 single.insert(dest, nodes.len() - 1);
             }
+        }
+    }
+    // Registers that hold one constant (`mov.u32 %r8, 31`) stay registers where they are
+    // read outside a node (the scheduler never saves them, and a collective's operand read
+    // from one is a constant of its site: `live::constants`); nodes still bind to them.
+    let mut constants: HashMap<&'a str, usize> = HashMap::new();
+    for (r, &n) in cur.iter() {
+        if is_constant(nodes[n].instr) && defs.get(r).map_or(false, |d| d.0 == 1) {
+            constants.insert(r, n);
         }
     }
     // Elsewhere: single definitions over single definitions (grown until nothing changes, so
@@ -123,18 +132,27 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> (Vec<Node<'a
     loop {
         let before = nodes.len();
         for (&r, &(count, i)) in &defs {
-            if count != 1 || single.contains_key(r) || in_prologue.contains(&(i as *const _)) {
+            if count != 1 || single.contains_key(r) || constants.contains_key(r) || in_prologue.contains(&(i as *const _)) {
                 continue;
             }
-            if let Some(n) = node_of(i, &reg_ty, params, &|o| single.get(o).copied()) {
+            if let Some(n) = node_of(i, &reg_ty, params, &|o| single.get(o).copied().or_else(|| constants.get(o).copied())) {
                 nodes.push(n);
-                single.insert(r, nodes.len() - 1);
+                if is_constant(i) {
+                    constants.insert(r, nodes.len() - 1);
+                } else {
+                    single.insert(r, nodes.len() - 1);
+                }
             }
         }
         if nodes.len() == before {
             return (nodes, single);
         }
     }
+}
+
+/// `mov` of an immediate.
+fn is_constant(i: &Instr) -> bool {
+    i.opcode.name == "mov" && matches!(i.operands.get(1), Some(Operand::Imm(_)))
 }
 
 /// `i` as a node, when it is a pure definition of a register whose register operands all
