@@ -71,6 +71,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// The CTA's shared memory, loaded once in the entry block.
     shared_base: Option<PointerValue<'ctx>>,
+    /// Whether the function takes the address of a variable it keeps in an alloca
+    /// (`mov.u64 %rd, larr`, `cvta.local`); see `space_ptr`.
+    alloca_escapes: bool,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
     pub lane_latches: Vec<BasicBlock<'ctx>>,
 }
@@ -245,6 +248,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         overrides: HashMap::new(),
         mem_base: None,
         shared_base: None,
+        alloca_escapes: false,
         lane_latches: Vec::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
@@ -346,6 +350,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.abort_with(super::abi::STATUS_SYNC_INDIRECT);
     } else {
         let vars = e.vars.clone();
+        e.alloca_escapes = alloca_escapes(f, body);
         e.body(body)?;
         // The region copies of a kernel with synchronization (see `lanes`): the same body
         // again per resume point, each in a thread loop of its own, with fresh labels and
@@ -1482,6 +1487,13 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             let v64 = self.resize(v, 64, false);
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
+        // An alloca (a `.local` variable outside kernels with synchronization, a `.param` of
+        // a function) whose address the function takes is reached through `inttoptr`: a
+        // pointer derived from the base below, loaded before the address escaped, may not
+        // access it as far as LLVM is concerned.
+        if self.alloca_escapes && matches!(space, None | Some(StateSpace::Local)) {
+            return self.b.build_int_to_ptr(v, pt, "").unwrap();
+        }
         // A PTX address is an integer. `inttoptr` would hide it from LLVM's scalar evolution,
         // so a lane loop's `ld`/`st` at `base + 4*tid` would not be seen as consecutive
         // and would not vectorize. Instead the address is `gep i8, B, v - B` from one
@@ -1507,6 +1519,51 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub fn const_int(&self, ty: Type, v: u64) -> IntValue<'ctx> {
         int_t(self.ctx(), ty.bits()).const_int(v, false)
     }
+}
+
+/// Whether `body` takes the address of a variable that `FnEmitter` keeps in an alloca: a
+/// `.local` or `.param` variable of the function (or a `.param` of a `.func`) named as a
+/// value rather than inside `[...]`.
+fn alloca_escapes(f: &ast::Function, body: &[Stmt]) -> bool {
+    fn vars<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a str>) {
+        for s in body {
+            match s {
+                Stmt::Var(v) if matches!(v.space, StateSpace::Local | StateSpace::Param) => out.push(v.name.name),
+                Stmt::Block(b, _) => vars(b, out),
+                _ => {}
+            }
+        }
+    }
+    fn named(op: &Operand, names: &[&str]) -> bool {
+        match op {
+            Operand::Name(id, _) => names.contains(&id.name),
+            Operand::Vector(v, _) | Operand::List(v, _) => v.iter().any(|o| named(o, names)),
+            Operand::Imm(e) => expr_names(e, names),
+            _ => false,
+        }
+    }
+    fn expr_names(e: &ast::Expr, names: &[&str]) -> bool {
+        match e {
+            ast::Expr::Sym(id) => names.contains(&id.name),
+            ast::Expr::Unary(_, a, _) => expr_names(a, names),
+            ast::Expr::Binary(_, a, b, _) => expr_names(a, names) || expr_names(b, names),
+            ast::Expr::Cond(a, b, c, _) => expr_names(a, names) || expr_names(b, names) || expr_names(c, names),
+            _ => false,
+        }
+    }
+    fn any<'a>(body: &'a [Stmt<'a>], names: &[&str]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Instr(i) => i.opcode.name != "call" && i.operands.iter().any(|o| named(o, names)),
+            Stmt::Block(b, _) => any(b, names),
+            _ => false,
+        })
+    }
+    let mut names = Vec::new();
+    vars(body, &mut names);
+    if !f.entry {
+        names.extend(f.params.iter().chain(&f.rets).filter(|p| p.space == StateSpace::Param).map(|p| p.name.name));
+    }
+    !names.is_empty() && any(body, &names)
 }
 
 fn expr_has_sym(e: &ast::Expr) -> bool {
