@@ -1131,8 +1131,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let nx = self.load_cta_u32(field::NTID, Some(0));
         let ny = self.load_cta_u32(field::NTID, Some(1));
         let b = &self.b;
-        let zy = b.build_int_add(b.build_int_mul(self.tid[2], ny, "").unwrap(), self.tid[1], "").unwrap();
-        b.build_int_add(b.build_int_mul(zy, nx, "").unwrap(), self.tid[0], "").unwrap()
+        use crate::lanes::exact;
+        let zy = exact(b.build_int_add(exact(b.build_int_mul(self.tid[2], ny, "").unwrap()), self.tid[1], "").unwrap());
+        exact(b.build_int_add(exact(b.build_int_mul(zy, nx, "").unwrap()), self.tid[0], "").unwrap())
     }
 
     // ---------------------------------------------------------------- operands

@@ -181,13 +181,13 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let yv = index_loop(&b, [yhead, zhead, ylatch], nt[1], xpre, zlatch, "tid.y");
     // x loop: thread t = (z * ntid.y + y) * ntid.x + x
     b.position_at_end(xpre);
-    let zy = b.build_int_add(b.build_int_mul(zv, nt[1], "").unwrap(), yv, "").unwrap();
-    let row = b.build_int_mul(zy, nt[0], "").unwrap();
+    let zy = exact(b.build_int_add(exact(b.build_int_mul(zv, nt[1], "").unwrap()), yv, "").unwrap());
+    let row = exact(b.build_int_mul(zy, nt[0], "").unwrap());
     b.build_unconditional_branch(head).unwrap();
     let xv = index_loop(&b, [head, xpre, next], nt[0], fast, ylatch, "tid.x");
     // Is thread t runnable? After a pass completed in generated code, every thread is.
     b.position_at_end(fast);
-    let tv = b.build_int_add(row, xv, "t").unwrap();
+    let tv = exact(b.build_int_add(row, xv, "t").unwrap());
     let stt = slot_type(ctx);
     let t64 = b.build_int_z_extend(tv, i64t, "").unwrap();
     let slot_t = unsafe { b.build_in_bounds_gep(stt, slots, &[t64], "slot").unwrap() };
@@ -222,6 +222,21 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     ThreadLoop { entry, dispatch, next, exit, tid: [xv, yv, zv], t64, frame_t, slot_t }
 }
 
+/// Marks thread-index arithmetic `nuw nsw`: indices are below the CTA size (at most 1024), so
+/// nothing wraps, and LLVM's scalar evolution then sees `zext(row + x)` as `zext(row) + x`
+/// (consecutive columns and addresses, not gathers).
+pub fn exact(v: IntValue<'_>) -> IntValue<'_> {
+    use inkwell::values::AsValueRef;
+    unsafe {
+        let r = v.as_value_ref();
+        if !inkwell::llvm_sys::core::LLVMIsAInstruction(r).is_null() {
+            inkwell::llvm_sys::core::LLVMSetNUW(r, 1);
+            inkwell::llvm_sys::core::LLVMSetNSW(r, 1);
+        }
+    }
+    v
+}
+
 /// One loop of a thread index: `head` (entered from `pre`) goes to `inner` while the index
 /// is below `n`, else to `out`; `latch` steps the index and goes back to `head`. Returns the
 /// index.
@@ -234,7 +249,7 @@ pub fn index_loop<'ctx>(b: &inkwell::builder::Builder<'ctx>, [head, pre, latch]:
     let more = b.build_int_compare(IntPredicate::ULT, v, n, "").unwrap();
     b.build_conditional_branch(more, inner, out).unwrap();
     b.position_at_end(latch);
-    let v1 = b.build_int_add(v, i32t.const_int(1, false), "").unwrap();
+    let v1 = exact(b.build_int_add(v, i32t.const_int(1, false), "").unwrap());
     b.build_unconditional_branch(head).unwrap();
     phi.add_incoming(&[(&i32t.const_zero(), pre), (&v1, latch)]);
     if let Some(bb) = at {
