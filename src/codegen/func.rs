@@ -71,6 +71,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// The CTA's shared memory, loaded once in the entry block.
     shared_base: Option<PointerValue<'ctx>>,
+    /// Launch geometry fields of `CtaCtx`, loaded once in the entry block.
+    cta_cache: HashMap<(u32, Option<u32>), IntValue<'ctx>>,
     /// Whether the function takes the address of a variable it keeps in an alloca
     /// (`mov.u64 %rd, larr`, `cvta.local`); see `space_ptr`.
     alloca_escapes: bool,
@@ -248,6 +250,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         overrides: HashMap::new(),
         mem_base: None,
         shared_base: None,
+        cta_cache: HashMap::new(),
         alloca_escapes: false,
         lane_latches: Vec::new(),
     };
@@ -426,13 +429,27 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     pub fn load_cta_u32(&mut self, fld: u32, idx: Option<u32>) -> IntValue<'ctx> {
         let i32t = self.ctx().i32_type();
-        let p = self.cta_field_ptr(fld, idx);
-        let v = self.b.build_load(i32t, p, "").unwrap();
-        // Launch geometry does not change during a CTA; status does.
+        // Launch geometry does not change during a CTA; status does. Geometry is loaded once,
+        // in the entry block: a load at the use would be a per-lane masked gather where the
+        // use sits in conditional code of a vectorized thread loop.
         if !matches!(fld, field::STATUS | field::STATUS_LINE | field::STATUS_THREAD) {
+            if let Some(v) = self.cta_cache.get(&(fld, idx)) {
+                return *v;
+            }
+            let t = self.cta_type();
+            let b = &self.alloca_b;
+            let p = b.build_struct_gep(t, self.cta, fld, "").unwrap();
+            let p = match idx {
+                Some(k) => unsafe { b.build_in_bounds_gep(i32t, p, &[i32t.const_int(k as u64, false)], "").unwrap() },
+                None => p,
+            };
+            let v = b.build_load(i32t, p, "").unwrap();
             self.invariant(v);
+            self.cta_cache.insert((fld, idx), v.into_int_value());
+            return v.into_int_value();
         }
-        v.into_int_value()
+        let p = self.cta_field_ptr(fld, idx);
+        self.b.build_load(i32t, p, "").unwrap().into_int_value()
     }
 
     /// Loads a kernel parameter (`ld.param` of a kernel's own parameter) once, in the entry
