@@ -65,6 +65,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     remat_single: HashMap<&'a str, usize>,
     /// Per node: its temporary, and the block where it was last evaluated.
     remat_tmp: Vec<Option<(PointerValue<'ctx>, Option<BasicBlock<'ctx>>)>>,
+    /// Backward branches that are yield points (`lanes::lockstep`).
+    yields: std::collections::HashSet<*const Instr<'a>>,
     /// Registers redirected while a node is emitted (consulted by `reg`).
     overrides: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
     /// The base that host addresses are built from (see [`FnEmitter::space_ptr`]).
@@ -142,6 +144,9 @@ pub struct SyncState<'ctx> {
     /// Whether every thread was runnable when the current pass started (an entry-block
     /// alloca; LLVM keeps it in a register).
     pub all_run: PointerValue<'ctx>,
+    /// Whether loops still yield at their backward branches (`lanes::lockstep`); cleared
+    /// for the rest of the CTA once its threads diverge.
+    pub yield_on: PointerValue<'ctx>,
     /// Per sync site (index site-1): what the site asks of the runtime.
     pub sites: Vec<crate::lanes::SiteInfo>,
     /// Whether the kernel has `bar.arrive` (its arrivals are counted by the runtime).
@@ -247,6 +252,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         remat: Vec::new(),
         remat_single: HashMap::new(),
         remat_tmp: Vec::new(),
+        yields: std::collections::HashSet::new(),
         overrides: HashMap::new(),
         mem_base: None,
         shared_base: None,
@@ -278,6 +284,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             let params: std::collections::HashSet<&str> = f.params.iter().map(|p| p.name.name).collect();
             (e.remat, e.remat_single) = crate::lanes::remat::analyze(body, &params);
             e.remat_tmp = vec![None; e.remat.len()];
+            e.yields = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
         } else {
         // Thread loops over z, y, x of the CTA.
         let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
@@ -811,7 +818,15 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             if op == "bra" {
                 let target = self.label_target(i)?;
                 let cont = self.ctx().append_basic_block(self.f, "fall");
-                self.b.build_conditional_branch(p, target, cont).unwrap();
+                if self.is_yield(i) {
+                    let back = self.ctx().append_basic_block(self.f, "loop.back");
+                    self.b.build_conditional_branch(p, back, cont).unwrap();
+                    self.b.position_at_end(back);
+                    crate::lanes::lockstep::yield_then_branch(self, target);
+                    self.b.build_unconditional_branch(cont).unwrap();
+                } else {
+                    self.b.build_conditional_branch(p, target, cont).unwrap();
+                }
                 self.b.position_at_end(cont);
                 return Ok(());
             }
@@ -829,6 +844,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.unguarded(i)
     }
 
+    /// Whether `i` is a backward branch that yields (`lanes::lockstep`): only in the
+    /// kernel's own body, not in an inlined function.
+    fn is_yield(&self, i: &Instr<'a>) -> bool {
+        self.sync.is_some() && self.inlining.is_empty() && self.yields.contains(&(i as *const Instr<'a>))
+    }
+
     fn label_target(&mut self, i: &Instr<'a>) -> R<BasicBlock<'ctx>> {
         match i.operands.first() {
             Some(Operand::Name(l, None)) => self.labels.get(l.name).copied().ok_or_else(|| self.err(l.span, format!("undeclared label `{}`", l.name))),
@@ -842,7 +863,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "brx" => self.brx_idx(i),
             "bra" => {
                 let t = self.label_target(i)?;
-                self.b.build_unconditional_branch(t).unwrap();
+                if self.is_yield(i) {
+                    crate::lanes::lockstep::yield_then_branch(self, t);
+                    self.b.build_unconditional_branch(t).unwrap();
+                } else {
+                    self.b.build_unconditional_branch(t).unwrap();
+                }
                 self.after_terminator();
                 Ok(())
             }

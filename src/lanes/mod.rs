@@ -28,7 +28,8 @@
 //! A thread's `.local` variables live in its frame. Its registers are allocas, which LLVM
 //! promotes to SSA values between sync points; at each sync point the registers live across
 //! it (`live`) are saved to columns (`col`: one array per register, lanes consecutive) and
-//! reloaded where the thread resumes. A `.func` that synchronizes is inlined into the kernel
+//! reloaded where the thread resumes, except those recomputed where they are read
+//! (`remat`: pure functions of the thread index, launch shape, parameters and constants). A `.func` that synchronizes is inlined into the kernel
 //! (`sync_funcs`, `FnEmitter::inline_call`), so that its sync points return to this
 //! scheduler too. `resolve` completes each collective whose participants have all arrived
 //! (the lanes of `membermask`; for the deprecated non-`.sync` forms and `activemask`, the
@@ -43,6 +44,7 @@ use crate::syntax::ast::{Instr, Stmt};
 use crate::syntax::diag::Diagnostic;
 
 pub mod live;
+pub mod lockstep;
 pub mod remat;
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::IntValue;
@@ -295,6 +297,8 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
     let soa_base = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frames, &[aos], "columns").unwrap() };
     let all_run = e.alloca_b.build_alloca(ctx.bool_type(), "all.runnable").unwrap();
     e.b.build_store(all_run, ctx.bool_type().const_all_ones()).unwrap();
+    let yield_on = e.alloca_b.build_alloca(ctx.bool_type(), "yield.on").unwrap();
+    e.b.build_store(yield_on, ctx.bool_type().const_all_ones()).unwrap();
     let start = ctx.append_basic_block(f, "start");
     e.b.build_unconditional_branch(start).unwrap();
     let resolve = ctx.append_basic_block(f, "resolve");
@@ -334,6 +338,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         nt64,
         soa_base,
         all_run,
+        yield_on,
         sites: Vec::new(),
         has_arrive: false,
     });
@@ -712,8 +717,11 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(inline_bb);
     b.build_switch(first, slow, &cases).unwrap();
 
-    // ... else write each stopped thread's request to its slot and ask the runtime.
+    // ... else write each stopped thread's request to its slot and ask the runtime. Threads
+    // that stopped at different points have diverged: loops no longer yield (`lockstep`).
     b.position_at_end(slow);
+    let on = b.build_load(ctx.bool_type(), st.yield_on, "").unwrap().into_int_value();
+    b.build_store(st.yield_on, b.build_and(on, same, "").unwrap()).unwrap();
     // A thread that is runnable after a pass stopped at a sync point in it.
     let (t, slot_t, latch, after) = runnable_loop(ctx, f, &b, st, "request");
     loops.push(latch);

@@ -1,0 +1,103 @@
+//! Loops run in lockstep while the CTA is convergent.
+//!
+//! A pass of the scheduler runs each thread from its resume point to its next sync point. A
+//! loop without a sync point inside would run to completion thread by thread: thread 0's
+//! iterations, then thread 1's, ... That is the order a GPU never uses. Its threads run such
+//! a loop together, one iteration after the other, and kernels are written for that order: in
+//! a grid-stride loop (`for (i = gtid; i < n; i += nthreads)`), iteration k of consecutive
+//! threads touches consecutive bytes, while one thread alone strides through memory a page
+//! or more at a time.
+//!
+//! So the backward branch of an innermost loop without sync points in a kernel with
+//! synchronization is a *yield point*: a thread taking it stops, as at `bar.warp.sync` with
+//! only its own lane in the mask (PTX ISA 9.7.12.2: it waits for no other thread). When
+//! every thread of the CTA stops there in a pass, generated code completes the pass at once
+//! and the next one runs the loop's next iteration for all of them — a loop over threads
+//! that LLVM vectorizes. When the threads diverge (a pass ends with threads at different
+//! points: trip counts differ, one thread loops while the others wait at a barrier), yield
+//! points are switched off for the rest of the CTA, and each thread again runs its loops to
+//! completion; the runtime releases the threads that were stopped at a yield point.
+
+use crate::codegen::abi::{self, slot};
+use crate::codegen::FnEmitter;
+use crate::syntax::ast::{Instr, Operand, Stmt};
+use inkwell::basic_block::BasicBlock;
+use std::collections::{HashMap, HashSet};
+
+/// The backward branches of a kernel body that become yield points: those closing an
+/// innermost loop (no other backward branch inside it) whose instructions include no sync
+/// point and no call. None when the body calls a function (it could synchronize, and its
+/// sync points are not counted) or when there is no room: with `sites` sync points already,
+/// the total must stay within `max_sites`, and the body's estimated size times the number of
+/// region copies within `max_size` (`lanes::wants_copies` drops every region copy of a kernel
+/// past these limits).
+pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize) -> HashSet<*const Instr<'a>> {
+    let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
+    flatten(body, &mut seq);
+    let labels: HashMap<&str, usize> = seq.iter().enumerate().filter_map(|(k, s)| if let Stmt::Label(l) = s { Some((l.name, k)) } else { None }).collect();
+    let instrs = seq.iter().filter(|s| matches!(s, Stmt::Instr(_))).count();
+    let mut sites = 0u32;
+    let mut back: Vec<(usize, usize)> = Vec::new();
+    for (k, s) in seq.iter().enumerate() {
+        let Stmt::Instr(i) = s else { continue };
+        if i.opcode.name == "call" {
+            return HashSet::new();
+        }
+        if super::is_sync(i) {
+            sites += 1;
+        }
+        if i.opcode.name == "bra" {
+            if let Some(Operand::Name(l, None)) = i.operands.first() {
+                if let Some(&h) = labels.get(l.name) {
+                    if h < k {
+                        back.push((h, k));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    for &(h, b) in &back {
+        let nested = back.iter().any(|&(h2, b2)| (h2, b2) != (h, b) && h <= h2 && b2 < b);
+        let syncs = seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i)));
+        if nested || syncs {
+            continue;
+        }
+        let Stmt::Instr(i) = seq[b] else { unreachable!() };
+        out.insert(i as *const Instr<'a>);
+    }
+    // About 8 LLVM instructions per PTX instruction, once per region copy and the general loop.
+    let total = sites + out.len() as u32;
+    if out.is_empty() || total > max_sites || instrs * 8 * (total as usize + 2) > max_size {
+        return HashSet::new();
+    }
+    out
+}
+
+fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
+    for s in body {
+        match s {
+            Stmt::Block(b, _) => flatten(b, out),
+            _ => out.push(s),
+        }
+    }
+}
+
+/// Emits a yield point on the way to `target` (a loop header): while yield points are on
+/// (`SyncState::yield_on`), the thread stops as at `bar.warp.sync` with its own lane as the
+/// mask, then branches. Leaves the builder in a fresh block without predecessors.
+pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, target: BasicBlock<'ctx>) {
+    let ctx = e.ctx();
+    let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
+    let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
+    let y = ctx.append_basic_block(e.f, "yield");
+    e.b.build_conditional_branch(on, y, target).unwrap();
+    e.b.position_at_end(y);
+    let lane = e.lane_id();
+    let one = ctx.i32_type().const_int(1, false);
+    let mask = e.b.build_left_shift(one, lane, "own.lane").unwrap();
+    super::sync_point(e, abi::SYNC_WARP, &[(slot::MASK, mask)]);
+    e.b.build_unconditional_branch(target).unwrap();
+    let dead = ctx.append_basic_block(e.f, "after.yield");
+    e.b.position_at_end(dead);
+}
