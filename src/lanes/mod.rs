@@ -498,6 +498,24 @@ fn count_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::Fu
     (head, tv, latch, exit)
 }
 
+/// A `count_loop` over the threads that ANDs `test(t)`: returns the result, valid where the
+/// builder is left (after the loop), and the loop's latch.
+fn all_threads<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, n: IntValue<'ctx>, name: &str, test: impl FnOnce(&inkwell::builder::Builder<'ctx>, IntValue<'ctx>) -> IntValue<'ctx>) -> (IntValue<'ctx>, BasicBlock<'ctx>) {
+    let pre = b.get_insert_block().unwrap();
+    let (head, t, latch, after) = count_loop(ctx, f, b, n, name);
+    let body = b.get_insert_block().unwrap();
+    b.position_before(&head.get_first_instruction().unwrap());
+    let acc = b.build_phi(ctx.bool_type(), name).unwrap();
+    b.position_at_end(body);
+    let accv = acc.as_basic_value().into_int_value();
+    let ok = test(b, t);
+    let acc1 = b.build_and(accv, ok, "").unwrap();
+    b.build_unconditional_branch(latch).unwrap();
+    acc.add_incoming(&[(&ctx.bool_type().const_all_ones(), pre), (&acc1, latch)]);
+    b.position_at_end(after);
+    (accv, latch)
+}
+
 /// A `count_loop` over the threads that are runnable in their slots, left at the start of
 /// the body for such a thread: returns `t`, its slot, the latch and the block after the loop.
 fn runnable_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, name: &str) -> (IntValue<'ctx>, inkwell::values::PointerValue<'ctx>, BasicBlock<'ctx>, BasicBlock<'ctx>) {
@@ -668,21 +686,11 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let mut loops = Vec::new();
     // Where did each thread stop in this pass (0: nowhere)? `same`: all at one site `first`.
     let first = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, i64t.const_zero()), "first").unwrap().into_int_value();
-    let pre = b.get_insert_block().unwrap();
-    let (head, t, latch, after) = count_loop(ctx, f, &b, st.nt64, "stopped");
-    let body_bb = b.get_insert_block().unwrap();
-    b.position_before(&head.get_first_instruction().unwrap());
-    let acc = b.build_phi(ctx.bool_type(), "same").unwrap();
-    b.position_at_end(body_bb);
-    let accv = acc.as_basic_value().into_int_value();
-    let s_t = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, t), "").unwrap().into_int_value();
-    let eq = b.build_int_compare(IntPredicate::EQ, s_t, first, "").unwrap();
-    let acc1 = b.build_and(accv, eq, "").unwrap();
-    b.build_unconditional_branch(latch).unwrap();
-    acc.add_incoming(&[(&ctx.bool_type().const_all_ones(), pre), (&acc1, latch)]);
+    let (same, latch) = all_threads(ctx, f, &b, st.nt64, "same", |b, t| {
+        let s_t = b.build_load(i32t, col_ptr(b, st, ctx, col::SITE, t), "").unwrap().into_int_value();
+        b.build_int_compare(IntPredicate::EQ, s_t, first, "").unwrap()
+    });
     loops.push(latch);
-    b.position_at_end(after);
-    let same = accv;
     let zero_site = b.build_int_compare(IntPredicate::EQ, first, i32t.const_zero(), "").unwrap();
     let exited = b.build_int_compare(IntPredicate::EQ, first, i32t.const_int(col::EXITED as u64, false), "").unwrap();
     let zero_site = b.build_or(zero_site, exited, "").unwrap();
@@ -788,24 +796,15 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(after);
     // A uniform resume point runs in its region copy if every thread of the CTA is runnable
     // (none exited or waits); otherwise, or without a copy, in the general loop.
-    let pre = b.get_insert_block().unwrap();
-    let (head, t, latch, after) = count_loop(ctx, f, &b, st.nt64, "every");
-    let body_bb = b.get_insert_block().unwrap();
-    b.position_before(&head.get_first_instruction().unwrap());
-    let acc = b.build_phi(ctx.bool_type(), "every").unwrap();
-    b.position_at_end(body_bb);
-    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
-    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
-    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
-    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
-    let accv = acc.as_basic_value().into_int_value();
-    let acc1 = b.build_and(accv, runnable, "").unwrap();
-    b.build_unconditional_branch(latch).unwrap();
-    acc.add_incoming(&[(&ctx.bool_type().const_all_ones(), pre), (&acc1, latch)]);
+    let (every, latch) = all_threads(ctx, f, &b, st.nt64, "every", |b, t| {
+        let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
+        let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+        let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+        b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap()
+    });
     loops.push(latch);
-    b.position_at_end(after);
     let uniform = ctx.append_basic_block(f, "resume.uniform");
-    b.build_conditional_branch(accv, uniform, general.entry).unwrap();
+    b.build_conditional_branch(every, uniform, general.entry).unwrap();
     b.position_at_end(uniform);
     b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
     let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry)];
