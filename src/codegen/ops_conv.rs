@@ -19,6 +19,12 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
 /// Missing rounding modifiers: float→int defaults to `.rzi` (the spec requires a modifier;
 /// ptxr accepts its absence like C's truncation), int→float and float narrowing to `.rn`.
 fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if i.mods.iter().any(|m| *m == "bf16" || *m == "bf16x2") {
+        return cvt_bf16(e, i);
+    }
+    if i.has_mod("satfinite") {
+        return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2 only"));
+    }
     let tys = types_of(i);
     if tys.len() != 2 {
         return Err(e.err(i.span, "`cvt` needs a destination and a source type"));
@@ -211,6 +217,85 @@ fn ext64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'
     } else {
         e.b.build_float_ext(v, e.ctx().f64_type(), "").unwrap()
     }
+}
+
+/// PTX ISA 7.0 cvt with `.bf16`/`.bf16x2` (after the 6.4 reference; sm_80 code uses it):
+/// `cvt.f32.bf16 d, a` widens exactly; `cvt.{rn,rz}{.relu}{.satfinite}.bf16.f32 d, a` rounds;
+/// `cvt.{rn,rz}{.relu}{.satfinite}.bf16x2.f32 d, a, b` rounds both, `a` to the upper half.
+fn cvt_bf16<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let tys: Vec<&str> = i.mods.iter().copied().filter(|m| *m == "bf16" || *m == "bf16x2" || Type::from_str(m).is_some()).collect();
+    let i32t = e.ctx().i32_type();
+    let ops = &i.operands;
+    match tys[..] {
+        ["f32", "bf16"] if ops.len() == 2 => {
+            // A bf16 is the upper half of the f32 with the same bits.
+            let a = e.read_int(&ops[1], Type::B16)?;
+            let a = e.b.build_int_z_extend(a, i32t, "").unwrap();
+            let v = e.b.build_left_shift(a, i32t.const_int(16, false), "").unwrap();
+            e.write(&ops[0], Type::B32, v.into())
+        }
+        ["bf16", "f32"] | ["bf16x2", "f32"] => {
+            let pair = tys[0] == "bf16x2";
+            if ops.len() != if pair { 3 } else { 2 } {
+                return Err(e.err(i.span, if pair { "`cvt.bf16x2.f32` converts two sources: `cvt.rn.bf16x2.f32 d, a, b`" } else { "`cvt.bf16.f32` takes a destination and a source" }));
+            }
+            let rz = match rounding(i) {
+                None | Some(Rnd::N) => false,
+                Some(Rnd::Z) => true,
+                Some(_) => return Err(e.err(i.span, "`cvt` to .bf16 rounds with .rn or .rz")),
+            };
+            let (relu, satfinite) = (i.has_mod("relu"), i.has_mod("satfinite"));
+            let mut h = Vec::new();
+            for op in &ops[1..] {
+                let a = e.read_int(op, Type::B32)?;
+                h.push(bf16_round(e, a, rz, relu, satfinite));
+            }
+            if pair {
+                let hi = e.b.build_left_shift(h[0], i32t.const_int(16, false), "").unwrap();
+                let v = e.b.build_or(hi, h[1], "").unwrap();
+                e.write(&ops[0], Type::B32, v.into())
+            } else {
+                let v = e.b.build_int_truncate(h[0], e.ctx().i16_type(), "").unwrap();
+                e.write(&ops[0], Type::B16, v.into())
+            }
+        }
+        _ => Err(e.err(i.span, "ptxr converts .bf16 only from and to .f32 (`cvt.f32.bf16`, `cvt.rn.bf16.f32`, `cvt.rn.bf16x2.f32`)")),
+    }
+}
+
+/// The bf16 bits (in the low half of an i32) of the f32 with bits `x`: the upper half,
+/// rounded to nearest even (`.rn`) or truncated (`.rz`); NaN becomes the canonical 0x7fff;
+/// `.relu` makes negative inputs +0; `.satfinite` turns an infinite result into the largest
+/// finite value of its sign.
+fn bf16_round<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, rz: bool, relu: bool, satfinite: bool) -> IntValue<'ctx> {
+    let b = &e.b;
+    let i32t = e.ctx().i32_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
+    let nan = b.build_int_compare(IntPredicate::UGT, mag, c(0x7f80_0000), "").unwrap();
+    let x = if relu {
+        let neg = b.build_int_compare(IntPredicate::SLT, x, c(0), "").unwrap();
+        let nonzero = b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap();
+        let clamp = b.build_and(neg, nonzero, "").unwrap();
+        b.build_select(clamp, c(0), x, "").unwrap().into_int_value()
+    } else {
+        x
+    };
+    let r = if rz {
+        b.build_right_shift(x, c(16), false, "").unwrap()
+    } else {
+        let odd = b.build_and(b.build_right_shift(x, c(16), false, "").unwrap(), c(1), "").unwrap();
+        let up = b.build_int_add(b.build_int_add(x, c(0x7fff), "").unwrap(), odd, "").unwrap();
+        b.build_right_shift(up, c(16), false, "").unwrap()
+    };
+    let r = if satfinite {
+        let inf = b.build_int_compare(IntPredicate::EQ, b.build_and(r, c(0x7fff), "").unwrap(), c(0x7f80), "").unwrap();
+        let max = b.build_or(b.build_and(r, c(0x8000), "").unwrap(), c(0x7f7f), "").unwrap();
+        b.build_select(inf, max, r, "").unwrap().into_int_value()
+    } else {
+        r
+    };
+    b.build_select(nan, c(0x7fff), r, "").unwrap().into_int_value()
 }
 
 /// `.relu`: negative values become +0; NaN stays NaN.

@@ -628,6 +628,7 @@ const APPROX: &[&str] = &["approx"];
 const APPROX_FULL: &[&str] = &["approx", "full"];
 const NAN: &[&str] = &["NaN"];
 const RELU: &[&str] = &["relu"];
+const SATFINITE: &[&str] = &["satfinite"];
 const SYNC: &[&str] = &["sync"];
 const ALIGNED: &[&str] = &["aligned"];
 const UNI: &[&str] = &["uni"];
@@ -972,10 +973,11 @@ static CVTA: &[InstrSpec] = &[
 ];
 
 static CVT: &[InstrSpec] = &[
-    // cvt{.irnd|.frnd}{.ftz}{.sat}.dtype.atype; `.relu` is ext (PTX 7.0).
-    spec!("cvt", "9.7.8.14", 2, 2, [opt!(CVT_RND), opt!(FTZ), opt!(SAT), opt!(RELU), req!(CVT_T), req!(CVT_T)]),
-    // ext PTX 7.0/7.8: cvt.rn{.relu}.f16x2.f32 d, a, b (packs two values).
-    spec!("cvt", "9.7.8.14", 3, 3, [req!(RN), opt!(RELU), req!(&["f16x2", "bf16x2"]), req!(F32)]),
+    // cvt{.irnd|.frnd}{.ftz}{.sat}.dtype.atype; `.relu` is ext (PTX 7.0), `.satfinite` ext
+    // (PTX 8.1).
+    spec!("cvt", "9.7.8.14", 2, 2, [opt!(CVT_RND), opt!(FTZ), opt!(SAT), opt!(RELU), opt!(SATFINITE), req!(CVT_T), req!(CVT_T)]),
+    // ext PTX 7.0/7.8/8.1: cvt.{rn,rz}{.relu}{.satfinite}.f16x2.f32 d, a, b (packs two values).
+    spec!("cvt", "9.7.8.14", 3, 3, [req!(&["rn", "rz"]), opt!(RELU), opt!(SATFINITE), req!(&["f16x2", "bf16x2"]), req!(F32)]),
 ];
 
 // ---------------------------------------------------------------------------------------------
