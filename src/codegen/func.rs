@@ -59,8 +59,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub params_ptr: Option<PointerValue<'ctx>>,
     /// Functions being inlined at this point (calls to functions that synchronize).
     inlining: Vec<&'a str>,
-    /// Registers of a kernel with synchronization that are recomputed where they are read
-    /// (`lanes::remat`), and the block where each was last recomputed.
+    /// In a kernel with synchronization: the definitions evaluated again where their values
+    /// are read (`lanes::remat`), and the registers read through them (by node index).
     remat: Vec<crate::lanes::remat::Node<'a>>,
     remat_single: HashMap<&'a str, usize>,
     /// Per node: its temporary, and the block where it was last evaluated.
