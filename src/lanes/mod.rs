@@ -432,19 +432,23 @@ pub struct SiteInfo {
 /// and for loops over threads that LLVM vectorizes.
 ///
 /// The fixed columns come first (byte offset per thread, size); register columns follow.
+///
+/// Every operand and result of a collective is 32 bits wide except the `a` of
+/// `match.sync.b64`, whose upper half goes to `A_HI` (written for `match` sites only).
 mod col {
-    pub const A: (u32, u32) = (0, 8);
-    pub const RESULT: (u32, u32) = (8, 8);
-    pub const SITE: (u32, u32) = (16, 4);
-    pub const B: (u32, u32) = (20, 4);
-    pub const C: (u32, u32) = (24, 4);
-    pub const MASK: (u32, u32) = (28, 4);
-    pub const BAR_ID: (u32, u32) = (32, 4);
-    pub const BAR_COUNT: (u32, u32) = (36, 4);
-    pub const PRED: (u32, u32) = (40, 4);
-    pub const MODE: (u32, u32) = (44, 4);
-    pub const FLAGS: (u32, u32) = (48, 4);
-    pub const FIXED: u32 = 56;
+    pub const A: (u32, u32) = (0, 4);
+    pub const A_HI: (u32, u32) = (4, 4);
+    pub const RESULT: (u32, u32) = (8, 4);
+    pub const SITE: (u32, u32) = (12, 4);
+    pub const B: (u32, u32) = (16, 4);
+    pub const C: (u32, u32) = (20, 4);
+    pub const MASK: (u32, u32) = (24, 4);
+    pub const BAR_ID: (u32, u32) = (28, 4);
+    pub const BAR_COUNT: (u32, u32) = (32, 4);
+    pub const PRED: (u32, u32) = (36, 4);
+    pub const MODE: (u32, u32) = (40, 4);
+    pub const FLAGS: (u32, u32) = (44, 4);
+    pub const FIXED: u32 = 48;
     /// The SITE of a thread that ended in the pass (its slot says so once the runtime is
     /// asked; after passes completed in generated code, nobody looks).
     pub const EXITED: u32 = u32::MAX;
@@ -754,9 +758,19 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             put(fld, if fld == slot::A { i64t.const_int(v, false) } else { c32(v) });
         }
         for &fld in &si.cols {
-            let (o, size) = col_of(fld);
-            let ty = if size == 8 { i64t } else { i32t };
-            let v = b.build_load(ty, col_ptr(&b, st, ctx, (o, size), t), "").unwrap().into_int_value();
+            let v = b.build_load(i32t, col_ptr(&b, st, ctx, col_of(fld), t), "").unwrap().into_int_value();
+            let v = if fld == slot::A {
+                let lo = b.build_int_z_extend(v, i64t, "").unwrap();
+                if si.kind == abi::SYNC_MATCH {
+                    let hi = b.build_load(i32t, col_ptr(&b, st, ctx, col::A_HI, t), "").unwrap().into_int_value();
+                    let hi = b.build_left_shift(b.build_int_z_extend(hi, i64t, "").unwrap(), i64t.const_int(32, false), "").unwrap();
+                    b.build_or(hi, lo, "").unwrap()
+                } else {
+                    lo
+                }
+            } else {
+                v
+            };
             put(fld, v);
         }
         put(slot::STATE, c32(abi::SLOT_WAITING as u64));
@@ -787,8 +801,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let (t, slot_t, latch, after) = runnable_loop(ctx, f, &b, st, "results");
     loops.push(latch);
     let rp = b.build_struct_gep(stt, slot_t, slot::RESULT, "").unwrap();
-    let v = b.build_load(i64t, rp, "").unwrap();
-    b.build_store(col_ptr(&b, st, ctx, col::RESULT, t), v).unwrap();
+    let v = b.build_load(i64t, rp, "").unwrap().into_int_value();
+    b.build_store(col_ptr(&b, st, ctx, col::RESULT, t), b.build_int_truncate(v, i32t, "").unwrap()).unwrap();
     let pp = b.build_struct_gep(stt, slot_t, slot::PRED, "").unwrap();
     let v = b.build_load(i32t, pp, "").unwrap();
     b.build_store(col_ptr(&b, st, ctx, col::PRED, t), v).unwrap();
@@ -869,7 +883,6 @@ fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::f
     };
     let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
     let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
-    let keep = i64t.const_int(0xffff_ffff, false);
     match (mode, bv.get_zero_extended_constant()) {
         // .up/.down by a constant: the source is thread t -/+ b or t itself. Two contiguous
         // accesses (the second one masked) instead of a gather: the own value is stored,
@@ -877,24 +890,24 @@ fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::f
         // would be folded back into one load from a selected address.)
         (0 | 1, Some(d)) => {
             let dv = i64t.const_int(d & 31, false);
-            let own = b.build_load(i64t, col_ptr(b, st, ctx, col::A, t), "own").unwrap().into_int_value();
-            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), b.build_and(own, keep, "").unwrap()).unwrap();
+            let own = b.build_load(i32t, col_ptr(b, st, ctx, col::A, t), "own").unwrap();
+            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), own).unwrap();
             let ok = b.build_and(p, inside, "").unwrap();
             let far = ctx.append_basic_block(f, "shfl.far");
             let join = ctx.append_basic_block(f, "shfl.join");
             b.build_conditional_branch(ok, far, join).unwrap();
             b.position_at_end(far);
             let from = if mode == 0 { b.build_int_sub(t, dv, "").unwrap() } else { b.build_int_add(t, dv, "").unwrap() };
-            let other = b.build_load(i64t, col_ptr(b, st, ctx, col::A, from), "").unwrap().into_int_value();
-            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), b.build_and(other, keep, "").unwrap()).unwrap();
+            let other = b.build_load(i32t, col_ptr(b, st, ctx, col::A, from), "").unwrap();
+            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), other).unwrap();
             b.build_unconditional_branch(join).unwrap();
             b.position_at_end(join);
         }
         _ => {
             let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
             let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
-            let v = b.build_load(i64t, col_ptr(b, st, ctx, col::A, from64), "").unwrap().into_int_value();
-            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), b.build_and(v, keep, "").unwrap()).unwrap();
+            let v = b.build_load(i32t, col_ptr(b, st, ctx, col::A, from64), "").unwrap();
+            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), v).unwrap();
         }
     }
     let pv = b.build_int_z_extend(p, i32t, "").unwrap();
@@ -943,7 +956,18 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     for (fld, v) in fields {
         if si.cols.contains(fld) {
             let p = col_ptr(&e.b, st, ctx, col_of(*fld), st.t64);
-            stores.push((site, *fld, e.b.build_store(p, *v).unwrap()));
+            if *fld == slot::A {
+                // `a` arrives as i64; its column holds the low half (see `col`).
+                let lo = e.b.build_int_truncate(*v, i32t, "").unwrap();
+                stores.push((site, *fld, e.b.build_store(p, lo).unwrap()));
+                if kind == abi::SYNC_MATCH {
+                    let hi = e.b.build_right_shift(*v, ctx.i64_type().const_int(32, false), false, "").unwrap();
+                    let hi = e.b.build_int_truncate(hi, i32t, "").unwrap();
+                    e.b.build_store(col_ptr(&e.b, st, ctx, col::A_HI, st.t64), hi).unwrap();
+                }
+            } else {
+                stores.push((site, *fld, e.b.build_store(p, *v).unwrap()));
+            }
         }
     }
     e.sync.as_mut().unwrap().field_stores.extend(stores);
@@ -970,10 +994,11 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     e.b.position_at_end(cont);
 }
 
+/// The result of the collective the thread just resumed from (32 bits, see `col`).
 pub fn result<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
     let st = e.sync.as_ref().expect("sync kernel");
     let p = col_ptr(&e.b, st, e.ctx(), col::RESULT, st.t64);
-    e.b.build_load(e.ctx().i64_type(), p, "").unwrap().into_int_value()
+    e.b.build_load(e.ctx().i32_type(), p, "").unwrap().into_int_value()
 }
 
 pub fn result_pred<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
