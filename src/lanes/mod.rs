@@ -168,7 +168,6 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let xpre = ctx.append_basic_block(f, &format!("{name}.row"));
     let head = ctx.append_basic_block(f, &format!("{name}.head"));
     let fast = ctx.append_basic_block(f, &format!("{name}.all"));
-    let check = ctx.append_basic_block(f, &format!("{name}.check"));
     let dispatch = ctx.append_basic_block(f, &format!("{name}.dispatch"));
     let next = ctx.append_basic_block(f, &format!("{name}.next"));
     let ylatch = ctx.append_basic_block(f, &format!("{name}.ynext"));
@@ -176,8 +175,7 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let exit = ctx.append_basic_block(f, &format!("{name}.exit"));
     let b = ctx.create_builder();
     b.position_at_end(entry);
-    let all_run_p = st.all_run;
-    let all_run = b.build_load(ctx.bool_type(), all_run_p, "all.runnable").unwrap().into_int_value();
+    let all_run = b.build_load(ctx.bool_type(), st.all_run, "all.runnable").unwrap().into_int_value();
     b.build_unconditional_branch(zhead).unwrap();
     let zv = index_loop(&b, [zhead, entry, zlatch], nt[2], yhead, after, "tid.z");
     let yv = index_loop(&b, [yhead, zhead, ylatch], nt[1], xpre, zlatch, "tid.y");
@@ -190,25 +188,23 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     // Is thread t runnable? After a pass completed in generated code, every thread is.
     b.position_at_end(fast);
     let tv = exact(b.build_int_add(row, xv, "t").unwrap());
-    let stt = slot_type(ctx);
     let t64 = b.build_int_z_extend(tv, i64t, "").unwrap();
-    let slot_t = unsafe { b.build_in_bounds_gep(stt, slots, &[t64], "slot").unwrap() };
-    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let slot_t = unsafe { b.build_in_bounds_gep(slot_type(ctx), slots, &[t64], "slot").unwrap() };
     if checked {
+        let check = ctx.append_basic_block(f, &format!("{name}.check"));
         b.build_conditional_branch(all_run, dispatch, check).unwrap();
+        b.position_at_end(check);
+        let runnable = slot_runnable(&b, ctx, slots, t64).1;
+        let skip = ctx.append_basic_block(f, &format!("{name}.skip"));
+        b.build_conditional_branch(runnable, dispatch, skip).unwrap();
+        // A thread that does not run in this pass stops at no site (column SITE, read after
+        // the pass).
+        b.position_at_end(skip);
+        b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_zero()).unwrap();
+        b.build_unconditional_branch(next).unwrap();
     } else {
         b.build_unconditional_branch(dispatch).unwrap();
     }
-    b.position_at_end(check);
-    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
-    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
-    let skip = ctx.append_basic_block(f, &format!("{name}.skip"));
-    b.build_conditional_branch(runnable, dispatch, skip).unwrap();
-    // A thread that does not run in this pass, or exits in it, stops at no site (column
-    // SITE, read after the pass).
-    b.position_at_end(skip);
-    b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_zero()).unwrap();
-    b.build_unconditional_branch(next).unwrap();
     // Dispatch: the thread's frame. The frame size is known only after the body is
     // emitted: it is read from a constant global that `finish_scheduler` initializes
     // (LLVM folds the load).
@@ -355,9 +351,10 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
 }
 
 /// Region copies (the fast path of the scheduler). A pass of the general thread loop
-/// switches on each thread's resume point. When every live thread resumes at the same
-/// point `k` — convergent code, the common case — the runtime's `resolve` says so, and
-/// the next pass runs the loop of region copy `k` instead: a copy of the body entered only
+/// switches on each thread's resume point. When every thread of the CTA resumes at the same
+/// point `k` — convergent code, the common case: generated code completed the collective,
+/// or the runtime's `resolve` says so and no thread has exited — the next pass runs the
+/// loop of region copy `k` instead: a copy of the body entered only
 /// at `k`, so the loop holds just the code from `k` to the next sync points, without the
 /// switch, and LLVM optimizes it as straight-line per-thread code. Registers and `.local`
 /// variables are the same storage in every copy (`Storage` replay), and a thread may leave
@@ -502,6 +499,16 @@ fn count_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::Fu
     (head, tv, latch, exit)
 }
 
+/// Thread `t`'s slot, and whether the slot says the thread is runnable.
+fn slot_runnable<'ctx>(b: &inkwell::builder::Builder<'ctx>, ctx: &'ctx inkwell::context::Context, slots: inkwell::values::PointerValue<'ctx>, t: IntValue<'ctx>) -> (inkwell::values::PointerValue<'ctx>, IntValue<'ctx>) {
+    let i32t = ctx.i32_type();
+    let stt = slot_type(ctx);
+    let slot_t = unsafe { b.build_in_bounds_gep(stt, slots, &[t], "slot").unwrap() };
+    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
+    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
+    (slot_t, b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "runnable").unwrap())
+}
+
 /// A `count_loop` over the threads that ANDs `test(t)`: returns the result, valid where the
 /// builder is left (after the loop), and the loop's latch.
 fn all_threads<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, n: IntValue<'ctx>, name: &str, test: impl FnOnce(&inkwell::builder::Builder<'ctx>, IntValue<'ctx>) -> IntValue<'ctx>) -> (IntValue<'ctx>, BasicBlock<'ctx>) {
@@ -523,13 +530,8 @@ fn all_threads<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::F
 /// A `count_loop` over the threads that are runnable in their slots, left at the start of
 /// the body for such a thread: returns `t`, its slot, the latch and the block after the loop.
 fn runnable_loop<'ctx>(ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, name: &str) -> (IntValue<'ctx>, inkwell::values::PointerValue<'ctx>, BasicBlock<'ctx>, BasicBlock<'ctx>) {
-    let i32t = ctx.i32_type();
-    let stt = slot_type(ctx);
     let (_, t, latch, after) = count_loop(ctx, f, b, st.nt64, name);
-    let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
-    let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
-    let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
-    let runnable = b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap();
+    let (slot_t, runnable) = slot_runnable(b, ctx, st.slots, t);
     let body = ctx.append_basic_block(f, &format!("{name}.runnable"));
     b.build_conditional_branch(runnable, body, latch).unwrap();
     b.position_at_end(body);
@@ -810,12 +812,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(after);
     // A uniform resume point runs in its region copy if every thread of the CTA is runnable
     // (none exited or waits); otherwise, or without a copy, in the general loop.
-    let (every, latch) = all_threads(ctx, f, &b, st.nt64, "every", |b, t| {
-        let slot_t = unsafe { b.build_in_bounds_gep(stt, st.slots, &[t], "slot").unwrap() };
-        let state_p = b.build_struct_gep(stt, slot_t, slot::STATE, "").unwrap();
-        let state = b.build_load(i32t, state_p, "").unwrap().into_int_value();
-        b.build_int_compare(IntPredicate::EQ, state, i32t.const_int(abi::SLOT_RUNNABLE as u64, false), "").unwrap()
-    });
+    let (every, latch) = all_threads(ctx, f, &b, st.nt64, "every", |b, t| slot_runnable(b, ctx, st.slots, t).1);
     loops.push(latch);
     let uniform = ctx.append_basic_block(f, "resume.uniform");
     b.build_conditional_branch(every, uniform, general.entry).unwrap();
