@@ -104,6 +104,8 @@ pub struct SyncState<'ctx> {
     /// before its terminator), the resume block (they are reloaded there), the thread index
     /// of the loop it belongs to, its site number and its copy (0: general, k: `fast[k-1]`).
     pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, IntValue<'ctx>, u32, usize)>,
+    /// Per entry of `spills`: the store of its site number to the SITE column.
+    pub site_stores: Vec<inkwell::values::InstructionValue<'ctx>>,
     /// Per operand a sync point stores to its column: the site, the slot field and the store
     /// (`lanes::constant_fields` turns operands read from constant registers into site
     /// constants).

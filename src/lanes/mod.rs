@@ -142,6 +142,8 @@ pub struct ThreadLoop<'ctx> {
     pub dispatch: BasicBlock<'ctx>,
     pub next: BasicBlock<'ctx>,
     pub exit: BasicBlock<'ctx>,
+    /// Where the loop goes once every thread had its turn (on to `after`).
+    pub done: BasicBlock<'ctx>,
     pub tid: [IntValue<'ctx>; 3],
     /// The thread index (i64), its frame and its slot.
     pub t64: IntValue<'ctx>,
@@ -173,11 +175,14 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let ylatch = ctx.append_basic_block(f, &format!("{name}.ynext"));
     let zlatch = ctx.append_basic_block(f, &format!("{name}.znext"));
     let exit = ctx.append_basic_block(f, &format!("{name}.exit"));
+    let done = ctx.append_basic_block(f, &format!("{name}.done"));
     let b = ctx.create_builder();
+    b.position_at_end(done);
+    b.build_unconditional_branch(after).unwrap();
     b.position_at_end(entry);
     let all_run = b.build_load(ctx.bool_type(), st.all_run, "all.runnable").unwrap().into_int_value();
     b.build_unconditional_branch(zhead).unwrap();
-    let zv = index_loop(&b, [zhead, entry, zlatch], nt[2], yhead, after, "tid.z");
+    let zv = index_loop(&b, [zhead, entry, zlatch], nt[2], yhead, done, "tid.z");
     let yv = index_loop(&b, [yhead, zhead, ylatch], nt[1], xpre, zlatch, "tid.y");
     // x loop: thread t = (z * ntid.y + y) * ntid.x + x
     b.position_at_end(xpre);
@@ -187,8 +192,11 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let xv = index_loop(&b, [head, xpre, next], nt[0], fast, ylatch, "tid.x");
     // Is thread t runnable? After a pass completed in generated code, every thread is.
     b.position_at_end(fast);
-    let tv = exact(b.build_int_add(row, xv, "t").unwrap());
-    let t64 = b.build_int_z_extend(tv, i64t, "").unwrap();
+    // In i64 from the parts: `zext(row + x)` loses its `nuw` when LLVM hoists or speculates
+    // the add, and the columns then look like gathers and scatters to the vectorizer.
+    let row64 = b.build_int_z_extend(row, i64t, "").unwrap();
+    let x64 = b.build_int_z_extend(xv, i64t, "").unwrap();
+    let t64 = exact(b.build_int_add(row64, x64, "t").unwrap());
     let slot_t = unsafe { b.build_in_bounds_gep(slot_type(ctx), slots, &[t64], "slot").unwrap() };
     if checked {
         let check = ctx.append_basic_block(f, &format!("{name}.check"));
@@ -217,7 +225,7 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_int(col::EXITED as u64, false)).unwrap();
     b.build_unconditional_branch(next).unwrap();
     e.lane_latches.push(next);
-    ThreadLoop { entry, dispatch, next, exit, tid: [xv, yv, zv], t64, frame_t, slot_t }
+    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, frame_t, slot_t }
 }
 
 /// Marks thread-index arithmetic `nuw nsw`: indices are below the CTA size (at most 1024), so
@@ -314,6 +322,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         frame_size_global: fsg,
         regs: vec![carry],
         spills: Vec::new(),
+        site_stores: Vec::new(),
         field_stores: Vec::new(),
         exchange_area: None,
         storage_log: Vec::new(),
@@ -714,6 +723,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.build_conditional_branch(fast, inline_bb, slow).unwrap();
     b.position_at_end(inline_bb);
     let mut cases = Vec::new();
+    let mut complete_bb = std::collections::HashMap::new();
     for (site, l) in &st.fast {
         let Some(si) = st.sites.get((*site as usize).wrapping_sub(1)) else { continue };
         if !completes_inline(si, st.has_arrive) {
@@ -721,6 +731,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         }
         let bb = ctx.append_basic_block(f, &format!("complete.site{site}"));
         cases.push((i32t.const_int(*site as u64, false), bb));
+        complete_bb.insert(*site, bb);
         b.position_at_end(bb);
         if si.kind == abi::SYNC_SHFL {
             loops.push(shfl_inline(&b, st, ctx, f, si));
@@ -730,6 +741,31 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     }
     b.position_at_end(inline_bb);
     b.build_switch(first, slow, &cases).unwrap();
+    // A region copy whose every thread can only stop at one site `j` (or only end) needs no
+    // scan of the SITE column after its pass: it goes straight to `j`'s completion (or
+    // ends the CTA), and its threads need not write their site.
+    for (ci, &(entry, next, exit)) in st.copies.iter().enumerate() {
+        let leaves: Vec<(BasicBlock, u32, usize)> = st.spills.iter().enumerate().filter(|(_, s)| s.4 == ci + 1).map(|(k, s)| (s.0, s.3, k)).collect();
+        let to = match copy_outcome(entry, next, exit, &leaves) {
+            Outcome::Site(j) => match complete_bb.get(&j) {
+                Some(&bb) => {
+                    for &(_, site, k) in &leaves {
+                        if site == j {
+                            st.site_stores[k].erase_from_basic_block();
+                        }
+                    }
+                    bb
+                }
+                None => continue,
+            },
+            Outcome::Exit => st.done_bb,
+            Outcome::Mixed => continue,
+        };
+        let done = st.fast[ci].1.done;
+        done.get_terminator().unwrap().erase_from_basic_block();
+        b.position_at_end(done);
+        b.build_unconditional_branch(to).unwrap();
+    }
 
     // ... else write each stopped thread's request to its slot and ask the runtime. Threads
     // that stopped at different points have diverged: loops no longer yield (`lockstep`).
@@ -829,6 +865,59 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // that none of its iterations writes.
     e.lane_latches.extend(loops);
     stride.max(16) + (columns + 15) / 16 * 16
+}
+
+/// How a pass of a region copy can end for its threads.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// Every thread stops at this site.
+    Site(u32),
+    /// Every thread ends.
+    Exit,
+    /// Threads may stop at different sites, or some may end.
+    Mixed,
+}
+
+/// The outcome of a pass of the region copy entered at `entry`, from the blocks reachable
+/// before the thread loop's `next`: `leaves` (block, site, spill index) are the copy's sync
+/// points, `exit` the end of a thread. Any other way to `next` makes it `Mixed`.
+fn copy_outcome(entry: BasicBlock<'_>, next: BasicBlock<'_>, exit: BasicBlock<'_>, leaves: &[(BasicBlock<'_>, u32, usize)]) -> Outcome {
+    use inkwell::llvm_sys::core::{LLVMGetBasicBlockTerminator, LLVMGetNumSuccessors, LLVMGetSuccessor};
+    let mut seen = std::collections::HashSet::new();
+    let mut work = vec![entry.as_mut_ptr()];
+    let mut sites = std::collections::BTreeSet::new();
+    let mut exits = false;
+    while let Some(bb) = work.pop() {
+        if !seen.insert(bb) {
+            continue;
+        }
+        if bb == exit.as_mut_ptr() {
+            exits = true;
+            continue;
+        }
+        if let Some(l) = leaves.iter().find(|l| l.0.as_mut_ptr() == bb) {
+            sites.insert(l.1);
+            continue;
+        }
+        unsafe {
+            let term = LLVMGetBasicBlockTerminator(bb);
+            if term.is_null() {
+                return Outcome::Mixed;
+            }
+            for k in 0..LLVMGetNumSuccessors(term) {
+                let s = LLVMGetSuccessor(term, k);
+                if s == next.as_mut_ptr() {
+                    return Outcome::Mixed;
+                }
+                work.push(s);
+            }
+        }
+    }
+    match (sites.len(), exits) {
+        (1, false) => Outcome::Site(*sites.iter().next().unwrap()),
+        (0, true) => Outcome::Exit,
+        _ => Outcome::Mixed,
+    }
 }
 
 /// PTX ISA 9.7.8.5 shfl.sync, completed in generated code for a CTA whose threads all
@@ -970,7 +1059,7 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     e.sync.as_mut().unwrap().field_stores.extend(stores);
     let st = e.sync.as_ref().unwrap();
     let sv = i32t.const_int(site as u64, false);
-    e.b.build_store(col_ptr(&e.b, st, ctx, col::SITE, st.t64), sv).unwrap();
+    let site_store = e.b.build_store(col_ptr(&e.b, st, ctx, col::SITE, st.t64), sv).unwrap();
     e.b.build_unconditional_branch(next).unwrap();
     let leave = e.b.get_insert_block().unwrap();
     let resume = ctx.append_basic_block(e.f, "resume");
@@ -986,6 +1075,7 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
         st.fast.len()
     };
     st.spills.push((leave, resume, st.t64, site, copy));
+    st.site_stores.push(site_store);
     e.b.position_at_end(resume);
     e.b.build_unconditional_branch(cont).unwrap();
     e.b.position_at_end(cont);
