@@ -34,7 +34,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub fname: &'a str,
     pub cta: PointerValue<'ctx>,
     pub tid: [IntValue<'ctx>; 3],
-    regs: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
+    pub(crate) regs: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
     ranges: Vec<(&'a str, u32, Type)>,
     pub vars: HashMap<&'a str, VarLoc<'ctx>>,
     labels: HashMap<&'a str, BasicBlock<'ctx>>,
@@ -63,6 +63,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// are read (`lanes::remat`), and the registers read through them (by node index).
     remat: Vec<crate::lanes::remat::Node<'a>>,
     remat_single: HashMap<&'a str, usize>,
+    /// Induction registers and their base nodes (`lanes::remat::Analysis::inductions`).
+    pub(crate) remat_induction: HashMap<&'a str, usize>,
     /// Per node: its temporary, and the block where it was last evaluated.
     remat_tmp: Vec<Option<(PointerValue<'ctx>, Option<BasicBlock<'ctx>>)>>,
     /// Backward branches that are yield points (`lanes::lockstep`).
@@ -78,6 +80,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Whether the function takes the address of a variable it keeps in an alloca
     /// (`mov.u64 %rd, larr`, `cvta.local`); see `space_ptr`.
     alloca_escapes: bool,
+    /// f32 registers whose NaN payloads are never observed (`ops_float::nan_insensitive`).
+    nan_free: std::collections::HashSet<&'a str>,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
     pub lane_latches: Vec<BasicBlock<'ctx>>,
 }
@@ -253,6 +257,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         inlining: Vec::new(),
         remat: Vec::new(),
         remat_single: HashMap::new(),
+        remat_induction: HashMap::new(),
         remat_tmp: Vec::new(),
         yields: std::collections::HashSet::new(),
         overrides: HashMap::new(),
@@ -260,6 +265,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         shared_base: None,
         cta_cache: HashMap::new(),
         alloca_escapes: false,
+        nan_free: std::collections::HashSet::new(),
         lane_latches: Vec::new(),
     };
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
@@ -284,7 +290,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         } else if crate::lanes::needs_scheduler(body, &e.m.sync_funcs) {
             crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
             let params: std::collections::HashSet<&str> = f.params.iter().map(|p| p.name.name).collect();
-            (e.remat, e.remat_single) = crate::lanes::remat::analyze(body, &params);
+            let a = crate::lanes::remat::analyze(body, &params);
+            (e.remat, e.remat_single, e.remat_induction) = (a.nodes, a.single, a.inductions);
             e.remat_tmp = vec![None; e.remat.len()];
             e.yields = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
         } else {
@@ -363,6 +370,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     } else {
         let vars = e.vars.clone();
         e.alloca_escapes = alloca_escapes(f, body);
+        let rets: Vec<&str> = f.rets.iter().map(|r| r.name.name).collect();
+        e.nan_free = super::ops_float::nan_insensitive(body, &rets);
         e.body(body)?;
         // The region copies of a kernel with synchronization (see `lanes`): the same body
         // again per resume point, each in a thread loop of its own, with fresh labels and
@@ -648,7 +657,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// block (within a block no sync point intervenes). Its operands are evaluated first;
     /// then its instruction is emitted with every register it reads or writes redirected to
     /// temporaries.
-    fn remat_eval(&mut self, n: usize) -> R<(PointerValue<'ctx>, Type)> {
+    pub(crate) fn remat_eval(&mut self, n: usize) -> R<(PointerValue<'ctx>, Type)> {
         let ty = self.remat[n].ty;
         let here = self.b.get_insert_block();
         let tmp = match self.remat_tmp[n] {
@@ -1170,6 +1179,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.b.build_store(p, lin).unwrap();
         self.b.build_unconditional_branch(self.abort_bb).unwrap();
         self.after_terminator();
+    }
+
+    /// Whether an instruction's destination is a register of `nan_free` (of the function being
+    /// emitted, not of one inlined into it).
+    pub fn nan_free_dest(&self, op: &Operand) -> bool {
+        matches!(op, Operand::Name(id, None) if self.inlining.is_empty() && self.nan_free.contains(id.name))
     }
 
     pub fn linear_tid(&mut self) -> IntValue<'ctx> {

@@ -152,7 +152,8 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     // included, returns the canonical NaN 0x7fffffff; f64 instructions propagate a NaN
     // operand (quieted; the last of several) and otherwise produce 0xfff8000000000000.
     let r = match ty {
-        Type::F32 if op != "copysign" => canon_nan(e, r),
+        Type::F32 if op != "copysign" && !e.nan_free_dest(&i.operands[0]) => canon_nan(e, r),
+        Type::F32 if op != "copysign" => r,
         Type::F64 if matches!(op, "neg" | "abs") => {
             // GPU-verified: abs.f64/neg.f64 return a NaN input quieted, sign unchanged.
             nan_f64(e, r, &src)
@@ -213,6 +214,68 @@ pub fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[Fl
     let rb = e.to_bits(r.into());
     let rb = e.b.build_select(is_nan(e, r), out, rb, "").unwrap().into_int_value();
     e.from_bits(rb, Type::F64).into_float_value()
+}
+
+/// f32 instructions whose NaN results are canonical (the generic path of `emit`, every one
+/// but copysign).
+const CANONICAL_F32: &[&str] = &["add", "sub", "mul", "div", "min", "max", "fma", "mad", "neg", "abs", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh"];
+
+/// f32 registers whose NaN payload nobody can observe: every instruction that names one
+/// writes it as an instruction of `CANONICAL_F32` or reads it as an operand of such an
+/// instruction or of `setp` (which see only whether a value is a NaN, and whose own NaN
+/// results are canonical). Their writers skip `canon_nan`: in `fma.rn.f32 %f14, %f13, %f12,
+/// %f62; fma.rn.f32 %f17, %f16, %f15, %f14` only the last result of a chain is canonicalized,
+/// which takes a compare and a blend off each step of the chain. `rets`: registers the
+/// function returns (read after its body).
+pub fn nan_insensitive<'a>(body: &'a [crate::syntax::ast::Stmt<'a>], rets: &[&str]) -> std::collections::HashSet<&'a str> {
+    use crate::syntax::ast::{Operand, Stmt};
+    use std::collections::HashSet;
+    fn names<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
+        match op {
+            Operand::Name(id, _) | Operand::Not(id) => out.push(id.name),
+            Operand::Vector(v, _) | Operand::List(v, _) | Operand::MemList(v, _) => v.iter().for_each(|o| names(o, out)),
+            Operand::Pair(a, b) => {
+                names(a, out);
+                names(b, out);
+            }
+            Operand::Sel(o, _, _) => names(o, out),
+            Operand::Mem(a) => out.extend(a.base.map(|b| b.name)),
+            _ => {}
+        }
+    }
+    fn walk<'a>(body: &'a [Stmt<'a>], ok: &mut HashSet<&'a str>, bad: &mut HashSet<&'a str>) {
+        for s in body {
+            match s {
+                Stmt::Block(b, _) => walk(b, ok, bad),
+                Stmt::Instr(i) => {
+                    let f32 = types_of(i).last() == Some(&Type::F32);
+                    let canonical = f32 && CANONICAL_F32.contains(&i.opcode.name);
+                    let compare = f32 && i.opcode.name == "setp";
+                    for (k, op) in i.operands.iter().enumerate() {
+                        let plain = match op {
+                            Operand::Name(id, None) => Some(id.name),
+                            _ => None,
+                        };
+                        match plain {
+                            Some(n) if (k == 0 && canonical) || (k > 0 && (canonical || compare)) => {
+                                ok.insert(n);
+                            }
+                            _ => {
+                                let mut v = Vec::new();
+                                names(op, &mut v);
+                                bad.extend(v);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let (mut ok, mut bad) = (HashSet::new(), HashSet::new());
+    walk(body, &mut ok, &mut bad);
+    ok.retain(|n| !bad.contains(n) && !rets.contains(n));
+    ok
 }
 
 /// f32 NaN results become the canonical NaN 0x7fffffff.

@@ -617,6 +617,18 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let cta_t = e.cta_type();
     let cta = e.cta;
     let abort_bb = e.abort_bb;
+    if e.sync.is_none() {
+        return 0;
+    }
+    // Induction registers (`remat::Analysis::inductions`): their allocas and base nodes.
+    let ind_regs: Vec<(inkwell::values::PointerValue, usize)> = e.remat_induction.iter().filter_map(|(name, &n)| e.regs.get(name).map(|&(p, _)| (p, n))).collect();
+    // A pass of the general loop that resumes every thread at this site (0: none, each
+    // thread resumes where its slot says), set when a region copy finds the offsets of its
+    // induction registers unequal.
+    let entry_term = e.f.get_first_basic_block().and_then(|bb| bb.get_terminator()).expect("the entry block is complete");
+    e.alloca_b.position_before(&entry_term);
+    let force = e.alloca_b.build_alloca(e.ctx().i32_type(), "force.site").unwrap();
+    e.alloca_b.build_store(force, e.ctx().i32_type().const_zero()).unwrap();
     let Some(st) = &mut e.sync else { return 0 };
     let ctx = e.m.ctx;
     let i32t = ctx.i32_type();
@@ -636,6 +648,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::written_from(&regs, entry, &[next, exit])).collect();
     let consts = live::constants(f, &regs);
     constant_fields(st, &regs, &consts);
+    let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
+    let mut deferred: Vec<Deferred> = Vec::new();
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
     let mut columns = col::FIXED;
     let b = ctx.create_builder();
@@ -656,6 +670,13 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
                 columns = off + size;
                 off
             });
+            if let Some(&node) = ind.get(&k) {
+                if copy == 0 || written[copy - 1].has(k) {
+                    deferred.push(Deferred { block: leave, save: true, k, col: (off, size), t, copy, site, node });
+                }
+                deferred.push(Deferred { block: resume, save: false, k, col: (off, size), t, copy, site, node });
+                continue;
+            }
             // Predicates are kept as bytes: LLVM loads and stores vectors of i1 bit-packed,
             // so an i1 column would not vectorize as consecutive accesses.
             let pred = ty == ctx.bool_type().into();
@@ -685,6 +706,9 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(general.dispatch);
     let resume_p = b.build_struct_gep(slot_type(ctx), general.slot_t, slot::RESUME, "").unwrap();
     let r = b.build_load(i32t, resume_p, "resume").unwrap().into_int_value();
+    let forced = b.build_load(i32t, force, "forced").unwrap().into_int_value();
+    let is_forced = b.build_int_compare(IntPredicate::NE, forced, i32t.const_zero(), "").unwrap();
+    let r = b.build_select(is_forced, forced, r, "").unwrap().into_int_value();
     let mut cases = vec![(i32t.const_zero(), st.body_bb)];
     for (k, bb) in &st.cases {
         cases.push((i32t.const_int(*k as u64, false), *bb));
@@ -698,7 +722,52 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // After a pass: complete in generated code if every thread stopped at one site...
     let stt = slot_type(ctx);
     b.position_at_end(st.resolve_bb);
+    b.build_store(force, i32t.const_zero()).unwrap();
     let mut loops = Vec::new();
+    // A region copy entered at a site where induction registers are live first checks that
+    // every thread's offset is the same; each is then one scalar for the whole pass (`uni`).
+    // Otherwise the pass runs in the general loop, resuming every thread at the site.
+    let mut uni: std::collections::HashMap<(usize, usize), inkwell::values::PointerValue> = std::collections::HashMap::new();
+    // Where a pass of each region copy starts (its thread loop, or the check before it).
+    let mut entry_of: Vec<BasicBlock> = st.fast.iter().map(|f| f.1.entry).collect();
+    for (ci, (site, l)) in st.fast.iter().enumerate() {
+        let Some(set) = per_site.get(site) else { continue };
+        let mut ks: Vec<usize> = ind.keys().copied().filter(|&k| set.has(k) && offset[k].is_some()).collect();
+        if ks.is_empty() || *site == 0 {
+            continue;
+        }
+        ks.sort();
+        let go = l.entry;
+        let check = ctx.append_basic_block(f, &format!("region{site}.offsets"));
+        entry_of[ci] = check;
+        b.position_at_end(check);
+        let mut firsts = Vec::new();
+        for &k in &ks {
+            let (_, ty, size) = st.regs[k];
+            let c = (offset[k].unwrap(), size);
+            let v0 = b.build_load(ty, col_ptr(&b, st, ctx, c, i64t.const_zero()), "offset0").unwrap();
+            let a = e.alloca_b.build_alloca(ty, "offset.uniform").unwrap();
+            b.build_store(a, v0).unwrap();
+            uni.insert((ci + 1, k), a);
+            firsts.push((c, ty, v0.into_int_value()));
+        }
+        let (same_off, latch) = all_threads(ctx, f, &b, st.nt64, "offsets", |b, t| {
+            let mut ok = ctx.bool_type().const_all_ones();
+            for &(c, ty, v0) in &firsts {
+                let v = b.build_load(ty, col_ptr(b, st, ctx, c, t), "").unwrap().into_int_value();
+                ok = b.build_and(ok, b.build_int_compare(IntPredicate::EQ, v, v0, "").unwrap(), "").unwrap();
+            }
+            ok
+        });
+        loops.push(latch);
+        let fallback = ctx.append_basic_block(f, &format!("region{site}.offsets.differ"));
+        b.build_conditional_branch(same_off, go, fallback).unwrap();
+        b.position_at_end(fallback);
+        b.build_store(force, i32t.const_int(*site as u64, false)).unwrap();
+        b.build_store(st.all_run, ctx.bool_type().const_all_ones()).unwrap();
+        b.build_unconditional_branch(general.entry).unwrap();
+        b.position_at_end(st.resolve_bb);
+    }
     // Where did each thread stop in this pass (0: nowhere)? `same`: all at one site `first`.
     let first = b.build_load(i32t, col_ptr(&b, st, ctx, col::SITE, i64t.const_zero()), "first").unwrap().into_int_value();
     let (same, latch) = all_threads(ctx, f, &b, st.nt64, "same", |b, t| {
@@ -724,7 +793,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(inline_bb);
     let mut cases = Vec::new();
     let mut complete_bb = std::collections::HashMap::new();
-    for (site, l) in &st.fast {
+    for (ci, (site, _)) in st.fast.iter().enumerate() {
         let Some(si) = st.sites.get((*site as usize).wrapping_sub(1)) else { continue };
         if !completes_inline(si, st.has_arrive) {
             continue;
@@ -737,7 +806,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             loops.push(shfl_inline(&b, st, ctx, f, si));
         }
         b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
-        b.build_unconditional_branch(l.entry).unwrap();
+        b.build_unconditional_branch(entry_of[ci]).unwrap();
     }
     b.position_at_end(inline_bb);
     b.build_switch(first, slow, &cases).unwrap();
@@ -855,16 +924,58 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.position_at_end(uniform);
     b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
     let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry)];
-    for (site, l) in &st.fast {
+    for (ci, (site, _)) in st.fast.iter().enumerate() {
         if *site != 0 {
-            cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), l.entry));
+            cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), entry_of[ci]));
         }
     }
     b.build_switch(r, general.entry, &cases).unwrap();
     // Each of these loops touches only its own thread's slot and columns, or reads columns
     // that none of its iterations writes.
     e.lane_latches.extend(loops);
+    // Saves and reloads of induction registers: the offset from the base node, evaluated
+    // where the thread leaves or resumes (in its own thread loop).
+    let thread_loops: Vec<ThreadLoop> = std::iter::once(general).chain(st.fast.iter().map(|f| f.1)).collect();
+    let fast_sites: Vec<u32> = st.fast.iter().map(|f| f.0).collect();
+    let reg_of: Vec<_> = st.regs.iter().map(|r| (r.0, r.1)).collect();
+    for d in deferred {
+        e.tid = thread_loops[d.copy].tid;
+        e.b.position_before(&d.block.get_terminator().unwrap());
+        let (p, ty) = reg_of[d.k];
+        let base = match e.remat_eval(d.node) {
+            Ok((bp, _)) => e.b.build_load(ty, bp, "base").unwrap().into_int_value(),
+            // Not expected (the node's instruction was emitted before): carry the value.
+            Err(_) => ty.into_int_type().const_zero(),
+        };
+        let st = e.sync.as_ref().unwrap();
+        let cp = col_ptr(&e.b, st, ctx, d.col, d.t);
+        if d.save {
+            let v = e.b.build_load(ty, p, "").unwrap().into_int_value();
+            e.b.build_store(cp, e.b.build_int_sub(v, base, "offset").unwrap()).unwrap();
+        } else {
+            let own = d.copy != 0 && fast_sites[d.copy - 1] == d.site;
+            let off = match uni.get(&(d.copy, d.k)) {
+                Some(&a) if own => e.b.build_load(ty, a, "offset").unwrap(),
+                _ => e.b.build_load(ty, cp, "offset").unwrap(),
+            };
+            e.b.build_store(p, e.b.build_int_add(base, off.into_int_value(), "").unwrap()).unwrap();
+        }
+    }
     stride.max(16) + (columns + 15) / 16 * 16
+}
+
+/// A save or reload of an induction register, emitted after the rest of the scheduler
+/// (`finish_scheduler`): at `block`, in the thread loop of `copy`, register `k` in column
+/// `col` as its offset from base node `node`.
+struct Deferred<'ctx> {
+    block: BasicBlock<'ctx>,
+    save: bool,
+    k: usize,
+    col: (u32, u32),
+    t: IntValue<'ctx>,
+    copy: usize,
+    site: u32,
+    node: usize,
 }
 
 /// How a pass of a region copy can end for its threads.

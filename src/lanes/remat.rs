@@ -58,11 +58,11 @@ pub struct Node<'a> {
 /// unconditional branch, call or sync point: each runs at most once, reached only from the
 /// one before it) a register is bound to its latest definition there, so that `mov.u32 %r30, %tid.y; mul.wide.s32 %rd11, %r30, 64`
 /// makes `%rd11` a node even though `%r30` is a loop counter later.
-pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> (Vec<Node<'a>>, HashMap<&'a str, usize>) {
+pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a> {
     let mut decls: Vec<(&str, Option<u32>, Type)> = Vec::new();
     let mut instrs: Vec<&'a Instr<'a>> = Vec::new();
     if !collect(body, true, &mut decls, &mut instrs) {
-        return (Vec::new(), HashMap::new());
+        return Analysis::default();
     }
     let reg_ty = |n: &str| {
         decls.iter().find_map(|&(d, range, ty)| match range {
@@ -145,10 +145,93 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> (Vec<Node<'a
             }
         }
         if nodes.len() == before {
-            return (nodes, single);
+            break;
         }
     }
+    let inductions = inductions(&instrs, &reg_ty, &nodes, &single, &constants, &cur, &in_prologue);
+    Analysis { nodes, single, inductions }
 }
+
+/// What `analyze` finds: the nodes, the registers with one definition that is a node, and
+/// the induction registers (`inductions`) with their base nodes.
+#[derive(Default)]
+pub struct Analysis<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub single: HashMap<&'a str, usize>,
+    pub inductions: HashMap<&'a str, usize>,
+}
+
+/// Induction registers: integer registers that the prologue sets to a node's value (the
+/// base, `B(t)`: `add.s64 %rd24, %rd16, %rd17`, `mov.u32 %r29, %tid.x`) and that the rest
+/// of the body only steps by amounts every thread of the CTA agrees on (`add.s64 %rd24,
+/// %rd24, 64`; a constant, or a register whose node reads no per-thread index).
+///
+/// The scheduler saves such a register as its offset `r - B(t)` (exact modulo 2^n,
+/// whatever the value) and reloads it as `B(t) + offset`. Threads that run a loop in step
+/// have the same offset: a region copy that finds every thread's offset equal uses one
+/// scalar for all of them, and LLVM sees the register as a function of the thread index
+/// again (consecutive addresses instead of gathers). The stepping rule only predicts that
+/// the offsets will agree; the copy checks it (see `lanes::finish_scheduler`).
+fn inductions<'a>(
+    instrs: &[&'a Instr<'a>],
+    reg_ty: &dyn Fn(&str) -> Option<Type>,
+    nodes: &[Node<'a>],
+    single: &HashMap<&'a str, usize>,
+    constants: &HashMap<&'a str, usize>,
+    cur: &HashMap<&'a str, usize>,
+    in_prologue: &HashSet<*const Instr<'a>>,
+) -> HashMap<&'a str, usize> {
+    // A node that every thread of a CTA evaluates to the same value.
+    fn uniform(nodes: &[Node], n: usize, depth: u32) -> bool {
+        let node = &nodes[n];
+        depth < 64
+            && !node.instr.operands[1..].iter().any(|o| matches!(o, Operand::Name(id, _) if PER_THREAD.contains(&id.name)))
+            && node.ops.iter().all(|&(_, m)| uniform(nodes, m, depth + 1))
+    }
+    let mut out: HashMap<&'a str, usize> = cur
+        .iter()
+        .filter(|(r, _)| !single.contains_key(*r) && !constants.contains_key(*r))
+        .filter(|(r, _)| reg_ty(r).map_or(false, |t| (t.is_int() || t.is_bits()) && matches!(t.size(), 4 | 8)))
+        .map(|(r, n)| (*r, *n))
+        .collect();
+    for &i in instrs {
+        if in_prologue.contains(&(i as *const _)) {
+            continue;
+        }
+        let mut written = Vec::new();
+        for (k, op) in i.operands.iter().enumerate() {
+            written_names(op, k == 0, &mut written);
+        }
+        for w in written {
+            if !out.contains_key(w) {
+                continue;
+            }
+            let step = |o: &Operand| match o {
+                Operand::Imm(_) => true,
+                Operand::Name(id, None) => single.get(id.name).or_else(|| constants.get(id.name)).map_or(false, |&n| uniform(nodes, n, 0)),
+                _ => false,
+            };
+            let ok = i.guard.is_none()
+                && matches!(i.opcode.name, "add" | "sub")
+                && !i.has_mod("cc")
+                && !i.has_mod("sat")
+                && i.operands.len() == 3
+                && matches!(&i.operands[0], Operand::Name(d, None) if d.name == w)
+                && match (&i.operands[1], &i.operands[2]) {
+                    (Operand::Name(a, None), b) if a.name == w => step(b),
+                    (a, Operand::Name(b, None)) if b.name == w && i.opcode.name == "add" => step(a),
+                    _ => false,
+                };
+            if !ok {
+                out.remove(w);
+            }
+        }
+    }
+    out
+}
+
+/// Special registers that differ between the threads of a CTA.
+const PER_THREAD: &[&str] = &["%tid", "%laneid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%warpid"];
 
 /// `mov` of an immediate.
 fn is_constant(i: &Instr) -> bool {
