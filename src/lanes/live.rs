@@ -142,9 +142,9 @@ pub fn across(f: FunctionValue, regs: &[PointerValue], sites: &[(BasicBlock, Bas
         .collect()
 }
 
-/// The registers (indexes into `regs`) that code reachable from `entry` may write, not
-/// going past the blocks of `stops`: a use of the register's address other than a load.
-pub fn written_from(regs: &[PointerValue], entry: BasicBlock, stops: &[BasicBlock]) -> Bits {
+/// The registers written (`true`) or read (`false`) in the blocks reachable from `entry`
+/// without passing one of `stops`.
+pub fn accessed_from(regs: &[PointerValue], entry: BasicBlock, stops: &[BasicBlock], writes: bool) -> Bits {
     let index: HashMap<LLVMValueRef, usize> = regs.iter().enumerate().map(|(k, r)| (r.as_value_ref(), k)).collect();
     let stops: Vec<LLVMBasicBlockRef> = stops.iter().map(|b| b.as_mut_ptr()).collect();
     let mut seen: std::collections::HashSet<LLVMBasicBlockRef> = std::collections::HashSet::new();
@@ -156,7 +156,7 @@ pub fn written_from(regs: &[PointerValue], entry: BasicBlock, stops: &[BasicBloc
         }
         unsafe {
             for_reg_operands(bb, &index, |_, op, o, r| {
-                if !(op == LLVMOpcode::LLVMLoad && o == 0) {
+                if (op == LLVMOpcode::LLVMLoad && o == 0) != writes {
                     out.set(r);
                 }
             });

@@ -645,7 +645,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     }
     // A region copy is entered only at its site, where the live registers are reloaded: a
     // register it never writes still holds its saved value when the thread leaves again.
-    let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::written_from(&regs, entry, &[next, exit])).collect();
+    let written: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::accessed_from(&regs, entry, &[next, exit], true)).collect();
+    let read: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::accessed_from(&regs, entry, &[next, exit], false)).collect();
     let consts = live::constants(f, &regs);
     constant_fields(st, &regs, &consts);
     let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
@@ -732,7 +733,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let mut entry_of: Vec<BasicBlock> = st.fast.iter().map(|f| f.1.entry).collect();
     for (ci, (site, l)) in st.fast.iter().enumerate() {
         let Some(set) = per_site.get(site) else { continue };
-        let mut ks: Vec<usize> = ind.keys().copied().filter(|&k| set.has(k) && offset[k].is_some()).collect();
+        // Only the registers the copy reads: one it just carries keeps its column.
+        let mut ks: Vec<usize> = ind.keys().copied().filter(|&k| set.has(k) && read[ci].has(k) && offset[k].is_some()).collect();
         if ks.is_empty() || *site == 0 {
             continue;
         }
