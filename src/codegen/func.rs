@@ -153,6 +153,9 @@ pub struct SyncState<'ctx> {
     /// Whether loops still yield at their backward branches (`lanes::lockstep`); cleared
     /// for the rest of the CTA once its threads diverge.
     pub yield_on: PointerValue<'ctx>,
+    /// The thread's count of backward branches taken at yield points: a thread yields at
+    /// every `lockstep::YIELD_EVERY`-th (a register of the scheduler, saved like the others).
+    pub yield_count: Option<PointerValue<'ctx>>,
     /// Per sync site (index site-1): what the site asks of the runtime.
     pub sites: Vec<crate::lanes::SiteInfo>,
     /// Whether the kernel has `bar.arrive` (its arrivals are counted by the runtime).
@@ -294,6 +297,12 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             (e.remat, e.remat_single, e.remat_induction) = (a.nodes, a.single, a.inductions);
             e.remat_tmp = vec![None; e.remat.len()];
             e.yields = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
+            if !e.yields.is_empty() {
+                let c = e.alloca_b.build_alloca(ctx.i32_type(), "yield.count").unwrap();
+                let st = e.sync.as_mut().unwrap();
+                st.regs.push((c, ctx.i32_type().into(), 4));
+                st.yield_count = Some(c);
+            }
         } else {
         // Thread loops over z, y, x of the CTA.
         let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
@@ -686,6 +695,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// Emits a function body from its labels on; falling off its end finishes the thread.
     fn body(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
+        if let Some(c) = self.sync.as_ref().and_then(|s| s.yield_count) {
+            self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
+        }
         self.labels.clear();
         self.branch_targets.clear();
         self.declare_labels(body);

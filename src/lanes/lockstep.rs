@@ -83,6 +83,12 @@ fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
     }
 }
 
+/// A thread yields at every this many backward branches it takes at yield points (a power
+/// of two): iterations in between run thread by thread, and each pass runs this many
+/// iterations of every thread (fewer saves and restores of the loop's registers per
+/// iteration; consecutive threads still touch consecutive memory).
+pub const YIELD_EVERY: u32 = 8;
+
 /// Emits a yield point on the way to `target` (a loop header): while yield points are on
 /// (`SyncState::yield_on`), the thread stops as at `bar.warp.sync` with its own lane as the
 /// mask, then branches. Leaves the builder in a fresh block without predecessors.
@@ -90,6 +96,18 @@ pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, target: BasicBlo
     let ctx = e.ctx();
     let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
     let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
+    let on = match e.sync.as_ref().unwrap().yield_count {
+        Some(c) => {
+            let i32t = ctx.i32_type();
+            let n = e.b.build_load(i32t, c, "").unwrap().into_int_value();
+            let n = e.b.build_int_add(n, i32t.const_int(1, false), "").unwrap();
+            e.b.build_store(c, n).unwrap();
+            let due = e.b.build_and(n, i32t.const_int(YIELD_EVERY as u64 - 1, false), "").unwrap();
+            let due = e.b.build_int_compare(inkwell::IntPredicate::EQ, due, i32t.const_zero(), "yield.due").unwrap();
+            e.b.build_and(on, due, "").unwrap()
+        }
+        None => on,
+    };
     let y = ctx.append_basic_block(e.f, "yield");
     e.b.build_conditional_branch(on, y, target).unwrap();
     e.b.position_at_end(y);

@@ -344,6 +344,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         soa_base,
         all_run,
         yield_on,
+        yield_count: None,
         sites: Vec::new(),
         has_arrive: false,
     });
