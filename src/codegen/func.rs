@@ -108,6 +108,15 @@ pub struct SyncState<'ctx> {
     /// before its terminator), the resume block (they are reloaded there), the thread index
     /// of the loop it belongs to, its site number and its copy (0: general, k: `fast[k-1]`).
     pub spills: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, IntValue<'ctx>, u32, usize)>,
+    /// The operand column of each shuffle site (site, byte offset per thread), after the
+    /// fixed columns: a region copy that completes its shuffle itself reads it while the
+    /// threads hand over the operands of their next shuffle (`lanes::finish_scheduler`).
+    pub shfl_cols: Vec<(u32, u32)>,
+    /// The site of the sync point emitted last (results are read at its resume point).
+    pub last_site: u32,
+    /// Each load of a collective's result at a resume point: copy (0: general), site,
+    /// thread index, the load, and whether it is the predicate result.
+    pub result_loads: Vec<(usize, u32, IntValue<'ctx>, inkwell::values::InstructionValue<'ctx>, bool)>,
     /// Per entry of `spills`: the store of its site number to the SITE column.
     pub site_stores: Vec<inkwell::values::InstructionValue<'ctx>>,
     /// Per operand a sync point stores to its column: the site, the slot field and the store

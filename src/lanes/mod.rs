@@ -323,6 +323,9 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         regs: vec![carry],
         spills: Vec::new(),
         site_stores: Vec::new(),
+        shfl_cols: Vec::new(),
+        last_site: 0,
+        result_loads: Vec::new(),
         field_stores: Vec::new(),
         exchange_area: None,
         storage_log: Vec::new(),
@@ -653,7 +656,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
     let mut deferred: Vec<Deferred> = Vec::new();
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
-    let mut columns = col::FIXED;
+    let mut columns = col::FIXED + 4 * st.shfl_cols.len() as u32;
     let b = ctx.create_builder();
     for &(leave, resume, t, site, copy) in &st.spills {
         let set = &per_site[&site];
@@ -730,6 +733,29 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // every thread's offset is the same; each is then one scalar for the whole pass (`uni`).
     // Otherwise the pass runs in the general loop, resuming every thread at the site.
     let mut uni: std::collections::HashMap<(usize, usize), inkwell::values::PointerValue> = std::collections::HashMap::new();
+    // Where the threads of a pass of each region copy can stop.
+    let reach: Vec<(Reach, Vec<(BasicBlock, u32, usize)>)> = st
+        .copies
+        .iter()
+        .enumerate()
+        .map(|(ci, &(entry, next, exit))| {
+            let leaves: Vec<(BasicBlock, u32, usize)> = st.spills.iter().enumerate().filter(|(_, s)| s.4 == ci + 1).map(|(k, s)| (s.0, s.3, k)).collect();
+            (copy_reach(entry, next, exit, &leaves), leaves)
+        })
+        .collect();
+    // A region copy of a shuffle site that cannot reach that site again in its pass computes
+    // each thread's result itself where the thread resumes (`shfl_one`, from the site's own
+    // operand column, which nobody writes during the pass): no completion loop, no result
+    // columns.
+    let fused: Vec<bool> = st
+        .fast
+        .iter()
+        .enumerate()
+        .map(|(ci, (site, _))| {
+            let Some(si) = st.sites.get((*site as usize).wrapping_sub(1)) else { return false };
+            si.kind == abi::SYNC_SHFL && completes_inline(si, st.has_arrive) && !reach[ci].0.unknown && !reach[ci].0.sites.contains(site)
+        })
+        .collect();
     // Where a pass of each region copy starts (its thread loop, or the check before it).
     let mut entry_of: Vec<BasicBlock> = st.fast.iter().map(|f| f.1.entry).collect();
     for (ci, (site, l)) in st.fast.iter().enumerate() {
@@ -766,6 +792,10 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         let fallback = ctx.append_basic_block(f, &format!("region{site}.offsets.differ"));
         b.build_conditional_branch(same_off, go, fallback).unwrap();
         b.position_at_end(fallback);
+        if fused[ci] {
+            // The general loop reads the results from their columns.
+            loops.push(shfl_inline(&b, st, ctx, f, &st.sites[*site as usize - 1], a_col(st, *site)));
+        }
         b.build_store(force, i32t.const_int(*site as u64, false)).unwrap();
         b.build_store(st.all_run, ctx.bool_type().const_all_ones()).unwrap();
         b.build_unconditional_branch(general.entry).unwrap();
@@ -805,8 +835,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         cases.push((i32t.const_int(*site as u64, false), bb));
         complete_bb.insert(*site, bb);
         b.position_at_end(bb);
-        if si.kind == abi::SYNC_SHFL {
-            loops.push(shfl_inline(&b, st, ctx, f, si));
+        if si.kind == abi::SYNC_SHFL && !fused[ci] {
+            loops.push(shfl_inline(&b, st, ctx, f, si, a_col(st, *site)));
         }
         b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
         b.build_unconditional_branch(entry_of[ci]).unwrap();
@@ -816,12 +846,11 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // A region copy whose every thread can only stop at one site `j` (or only end) needs no
     // scan of the SITE column after its pass: it goes straight to `j`'s completion (or
     // ends the CTA), and its threads need not write their site.
-    for (ci, &(entry, next, exit)) in st.copies.iter().enumerate() {
-        let leaves: Vec<(BasicBlock, u32, usize)> = st.spills.iter().enumerate().filter(|(_, s)| s.4 == ci + 1).map(|(k, s)| (s.0, s.3, k)).collect();
-        let to = match copy_outcome(entry, next, exit, &leaves) {
+    for (ci, (r, leaves)) in reach.iter().enumerate() {
+        let to = match r.outcome() {
             Outcome::Site(j) => match complete_bb.get(&j) {
                 Some(&bb) => {
-                    for &(_, site, k) in &leaves {
+                    for &(_, site, k) in leaves {
                         if site == j {
                             st.site_stores[k].erase_from_basic_block();
                         }
@@ -868,7 +897,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             put(fld, if fld == slot::A { i64t.const_int(v, false) } else { c32(v) });
         }
         for &fld in &si.cols {
-            let v = b.build_load(i32t, col_ptr(&b, st, ctx, col_of(fld), t), "").unwrap().into_int_value();
+            let c = if fld == slot::A { a_col(st, site) } else { col_of(fld) };
+            let v = b.build_load(i32t, col_ptr(&b, st, ctx, c, t), "").unwrap().into_int_value();
             let v = if fld == slot::A {
                 let lo = b.build_int_z_extend(v, i64t, "").unwrap();
                 if si.kind == abi::SYNC_MATCH {
@@ -928,11 +958,36 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
     let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry)];
     for (ci, (site, _)) in st.fast.iter().enumerate() {
-        if *site != 0 {
+        // A fused copy computes results itself; the runtime's are in the columns, which the
+        // general loop reads.
+        if *site != 0 && !fused[ci] {
             cases.push((i32t.const_int((abi::RESOLVE_UNIFORM + site) as u64, false), entry_of[ci]));
         }
     }
     b.build_switch(r, general.entry, &cases).unwrap();
+    // The fused copies: each thread's shuffle result, computed where it resumes, replaces
+    // the loads of the result columns.
+    for (ci, (site, l)) in st.fast.iter().enumerate() {
+        if !fused[ci] {
+            continue;
+        }
+        let si = &st.sites[*site as usize - 1];
+        let Some(resume) = st.spills.iter().find(|s| s.4 == ci + 1 && s.3 == *site).map(|s| s.1) else { continue };
+        let Some(cont) = resume.get_terminator().and_then(|t| t.get_operand(0)).and_then(|o| o.block()) else { continue };
+        resume.get_terminator().unwrap().erase_from_basic_block();
+        b.position_at_end(resume);
+        let (v, p) = shfl_one(&b, st, ctx, f, si, a_col(st, *site), l.t64);
+        let pv = b.build_int_z_extend(p, i32t, "").unwrap();
+        b.build_unconditional_branch(cont).unwrap();
+        for &(copy, s, _, load, pred) in &st.result_loads {
+            if copy == ci + 1 && s == *site {
+                use inkwell::values::AsValueRef;
+                let with = if pred { pv } else { v };
+                unsafe { inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(load.as_value_ref(), with.as_value_ref()) };
+                load.erase_from_basic_block();
+            }
+        }
+    }
     // Each of these loops touches only its own thread's slot and columns, or reads columns
     // that none of its iterations writes.
     e.lane_latches.extend(loops);
@@ -992,58 +1047,87 @@ enum Outcome {
     Mixed,
 }
 
-/// The outcome of a pass of the region copy entered at `entry`, from the blocks reachable
-/// before the thread loop's `next`: `leaves` (block, site, spill index) are the copy's sync
-/// points, `exit` the end of a thread. Any other way to `next` makes it `Mixed`.
-fn copy_outcome(entry: BasicBlock<'_>, next: BasicBlock<'_>, exit: BasicBlock<'_>, leaves: &[(BasicBlock<'_>, u32, usize)]) -> Outcome {
+/// Where the threads of a pass of a region copy can stop: the sites of its sync points they
+/// reach, whether they may end, and whether some path leads to the thread loop's `next` by
+/// another way (`unknown`).
+struct Reach {
+    sites: std::collections::BTreeSet<u32>,
+    exits: bool,
+    unknown: bool,
+}
+
+impl Reach {
+    fn outcome(&self) -> Outcome {
+        match (self.unknown, self.sites.len(), self.exits) {
+            (false, 1, false) => Outcome::Site(*self.sites.iter().next().unwrap()),
+            (false, 0, true) => Outcome::Exit,
+            _ => Outcome::Mixed,
+        }
+    }
+}
+
+/// The blocks reachable from `entry` before the thread loop's `next`: `leaves` (block, site,
+/// spill index) are the copy's sync points, `exit` the end of a thread.
+fn copy_reach(entry: BasicBlock<'_>, next: BasicBlock<'_>, exit: BasicBlock<'_>, leaves: &[(BasicBlock<'_>, u32, usize)]) -> Reach {
     use inkwell::llvm_sys::core::{LLVMGetBasicBlockTerminator, LLVMGetNumSuccessors, LLVMGetSuccessor};
     let mut seen = std::collections::HashSet::new();
     let mut work = vec![entry.as_mut_ptr()];
-    let mut sites = std::collections::BTreeSet::new();
-    let mut exits = false;
+    let mut r = Reach { sites: std::collections::BTreeSet::new(), exits: false, unknown: false };
     while let Some(bb) = work.pop() {
         if !seen.insert(bb) {
             continue;
         }
         if bb == exit.as_mut_ptr() {
-            exits = true;
+            r.exits = true;
             continue;
         }
         if let Some(l) = leaves.iter().find(|l| l.0.as_mut_ptr() == bb) {
-            sites.insert(l.1);
+            r.sites.insert(l.1);
             continue;
         }
         unsafe {
             let term = LLVMGetBasicBlockTerminator(bb);
             if term.is_null() {
-                return Outcome::Mixed;
+                r.unknown = true;
+                return r;
             }
             for k in 0..LLVMGetNumSuccessors(term) {
                 let s = LLVMGetSuccessor(term, k);
                 if s == next.as_mut_ptr() {
-                    return Outcome::Mixed;
+                    r.unknown = true;
+                    return r;
                 }
                 work.push(s);
             }
         }
     }
-    match (sites.len(), exits) {
-        (1, false) => Outcome::Site(*sites.iter().next().unwrap()),
-        (0, true) => Outcome::Exit,
-        _ => Outcome::Mixed,
-    }
+    r
 }
 
 /// PTX ISA 9.7.8.5 shfl.sync, completed in generated code for a CTA whose threads all
-/// stopped at the shuffle `si`: thread `t` (lane `t % 32` of the warp starting at `base`)
-/// gets the operand `a` of its source lane `j`, computed from its own `b` and `c` as in the
+/// stopped at the shuffle `si` (operands `a` in column `acol`): a loop over the threads
+/// that writes each one's result and predicate (`shfl_one`) to its columns.
+fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo, acol: (u32, u32)) -> BasicBlock<'ctx> {
+    let (_, t, latch, after) = count_loop(ctx, f, b, st.nt64, "shfl");
+    let (v, p) = shfl_one(b, st, ctx, f, si, acol, t);
+    b.build_store(col_ptr(b, st, ctx, col::RESULT, t), v).unwrap();
+    let pv = b.build_int_z_extend(p, ctx.i32_type(), "").unwrap();
+    b.build_store(col_ptr(b, st, ctx, col::PRED, t), pv).unwrap();
+    b.build_unconditional_branch(latch).unwrap();
+    b.position_at_end(after);
+    latch
+}
+
+/// PTX ISA 9.7.8.5 shfl.sync for thread `t` of a CTA whose threads all stopped at the
+/// shuffle `si`: thread `t` (lane `t % 32` of the warp starting at `base`) gets the operand
+/// `a` (column `acol`) of its source lane `j`, computed from its own `b` and `c` as in the
 /// spec's pseudo-code, when `j` is in range (`p`) and inside the warp (the last warp of a
-/// CTA may be partial), else its own `a`.
-fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo) -> BasicBlock<'ctx> {
+/// CTA may be partial), else its own `a`. Returns the value and `p`; may add blocks (the
+/// builder is left at the end).
+fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo, acol: (u32, u32), t: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let c = |v: u64| i32t.const_int(v, false);
-    let (_, t, latch, after) = count_loop(ctx, f, b, st.nt64, "shfl");
     let operand = |fld: u32| -> IntValue<'ctx> {
         match si.consts.iter().find(|x| x.0 == fld) {
             Some(&(_, v)) => c(v),
@@ -1083,38 +1167,38 @@ fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::f
     };
     let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
     let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
-    match (mode, bv.get_zero_extended_constant()) {
+    let v = match (mode, bv.get_zero_extended_constant()) {
         // .up/.down by a constant: the source is thread t -/+ b or t itself. Two contiguous
-        // accesses (the second one masked) instead of a gather: the own value is stored,
-        // then overwritten where the source lane is another one. (A phi of the two loads
-        // would be folded back into one load from a selected address.)
+        // accesses (the second one masked) instead of a gather. The own value is frozen: a
+        // phi of two plain loads would be folded into one load from a selected address.
         (0 | 1, Some(d)) => {
             let dv = i64t.const_int(d & 31, false);
-            let own = b.build_load(i32t, col_ptr(b, st, ctx, col::A, t), "own").unwrap();
-            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), own).unwrap();
+            let own = b.build_load(i32t, col_ptr(b, st, ctx, acol, t), "own").unwrap().into_int_value();
+            let own = unsafe {
+                use inkwell::values::AsValueRef;
+                IntValue::new(inkwell::llvm_sys::core::LLVMBuildFreeze(b.as_mut_ptr(), own.as_value_ref(), c"own.frozen".as_ptr()))
+            };
             let ok = b.build_and(p, inside, "").unwrap();
+            let here = b.get_insert_block().unwrap();
             let far = ctx.append_basic_block(f, "shfl.far");
             let join = ctx.append_basic_block(f, "shfl.join");
             b.build_conditional_branch(ok, far, join).unwrap();
             b.position_at_end(far);
             let from = if mode == 0 { b.build_int_sub(t, dv, "").unwrap() } else { b.build_int_add(t, dv, "").unwrap() };
-            let other = b.build_load(i32t, col_ptr(b, st, ctx, col::A, from), "").unwrap();
-            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), other).unwrap();
+            let other = b.build_load(i32t, col_ptr(b, st, ctx, acol, from), "").unwrap().into_int_value();
             b.build_unconditional_branch(join).unwrap();
             b.position_at_end(join);
+            let phi = b.build_phi(i32t, "shfl").unwrap();
+            phi.add_incoming(&[(&own, here), (&other, far)]);
+            phi.as_basic_value().into_int_value()
         }
         _ => {
             let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
             let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
-            let v = b.build_load(i32t, col_ptr(b, st, ctx, col::A, from64), "").unwrap();
-            b.build_store(col_ptr(b, st, ctx, col::RESULT, t), v).unwrap();
+            b.build_load(i32t, col_ptr(b, st, ctx, acol, from64), "").unwrap().into_int_value()
         }
-    }
-    let pv = b.build_int_z_extend(p, i32t, "").unwrap();
-    b.build_store(col_ptr(b, st, ctx, col::PRED, t), pv).unwrap();
-    b.build_unconditional_branch(latch).unwrap();
-    b.position_at_end(after);
-    latch
+    };
+    (v, p)
 }
 
 /// Emits a synchronization point: hands the collective's operands to the thread's columns
@@ -1148,6 +1232,10 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
             }
             debug_assert_eq!(st.sites.len() + 1, site as usize);
             st.sites.push(si);
+            if kind == abi::SYNC_SHFL {
+                let off = col::FIXED + 4 * st.shfl_cols.len() as u32;
+                st.shfl_cols.push((site, off));
+            }
         }
     }
     let st = e.sync.as_ref().unwrap();
@@ -1155,7 +1243,7 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     let mut stores = Vec::new();
     for (fld, v) in fields {
         if si.cols.contains(fld) {
-            let p = col_ptr(&e.b, st, ctx, col_of(*fld), st.t64);
+            let p = col_ptr(&e.b, st, ctx, if *fld == slot::A { a_col(st, site) } else { col_of(*fld) }, st.t64);
             if *fld == slot::A {
                 // `a` arrives as i64; its column holds the low half (see `col`).
                 let lo = e.b.build_int_truncate(*v, i32t, "").unwrap();
@@ -1190,21 +1278,39 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     };
     st.spills.push((leave, resume, st.t64, site, copy));
     st.site_stores.push(site_store);
+    st.last_site = site;
     e.b.position_at_end(resume);
     e.b.build_unconditional_branch(cont).unwrap();
     e.b.position_at_end(cont);
 }
 
 /// The result of the collective the thread just resumed from (32 bits, see `col`).
-pub fn result<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
+pub fn result<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
     let st = e.sync.as_ref().expect("sync kernel");
     let p = col_ptr(&e.b, st, e.ctx(), col::RESULT, st.t64);
-    e.b.build_load(e.ctx().i32_type(), p, "").unwrap().into_int_value()
+    let v = e.b.build_load(e.ctx().i32_type(), p, "").unwrap().into_int_value();
+    record_result(e, v, false);
+    v
 }
 
-pub fn result_pred<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
+pub fn result_pred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
     let st = e.sync.as_ref().expect("sync kernel");
     let p = col_ptr(&e.b, st, e.ctx(), col::PRED, st.t64);
     let v = e.b.build_load(e.ctx().i32_type(), p, "").unwrap().into_int_value();
+    record_result(e, v, true);
     e.b.build_int_compare(IntPredicate::NE, v, e.ctx().i32_type().const_zero(), "").unwrap()
+}
+
+/// Remembers a load of a result column (see `SyncState::result_loads`).
+fn record_result<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, pred: bool) {
+    let st = e.sync.as_mut().unwrap();
+    let copy = if st.replay.is_none() { 0 } else { st.fast.len() };
+    if let Some(load) = v.as_instruction() {
+        st.result_loads.push((copy, st.last_site, st.t64, load, pred));
+    }
+}
+
+/// The column of the operand `a` of site `site`: its own for a shuffle, else the shared one.
+fn a_col(st: &crate::codegen::func::SyncState<'_>, site: u32) -> (u32, u32) {
+    st.shfl_cols.iter().find(|c| c.0 == site).map_or(col::A, |c| (c.1, 4))
 }

@@ -23,6 +23,19 @@ def stride(grid, n, iters, data):
     return out
 
 
+def shfl(n):
+    # Iteration j = 1..4: i = 2t + 8j - 4, shfl.down by 1 (c = 31: lane 31 and the last
+    # thread of a partial warp keep their own value); then i = 2t + 8j, shfl.up by 2 (c = 0:
+    # lanes 0 and 1 keep theirs), times 3.
+    out = []
+    for t in range(n):
+        down = t + 1 if (t % 32) < 31 and t + 1 < n else t
+        up = t - 2 if (t % 32) >= 2 else t
+        acc = sum((2 * down + 8 * j - 4) + 3 * (2 * up + 8 * j) for j in range(1, 5))
+        out += [2 * t + 32, acc & 0xFFFFFFFF]
+    return out
+
+
 def hexs(v):
     return ",".join(str(x) for x in v)
 
@@ -30,6 +43,9 @@ def hexs(v):
 for n in (64, 40):
     print(f"// run: induction_diverge<<<1, {n}>>> buf:zero:{12 * n}")
     print(f"// expect: arg0 == u32:{hexs(diverge(n))}")
+for n in (64, 40):
+    print(f"// run: induction_shfl<<<1, {n}>>> buf:zero:{8 * n}")
+    print(f"// expect: arg0 == u32:{hexs(shfl(n))}")
 for grid, n, iters in ((1, 64, 4), (2, 32, 3), (3, 96, 2)):
     data = [(k * 2654435761) & 0xFFFF for k in range(grid * n * iters)]
     print(f"// run: induction_stride<<<{grid}, {n}>>> buf:u32:{hexs(data)} buf:zero:{4 * grid * n} u32:{iters}")
