@@ -25,6 +25,15 @@
 //!
 //! The first pass is `region_0` (every thread starts at the beginning of the body).
 //!
+//! Shortcuts of the fast path (`finish_scheduler`): a region copy whose threads can only
+//! stop at one site `j` (or only end) skips the SITE column and its scan and goes straight
+//! to `j`'s completion (or ends the CTA); a copy of a shuffle site that cannot reach that
+//! site again computes each thread's shuffle result where it resumes, from the site's own
+//! operand column, instead of a completion loop; and a copy where induction registers
+//! (`remat::Analysis::inductions`) are read first checks that every thread's offset is the
+//! same and then uses one scalar for all (else the pass runs in the general loop, every
+//! thread resuming at the copy's site: `force.site`).
+//!
 //! A thread's `.local` variables live in its frame. Its registers are allocas, which LLVM
 //! promotes to SSA values between sync points; at each sync point the registers live across
 //! it (`live`) are saved to columns (`col`: one array per register, lanes consecutive) and
