@@ -63,6 +63,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// are read (`lanes::remat`), and the registers read through them (by node index).
     remat: Vec<crate::lanes::remat::Node<'a>>,
     remat_single: HashMap<&'a str, usize>,
+    /// Shuffles whose operand copies another register (`lanes::remat::shfl_aliases`).
+    pub(crate) shfl_alias: HashMap<*const Instr<'a>, &'a str>,
     /// Induction registers and their base nodes (`lanes::remat::Analysis::inductions`).
     pub(crate) remat_induction: HashMap<&'a str, usize>,
     /// Per node: its temporary, and the block where it was last evaluated.
@@ -117,6 +119,11 @@ pub struct SyncState<'ctx> {
     /// Each load of a collective's result at a resume point: copy (0: general), site,
     /// thread index, the load, and whether it is the predicate result.
     pub result_loads: Vec<(usize, u32, IntValue<'ctx>, inkwell::values::InstructionValue<'ctx>, bool)>,
+    /// Per shuffle site whose operand is a copy of a register (`lanes::remat::shfl_aliases`):
+    /// that register, which a thread resuming there can reload from the operand column.
+    pub shfl_alias: Vec<(u32, PointerValue<'ctx>)>,
+    /// Set by the shuffle being emitted, for `sync_point`.
+    pub next_alias: Option<PointerValue<'ctx>>,
     /// Per entry of `spills`: the store of its site number to the SITE column.
     pub site_stores: Vec<inkwell::values::InstructionValue<'ctx>>,
     /// Per operand a sync point stores to its column: the site, the slot field and the store
@@ -270,6 +277,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         remat: Vec::new(),
         remat_single: HashMap::new(),
         remat_induction: HashMap::new(),
+        shfl_alias: HashMap::new(),
         remat_tmp: Vec::new(),
         yields: std::collections::HashSet::new(),
         overrides: HashMap::new(),
@@ -304,6 +312,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             let params: std::collections::HashSet<&str> = f.params.iter().map(|p| p.name.name).collect();
             let a = crate::lanes::remat::analyze(body, &params);
             (e.remat, e.remat_single, e.remat_induction) = (a.nodes, a.single, a.inductions);
+            e.shfl_alias = crate::lanes::remat::shfl_aliases(body);
             e.remat_tmp = vec![None; e.remat.len()];
             e.yields = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
             if !e.yields.is_empty() {
@@ -1200,6 +1209,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.b.build_store(p, lin).unwrap();
         self.b.build_unconditional_branch(self.abort_bb).unwrap();
         self.after_terminator();
+    }
+
+    /// Whether no function is being inlined (the body's own registers are in scope).
+    pub fn inlining_nothing(&self) -> bool {
+        self.inlining.is_empty()
     }
 
     /// Whether an instruction's destination is a register of `nan_free` (of the function being

@@ -29,6 +29,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             let nosync = mask.is_none();
             let mask = mask.unwrap_or(c32(u32::MAX));
             let a64 = e.resize(a, 64, false);
+            let name = if e.inlining_nothing() { e.shfl_alias.get(&(i as *const Instr)).copied() } else { None };
+            let alias = name.and_then(|r| e.reg(r)).map(|r| r.0);
+            e.sync.as_mut().unwrap().next_alias = alias;
             sync_point(e, abi::SYNC_SHFL, &[(slot::MODE, c32(mode as u32)), (slot::A, a64), (slot::B, b), (slot::C, c), (slot::MASK, mask), (slot::FLAGS, c32(if nosync { abi::FLAG_NOSYNC } else { 0 }))]);
             let r = result(e);
             let r = e.resize(r, 32, false);

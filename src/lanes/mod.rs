@@ -333,6 +333,8 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         spills: Vec::new(),
         site_stores: Vec::new(),
         shfl_cols: Vec::new(),
+        shfl_alias: Vec::new(),
+        next_alias: None,
         last_site: 0,
         result_loads: Vec::new(),
         field_stores: Vec::new(),
@@ -664,6 +666,17 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     constant_fields(st, &regs, &consts);
     let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
     let mut deferred: Vec<Deferred> = Vec::new();
+    // Registers that every sync point they are live across is a shuffle handing over their
+    // bits (`remat::shfl_aliases`): reloaded from that shuffle's operand column, never saved.
+    let alias_at: std::collections::HashMap<u32, usize> = st.shfl_alias.iter().filter_map(|(site, p)| regs.iter().position(|r| r == p).map(|k| (*site, k))).collect();
+    let mut aliased: Vec<bool> = (0..regs.len()).map(|k| alias_at.values().any(|&a| a == k) && consts[k].is_none() && !ind.contains_key(&k)).collect();
+    for &(_, _, _, site, _) in &st.spills {
+        for (k, a) in aliased.iter_mut().enumerate() {
+            if *a && per_site[&site].has(k) && alias_at.get(&site) != Some(&k) {
+                *a = false;
+            }
+        }
+    }
     let mut offset: Vec<Option<u32>> = vec![None; regs.len()];
     let mut columns = col::FIXED + 4 * st.shfl_cols.len() as u32;
     let b = ctx.create_builder();
@@ -671,6 +684,12 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         let set = &per_site[&site];
         for (k, &(p, ty, size)) in st.regs.iter().enumerate() {
             if !set.has(k) {
+                continue;
+            }
+            if aliased[k] {
+                b.position_before(&resume.get_terminator().unwrap());
+                let v = b.build_load(ty, col_ptr(&b, st, ctx, a_col(st, site), t), "").unwrap();
+                b.build_store(p, v).unwrap();
                 continue;
             }
             if let Some(c) = consts[k] {
@@ -1244,6 +1263,9 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
             if kind == abi::SYNC_SHFL {
                 let off = col::FIXED + 4 * st.shfl_cols.len() as u32;
                 st.shfl_cols.push((site, off));
+                if let Some(p) = st.next_alias {
+                    st.shfl_alias.push((site, p));
+                }
             }
         }
     }
@@ -1288,6 +1310,7 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     st.spills.push((leave, resume, st.t64, site, copy));
     st.site_stores.push(site_store);
     st.last_site = site;
+    st.next_alias = None;
     e.b.position_at_end(resume);
     e.b.build_unconditional_branch(cont).unwrap();
     e.b.position_at_end(cont);

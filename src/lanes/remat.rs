@@ -230,6 +230,96 @@ fn inductions<'a>(
     out
 }
 
+/// Shuffles whose operand is a copy of another register: `mov.b32 %r12, %f6; shfl.sync...
+/// %r14, %r12, ...` (how compilers shuffle a float). Where `%r12` has this one definition,
+/// unguarded, in the same straight-line stretch as the shuffle with no write of `%f6` in
+/// between, the operand the thread hands over is `%f6`'s bits: a register of 4 bytes live
+/// across the shuffle can be reloaded from the shuffle's operand column instead of being
+/// saved to a column of its own (`lanes::finish_scheduler`). Per shuffle, that register.
+pub fn shfl_aliases<'a>(body: &'a [Stmt<'a>]) -> HashMap<*const Instr<'a>, &'a str> {
+    let mut decls: Vec<(&str, Option<u32>, Type)> = Vec::new();
+    let mut instrs: Vec<&'a Instr<'a>> = Vec::new();
+    let mut out = HashMap::new();
+    if !collect(body, true, &mut decls, &mut instrs) {
+        return out;
+    }
+    let size4 = |n: &str| {
+        decls.iter().any(|&(d, range, ty)| {
+            let named = match range {
+                None => d == n,
+                Some(k) => n.strip_prefix(d).and_then(|s| s.parse::<u64>().ok()).map_or(false, |v| v < k as u64),
+            };
+            named && ty != Type::Pred && ty.size() == 4
+        })
+    };
+    let mut defs: HashMap<&'a str, u32> = HashMap::new();
+    for &i in &instrs {
+        for (k, op) in i.operands.iter().enumerate() {
+            let mut names = Vec::new();
+            written_names(op, k == 0, &mut names);
+            for n in names {
+                *defs.entry(n).or_insert(0) += 1;
+            }
+        }
+    }
+    // Straight-line stretches: no label in between, no branch.
+    let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
+    fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
+        for s in body {
+            match s {
+                Stmt::Block(b, _) => flatten(b, out),
+                _ => out.push(s),
+            }
+        }
+    }
+    flatten(body, &mut seq);
+    for (k, s) in seq.iter().enumerate() {
+        let Stmt::Instr(i) = s else { continue };
+        if i.opcode.name != "shfl" {
+            continue;
+        }
+        let Some(Operand::Name(a, None)) = i.operands.get(1) else { continue };
+        if defs.get(a.name) != Some(&1) {
+            continue;
+        }
+        for back in seq[..k].iter().rev() {
+            let Stmt::Instr(m) = back else { break };
+            if matches!(m.opcode.name, "bra" | "brx" | "ret" | "exit" | "call") {
+                break;
+            }
+            let mut written = Vec::new();
+            for (n, op) in m.operands.iter().enumerate() {
+                written_names(op, n == 0, &mut written);
+            }
+            if !written.contains(&a.name) {
+                continue;
+            }
+            // The definition of the operand: a plain 32-bit copy of a 4-byte register that
+            // nothing between it and the shuffle writes.
+            if m.opcode.name == "mov" && m.guard.is_none() && m.operands.len() == 2 && m.mods.iter().any(|t| matches!(*t, "b32" | "u32" | "s32" | "f32")) {
+                if let Operand::Name(src, None) = &m.operands[1] {
+                    let between = &seq[seq.iter().position(|x| std::ptr::eq(*x, *back)).unwrap() + 1..k];
+                    let clobbered = between.iter().any(|x| match x {
+                        Stmt::Instr(j) => {
+                            let mut w = Vec::new();
+                            for (n, op) in j.operands.iter().enumerate() {
+                                written_names(op, n == 0, &mut w);
+                            }
+                            w.contains(&src.name)
+                        }
+                        _ => true,
+                    });
+                    if !clobbered && size4(src.name) && size4(a.name) && src.name != a.name {
+                        out.insert(i as *const Instr<'a>, src.name);
+                    }
+                }
+            }
+            break;
+        }
+    }
+    out
+}
+
 /// Special registers that differ between the threads of a CTA.
 const PER_THREAD: &[&str] = &["%tid", "%laneid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%warpid"];
 
