@@ -1193,8 +1193,6 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
             (j, b.build_int_compare(IntPredicate::SLE, j, max_lane, "").unwrap())
         }
     };
-    let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
-    let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
     let v = match (mode, bv.get_zero_extended_constant()) {
         // .up/.down by a constant: the source is thread t -/+ b or t itself. Two contiguous
         // accesses (the second one masked) instead of a gather. The own value is frozen: a
@@ -1206,7 +1204,14 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
                 use inkwell::values::AsValueRef;
                 IntValue::new(inkwell::llvm_sys::core::LLVMBuildFreeze(b.as_mut_ptr(), own.as_value_ref(), c"own.frozen".as_ptr()))
             };
-            let ok = b.build_and(p, inside, "").unwrap();
+            // The source lane exists: for .up, p puts it at or above lane 0 of the warp; for
+            // .down, p keeps it in the warp, and the warp may be the CTA's partial last one.
+            let ok = if mode == 0 {
+                p
+            } else {
+                let from = b.build_int_add(t, dv, "").unwrap();
+                b.build_and(p, b.build_int_compare(IntPredicate::ULT, from, st.nt64, "").unwrap(), "").unwrap()
+            };
             let here = b.get_insert_block().unwrap();
             let far = ctx.append_basic_block(f, "shfl.far");
             let join = ctx.append_basic_block(f, "shfl.join");
@@ -1221,6 +1226,8 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
             phi.as_basic_value().into_int_value()
         }
         _ => {
+            let src = b.build_select(p, j, lane, "").unwrap().into_int_value();
+            let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
             let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
             let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
             b.build_load(i32t, col_ptr(b, st, ctx, acol, from64), "").unwrap().into_int_value()
