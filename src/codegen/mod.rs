@@ -103,6 +103,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     pub fn_shared_g: HashMap<(&'a str, &'a str), GlobalValue<'ctx>>,
     /// `.func`s that synchronize (directly or through calls): inlined into kernels.
     pub sync_funcs: std::collections::HashSet<&'a str>,
+    /// `.global`/`.const` variables whose initializers hold addresses (5.4.4), defined once
+    /// every variable and function is declared (`define_address_globals`).
+    pub addr_inits: Vec<&'a ast::VarDecl<'a>>,
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -132,7 +135,7 @@ pub fn compile_nvvm<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str
 
 fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast) };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new() };
     m.declare_globals();
     // Function-scope shared variables get offsets in the same window.
     for item in &ast.items {
@@ -170,6 +173,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             }
         }
     }
+    m.define_address_globals();
     for item in &ast.items {
         if let Item::Alias { alias, aliasee, .. } = item {
             if let Some(g) = m.globals.get(aliasee.name).copied() {
@@ -229,6 +233,10 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                     self.globals.insert(v.name.name, GlobalSym::Shared(off));
                 }
                 StateSpace::Global | StateSpace::Const => {
+                    if v.init.as_ref().map_or(false, has_address) {
+                        self.addr_inits.push(v);
+                        continue;
+                    }
                     let size = decl_size(v).max(1);
                     let bytes = match &v.init {
                         Some(init) => match init_bytes(v, init, size) {
@@ -262,6 +270,153 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
     }
 }
 
+/// Whether an initializer holds the address of a variable or function (5.4.4: a name,
+/// `generic(name)`, or either plus or minus a constant byte offset).
+fn has_address(init: &ast::Init) -> bool {
+    let mut flat = Vec::new();
+    flatten(init, &mut flat);
+    flat.iter().any(|e| eval(e, &|_| None).is_err() && address_expr(e).is_some())
+}
+
+/// An initializer element that is an address: the symbol and the byte offset.
+fn address_expr<'a>(e: &ast::Expr<'a>) -> Option<(ast::Ident<'a>, i64)> {
+    let int = |e: &ast::Expr| eval(e, &|_| None).ok().filter(|c| !matches!(c, Const::F32(_) | Const::F64(_))).map(|c| c.as_u64() as i64);
+    match e {
+        ast::Expr::Sym(id) | ast::Expr::Generic(id, _) => Some((*id, 0)),
+        ast::Expr::Binary(ast::BinOp::Add, a, b, _) => match (address_expr(a), address_expr(b)) {
+            (Some((s, o)), None) => Some((s, o.wrapping_add(int(b)?))),
+            (None, Some((s, o))) => Some((s, o.wrapping_add(int(a)?))),
+            _ => None,
+        },
+        ast::Expr::Binary(ast::BinOp::Sub, a, b, _) => {
+            let (s, o) = address_expr(a)?;
+            Some((s, o.wrapping_sub(int(b)?)))
+        }
+        _ => None,
+    }
+}
+
+impl<'ctx, 'a> ModCtx<'ctx, 'a> {
+    /// Defines the variables whose initializers hold addresses (PTX ISA 5.4.4). Addresses of
+    /// `.global` and `.const` variables are host addresses here, the same value in their
+    /// space and as generic addresses, so `foo`, `generic(foo)` and `generic(foo)+8` are the
+    /// variable's address (plus the offset); a device function's name is the address that
+    /// indirect calls take. Each such variable is a packed struct of its constant bytes and
+    /// 64-bit address constants (LLVM relocates them); all are declared before any is
+    /// initialized, so they may refer to each other.
+    fn define_address_globals(&mut self) {
+        let i8t = self.ctx.i8_type();
+        let i64t = self.ctx.i64_type();
+        let vars = std::mem::take(&mut self.addr_inits);
+        // Layout: per variable, its fields (bytes, or an address slot) and their types.
+        enum Field<'a> {
+            Bytes(Vec<u8>),
+            Addr(ast::Ident<'a>, i64),
+        }
+        let mut defs = Vec::new();
+        for v in vars {
+            let size = decl_size(v).max(1) as usize;
+            let es = v.ty.size() as usize;
+            let mut flat = Vec::new();
+            flatten(v.init.as_ref().unwrap(), &mut flat);
+            let mut bytes = vec![0u8; size];
+            let mut addrs: Vec<(usize, ast::Ident<'a>, i64)> = Vec::new();
+            let mut bad = None;
+            for (k, e) in flat.iter().enumerate() {
+                let off = k * es;
+                if off + es > size {
+                    bad = Some(Diagnostic::error(e.span(), "too many initializer values for the declared size"));
+                    break;
+                }
+                if let Ok(c) = eval(e, &|_| None) {
+                    if v.ty.is_float() {
+                        bad = Some(Diagnostic::error(e.span(), "initializers mixing addresses and floating-point values are not supported"));
+                        break;
+                    }
+                    bytes[off..off + es].copy_from_slice(&c.as_u64().to_le_bytes()[..es]);
+                    continue;
+                }
+                match address_expr(e) {
+                    Some((s, o)) if es == 8 && !v.ty.is_float() => addrs.push((off, s, o)),
+                    Some(_) => {
+                        bad = Some(Diagnostic::error(e.span(), format!("an address in an initializer needs a 64-bit integer variable (`.u64`/`.s64`/`.b64`), not `.{}`: addresses are 64 bits here", v.ty.as_str())));
+                        break;
+                    }
+                    None => {
+                        bad = Some(Diagnostic::error(e.span(), "initializer: not a constant, nor a variable or function address (plus or minus a constant)"));
+                        break;
+                    }
+                }
+            }
+            if let Some(d) = bad {
+                self.errors.push(d);
+                continue;
+            }
+            let mut fields = Vec::new();
+            let mut at = 0usize;
+            for &(off, s, o) in &addrs {
+                if off > at {
+                    fields.push(Field::Bytes(bytes[at..off].to_vec()));
+                }
+                fields.push(Field::Addr(s, o));
+                at = off + 8;
+            }
+            if at < size {
+                fields.push(Field::Bytes(bytes[at..].to_vec()));
+            }
+            let types: Vec<inkwell::types::BasicTypeEnum> = fields
+                .iter()
+                .map(|f| match f {
+                    Field::Bytes(b) => i8t.array_type(b.len() as u32).into(),
+                    Field::Addr(..) => i64t.into(),
+                })
+                .collect();
+            let st = self.ctx.struct_type(&types, true);
+            // NVPTX address spaces: global 1, const 4.
+            let aspace = match (self.nvptx, v.space) {
+                (false, _) => AddressSpace::default(),
+                (true, StateSpace::Global) => AddressSpace::from(1u16),
+                (true, _) => AddressSpace::from(4u16),
+            };
+            let g = self.module.add_global(st, Some(aspace), v.name.name);
+            g.set_alignment(decl_align(v).max(16));
+            g.set_linkage(Linkage::Internal);
+            self.globals.insert(v.name.name, GlobalSym::Mem(g));
+            defs.push((g, fields));
+        }
+        for (g, fields) in defs {
+            let mut vals: Vec<inkwell::values::BasicValueEnum> = Vec::new();
+            for f in fields {
+                match f {
+                    Field::Bytes(b) => {
+                        let cs: Vec<_> = b.iter().map(|x| i8t.const_int(*x as u64, false)).collect();
+                        vals.push(i8t.const_array(&cs).into());
+                    }
+                    Field::Addr(s, o) => {
+                        let p = match self.globals.get(s.name).copied() {
+                            Some(GlobalSym::Mem(t)) => t.as_pointer_value(),
+                            Some(GlobalSym::Func(fv)) => fv.as_global_value().as_pointer_value(),
+                            Some(GlobalSym::Shared(_)) => {
+                                self.errors.push(Diagnostic::error(s.span, format!("`{}` is a .shared variable; only .global and .const variables and functions may appear in initializers (PTX ISA 5.4.4)", s.name)));
+                                continue;
+                            }
+                            None => {
+                                self.errors.push(Diagnostic::error(s.span, format!("`{}` in an initializer is not a .global or .const variable or a device function of this module", s.name)));
+                                continue;
+                            }
+                        };
+                        let p = unsafe { p.const_gep(i8t, &[i64t.const_int(o as u64, true)]) };
+                        vals.push(p.const_to_int(i64t).into());
+                    }
+                }
+            }
+            if vals.len() == g.get_value_type().into_struct_type().count_fields() as usize {
+                g.set_initializer(&self.ctx.const_struct(&vals, true));
+            }
+        }
+    }
+}
+
 /// Serializes an initializer (5.4.4) to little-endian bytes.
 fn init_bytes(v: &ast::VarDecl, init: &ast::Init, size: u32) -> Result<Vec<u8>, Diagnostic> {
     let mut out = vec![0u8; size as usize];
@@ -269,7 +424,7 @@ fn init_bytes(v: &ast::VarDecl, init: &ast::Init, size: u32) -> Result<Vec<u8>, 
     flatten(init, &mut flat);
     let es = v.ty.size() as usize;
     for (k, e) in flat.iter().enumerate() {
-        let c = eval(e, &|_| None).map_err(|er| Diagnostic::error(er.span, format!("initializer: {} (address initializers are not supported yet)", er.msg)))?;
+        let c = eval(e, &|_| None).map_err(|er| Diagnostic::error(er.span, format!("initializer: {} (an address is a variable or function name or `generic(name)`, plus or minus a constant)", er.msg)))?;
         let off = k * es;
         if off + es > out.len() {
             return Err(Diagnostic::error(e.span(), "too many initializer values for the declared size"));
