@@ -63,7 +63,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// are read (`lanes::remat`), and the registers read through them (by node index).
     remat: Vec<crate::lanes::remat::Node<'a>>,
     remat_single: HashMap<&'a str, usize>,
-    /// Shuffles whose operand copies another register (`lanes::remat::shfl_aliases`).
+    /// Shuffles whose operand copies another register (`lanes::remat::Analysis::shfl_aliases`).
     pub(crate) shfl_alias: HashMap<*const Instr<'a>, &'a str>,
     /// Induction registers and their base nodes (`lanes::remat::Analysis::inductions`).
     pub(crate) remat_induction: HashMap<&'a str, usize>,
@@ -116,10 +116,10 @@ pub struct SyncState<'ctx> {
     pub shfl_cols: Vec<(u32, u32)>,
     /// The site of the sync point emitted last (results are read at its resume point).
     pub last_site: u32,
-    /// Each load of a collective's result at a resume point: copy (0: general), site,
-    /// thread index, the load, and whether it is the predicate result.
-    pub result_loads: Vec<(usize, u32, IntValue<'ctx>, inkwell::values::InstructionValue<'ctx>, bool)>,
-    /// Per shuffle site whose operand is a copy of a register (`lanes::remat::shfl_aliases`):
+    /// Each load of a collective's result at a resume point: copy (0: general), site, the
+    /// load, and whether it is the predicate result.
+    pub result_loads: Vec<(usize, u32, inkwell::values::InstructionValue<'ctx>, bool)>,
+    /// Per shuffle site whose operand is a copy of a register (`lanes::remat::Analysis::shfl_aliases`):
     /// that register, which a thread resuming there can reload from the operand column.
     pub shfl_alias: Vec<(u32, PointerValue<'ctx>)>,
     /// Set by the shuffle being emitted, for `sync_point`.
@@ -311,8 +311,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
             let params: std::collections::HashSet<&str> = f.params.iter().map(|p| p.name.name).collect();
             let a = crate::lanes::remat::analyze(body, &params);
-            (e.remat, e.remat_single, e.remat_induction) = (a.nodes, a.single, a.inductions);
-            e.shfl_alias = crate::lanes::remat::shfl_aliases(body);
+            (e.remat, e.remat_single, e.remat_induction, e.shfl_alias) = (a.nodes, a.single, a.inductions, a.shfl_aliases);
             e.remat_tmp = vec![None; e.remat.len()];
             e.yields = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
             if !e.yields.is_empty() {
@@ -906,10 +905,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 let t = self.label_target(i)?;
                 if self.is_yield(i) {
                     crate::lanes::lockstep::yield_then_branch(self, t);
-                    self.b.build_unconditional_branch(t).unwrap();
-                } else {
-                    self.b.build_unconditional_branch(t).unwrap();
                 }
+                self.b.build_unconditional_branch(t).unwrap();
                 self.after_terminator();
                 Ok(())
             }

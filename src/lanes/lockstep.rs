@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 /// past these limits).
 pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize) -> HashSet<*const Instr<'a>> {
     let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
-    flatten(body, &mut seq);
+    super::flatten(body, &mut seq);
     let labels: HashMap<&str, usize> = seq.iter().enumerate().filter_map(|(k, s)| if let Stmt::Label(l) = s { Some((l.name, k)) } else { None }).collect();
     let instrs = seq.iter().filter(|s| matches!(s, Stmt::Instr(_))).count();
     let mut sites = 0u32;
@@ -74,15 +74,6 @@ pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize)
     out
 }
 
-fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
-    for s in body {
-        match s {
-            Stmt::Block(b, _) => flatten(b, out),
-            _ => out.push(s),
-        }
-    }
-}
-
 /// A thread yields at every this many backward branches it takes at yield points (a power
 /// of two): iterations in between run thread by thread, and each pass runs this many
 /// iterations of every thread (fewer saves and restores of the loop's registers per
@@ -96,18 +87,14 @@ pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, target: BasicBlo
     let ctx = e.ctx();
     let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
     let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
-    let on = match e.sync.as_ref().unwrap().yield_count {
-        Some(c) => {
-            let i32t = ctx.i32_type();
-            let n = e.b.build_load(i32t, c, "").unwrap().into_int_value();
-            let n = e.b.build_int_add(n, i32t.const_int(1, false), "").unwrap();
-            e.b.build_store(c, n).unwrap();
-            let due = e.b.build_and(n, i32t.const_int(YIELD_EVERY as u64 - 1, false), "").unwrap();
-            let due = e.b.build_int_compare(inkwell::IntPredicate::EQ, due, i32t.const_zero(), "yield.due").unwrap();
-            e.b.build_and(on, due, "").unwrap()
-        }
-        None => on,
-    };
+    let c = e.sync.as_ref().unwrap().yield_count.expect("a kernel with yield points has a yield count");
+    let i32t = ctx.i32_type();
+    let n = e.b.build_load(i32t, c, "").unwrap().into_int_value();
+    let n = e.b.build_int_add(n, i32t.const_int(1, false), "").unwrap();
+    e.b.build_store(c, n).unwrap();
+    let due = e.b.build_and(n, i32t.const_int(YIELD_EVERY as u64 - 1, false), "").unwrap();
+    let due = e.b.build_int_compare(inkwell::IntPredicate::EQ, due, i32t.const_zero(), "yield.due").unwrap();
+    let on = e.b.build_and(on, due, "").unwrap();
     let y = ctx.append_basic_block(e.f, "yield");
     e.b.build_conditional_branch(on, y, target).unwrap();
     e.b.position_at_end(y);

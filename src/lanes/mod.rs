@@ -59,6 +59,16 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::values::IntValue;
 use inkwell::{AddressSpace, IntPredicate};
 
+/// The statements of a body with nested blocks spliced in, in order.
+pub(crate) fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
+    for s in body {
+        match s {
+            Stmt::Block(b, _) => flatten(b, out),
+            _ => out.push(s),
+        }
+    }
+}
+
 /// Whether an instruction is a synchronization point.
 pub fn is_sync(i: &Instr) -> bool {
     matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
@@ -667,7 +677,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
     let mut deferred: Vec<Deferred> = Vec::new();
     // Registers that every sync point they are live across is a shuffle handing over their
-    // bits (`remat::shfl_aliases`): reloaded from that shuffle's operand column, never saved.
+    // bits (`remat::Analysis::shfl_aliases`): reloaded from that shuffle's operand column, never saved.
     let alias_at: std::collections::HashMap<u32, usize> = st.shfl_alias.iter().filter_map(|(site, p)| regs.iter().position(|r| r == p).map(|k| (*site, k))).collect();
     let mut aliased: Vec<bool> = (0..regs.len()).map(|k| alias_at.values().any(|&a| a == k) && consts[k].is_none() && !ind.contains_key(&k)).collect();
     for &(_, _, _, site, _) in &st.spills {
@@ -1007,7 +1017,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         let (v, p) = shfl_one(&b, st, ctx, f, si, a_col(st, *site), l.t64);
         let pv = b.build_int_z_extend(p, i32t, "").unwrap();
         b.build_unconditional_branch(cont).unwrap();
-        for &(copy, s, _, load, pred) in &st.result_loads {
+        for &(copy, s, load, pred) in &st.result_loads {
             if copy == ci + 1 && s == *site {
                 use inkwell::values::AsValueRef;
                 let with = if pred { pv } else { v };
@@ -1345,7 +1355,7 @@ fn record_result<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, pred:
     let st = e.sync.as_mut().unwrap();
     let copy = if st.replay.is_none() { 0 } else { st.fast.len() };
     if let Some(load) = v.as_instruction() {
-        st.result_loads.push((copy, st.last_site, st.t64, load, pred));
+        st.result_loads.push((copy, st.last_site, load, pred));
     }
 }
 

@@ -74,12 +74,8 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a>
     // vector, pair or list operand (conservatively counted as written).
     let mut defs: HashMap<&'a str, (u32, &'a Instr<'a>)> = HashMap::new();
     for &i in &instrs {
-        for (k, op) in i.operands.iter().enumerate() {
-            let mut names = Vec::new();
-            written_names(op, k == 0, &mut names);
-            for n in names {
-                defs.entry(n).and_modify(|d| d.0 += 1).or_insert((1, i));
-            }
+        for n in writes(i) {
+            defs.entry(n).and_modify(|d| d.0 += 1).or_insert((1, i));
         }
     }
     let mut nodes: Vec<Node<'a>> = Vec::new();
@@ -102,11 +98,7 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a>
         }
         in_prologue.insert(i as *const _);
         let node = node_of(i, &reg_ty, params, &|o| cur.get(o).copied());
-        let mut written = Vec::new();
-        for (k, op) in i.operands.iter().enumerate() {
-            written_names(op, k == 0, &mut written);
-        }
-        for w in written {
+        for w in writes(i) {
             cur.remove(w);
         }
         if let Some(n) = node {
@@ -149,16 +141,19 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a>
         }
     }
     let inductions = inductions(&instrs, &reg_ty, &nodes, &single, &constants, &cur, &in_prologue);
-    Analysis { nodes, single, inductions }
+    let shfl_aliases = shfl_aliases(body, &reg_ty, &|r| defs.get(r).map_or(0, |d| d.0));
+    Analysis { nodes, single, inductions, shfl_aliases }
 }
 
-/// What `analyze` finds: the nodes, the registers with one definition that is a node, and
-/// the induction registers (`inductions`) with their base nodes.
+/// What `analyze` finds: the nodes, the registers with one definition that is a node, the
+/// induction registers (`inductions`) with their base nodes, and the shuffles whose operand
+/// copies another register (`shfl_aliases`).
 #[derive(Default)]
 pub struct Analysis<'a> {
     pub nodes: Vec<Node<'a>>,
     pub single: HashMap<&'a str, usize>,
     pub inductions: HashMap<&'a str, usize>,
+    pub shfl_aliases: HashMap<*const Instr<'a>, &'a str>,
 }
 
 /// Induction registers: integer registers that the prologue sets to a node's value (the
@@ -198,11 +193,7 @@ fn inductions<'a>(
         if in_prologue.contains(&(i as *const _)) {
             continue;
         }
-        let mut written = Vec::new();
-        for (k, op) in i.operands.iter().enumerate() {
-            written_names(op, k == 0, &mut written);
-        }
-        for w in written {
+        for w in writes(i) {
             if !out.contains_key(w) {
                 continue;
             }
@@ -236,82 +227,34 @@ fn inductions<'a>(
 /// between, the operand the thread hands over is `%f6`'s bits: a register of 4 bytes live
 /// across the shuffle can be reloaded from the shuffle's operand column instead of being
 /// saved to a column of its own (`lanes::finish_scheduler`). Per shuffle, that register.
-pub fn shfl_aliases<'a>(body: &'a [Stmt<'a>]) -> HashMap<*const Instr<'a>, &'a str> {
-    let mut decls: Vec<(&str, Option<u32>, Type)> = Vec::new();
-    let mut instrs: Vec<&'a Instr<'a>> = Vec::new();
-    let mut out = HashMap::new();
-    if !collect(body, true, &mut decls, &mut instrs) {
-        return out;
-    }
-    let size4 = |n: &str| {
-        decls.iter().any(|&(d, range, ty)| {
-            let named = match range {
-                None => d == n,
-                Some(k) => n.strip_prefix(d).and_then(|s| s.parse::<u64>().ok()).map_or(false, |v| v < k as u64),
-            };
-            named && ty != Type::Pred && ty.size() == 4
-        })
-    };
-    let mut defs: HashMap<&'a str, u32> = HashMap::new();
-    for &i in &instrs {
-        for (k, op) in i.operands.iter().enumerate() {
-            let mut names = Vec::new();
-            written_names(op, k == 0, &mut names);
-            for n in names {
-                *defs.entry(n).or_insert(0) += 1;
-            }
-        }
-    }
-    // Straight-line stretches: no label in between, no branch.
+fn shfl_aliases<'a>(body: &'a [Stmt<'a>], reg_ty: &dyn Fn(&str) -> Option<Type>, defs: &dyn Fn(&str) -> u32) -> HashMap<*const Instr<'a>, &'a str> {
+    let size4 = |n: &str| reg_ty(n).map_or(false, |t| t != Type::Pred && t.size() == 4);
     let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
-    fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
-        for s in body {
-            match s {
-                Stmt::Block(b, _) => flatten(b, out),
-                _ => out.push(s),
-            }
-        }
-    }
-    flatten(body, &mut seq);
+    super::flatten(body, &mut seq);
+    let mut out = HashMap::new();
     for (k, s) in seq.iter().enumerate() {
         let Stmt::Instr(i) = s else { continue };
-        if i.opcode.name != "shfl" {
-            continue;
-        }
         let Some(Operand::Name(a, None)) = i.operands.get(1) else { continue };
-        if defs.get(a.name) != Some(&1) {
+        if i.opcode.name != "shfl" || defs(a.name) != 1 {
             continue;
         }
+        // Back through the straight-line stretch before the shuffle to the operand's
+        // definition: a plain 32-bit copy of a 4-byte register that nothing after it writes.
+        let mut clobbered: Vec<&str> = Vec::new();
         for back in seq[..k].iter().rev() {
             let Stmt::Instr(m) = back else { break };
             if matches!(m.opcode.name, "bra" | "brx" | "ret" | "exit" | "call") {
                 break;
             }
-            let mut written = Vec::new();
-            for (n, op) in m.operands.iter().enumerate() {
-                written_names(op, n == 0, &mut written);
-            }
-            if !written.contains(&a.name) {
+            let w = writes(m);
+            if !w.contains(&a.name) {
+                clobbered.extend(w);
                 continue;
             }
-            // The definition of the operand: a plain 32-bit copy of a 4-byte register that
-            // nothing between it and the shuffle writes.
-            if m.opcode.name == "mov" && m.guard.is_none() && m.operands.len() == 2 && m.mods.iter().any(|t| matches!(*t, "b32" | "u32" | "s32" | "f32")) {
-                if let Operand::Name(src, None) = &m.operands[1] {
-                    let between = &seq[seq.iter().position(|x| std::ptr::eq(*x, *back)).unwrap() + 1..k];
-                    let clobbered = between.iter().any(|x| match x {
-                        Stmt::Instr(j) => {
-                            let mut w = Vec::new();
-                            for (n, op) in j.operands.iter().enumerate() {
-                                written_names(op, n == 0, &mut w);
-                            }
-                            w.contains(&src.name)
-                        }
-                        _ => true,
-                    });
-                    if !clobbered && size4(src.name) && size4(a.name) && src.name != a.name {
-                        out.insert(i as *const Instr<'a>, src.name);
-                    }
+            let copy = m.opcode.name == "mov" && m.guard.is_none() && m.operands.len() == 2 && m.mods.iter().any(|t| matches!(*t, "b32" | "u32" | "s32" | "f32"));
+            if let (true, Operand::Name(src, None)) = (copy, &m.operands[1]) {
+                if !clobbered.contains(&src.name) && size4(src.name) && size4(a.name) && src.name != a.name {
+                    out.insert(i as *const Instr<'a>, src.name);
                 }
             }
             break;
@@ -385,6 +328,15 @@ fn collect<'a>(body: &'a [Stmt<'a>], top: bool, decls: &mut Vec<(&'a str, Option
         }
     }
     true
+}
+
+/// The registers an instruction writes (see `written_names`).
+fn writes<'a>(i: &Instr<'a>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for (k, op) in i.operands.iter().enumerate() {
+        written_names(op, k == 0, &mut out);
+    }
+    out
 }
 
 fn written_names<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
