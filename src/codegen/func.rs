@@ -480,14 +480,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             if let Some(v) = self.cta_cache.get(&(fld, idx)) {
                 return *v;
             }
-            let t = self.cta_type();
-            let b = &self.alloca_b;
-            let p = b.build_struct_gep(t, self.cta, fld, "").unwrap();
-            let p = match idx {
-                Some(k) => unsafe { b.build_in_bounds_gep(i32t, p, &[i32t.const_int(k as u64, false)], "").unwrap() },
-                None => p,
-            };
-            let v = b.build_load(i32t, p, "").unwrap();
+            let p = self.cta_field_ptr_at(&self.alloca_b, fld, idx);
+            let v = self.alloca_b.build_load(i32t, p, "").unwrap();
             self.invariant(v);
             self.cta_cache.insert((fld, idx), v.into_int_value());
             return v.into_int_value();
@@ -549,10 +543,15 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     }
 
     pub fn cta_field_ptr(&mut self, fld: u32, idx: Option<u32>) -> PointerValue<'ctx> {
-        let t = self.cta_type();
-        let p = self.b.build_struct_gep(t, self.cta, fld, "").unwrap();
+        self.cta_field_ptr_at(&self.b, fld, idx)
+    }
+
+    /// `cta_field_ptr`, built with `b`.
+    fn cta_field_ptr_at(&self, b: &Builder<'ctx>, fld: u32, idx: Option<u32>) -> PointerValue<'ctx> {
+        let i32t = self.ctx().i32_type();
+        let p = b.build_struct_gep(self.cta_type(), self.cta, fld, "").unwrap();
         match idx {
-            Some(k) => unsafe { self.b.build_in_bounds_gep(self.ctx().i32_type(), p, &[self.ctx().i32_type().const_int(k as u64, false)], "").unwrap() },
+            Some(k) => unsafe { b.build_in_bounds_gep(i32t, p, &[i32t.const_int(k as u64, false)], "").unwrap() },
             None => p,
         }
     }
