@@ -220,14 +220,17 @@ pub fn nan_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, r: FloatValue<'ctx>, src: &[Fl
 /// but copysign).
 const CANONICAL_F32: &[&str] = &["add", "sub", "mul", "div", "min", "max", "fma", "mad", "neg", "abs", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh"];
 
-/// f32 registers whose NaN payload nobody can observe: every instruction that names one
-/// writes it as an instruction of `CANONICAL_F32` or reads it as an operand of such an
-/// instruction or of `setp` (which see only whether a value is a NaN, and whose own NaN
-/// results are canonical). Their writers skip `canon_nan`: in `fma.rn.f32 %f14, %f13, %f12,
-/// %f62; fma.rn.f32 %f17, %f16, %f15, %f14` only the last result of a chain is canonicalized,
-/// which takes a compare and a blend off each step of the chain. `rets`: registers the
-/// function returns (read after its body).
-pub fn nan_insensitive<'a>(body: &'a [crate::syntax::ast::Stmt<'a>], rets: &[&str]) -> std::collections::HashSet<&'a str> {
+/// f32 registers whose NaN payload nobody can observe: every instruction that reads one is
+/// an instruction of `CANONICAL_F32`, a `setp` (which sees only whether a value is a NaN), or
+/// a copy of its bits (`mov` register to register, the source operand of `shfl`) into a
+/// register that is itself unobserved. Writers of `CANONICAL_F32` into such a register skip
+/// `canon_nan`: in `fma.rn.f32 %f14, %f13, %f12, %f62; fma.rn.f32 %f17, %f16, %f15, %f14`,
+/// or a shuffle reduction (`mov.b32 %r12, %f6; shfl.sync.down.b32 %r14, %r12, ..;
+/// mov.b32 %f7, %r14; add.f32 %f8, %f6, %f7`), only the result that is stored is
+/// canonicalized: any NaN that reaches a canonicalizing instruction comes out canonical
+/// whatever its payload, and copies keep a NaN a NaN. `rets`: registers the function
+/// returns (read after its body).
+pub fn nan_insensitive<'a>(body: &'a [crate::syntax::ast::Stmt<'a>], rets: &[&'a str]) -> std::collections::HashSet<&'a str> {
     use crate::syntax::ast::{Operand, Stmt};
     use std::collections::HashSet;
     fn names<'a>(op: &Operand<'a>, out: &mut Vec<&'a str>) {
@@ -243,27 +246,59 @@ pub fn nan_insensitive<'a>(body: &'a [crate::syntax::ast::Stmt<'a>], rets: &[&st
             _ => {}
         }
     }
-    fn walk<'a>(body: &'a [Stmt<'a>], ok: &mut HashSet<&'a str>, bad: &mut HashSet<&'a str>) {
+    fn plain<'a>(op: &Operand<'a>) -> Option<&'a str> {
+        match op {
+            Operand::Name(id, None) => Some(id.name),
+            _ => None,
+        }
+    }
+    struct Walk<'a> {
+        /// Destinations of canonicalizing instructions.
+        dests: HashSet<&'a str>,
+        /// Registers whose bits something observes.
+        bad: HashSet<&'a str>,
+        /// Bit copies (source, destination).
+        copies: Vec<(&'a str, &'a str)>,
+    }
+    fn walk<'a>(body: &'a [Stmt<'a>], w: &mut Walk<'a>) {
         for s in body {
             match s {
-                Stmt::Block(b, _) => walk(b, ok, bad),
+                Stmt::Block(b, _) => walk(b, w),
                 Stmt::Instr(i) => {
-                    let f32 = types_of(i).last() == Some(&Type::F32);
+                    let tys = types_of(i);
+                    let f32 = tys.last() == Some(&Type::F32);
                     let canonical = f32 && CANONICAL_F32.contains(&i.opcode.name);
                     let compare = f32 && i.opcode.name == "setp";
-                    for (k, op) in i.operands.iter().enumerate() {
-                        let plain = match op {
-                            Operand::Name(id, None) => Some(id.name),
-                            _ => None,
-                        };
-                        match plain {
-                            Some(n) if (k == 0 && canonical) || (k > 0 && (canonical || compare)) => {
-                                ok.insert(n);
+                    let ops = &i.operands;
+                    // `mov` of a 32-bit register and the source of `shfl` copy bits unchanged.
+                    let copy = match i.opcode.name {
+                        "mov" if ops.len() == 2 && tys.len() == 1 && tys[0].bits() == 32 => plain(&ops[0]).zip(plain(&ops[1])).map(|(d, s)| (s, d, 2)),
+                        "shfl" if ops.len() >= 2 => {
+                            let d = match &ops[0] {
+                                Operand::Pair(d, _) => plain(d),
+                                d => plain(d),
+                            };
+                            d.zip(plain(&ops[1])).map(|(d, s)| (s, d, 2))
+                        }
+                        _ => None,
+                    };
+                    if let Some((src, dst, first_other)) = copy {
+                        w.copies.push((src, dst));
+                        let mut v = Vec::new();
+                        ops[first_other..].iter().for_each(|o| names(o, &mut v));
+                        w.bad.extend(v);
+                        continue;
+                    }
+                    for (k, op) in ops.iter().enumerate() {
+                        match plain(op) {
+                            Some(n) if k == 0 && canonical => {
+                                w.dests.insert(n);
                             }
+                            Some(_) if k > 0 && (canonical || compare) => {}
                             _ => {
                                 let mut v = Vec::new();
                                 names(op, &mut v);
-                                bad.extend(v);
+                                w.bad.extend(v);
                             }
                         }
                     }
@@ -272,10 +307,21 @@ pub fn nan_insensitive<'a>(body: &'a [crate::syntax::ast::Stmt<'a>], rets: &[&st
             }
         }
     }
-    let (mut ok, mut bad) = (HashSet::new(), HashSet::new());
-    walk(body, &mut ok, &mut bad);
-    ok.retain(|n| !bad.contains(n) && !rets.contains(n));
-    ok
+    let mut w = Walk { dests: HashSet::new(), bad: rets.iter().copied().collect(), copies: Vec::new() };
+    walk(body, &mut w);
+    loop {
+        let before = w.bad.len();
+        for &(s, d) in &w.copies {
+            if w.bad.contains(d) {
+                w.bad.insert(s);
+            }
+        }
+        if w.bad.len() == before {
+            break;
+        }
+    }
+    w.dests.retain(|n| !w.bad.contains(n));
+    w.dests
 }
 
 /// f32 NaN results become the canonical NaN 0x7fffffff.
