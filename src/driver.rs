@@ -202,12 +202,25 @@ pub fn kernels_of(src: &SourceFile) -> Result<Vec<KernelInfo>> {
     Ok(c.kernels)
 }
 
-/// Compiles `src` for the host and loads it for launching.
+/// Compiles `src` for the host and loads it for launching. A function that cannot be
+/// compiled (an instruction ptxr does not support) does not stop the module's other kernels
+/// from running: launching a kernel that reaches it reports its error.
 pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     let ctx = Context::create();
-    let c = lower(&ctx, src)?;
+    let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    let c = crate::codegen::compile_lenient(&ctx, &module, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
+    let deferred = c
+        .deferred
+        .iter()
+        .map(|d| {
+            let (l, col, _) = crate::syntax::diag::line_col(&src.text, d.span.start as usize);
+            (l as u32, col as u32, d.message.clone())
+        })
+        .collect();
     let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
     target::optimize(&c.module, &tm, opt)?;
     let buf = tm.write_to_memory_buffer(&c.module, inkwell::targets::FileType::Object).map_err(|e| anyhow!("code generation failed: {e}"))?;
-    Loaded::from_object(buf.as_slice(), c.kernels, &src.name)
+    let mut l = Loaded::from_object(buf.as_slice(), c.kernels, &src.name)?;
+    l.deferred = deferred;
+    Ok(l)
 }

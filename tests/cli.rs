@@ -169,3 +169,25 @@ fn lane_loops_compile_to_packed_instructions() {
         }
     }
 }
+
+/// A kernel that ptxr cannot compile does not stop the other kernels of its module from
+/// running; launching it (or a kernel that calls the function it is in) is an error at its
+/// line and column. Ahead-of-time compilation of the module stays an error.
+#[test]
+fn kernels_of_a_module_run_when_another_cannot_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.bin");
+    let dump = format!("0={}", out.display());
+    let (rc, _, err) = ptxr(&["run", "tests/cli/partly_unsupported.ptx", "--kernel", "good", "--arg", "buf:zero:4", "--dump", &dump]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), 1234u32.to_le_bytes());
+    let (rc, _, err) = ptxr(&["run", "tests/cli/partly_unsupported.ptx", "--kernel", "direct", "--arg", "buf:zero:4"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("partly_unsupported.ptx:37:17: error: kernel `direct` cannot run: `missing` is declared but not defined"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/partly_unsupported.ptx", "--kernel", "indirect", "--arg", "buf:zero:4"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("partly_unsupported.ptx:16:17: error: kernel `indirect` cannot run"), "{err}");
+    let (rc, _, err) = ptxr(&["compile", "tests/cli/partly_unsupported.ptx", "-o", dir.path().join("k.o").to_str().unwrap()]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("partly_unsupported.ptx:16:17: error:") && err.contains("partly_unsupported.ptx:37:17: error:"), "{err}");
+}

@@ -135,6 +135,8 @@ pub const STATUS_BAD_BARRIER: u32 = 6;
 pub const STATUS_SYNC_INDIRECT: u32 = 7;
 /// `wmma.mma`/`mma`/`ldmatrix` in a warp that does not have 32 threads.
 pub const STATUS_PARTIAL_WARP: u32 = 8;
+/// The kernel (or a function it calls) could not be compiled (`codegen::compile_lenient`).
+pub const STATUS_UNSUPPORTED: u32 = 9;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

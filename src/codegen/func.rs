@@ -221,6 +221,51 @@ pub(crate) fn declare_func<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function) ->
     m.module.add_function(&name, fnt, Some(inkwell::module::Linkage::Internal))
 }
 
+/// The LLVM type of [`super::abi::CtaCtx`].
+pub fn cta_struct_type(c: &inkwell::context::Context) -> inkwell::types::StructType<'_> {
+    let p = c.ptr_type(AddressSpace::default());
+    let i32t = c.i32_type();
+    let a3 = i32t.array_type(3);
+    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into()], false)
+}
+
+/// Replaces the body of `f` (CPU code), whose code generation failed with an error at source
+/// line `line`, by one that stops the CTA with `STATUS_UNSUPPORTED` at that line: the other
+/// kernels of the module still run (`ptxr run`), and launching this one (or a kernel that
+/// calls this function) reports the error. Returns the kernel's launch information.
+pub(crate) fn emit_stub<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function, line: u32) -> Option<KernelInfo> {
+    let ctx = m.ctx;
+    let i32t = ctx.i32_type();
+    let (func, info) = if f.entry {
+        let name = format!("__ptxr_cta_{}", f.name.name);
+        let func = m.module.get_function(&name).unwrap_or_else(|| m.module.add_function(&name, i32t.fn_type(&[ctx.ptr_type(AddressSpace::default()).into()], false), None));
+        (func, Some(kernel_layout(f)))
+    } else {
+        match m.globals.get(f.name.name) {
+            Some(GlobalSym::Func(fv)) => (*fv, None),
+            _ => return None,
+        }
+    };
+    for bb in func.get_basic_blocks() {
+        // SAFETY: the blocks belong to `func`, which nothing else is building now; the
+        // instructions that reference them are deleted with them.
+        unsafe { bb.delete() }.ok();
+    }
+    let b = ctx.create_builder();
+    b.position_at_end(ctx.append_basic_block(func, "unsupported"));
+    let cta = func.get_nth_param(0).expect("CTA context parameter").into_pointer_value();
+    let t = cta_struct_type(ctx);
+    let status = i32t.const_int(super::abi::STATUS_UNSUPPORTED as u64, false);
+    b.build_store(b.build_struct_gep(t, cta, field::STATUS, "").unwrap(), status).unwrap();
+    b.build_store(b.build_struct_gep(t, cta, field::STATUS_LINE, "").unwrap(), i32t.const_int(line as u64, false)).unwrap();
+    if f.entry {
+        b.build_return(Some(&status)).unwrap();
+    } else {
+        b.build_return(None).unwrap();
+    }
+    info
+}
+
 /// Emits a function definition; for a kernel, returns its launch information.
 pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Function<'a>) -> R<Option<KernelInfo>> {
     let ctx = m.ctx;
@@ -594,11 +639,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// The LLVM struct type of `CtaCtx`.
     pub fn cta_type(&self) -> inkwell::types::StructType<'ctx> {
-        let c = self.ctx();
-        let p = c.ptr_type(AddressSpace::default());
-        let i32t = c.i32_type();
-        let a3 = i32t.array_type(3);
-        c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into()], false)
+        cta_struct_type(self.ctx())
     }
 
     /// Storage for per-thread state of `size` bytes: an entry-block alloca, or a slice of the

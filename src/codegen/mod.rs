@@ -84,6 +84,8 @@ pub(crate) enum GlobalSym<'ctx> {
 pub struct Compiled<'ctx> {
     pub module: Module<'ctx>,
     pub kernels: Vec<KernelInfo>,
+    /// Errors of functions compiled as stubs ([`compile_lenient`]); empty otherwise.
+    pub deferred: Vec<Diagnostic>,
 }
 
 pub(crate) struct ModCtx<'ctx, 'a> {
@@ -133,7 +135,20 @@ pub fn compile_nvvm<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str
     compile_mode(ctx, ast, src, name, true)
 }
 
+/// [`compile`], except that a function whose code generation fails (an instruction ptxr does
+/// not support, a call to a function the module does not define) becomes a stub that stops
+/// the CTA with `STATUS_UNSUPPORTED` at the error's line, and its errors are returned in
+/// `deferred`: the module's other kernels still run. For `ptxr run`, where one kernel of a
+/// module is launched; ahead-of-time compilation stays strict.
+pub fn compile_lenient<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
+    compile_with(ctx, ast, src, name, false, true)
+}
+
 fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
+    compile_with(ctx, ast, src, name, nvptx, false)
+}
+
+fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
     let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new() };
     m.declare_globals();
@@ -182,6 +197,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
         }
     }
     let mut kernels = Vec::new();
+    let mut deferred = Vec::new();
     for item in &ast.items {
         if let Item::Func(f) = item {
             if f.body.is_none() {
@@ -190,6 +206,11 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             match func::emit_function(&mut m, f) {
                 Ok(Some(k)) => kernels.push(k),
                 Ok(None) => {}
+                Err(d) if lenient => {
+                    let line = crate::syntax::diag::line_col(src, d.span.start as usize).0 as u32;
+                    kernels.extend(func::emit_stub(&mut m, f, line));
+                    deferred.push(d);
+                }
                 Err(d) => m.errors.push(d),
             }
         }
@@ -200,7 +221,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
     if let Err(e) = m.module.verify() {
         return Err(vec![Diagnostic::error(ast::Span::default(), format!("internal error: generated LLVM IR does not verify: {}", e.to_string()))]);
     }
-    Ok(Compiled { module: m.module, kernels })
+    Ok(Compiled { module: m.module, kernels, deferred })
 }
 
 fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarDecl<'a>>) {

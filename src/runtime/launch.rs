@@ -154,6 +154,9 @@ pub struct Loaded {
     lib: libloading::Library,
     pub kernels: Vec<KernelInfo>,
     pub file: String,
+    /// Compile errors of functions that were compiled as stubs, by source line
+    /// (`codegen::compile_lenient`): launching a kernel that reaches one reports it.
+    pub deferred: Vec<(u32, u32, String)>,
 }
 
 /// Shared-memory limit per CTA (the sm_70 maximum opt-in).
@@ -168,7 +171,7 @@ impl Loaded {
         std::fs::write(&o, obj)?;
         link_shared(&o, &so)?;
         let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
-        Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string() })
+        Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new() })
     }
 
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
@@ -181,7 +184,7 @@ impl Loaded {
             let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
             LaunchError(format!("{}: no kernel named `{name}` (kernels: {})", self.file, if names.is_empty() { "none".to_string() } else { names.join(", ") }))
         })?;
-        let shape = Shape { name, file: &self.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync };
+        let shape = Shape { name, file: &self.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, deferred: &self.deferred };
         check_config(&shape, cfg)?;
         if args.len() != k.params.len() {
             return Err(LaunchError(format!("kernel `{name}` takes {} parameters, {} given", k.params.len(), args.len())));
@@ -227,6 +230,8 @@ struct Shape<'a> {
     maxntid: Option<[u32; 3]>,
     frame_size: u32,
     uses_sync: bool,
+    /// `Loaded::deferred`.
+    deferred: &'a [(u32, u32, String)],
 }
 
 /// Checks block, grid, `.reqntid`/`.maxntid` and shared memory against the limits.
@@ -351,6 +356,12 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
         let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
         let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
         let msg = match ctx.status {
+            abi::STATUS_UNSUPPORTED => {
+                match k.deferred.iter().find(|(l, _, _)| *l == ctx.status_line) {
+                    Some((l, c, why)) => format!("{}:{l}:{c}: error: kernel `{name}` cannot run: {why}", k.file),
+                    None => format!("{}:{}: error: kernel `{name}` cannot run: it could not be compiled", k.file, ctx.status_line),
+                }
+            }
             abi::STATUS_TRAP => format!("{whr}: error: `trap` executed"),
             abi::STATUS_BRKPT => format!("{whr}: error: `brkpt` executed (no debugger)"),
             abi::STATUS_ASSERT => {
@@ -458,7 +469,7 @@ impl ArgValue<'_> {
 /// `cta` must be `__ptxr_cta_<k.name>` of the object `k` was generated for, and every address
 /// passed must be valid for whatever the kernel reads and writes through it during the launch.
 pub unsafe fn launch_cta_fn(cta: CtaFn, k: &KernelDesc, cfg: &LaunchConfig, args: &[ArgValue]) -> Result<(), LaunchError> {
-    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync };
+    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, deferred: &[] };
     check_config(&shape, cfg)?;
     if args.len() != k.params.len() {
         return Err(LaunchError(format!("kernel `{}` takes {} parameters, {} given", k.name, k.params.len(), args.len())));
