@@ -166,6 +166,8 @@ pub struct ThreadLoop<'ctx> {
     pub tid: [IntValue<'ctx>; 3],
     /// The thread index (i64), its frame and its slot.
     pub t64: IntValue<'ctx>,
+    /// The thread index in i32 (lane arithmetic in 32-bit vector lanes).
+    pub t32: IntValue<'ctx>,
     pub frame_t: inkwell::values::PointerValue<'ctx>,
     pub slot_t: inkwell::values::PointerValue<'ctx>,
 }
@@ -216,6 +218,7 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let row64 = b.build_int_z_extend(row, i64t, "").unwrap();
     let x64 = b.build_int_z_extend(xv, i64t, "").unwrap();
     let t64 = exact(b.build_int_add(row64, x64, "t").unwrap());
+    let t32 = exact(b.build_int_add(row, xv, "t32").unwrap());
     let slot_t = unsafe { b.build_in_bounds_gep(slot_type(ctx), slots, &[t64], "slot").unwrap() };
     if checked {
         let check = ctx.append_basic_block(f, &format!("{name}.check"));
@@ -244,7 +247,7 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_int(col::EXITED as u64, false)).unwrap();
     b.build_unconditional_branch(next).unwrap();
     e.lane_latches.push(next);
-    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, frame_t, slot_t }
+    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, t32, frame_t, slot_t }
 }
 
 /// Marks thread-index arithmetic `nuw nsw`: indices are below the CTA size (at most 1024), so
@@ -1014,7 +1017,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         let Some(cont) = resume.get_terminator().and_then(|t| t.get_operand(0)).and_then(|o| o.block()) else { continue };
         resume.get_terminator().unwrap().erase_from_basic_block();
         b.position_at_end(resume);
-        let (v, p) = shfl_one(&b, st, ctx, f, si, a_col(st, *site), l.t64);
+        let (v, p) = shfl_one(&b, st, ctx, f, si, a_col(st, *site), l.t64, l.t32);
         let pv = b.build_int_z_extend(p, i32t, "").unwrap();
         b.build_unconditional_branch(cont).unwrap();
         for &(copy, s, load, pred) in &st.result_loads {
@@ -1147,7 +1150,8 @@ fn copy_reach(entry: BasicBlock<'_>, next: BasicBlock<'_>, exit: BasicBlock<'_>,
 /// that writes each one's result and predicate (`shfl_one`) to its columns.
 fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo, acol: (u32, u32)) -> BasicBlock<'ctx> {
     let (_, t, latch, after) = count_loop(ctx, f, b, st.nt64, "shfl");
-    let (v, p) = shfl_one(b, st, ctx, f, si, acol, t);
+    let t32 = b.build_int_truncate(t, ctx.i32_type(), "").unwrap();
+    let (v, p) = shfl_one(b, st, ctx, f, si, acol, t, t32);
     b.build_store(col_ptr(b, st, ctx, col::RESULT, t), v).unwrap();
     let pv = b.build_int_z_extend(p, ctx.i32_type(), "").unwrap();
     b.build_store(col_ptr(b, st, ctx, col::PRED, t), pv).unwrap();
@@ -1162,7 +1166,7 @@ fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::f
 /// spec's pseudo-code, when `j` is in range (`p`) and inside the warp (the last warp of a
 /// CTA may be partial), else its own `a`. Returns the value and `p`; may add blocks (the
 /// builder is left at the end).
-fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo, acol: (u32, u32), t: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo, acol: (u32, u32), t: IntValue<'ctx>, t32: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let c = |v: u64| i32t.const_int(v, false);
@@ -1175,7 +1179,6 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
     let mode = si.consts.iter().find(|x| x.0 == slot::MODE).map_or(3, |x| x.1);
     let bv = operand(slot::B);
     let cv = operand(slot::C);
-    let t32 = b.build_int_truncate(t, i32t, "").unwrap();
     let lane = b.build_and(t32, c(31), "lane").unwrap();
     let base = b.build_int_sub(t32, lane, "").unwrap();
     let left = b.build_int_sub(st.nthreads, base, "").unwrap();
@@ -1219,8 +1222,8 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
             let ok = if mode == 0 {
                 p
             } else {
-                let from = b.build_int_add(t, dv, "").unwrap();
-                b.build_and(p, b.build_int_compare(IntPredicate::ULT, from, st.nt64, "").unwrap(), "").unwrap()
+                let from = b.build_int_add(t32, c(d & 31), "").unwrap();
+                b.build_and(p, b.build_int_compare(IntPredicate::ULT, from, st.nthreads, "").unwrap(), "").unwrap()
             };
             let here = b.get_insert_block().unwrap();
             let far = ctx.append_basic_block(f, "shfl.far");
