@@ -191,3 +191,20 @@ fn kernels_of_a_module_run_when_another_cannot_compile() {
     assert_eq!(rc, 1);
     assert!(err.contains("partly_unsupported.ptx:16:17: error:") && err.contains("partly_unsupported.ptx:37:17: error:"), "{err}");
 }
+
+/// Variables too large for ptxr are one clear error, not an out-of-memory abort; large
+/// zero-initialized ones compile without materializing their bytes.
+#[test]
+fn huge_variables_are_an_error_and_large_ones_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("k.o");
+    let (rc, _, err) = ptxr(&["compile", "--no-c-abi", "tests/cli/huge_var.ptx", "-o", o.to_str().unwrap()]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("huge_var.ptx:8:22: error: `huge` is 4294967296000 bytes"), "{err}");
+    assert!(!err.contains("heap"), "{err}");
+    let small = dir.path().join("big.ptx");
+    std::fs::write(&small, std::fs::read_to_string("tests/cli/huge_var.ptx").unwrap().replace(".global .align 1 .b8 huge[4294967296000];", "")).unwrap();
+    let (rc, out, err) = ptxr(&["run", small.to_str().unwrap(), "--kernel", "k", "--arg", "buf:hex:ffffffff", "--dump", "0=-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out.trim(), "00000000", "the last word of the zero-initialized variable");
+}

@@ -110,15 +110,31 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     pub addr_inits: Vec<&'a ast::VarDecl<'a>>,
 }
 
+/// `x` rounded up to a multiple of `a` (saturating: a shared-memory window that large is
+/// refused at launch anyway).
 fn align_up(x: u32, a: u32) -> u32 {
-    (x + a - 1) / a * a
+    x.saturating_add(a - 1) / a * a
 }
 
 /// Byte size of a declaration (element type × vector width × array dims).
 pub(crate) fn decl_size(v: &ast::VarDecl) -> u32 {
-    let elem = v.ty.size() * v.vector.unwrap_or(1) as u32;
-    let n: u64 = v.dims.iter().map(|d| d.unwrap_or(0)).product();
-    (elem as u64 * if v.dims.is_empty() { 1 } else { n }).min(u32::MAX as u64) as u32
+    decl_size_exact(v).min(u32::MAX as u64) as u32
+}
+
+/// The size of a variable in bytes, without a limit (saturating at u64::MAX).
+pub(crate) fn decl_size_exact(v: &ast::VarDecl) -> u64 {
+    let elem = v.ty.size() as u64 * v.vector.unwrap_or(1) as u64;
+    let n = v.dims.iter().fold(1u64, |a, d| a.saturating_mul(d.unwrap_or(0)));
+    elem.saturating_mul(if v.dims.is_empty() { 1 } else { n })
+}
+
+/// The largest variable ptxr lays out (its sizes and offsets are 32-bit): 4 GiB - 1.
+const MAX_VAR_SIZE: u64 = u32::MAX as u64;
+
+/// An error for a variable larger than [`MAX_VAR_SIZE`].
+fn too_large(v: &ast::VarDecl) -> Option<Diagnostic> {
+    let n = decl_size_exact(v);
+    (n > MAX_VAR_SIZE).then(|| Diagnostic::error(v.name.span, format!("`{}` is {n} bytes; ptxr supports variables of at most {MAX_VAR_SIZE} bytes (4 GiB - 1)", v.name.name)))
 }
 
 pub(crate) fn decl_align(v: &ast::VarDecl) -> u32 {
@@ -169,7 +185,7 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
                         continue;
                     }
                     let off = align_up(m.shared_size, decl_align(v));
-                    m.shared_size = off + decl_size(v);
+                    m.shared_size = off.saturating_add(decl_size(v));
                     m.fn_shared.insert((f.name.name, v.name.name), (off, v.ty));
                 }
             }
@@ -250,7 +266,7 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                         continue;
                     }
                     let off = align_up(self.shared_size, decl_align(v));
-                    self.shared_size = off + decl_size(v);
+                    self.shared_size = off.saturating_add(decl_size(v));
                     self.globals.insert(v.name.name, GlobalSym::Shared(off));
                 }
                 StateSpace::Global | StateSpace::Const => {
@@ -258,16 +274,20 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                         self.addr_inits.push(v);
                         continue;
                     }
+                    if let Some(d) = too_large(v) {
+                        self.errors.push(d);
+                        continue;
+                    }
                     let size = decl_size(v).max(1);
                     let bytes = match &v.init {
                         Some(init) => match init_bytes(v, init, size) {
-                            Ok(b) => b,
+                            Ok(b) => Some(b),
                             Err(d) => {
                                 self.errors.push(d);
                                 continue;
                             }
                         },
-                        None => vec![0u8; size as usize],
+                        None => None,
                     };
                     let i8t = self.ctx.i8_type();
                     let arr_t = i8t.array_type(size);
@@ -278,8 +298,10 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                         (true, _) => AddressSpace::from(4u16),
                     };
                     let g = self.module.add_global(arr_t, Some(aspace), v.name.name);
-                    let vals: Vec<_> = bytes.iter().map(|b| i8t.const_int(*b as u64, false)).collect();
-                    g.set_initializer(&i8t.const_array(&vals));
+                    match bytes {
+                        Some(b) if b.iter().any(|&x| x != 0) => g.set_initializer(&self.ctx.const_string(&b, false)),
+                        _ => g.set_initializer(&arr_t.const_zero()),
+                    }
                     g.set_alignment(decl_align(v).max(16));
                     g.set_linkage(Linkage::Internal);
                     g.set_constant(v.space == StateSpace::Const && false);

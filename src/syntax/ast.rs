@@ -35,6 +35,8 @@ impl Span {
 pub struct Module<'a> {
     /// `.version MAJOR.MINOR`
     pub version: (u32, u32),
+    /// Where the version number is written.
+    pub version_span: Span,
     /// `.target` list, e.g. `["sm_70"]` or `["sm_70", "texmode_independent"]`.
     pub target: Vec<&'a str>,
     /// `.address_size 32|64` (64 when absent in the printer's output only if written).

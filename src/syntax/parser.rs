@@ -144,7 +144,7 @@ impl<'a> Parser<'a> {
     }
 
     fn module(&mut self) -> Module<'a> {
-        let mut m = Module { version: (0, 0), target: Vec::new(), address_size: None, items: Vec::new() };
+        let mut m = Module { version: (0, 0), version_span: Span::new(0, 0), target: Vec::new(), address_size: None, items: Vec::new() };
         let mut s = ws(self.src.text);
         let mut saw_version = false;
         while !s.is_empty() && !self.stop {
@@ -173,6 +173,7 @@ impl<'a> Parser<'a> {
         if !saw_version && self.errors.is_empty() {
             self.errors.push(Diagnostic::error(Span::new(0, 0), "module has no `.version` directive (PTX ISA 11.1.1)"));
         }
+        scope_module_registers(&mut m);
         m
     }
 
@@ -189,10 +190,12 @@ impl<'a> Parser<'a> {
         match word {
             "version" => {
                 let r = ws_line(after);
+                let at = self.src.off(r);
                 let (r, major) = uint32(r)?;
                 let r = r.strip_prefix('.').ok_or_else(|| nom::Err::Failure(PErr { at: r, msg: "expected `.` in version".into() }))?;
                 let (r, minor) = uint32(r)?;
                 m.version = (major, minor);
+                m.version_span = Span::new(at, self.src.off(r));
                 *saw_version = true;
                 Ok(r)
             }
@@ -351,7 +354,8 @@ impl<'a> Parser<'a> {
                 r = r2;
             } else if w == "ptr" {
                 let mut p = PtrAttr { space: None, align: None };
-                let mut r3 = r2;
+                // `.ptr .global .align 8` (5.1.6.1): the attributes may be spaced apart.
+                let mut r3 = ws(r2);
                 loop {
                     match dot_word(r3) {
                         Some((r4, "align")) => {
@@ -802,7 +806,8 @@ impl<'a> Parser<'a> {
                 Ok((r, Operand::List(items, self.src.span(s, r))))
             }
             b'[' => self.bracket(s),
-            b'!' => {
+            // `!%p` negates a predicate; `!0`, `!(..)` are constant expressions (4.6.1).
+            b'!' if !ws(&s[1..]).starts_with(|c: char| c.is_ascii_digit() || c == '(' || c == '!' || c == '-' || c == '~') => {
                 let r = ws(&s[1..]);
                 let (r, id) = ident(self.src, r).map_err(to_failure)?;
                 Ok((r, Operand::Not(id)))
@@ -940,3 +945,29 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
     }
 }
 
+
+/// Module-scoped `.reg` and `.local` variables (legacy PTX before 3.0, compiled without the
+/// ABI; PTX ISA 5.1.1, 5.1.5, 11.1 "the compiler silently disables use of the ABI") are
+/// per-thread state that every kernel of the module may use. A thread runs one kernel, so
+/// they are moved into each kernel's body, where they are that kernel's own registers and
+/// local variables. A `.func` that names one gets an "undeclared" error rather than a copy
+/// of its own: without the ABI the value would pass between caller and callee, which
+/// separate copies would not do.
+fn scope_module_registers(m: &mut Module<'_>) {
+    let is_thread_var = |i: &Item| matches!(i, Item::Var(v) if matches!(v.space, StateSpace::Reg | StateSpace::Local));
+    if !m.items.iter().any(is_thread_var) {
+        return;
+    }
+    let vars: Vec<VarDecl> = m.items.iter().filter_map(|i| match i {
+        Item::Var(v) if matches!(v.space, StateSpace::Reg | StateSpace::Local) => Some(v.clone()),
+        _ => None,
+    }).collect();
+    m.items.retain(|i| !is_thread_var(i));
+    for item in &mut m.items {
+        if let Item::Func(f) = item {
+            if let (true, Some(body)) = (f.entry, f.body.as_mut()) {
+                body.splice(0..0, vars.iter().cloned().map(Stmt::Var));
+            }
+        }
+    }
+}

@@ -89,7 +89,7 @@ impl<'a, 'g> Scope<'a, 'g> {
 pub fn validate(m: &Module) -> Vec<Diagnostic> {
     let mut errs = Vec::new();
     if m.version.0 < 1 || m.version.0 > 8 {
-        errs.push(Diagnostic::error(Span::new(0, 0), format!("unsupported PTX version {}.{} (ptxr reads 1.0 to 8.x)", m.version.0, m.version.1)));
+        errs.push(Diagnostic::error(m.version_span, format!("unsupported PTX version {}.{} (ptxr reads 1.0 to 8.x)", m.version.0, m.version.1)));
     }
     let mut globals: HashMap<&str, Sym> = HashMap::new();
     let mut defined: HashMap<&str, Span> = HashMap::new();
