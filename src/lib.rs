@@ -38,12 +38,13 @@ impl SourceFile {
 
 /// Parses and validates `src`; on failure returns all diagnostics rendered as text.
 pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String> {
-    let (module, mut diags) = syntax::parse_module(&src.text);
+    let (mut module, mut diags) = syntax::parse_module(&src.text);
     if diags.is_empty() {
         diags = syntax::validate::validate(&module);
     }
     if diags.iter().any(|d| d.is_error()) {
         return Err(syntax::diag::render_all(&diags, &src.name, &src.text));
     }
+    syntax::vregs::split_vector_registers(&mut module);
     Ok(module)
 }

@@ -49,6 +49,18 @@ fn mov<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ty = the_type(e, i)?;
     let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`mov` takes two operands")) };
     match (d, a) {
+        // `mov.v4.f32 {a, b, c, d}, V` (6.4.3): element by element, every source read before
+        // any destination is written.
+        (Operand::Vector(ds, _), Operand::Vector(src, _)) if i.has_mod("v2") || i.has_mod("v4") => {
+            if ds.len() != src.len() {
+                return Err(e.err(i.span, format!("`mov` between vectors of {} and {} elements", ds.len(), src.len())));
+            }
+            let vals = src.iter().map(|s| e.read(s, ty)).collect::<R<Vec<_>>>()?;
+            for (dst, v) in ds.iter().zip(vals) {
+                e.write(dst, ty, v)?;
+            }
+            Ok(())
+        }
         (Operand::Vector(ds, _), _) => {
             // Unpack: low element first.
             let v = e.read_int(a, ty)?;

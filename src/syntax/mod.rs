@@ -8,6 +8,7 @@ pub mod lex;
 pub mod parser;
 pub mod printer;
 pub mod validate;
+pub mod vregs;
 
 pub use diag::Diagnostic;
 pub use parser::parse_module;
