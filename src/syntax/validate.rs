@@ -88,8 +88,8 @@ impl<'a, 'g> Scope<'a, 'g> {
 /// Validates a parsed module; returns every error found.
 pub fn validate(m: &Module) -> Vec<Diagnostic> {
     let mut errs = Vec::new();
-    if m.version.0 < 1 || m.version.0 > 8 {
-        errs.push(Diagnostic::error(m.version_span, format!("unsupported PTX version {}.{} (ptxr reads 1.0 to 8.x)", m.version.0, m.version.1)));
+    if m.version.0 < 1 || m.version.0 > 9 {
+        errs.push(Diagnostic::error(m.version_span, format!("unsupported PTX version {}.{} (ptxr reads 1.0 to 9.x; it implements the instructions of PTX ISA 6.4 and some later ones, and reports any other instruction where it is used)", m.version.0, m.version.1)));
     }
     let mut globals: HashMap<&str, Sym> = HashMap::new();
     let mut defined: HashMap<&str, Span> = HashMap::new();
