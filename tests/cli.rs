@@ -208,3 +208,15 @@ fn huge_variables_are_an_error_and_large_ones_compile() {
     assert_eq!(rc, 0, "{err}");
     assert_eq!(out.trim(), "00000000", "the last word of the zero-initialized variable");
 }
+
+/// Writing past the end of shared memory faults on the guard page after the CTA's window and
+/// is reported once, instead of corrupting the runtime's heap (which aborted in `free`).
+#[test]
+fn shared_memory_overrun_is_a_clear_error() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/shared_oob.ptx", "--kernel", "k", "--block", "4", "--arg", "buf:zero:4"]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/shared_oob.ptx", "--kernel", "k", "--grid", "64", "--block", "1024", "--arg", "buf:zero:4"]);
+    assert_eq!(rc, 1, "{err}");
+    assert_eq!(err.matches("crashed with a memory access fault").count(), 1, "{err}");
+    assert!(!err.contains("free()"), "{err}");
+}

@@ -31,7 +31,17 @@ pub fn set_context(what: &str) {
     LEN.store(n, Ordering::SeqCst);
 }
 
+/// Set by the first faulting thread: the others wait for its `_exit` instead of printing
+/// the message again (CTAs run on every core, several may fault at once).
+static FIRED: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn on_fault(_sig: libc::c_int) {
+    if FIRED.swap(true, Ordering::SeqCst) {
+        loop {
+            // SAFETY: pause is async-signal-safe; the first thread ends the process.
+            unsafe { libc::pause() };
+        }
+    }
     let n = LEN.load(Ordering::SeqCst);
     unsafe {
         if n > 0 {

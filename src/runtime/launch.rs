@@ -294,8 +294,8 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
     let uses_sync = k.uses_sync;
     // The slots are written only on the way to the runtime's `resolve`: after a CTA that
     // never called it (every collective completed in generated code) they are still clear.
-    let init = || (vec![0u128; smem_len / 16 + 1], vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
-    type State = (Vec<u128>, Vec<u128>, Vec<abi::SyncSlot>, bool);
+    let init = || (SharedWindow::new(smem_len), vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
+    type State = (SharedWindow, Vec<u128>, Vec<abi::SyncSlot>, bool);
     let body = |(smem, frames, slots, dirty): &mut State, c: u64| {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return;
@@ -303,10 +303,10 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
             let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
             let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
             // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
-            smem.iter_mut().for_each(|w| *w = 0);
+            smem.clear();
             let mut ctx = CtaCtx {
                 params: params_ptr as *const u8,
-                shared: smem.as_mut_ptr() as *mut u8,
+                shared: smem.start(),
                 ctaid,
                 nctaid: [cfg.grid.0, cfg.grid.1, cfg.grid.2],
                 ntid: [cfg.block.0, cfg.block.1, cfg.block.2],
@@ -562,4 +562,67 @@ pub fn link_shared(obj: &Path, out: &Path) -> anyhow::Result<()> {
         anyhow::bail!("`{cc} -shared` failed to link the compiled kernels");
     }
     Ok(())
+}
+
+/// A CTA's shared-memory window of `len` bytes (a multiple of 16), mapped so that it ends
+/// where an inaccessible page begins, with another such page before it: a kernel that
+/// writes past its shared variables (on a GPU, an illegal-address error of the launch) gets
+/// a memory fault, which the command line reports (`guard`), instead of overwriting the
+/// runtime's heap. A window that cannot be mapped falls back to the heap.
+struct SharedWindow {
+    map: *mut u8,
+    map_len: usize,
+    start: *mut u8,
+    len: usize,
+    heap: Vec<u128>,
+}
+
+// SAFETY: the mapping is owned by one worker's state and only used by the CTA it runs.
+unsafe impl Send for SharedWindow {}
+
+impl SharedWindow {
+    fn new(len: usize) -> SharedWindow {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let body = len.div_ceil(page).max(1) * page;
+        let map_len = page + body + page;
+        // SAFETY: a fresh private anonymous mapping; its guard pages are made inaccessible
+        // before the window is handed out, and it is unmapped once, in `drop`.
+        unsafe {
+            let m = libc::mmap(std::ptr::null_mut(), map_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+            if m != libc::MAP_FAILED {
+                let m = m as *mut u8;
+                if libc::mprotect(m as *mut libc::c_void, page, libc::PROT_NONE) == 0 && libc::mprotect(m.add(page + body) as *mut libc::c_void, page, libc::PROT_NONE) == 0 {
+                    return SharedWindow { map: m, map_len, start: m.add(page + body - len), len, heap: Vec::new() };
+                }
+                libc::munmap(m as *mut libc::c_void, map_len);
+            }
+        }
+        let mut heap = vec![0u128; len / 16 + 1];
+        let start = heap.as_mut_ptr() as *mut u8;
+        SharedWindow { map: std::ptr::null_mut(), map_len: 0, start, len, heap }
+    }
+
+    fn start(&mut self) -> *mut u8 {
+        self.start
+    }
+
+    /// Shared memory starts uninitialized on a GPU; zeroed here so runs are reproducible.
+    fn clear(&mut self) {
+        if self.map.is_null() {
+            self.heap.iter_mut().for_each(|w| *w = 0);
+        } else {
+            // SAFETY: `start..start+len` lies inside the accessible part of the mapping.
+            unsafe { std::ptr::write_bytes(self.start, 0, self.len) };
+        }
+    }
+}
+
+impl Drop for SharedWindow {
+    fn drop(&mut self) {
+        if !self.map.is_null() {
+            // SAFETY: the mapping made in `new`, unmapped once.
+            unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+        }
+    }
 }

@@ -7,6 +7,7 @@
  * calls (vprintf, %globaltimer, __assertfail). Embedded in the ptxr binary and compiled with the
  * target's C compiler into every static library ptxr writes. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "ptxr.h"
 
 #include <pthread.h>
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <time.h>
 
 /* ---- The launch ABI (src/codegen/abi.rs; field order fixed) ---- */
@@ -547,6 +550,9 @@ static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail
 static _Thread_local struct {
     void *smem, *frames, *slots;
     size_t smem_cap, frames_cap, slots_cap;
+    /* The guarded mapping behind `smem` (see `shared_window`), its length, and the window's. */
+    void *smem_map;
+    size_t smem_map_len, smem_len;
     /* Bytes at the start of `slots` known to be zero: slots are written only on the way to
      * `resolve`, so CTAs completed in generated code leave them clear. */
     size_t slots_clean;
@@ -566,6 +572,37 @@ static void *grow(void **p, size_t *cap, size_t need) {
     return q;
 }
 
+/* A CTA's shared-memory window of `len` bytes (a multiple of 16), mapped so that it ends
+ * where an inaccessible page begins, with another such page before it: a kernel that writes
+ * past its shared variables (on a GPU, an illegal-address error of the launch) faults
+ * instead of overwriting the heap. Falls back to the heap if the mapping fails. */
+static uint8_t *shared_window(size_t len) {
+    if (tls.smem_map && tls.smem_len == len) return (uint8_t *)tls.smem;
+    if (tls.smem_map) {
+        munmap(tls.smem_map, tls.smem_map_len);
+        tls.smem_map = NULL;
+        tls.smem = NULL;
+        tls.smem_cap = 0;
+    }
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t page = ps > 4096 ? (size_t)ps : 4096;
+    size_t body = (len + page - 1) / page * page;
+    if (body == 0) body = page;
+    size_t map_len = page + body + page;
+    uint8_t *m = (uint8_t *)mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != (uint8_t *)MAP_FAILED) {
+        if (mprotect(m, page, PROT_NONE) == 0 && mprotect(m + page + body, page, PROT_NONE) == 0) {
+            tls.smem_map = m;
+            tls.smem_map_len = map_len;
+            tls.smem_len = len;
+            tls.smem = m + page + body - len;
+            return (uint8_t *)tls.smem;
+        }
+        munmap(m, map_len);
+    }
+    return (uint8_t *)grow(&tls.smem, &tls.smem_cap, len + 16);
+}
+
 static void run_cta(void *vl, uint32_t i) {
     Launch *l = (Launch *)vl;
     if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) return;
@@ -574,8 +611,8 @@ static void run_cta(void *vl, uint32_t i) {
     uint64_t c = l->base + i;
     uint64_t gx = cfg->grid[0], gy = cfg->grid[1];
     size_t nthreads = (size_t)cfg->block[0] * cfg->block[1] * cfg->block[2];
-    size_t smem_len = ((size_t)l->total_smem + 15) / 16 * 16 + 16;
-    uint8_t *smem = (uint8_t *)grow(&tls.smem, &tls.smem_cap, smem_len);
+    size_t smem_len = ((size_t)l->total_smem + 15) / 16 * 16;
+    uint8_t *smem = shared_window(smem_len);
     if (tls.smid == 0) tls.smid = __atomic_add_fetch(&next_smid, 1, __ATOMIC_RELAXED);
     CtaCtx ctx;
     memset(&ctx, 0, sizeof ctx);
