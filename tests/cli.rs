@@ -183,13 +183,16 @@ fn kernels_of_a_module_run_when_another_cannot_compile() {
     assert_eq!(std::fs::read(&out).unwrap(), 1234u32.to_le_bytes());
     let (rc, _, err) = ptxr(&["run", "tests/cli/partly_unsupported.ptx", "--kernel", "direct", "--arg", "buf:zero:4"]);
     assert_eq!(rc, 1);
-    assert!(err.contains("partly_unsupported.ptx:37:17: error: kernel `direct` cannot run: `missing` is declared but not defined"), "{err}");
+    assert!(err.contains("partly_unsupported.ptx:38:17: error: kernel `direct` cannot run: `missing` is declared but not defined"), "{err}");
     let (rc, _, err) = ptxr(&["run", "tests/cli/partly_unsupported.ptx", "--kernel", "indirect", "--arg", "buf:zero:4"]);
     assert_eq!(rc, 1);
-    assert!(err.contains("partly_unsupported.ptx:16:17: error: kernel `indirect` cannot run"), "{err}");
+    assert!(err.contains("partly_unsupported.ptx:17:17: error: kernel `indirect` cannot run"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/partly_unsupported.ptx", "--kernel", "with_barrier", "--block", "64", "--arg", "buf:zero:4"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("error: kernel `with_barrier` cannot run: `missing` is declared but not defined"), "{err}");
     let (rc, _, err) = ptxr(&["compile", "tests/cli/partly_unsupported.ptx", "-o", dir.path().join("k.o").to_str().unwrap()]);
     assert_eq!(rc, 1);
-    assert!(err.contains("partly_unsupported.ptx:16:17: error:") && err.contains("partly_unsupported.ptx:37:17: error:"), "{err}");
+    assert!(err.contains("partly_unsupported.ptx:17:17: error:") && err.contains("partly_unsupported.ptx:38:17: error:"), "{err}");
 }
 
 /// Variables too large for ptxr are one clear error, not an out-of-memory abort; large

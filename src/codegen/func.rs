@@ -246,6 +246,14 @@ pub(crate) fn emit_stub<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function, line:
             _ => return None,
         }
     };
+    // A kernel with synchronization declares its frame size before its body is emitted
+    // (`lanes`); the stub has no frames.
+    if let Some(g) = m.module.get_global(&format!("__ptxr_frame_size_{}", f.name.name)) {
+        if g.get_initializer().is_none() {
+            g.set_initializer(&ctx.i64_type().const_zero());
+            g.set_linkage(inkwell::module::Linkage::Internal);
+        }
+    }
     for bb in func.get_basic_blocks() {
         // SAFETY: the blocks belong to `func`, which nothing else is building now; the
         // instructions that reference them are deleted with them.
