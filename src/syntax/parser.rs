@@ -174,6 +174,9 @@ impl<'a> Parser<'a> {
             self.errors.push(Diagnostic::error(Span::new(0, 0), "module has no `.version` directive (PTX ISA 11.1.1)"));
         }
         scope_module_registers(&mut m);
+        if m.version <= (1, 3) {
+            body_params_to_kernel_params(&mut m);
+        }
         m
     }
 
@@ -969,5 +972,28 @@ fn scope_module_registers(m: &mut Module<'_>) {
                 body.splice(0..0, vars.iter().cloned().map(Stmt::Var));
             }
         }
+    }
+}
+
+/// PTX ISA 1.0 through 1.3 declare a kernel's parameters in its body (11.2.1 `.entry`: "For
+/// PTX ISA versions 1.0 through 1.3, parameter variables are declared in the kernel body"):
+/// the `.param` variables at the top level of an `.entry` body become its parameters, in
+/// the order written.
+fn body_params_to_kernel_params(m: &mut Module<'_>) {
+    for item in &mut m.items {
+        let Item::Func(f) = item else { continue };
+        if !f.entry || !f.params.is_empty() {
+            continue;
+        }
+        let Some(body) = f.body.as_mut() else { continue };
+        let mut params = Vec::new();
+        body.retain(|st| match st {
+            Stmt::Var(v) if v.space == StateSpace::Param => {
+                params.push(v.clone());
+                false
+            }
+            _ => true,
+        });
+        f.params = params;
     }
 }
