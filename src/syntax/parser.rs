@@ -547,6 +547,11 @@ impl<'a> Parser<'a> {
                     let (r3, l) = self.pragma_list(r2)?;
                     (r3, PerfDirective::Pragma(l))
                 }
+                // nvopencc 2.x/3.x wrote `.func` prototypes without the `;`: the next module
+                // directive ends such a declaration.
+                "visible" | "extern" | "weak" | "common" | "func" | "entry" | "global" | "const" | "tex" | "file" | "section" | "alias" if !entry => {
+                    return Ok((r, Function { linkage, entry, name, rets, params, perf, body: None, span: self.src.span(start, r) }));
+                }
                 _ => return fail(r, format!("unexpected `.{w}` in a function header")),
             };
             perf.push(d);
