@@ -106,6 +106,8 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     ptxr::runtime::guard::install();
+    // Buffer overruns fault (and the guard reports them) instead of corrupting the heap.
+    ptxr::runtime::set_guarded_buffers(true);
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),

@@ -223,3 +223,15 @@ fn shared_memory_overrun_is_a_clear_error() {
     assert_eq!(err.matches("crashed with a memory access fault").count(), 1, "{err}");
     assert!(!err.contains("free()"), "{err}");
 }
+
+/// `ptxr run` places each buffer so that it ends at an inaccessible page: writing even one
+/// word past a buffer is one clear error, not a corrupted heap or a silent success.
+#[test]
+fn buffer_overrun_is_a_clear_error() {
+    let (rc, out, err) = ptxr(&["run", "tests/cli/buffer_oob.ptx", "--kernel", "k", "--block", "4", "--arg", "buf:zero:16", "--dump", "0=-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out.trim(), "00000000010000000200000003000000");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/buffer_oob.ptx", "--kernel", "k", "--block", "5", "--arg", "buf:zero:16"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("crashed with a memory access fault"), "{err}");
+}

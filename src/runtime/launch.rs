@@ -191,6 +191,8 @@ impl Loaded {
         }
         // Parameter buffer.
         let mut pbuf = vec![0u8; k.param_size.max(8) as usize];
+        let guarded = GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed);
+        let mut copies: Vec<(usize, GuardedMem)> = Vec::new();
         for (idx, (a, p)) in args.iter_mut().zip(k.params.iter()).enumerate() {
             let off = p.offset as usize;
             match a {
@@ -210,14 +212,29 @@ impl Loaded {
                     if p.size != 8 {
                         return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a pointer; a buffer cannot be passed", p.name, p.size, p.ty.as_str())));
                     }
-                    let addr = b.as_mut_ptr() as u64;
+                    let addr = if guarded {
+                        let mut g = GuardedMem::new(b.len().div_ceil(16) * 16);
+                        g.bytes(b.len()).copy_from_slice(b);
+                        let a = g.start() as u64;
+                        copies.push((idx, g));
+                        a
+                    } else {
+                        b.as_mut_ptr() as u64
+                    };
                     pbuf[off..off + 8].copy_from_slice(&addr.to_le_bytes());
                 }
             }
         }
         let sym = format!("__ptxr_cta_{name}");
         let f: CtaFn = unsafe { *self.lib.get::<CtaFn>(sym.as_bytes()).map_err(|e| LaunchError(format!("kernel symbol missing: {e}")))? };
-        unsafe { run_grid(f, &shape, cfg, &pbuf) }
+        let r = unsafe { run_grid(f, &shape, cfg, &pbuf) };
+        for (idx, mut g) in copies {
+            if let ArgSpec::Buffer(b) = &mut args[idx] {
+                let n = b.len();
+                b.copy_from_slice(g.bytes(n));
+            }
+        }
+        r
     }
 }
 
@@ -273,6 +290,16 @@ pub fn set_serial(serial: bool) {
     SERIAL.with(|s| s.set(serial));
 }
 
+static GUARDED_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Launches copy each buffer argument into memory that ends at an inaccessible page (and
+/// back afterwards), so that a kernel accessing past a buffer's end faults instead of
+/// corrupting the heap. The command line turns this on (its crash guard reports the fault);
+/// it costs a copy of each buffer per launch, so benchmarks leave it off.
+pub fn set_guarded_buffers(on: bool) {
+    GUARDED_BUFFERS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Runs every CTA of the grid on the rayon pool; `check_config` has passed.
 ///
 /// # Safety
@@ -294,8 +321,8 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
     let uses_sync = k.uses_sync;
     // The slots are written only on the way to the runtime's `resolve`: after a CTA that
     // never called it (every collective completed in generated code) they are still clear.
-    let init = || (SharedWindow::new(smem_len), vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
-    type State = (SharedWindow, Vec<u128>, Vec<abi::SyncSlot>, bool);
+    let init = || (GuardedMem::new(smem_len), vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
+    type State = (GuardedMem, Vec<u128>, Vec<abi::SyncSlot>, bool);
     let body = |(smem, frames, slots, dirty): &mut State, c: u64| {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return;
@@ -564,12 +591,13 @@ pub fn link_shared(obj: &Path, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A CTA's shared-memory window of `len` bytes (a multiple of 16), mapped so that it ends
-/// where an inaccessible page begins, with another such page before it: a kernel that
-/// writes past its shared variables (on a GPU, an illegal-address error of the launch) gets
-/// a memory fault, which the command line reports (`guard`), instead of overwriting the
-/// runtime's heap. A window that cannot be mapped falls back to the heap.
-struct SharedWindow {
+/// `len` bytes (a multiple of 16) mapped so that they end where an inaccessible page
+/// begins, with another such page before them: a CTA's shared-memory window, and with
+/// [`set_guarded_buffers`] the buffers of a launch. A kernel that accesses past the end (on a
+/// GPU, an illegal-address error of the launch) gets a memory fault, which the command line
+/// reports (`guard`), instead of overwriting the runtime's heap. Falls back to the heap when
+/// the mapping fails.
+struct GuardedMem {
     map: *mut u8,
     map_len: usize,
     start: *mut u8,
@@ -578,10 +606,10 @@ struct SharedWindow {
 }
 
 // SAFETY: the mapping is owned by one worker's state and only used by the CTA it runs.
-unsafe impl Send for SharedWindow {}
+unsafe impl Send for GuardedMem {}
 
-impl SharedWindow {
-    fn new(len: usize) -> SharedWindow {
+impl GuardedMem {
+    fn new(len: usize) -> GuardedMem {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
         let body = len.div_ceil(page).max(1) * page;
@@ -593,18 +621,24 @@ impl SharedWindow {
             if m != libc::MAP_FAILED {
                 let m = m as *mut u8;
                 if libc::mprotect(m as *mut libc::c_void, page, libc::PROT_NONE) == 0 && libc::mprotect(m.add(page + body) as *mut libc::c_void, page, libc::PROT_NONE) == 0 {
-                    return SharedWindow { map: m, map_len, start: m.add(page + body - len), len, heap: Vec::new() };
+                    return GuardedMem { map: m, map_len, start: m.add(page + body - len), len, heap: Vec::new() };
                 }
                 libc::munmap(m as *mut libc::c_void, map_len);
             }
         }
         let mut heap = vec![0u128; len / 16 + 1];
         let start = heap.as_mut_ptr() as *mut u8;
-        SharedWindow { map: std::ptr::null_mut(), map_len: 0, start, len, heap }
+        GuardedMem { map: std::ptr::null_mut(), map_len: 0, start, len, heap }
     }
 
     fn start(&mut self) -> *mut u8 {
         self.start
+    }
+
+    /// The first `n` bytes (`n` at most `len`).
+    fn bytes(&mut self, n: usize) -> &mut [u8] {
+        // SAFETY: `start..start+len` is accessible and owned by `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.start, n.min(self.len)) }
     }
 
     /// Shared memory starts uninitialized on a GPU; zeroed here so runs are reproducible.
@@ -618,7 +652,7 @@ impl SharedWindow {
     }
 }
 
-impl Drop for SharedWindow {
+impl Drop for GuardedMem {
     fn drop(&mut self) {
         if !self.map.is_null() {
             // SAFETY: the mapping made in `new`, unmapped once.
