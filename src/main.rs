@@ -220,7 +220,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
         let (n, p) = d.split_once('=').ok_or_else(|| anyhow::anyhow!("--dump `{d}`: expected N=PATH or N=-"))?;
         let n: usize = n.parse().map_err(|_| anyhow::anyhow!("--dump `{d}`: `{n}` is not an argument index"))?;
         match argv.get(n) {
-            Some(ArgSpec::Buffer(_)) => {}
+            Some(ArgSpec::Buffer(_) | ArgSpec::Texture { .. }) => {}
             Some(_) => anyhow::bail!("--dump `{d}`: argument {n} is not a buffer"),
             None => anyhow::bail!("--dump `{d}`: there is no argument {n}"),
         }
@@ -232,7 +232,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
     ptxr::runtime::guard::set_context(&format!("kernel `{kernel}` (grid {grid:?}, block {block:?})"));
     loaded.launch(kernel, &cfg, &mut argv)?;
     for (n, p) in dump_specs {
-        let ArgSpec::Buffer(b) = &argv[n] else { unreachable!() };
+        let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {
             let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
             println!("{hex}");

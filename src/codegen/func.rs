@@ -994,6 +994,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     || super::ops_mem::emit(self, i)?
                     || super::ops_atomic::emit(self, i)?
                     || super::ops_video::emit(self, i)?
+                    || super::ops_tex::emit(self, i)?
                     || super::ops_misc::emit(self, i)?
                 {
                     Ok(())
@@ -1458,6 +1459,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// The address of a named variable or function, in the variable's own state space
     /// (shared: window offset; others: host address), as an i64.
+    /// Whether `name` is a `.texref`, `.surfref` or `.samplerref` parameter (its value is a
+    /// handle, see `ops_tex`).
+    pub fn is_ref_param(&self, name: &str) -> bool {
+        matches!(self.vars.get(name), Some(VarLoc::KParam(_, t) | VarLoc::Ptr(_, t)) if matches!(t, Type::TexRef | Type::SurfRef | Type::SamplerRef))
+    }
+
     pub fn symbol_address(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
         let i64t = self.ctx().i64_type();
         if let Some(loc) = self.vars.get(id.name).copied() {

@@ -22,6 +22,7 @@ mod ops_int;
 mod ops_mem;
 mod ops_misc;
 mod ops_video;
+pub mod ops_tex;
 mod ops_wmma;
 mod wmma_layout;
 pub(crate) mod nvvm;
@@ -278,8 +279,15 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                         self.errors.push(d);
                         continue;
                     }
-                    let size = decl_size(v).max(1);
+                    // A `.texref`/`.surfref`/`.samplerref` variable is a descriptor (`ops_tex`);
+                    // its address is the handle.
+                    let is_ref = matches!(v.ty, ast::Type::TexRef | ast::Type::SurfRef | ast::Type::SamplerRef);
+                    let size = if is_ref { ops_tex::DESC_SIZE * decl_size(v).div_ceil(8).max(1) } else { decl_size(v).max(1) };
                     let bytes = match &v.init {
+                        Some(_) if is_ref => {
+                            self.errors.push(Diagnostic::error(v.name.span, "initialized texture, surface and sampler references are not supported by ptxr; set the descriptor from the host (docs/textures.md)"));
+                            continue;
+                        }
                         Some(init) => match init_bytes(v, init, size) {
                             Ok(b) => Some(b),
                             Err(d) => {

@@ -41,6 +41,63 @@ pub enum ArgSpec {
     /// The raw bytes of a by-value parameter of any size (`.param .align 8 .b8 p[24]`, a
     /// struct passed by value); written as `bytes:HEXBYTES`.
     Bytes(Vec<u8>),
+    /// A texture or surface object over `data`: the kernel receives the address of a
+    /// descriptor (`codegen::ops_tex`) whose data pointer is filled in at launch; written as
+    /// `tex:FMTxCH:W[xH[xD]][:OPTIONS]=BUFFER` or `surf:...` (docs/textures.md).
+    Texture { desc: [u8; 64], data: Vec<u8> },
+}
+
+/// Parses the descriptor part of a `tex:`/`surf:` argument (see [`ArgSpec::Texture`]).
+fn parse_texture(s: &str, surface: bool, rest: &str) -> Result<ArgSpec, String> {
+    use crate::codegen::ops_tex::{field, ADDR_MODES, FLAG_LAYERED, FLAG_LINEAR, FLAG_NORMALIZED, FLAG_READ_NORMALIZED, FORMATS, KIND_SURFACE, KIND_TEXTURE};
+    let usage = || format!("`{s}`: expected {}:FORMATxCHANNELS:WIDTH[xHEIGHT[xDEPTH]][:OPTIONS]=buf:... (FORMAT u8 s8 u16 s16 u32 s32 f16 f32, CHANNELS 1 2 4; OPTIONS: point linear wrap mirror clamp border norm float layered)", if surface { "surf" } else { "tex" });
+    let (spec, buf) = rest.split_once('=').ok_or_else(usage)?;
+    let mut parts = spec.split(':');
+    let (fmt, ch) = parts.next().and_then(|f| f.split_once('x')).ok_or_else(usage)?;
+    let format = FORMATS.iter().position(|f| *f == fmt).ok_or_else(|| format!("`{s}`: unknown format `{fmt}` ({})", FORMATS.join(" ")))? as u32;
+    let channels: u32 = ch.parse().ok().filter(|c| matches!(c, 1 | 2 | 4)).ok_or_else(|| format!("`{s}`: channels must be 1, 2 or 4"))?;
+    let dims: Vec<u32> = parts.next().ok_or_else(usage)?.split('x').map(|d| d.parse::<u32>().ok().filter(|&v| v > 0)).collect::<Option<_>>().ok_or_else(|| format!("`{s}`: sizes must be positive integers, WIDTH[xHEIGHT[xDEPTH]]"))?;
+    if dims.is_empty() || dims.len() > 3 {
+        return Err(usage());
+    }
+    let (mut flags, mut mode) = (0u32, 2u32);
+    for o in parts.flat_map(|p| p.split(',')).filter(|o| !o.is_empty()) {
+        match o {
+            "point" => flags &= !FLAG_LINEAR,
+            "linear" if !surface => flags |= FLAG_LINEAR,
+            "norm" if !surface => flags |= FLAG_NORMALIZED,
+            "float" if !surface => flags |= FLAG_READ_NORMALIZED,
+            "layered" => flags |= FLAG_LAYERED,
+            m if !surface && ADDR_MODES.contains(&m) => mode = ADDR_MODES.iter().position(|x| *x == m).unwrap_or(2) as u32,
+            _ => return Err(format!("`{s}`: unknown option `{o}`")),
+        }
+    }
+    let data = match parse_arg(buf)? {
+        ArgSpec::Buffer(b) => b,
+        _ => return Err(format!("`{s}`: the data after `=` must be a buffer (buf:...)")),
+    };
+    let chan_bytes = match format {
+        0 | 1 => 1,
+        2 | 3 | 6 => 2,
+        _ => 4,
+    };
+    let need = dims.iter().map(|&d| d as u64).product::<u64>() * channels as u64 * chan_bytes;
+    if (data.len() as u64) < need {
+        return Err(format!("`{s}`: {} data bytes given, the {} needs {need}", data.len(), if surface { "surface" } else { "texture" }));
+    }
+    let mut desc = [0u8; 64];
+    let mut put = |off: u64, v: u32| desc[off as usize..off as usize + 4].copy_from_slice(&v.to_le_bytes());
+    put(field::KIND, if surface { KIND_SURFACE } else { KIND_TEXTURE });
+    put(field::FORMAT, format);
+    put(field::CHANNELS, channels);
+    put(field::FLAGS, flags);
+    for k in 0..3 {
+        put(field::ADDR + 4 * k, mode);
+    }
+    put(field::WIDTH, dims[0]);
+    put(field::HEIGHT, dims.get(1).copied().unwrap_or(1));
+    put(field::DEPTH, dims.get(2).copied().unwrap_or(1));
+    Ok(ArgSpec::Texture { desc, data })
 }
 
 /// Parses `TYPE:VALUE`, `bytes:HEX` (a by-value parameter's raw bytes), `buf:file:PATH`,
@@ -53,6 +110,9 @@ pub fn parse_arg(s: &str) -> Result<ArgSpec, String> {
             return Err(format!("`{s}`: expected bytes:HEXBYTES (an even number of hex digits)"));
         }
         return (0..h.len()).step_by(2).map(|k| u8::from_str_radix(&h[k..k + 2], 16).map_err(|_| format!("`{s}`: bad hex `{}`", &h[k..k + 2]))).collect::<Result<Vec<_>, _>>().map(ArgSpec::Bytes);
+    }
+    if kind == "tex" || kind == "surf" {
+        return parse_texture(s, kind == "surf", rest);
     }
     if kind == "buf" {
         let (how, data) = rest.split_once(':').ok_or_else(|| format!("`{s}`: expected buf:file:PATH, buf:zero:BYTES or buf:hex:HEX"))?;
@@ -193,6 +253,8 @@ impl Loaded {
         let mut pbuf = vec![0u8; k.param_size.max(8) as usize];
         let guarded = GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed);
         let mut copies: Vec<(usize, GuardedMem)> = Vec::new();
+        // Texture and surface descriptors, alive for the launch.
+        let mut descs: Vec<Box<[u8; 64]>> = Vec::new();
         for (idx, (a, p)) in args.iter_mut().zip(k.params.iter()).enumerate() {
             let off = p.offset as usize;
             match a {
@@ -223,17 +285,37 @@ impl Loaded {
                     };
                     pbuf[off..off + 8].copy_from_slice(&addr.to_le_bytes());
                 }
+                ArgSpec::Texture { desc, data } => {
+                    if p.size != 8 {
+                        return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a texture or surface handle", p.name, p.size, p.ty.as_str())));
+                    }
+                    let addr = if guarded {
+                        let mut g = GuardedMem::new(data.len().div_ceil(16) * 16);
+                        g.bytes(data.len()).copy_from_slice(data);
+                        let a = g.start() as u64;
+                        copies.push((idx, g));
+                        a
+                    } else {
+                        data.as_mut_ptr() as u64
+                    };
+                    let mut d = Box::new(*desc);
+                    d[crate::codegen::ops_tex::field::DATA as usize..][..8].copy_from_slice(&addr.to_le_bytes());
+                    let h = d.as_ptr() as u64;
+                    descs.push(d);
+                    pbuf[off..off + 8].copy_from_slice(&h.to_le_bytes());
+                }
             }
         }
         let sym = format!("__ptxr_cta_{name}");
         let f: CtaFn = unsafe { *self.lib.get::<CtaFn>(sym.as_bytes()).map_err(|e| LaunchError(format!("kernel symbol missing: {e}")))? };
         let r = unsafe { run_grid(f, &shape, cfg, &pbuf) };
         for (idx, mut g) in copies {
-            if let ArgSpec::Buffer(b) = &mut args[idx] {
+            if let ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } = &mut args[idx] {
                 let n = b.len();
                 b.copy_from_slice(g.bytes(n));
             }
         }
+        drop(descs);
         r
     }
 }
