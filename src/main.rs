@@ -65,6 +65,9 @@ enum Cmd {
         /// N=PATH or N=-: write buffer argument N after the launch.
         #[arg(long = "dump")]
         dumps: Vec<String>,
+        /// NAME=tex:... or NAME=surf:...: binds the module-scope `.texref`/`.surfref` NAME.
+        #[arg(long = "bind")]
+        binds: Vec<String>,
         #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
         opt: u32,
     },
@@ -111,7 +114,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, opt),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt),
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2 };
             roundtrip(&file, &o)
@@ -211,7 +214,8 @@ fn compile(file: &PathBuf, target: &str, emit: Option<&str>, ptx: &str, c_abi: b
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], opt: u32) -> anyhow::Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32) -> anyhow::Result<()> {
     let grid = Dim3::parse(grid).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
     let block = Dim3::parse(block).map_err(|e| anyhow::anyhow!("--block {e}"))?;
     let mut argv: Vec<ArgSpec> = args.iter().map(|a| parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}"))).collect::<Result<_, _>>()?;
@@ -230,7 +234,15 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
     let loaded = ptxr::driver::load(&src, opt)?;
     let cfg = LaunchConfig { grid, block, dyn_smem: shared };
     ptxr::runtime::guard::set_context(&format!("kernel `{kernel}` (grid {grid:?}, block {block:?})"));
-    loaded.launch(kernel, &cfg, &mut argv)?;
+    let mut refs = Vec::new();
+    for b in binds {
+        let (name, spec) = b.split_once('=').ok_or_else(|| anyhow::anyhow!("--bind `{b}`: expected NAME=tex:... or NAME=surf:..."))?;
+        match parse_arg(spec).map_err(|e| anyhow::anyhow!("--bind {e}"))? {
+            t @ ArgSpec::Texture { .. } => refs.push((name.to_string(), t)),
+            _ => anyhow::bail!("--bind `{b}`: a reference is bound to tex:... or surf:..."),
+        }
+    }
+    loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
     for (n, p) in dump_specs {
         let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {

@@ -511,7 +511,8 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
                 }
             }
             for (idx, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-                let (ArgSpec::Buffer(x), ArgSpec::Buffer(y)) = (x, y) else { continue };
+                // Buffers, and the data of textures and surfaces (which sust/sured write).
+                let (ArgSpec::Buffer(x) | ArgSpec::Texture { data: x, .. }, ArgSpec::Buffer(y) | ArgSpec::Texture { data: y, .. }) = (x, y) else { continue };
                 if x == y {
                     continue;
                 }

@@ -4,6 +4,8 @@
 //! // run: KERNEL<<<GRID, BLOCK[, SHARED]>>> ARG ARG ...     (GRID/BLOCK: N or (X,Y,Z))
 //! // expect: argN == TYPE:v1,v2,...      buffer N after the launch (TYPE: u8..u64, s*, b*, f16, f32, f64, hex)
 //! // expect-error: TEXT                   the launch (or compilation) fails with TEXT in the message
+//! // bind: NAME=tex:...|surf:...          binds a module-scope texture/surface reference for the run
+//! // expect: bindN == TYPE:v1,...         the data of the run's Nth bound reference after the launch
 //! ```
 //! ARGs use the `ptxr run --arg` forms, plus `buf:TYPE:v1,v2,...` typed buffers. Expected
 //! values come from the spec's semantics worked by hand or from the GPU (cited per file).
@@ -21,8 +23,10 @@ struct Run {
     kernel: String,
     cfg: LaunchConfig,
     args: Vec<String>,
-    expects: Vec<(usize, usize, String)>,
+    /// (line, (a bound reference's data rather than an argument, index), expected).
+    expects: Vec<(usize, (bool, usize), String)>,
     expect_error: Option<String>,
+    binds: Vec<String>,
 }
 
 fn parse_runs(text: &str, file: &str) -> Vec<Run> {
@@ -32,12 +36,20 @@ fn parse_runs(text: &str, file: &str) -> Vec<Run> {
         if let Some(r) = l.strip_prefix("// run:") {
             // The launch syntax is the library's (`ptxr roundtrip` reads the same lines).
             let l = ptxr::roundtrip::parse_launch(r.trim()).unwrap_or_else(|m| panic!("{file}:{}: run: {m}", n + 1));
-            runs.push(Run { line: n + 1, kernel: l.kernel, cfg: l.cfg, args: l.args, expects: Vec::new(), expect_error: None });
+            runs.push(Run { line: n + 1, kernel: l.kernel, cfg: l.cfg, args: l.args, expects: Vec::new(), expect_error: None, binds: Vec::new() });
         } else if let Some(r) = l.strip_prefix("// expect:") {
             let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect before run", n + 1));
             let (lhs, rhs) = r.split_once("==").unwrap_or_else(|| panic!("{file}:{}: expect: argN == TYPE:values", n + 1));
-            let idx: usize = lhs.trim().trim_start_matches("arg").parse().unwrap_or_else(|_| panic!("{file}:{}: bad arg index", n + 1));
-            run.expects.push((n + 1, idx, rhs.trim().to_string()));
+            let lhs = lhs.trim();
+            let (bind, num) = match lhs.strip_prefix("bind") {
+                Some(k) => (true, k),
+                None => (false, lhs.trim_start_matches("arg")),
+            };
+            let idx: usize = num.parse().unwrap_or_else(|_| panic!("{file}:{}: bad arg index", n + 1));
+            run.expects.push((n + 1, (bind, idx), rhs.trim().to_string()));
+        } else if let Some(r) = l.strip_prefix("// bind:") {
+            let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: bind before run", n + 1));
+            run.binds.push(r.trim().to_string());
         } else if let Some(r) = l.strip_prefix("// expect-error:") {
             let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect-error before run", n + 1));
             run.expect_error = Some(r.trim().to_string());
@@ -130,7 +142,12 @@ fn filetests() {
                     continue;
                 }
             };
-            let r = loaded.launch(&run.kernel, &run.cfg, &mut args);
+            let mut refs = Vec::new();
+            for b in &run.binds {
+                let (n, spec) = b.split_once('=').unwrap_or_else(|| panic!("{name}: bind: NAME=SPEC"));
+                refs.push((n.to_string(), parse_arg(spec).unwrap_or_else(|e| panic!("{name}: bind: {e}"))));
+            }
+            let r = loaded.launch_bound(&run.kernel, &run.cfg, &mut args, &mut refs);
             match (&r, &run.expect_error) {
                 (Err(e), Some(t)) if e.0.contains(t.as_str()) => continue,
                 (Err(e), _) => {
@@ -143,7 +160,7 @@ fn filetests() {
                 }
                 (Ok(()), None) => {}
             }
-            for (line, idx, spec) in &run.expects {
+            for (line, (bind, idx), spec) in &run.expects {
                 let want = match expected_bytes(spec) {
                     Ok(w) => w,
                     Err(e) => {
@@ -151,8 +168,8 @@ fn filetests() {
                         continue;
                     }
                 };
-                let got = match args.get(*idx) {
-                    Some(ArgSpec::Buffer(b)) => b.clone(),
+                let got = match if *bind { refs.get(*idx).map(|r| &r.1) } else { args.get(*idx) } {
+                    Some(ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) => b.clone(),
                     _ => {
                         failures.push(format!("{name}:{line}: arg{idx} is not a buffer"));
                         continue;

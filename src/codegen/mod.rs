@@ -305,13 +305,16 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                         (true, StateSpace::Global) => AddressSpace::from(1u16),
                         (true, _) => AddressSpace::from(4u16),
                     };
-                    let g = self.module.add_global(arr_t, Some(aspace), v.name.name);
+                    // Reference variables are found by the host under `__ptxr_ref_<name>` (it
+                    // binds them before a launch, docs/textures.md).
+                    let lname = if is_ref { format!("__ptxr_ref_{}", v.name.name) } else { v.name.name.to_string() };
+                    let g = self.module.add_global(arr_t, Some(aspace), &lname);
                     match bytes {
                         Some(b) if b.iter().any(|&x| x != 0) => g.set_initializer(&self.ctx.const_string(&b, false)),
                         _ => g.set_initializer(&arr_t.const_zero()),
                     }
                     g.set_alignment(decl_align(v).max(16));
-                    g.set_linkage(Linkage::Internal);
+                    g.set_linkage(if is_ref && !self.nvptx { Linkage::External } else { Linkage::Internal });
                     g.set_constant(v.space == StateSpace::Const && false);
                     self.globals.insert(v.name.name, GlobalSym::Mem(g));
                 }

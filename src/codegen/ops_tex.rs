@@ -77,10 +77,20 @@ fn handle<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>) -> R<P
     let i64t = e.ctx().i64_type();
     let ptr = e.ctx().ptr_type(AddressSpace::default());
     let v = match op {
-        Operand::Name(id, None) if e.is_ref_param(id.name) => {
+        // `[a]` of txq/suq parses as an address.
+        Operand::Mem(crate::syntax::ast::Address { base: Some(id), offset: 0, .. }) | Operand::Name(id, None) if e.is_ref_param(id.name) => {
             let a = e.symbol_address(id)?;
             let p = e.b.build_int_to_ptr(a, ptr, "").unwrap();
             e.b.build_load(i64t, p, "handle").unwrap().into_int_value()
+        }
+        Operand::Mem(crate::syntax::ast::Address { base: Some(id), offset: 0, .. }) => {
+            match e.reg_read(id.name)? {
+                Some((p, rty)) => {
+                    let raw = e.b.build_load(crate::codegen::func::reg_t(e.ctx(), rty), p, "").unwrap().into_int_value();
+                    e.resize(raw, 64, false)
+                }
+                None => e.symbol_address(id)?,
+            }
         }
         _ => e.read_int(op, Type::U64)?,
     };
@@ -275,7 +285,8 @@ fn address<'ctx>(e: &FnEmitter<'ctx, '_, '_>, i: IntValue<'ctx>, n: IntValue<'ct
 fn tex<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, gather: Option<usize>) -> R<()> {
     let name = crate::codegen::func::instr_name(i);
     let (dims, layered) = geometry(e, i)?;
-    let dtype = [Type::U32, Type::S32, Type::F32].into_iter().find(|t| i.has_mod(t.as_str()));
+    // `.dtype.ctype` are the last two modifiers.
+    let dtype = i.mods.len().checked_sub(2).and_then(|k| Type::from_str(i.mods[k])).filter(|t| matches!(t, Type::U32 | Type::S32 | Type::F32));
     let Some(dtype) = dtype else { return Err(e.err(i.opcode.span, format!("`{name}`: ptxr's textures return .u32, .s32 or .f32 (not .f16 or .f16x2)"))) };
     let float_coords = gather.is_some() || i.mods.last() == Some(&"f32");
     let (dst, pred) = match &i.operands[0] {
@@ -381,10 +392,13 @@ fn tex<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, gather: Opti
     }
     let tf = texel_fn(e);
     let wf = ctx.bool_type().const_int(want_float as u64, false);
+    // A reference no texture is bound to (no data) reads zeros.
+    let data = load_field(e, desc, field::DATA, 64);
+    let bound = e.b.build_int_compare(IntPredicate::NE, data, ctx.i64_type().const_zero(), "bound").unwrap();
     // Fetches texel (sel_k: index 0 or 1 in dimension k) with the address modes applied.
     let fetch = |e: &mut FnEmitter<'ctx, 'a, '_>, sel: [bool; 3]| -> inkwell::values::VectorValue<'ctx> {
         let mut xyz = [c(0); 3];
-        let mut ok = ctx.bool_type().const_int(1, false);
+        let mut ok = bound;
         for k in 0..dims {
             let i = if sel[k] { idx1[k] } else { idx0[k] };
             let (ix, inside) = address(e, i, sizes[k], modes[k]);
@@ -449,8 +463,11 @@ fn tex<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, gather: Opti
 /// PTX ISA 9.7.9.5 txq, 9.7.10.4 suq.
 fn query<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let name = crate::codegen::func::instr_name(i);
-    let [d, Operand::MemList(list, _), ..] = &i.operands[..] else { return Err(e.err(i.span, format!("`{name}` needs `d, [handle]`"))) };
-    let Some(a) = list.first() else { return Err(e.err(i.span, format!("`{name}` needs a handle"))) };
+    let (d, a) = match &i.operands[..] {
+        [d, Operand::MemList(list, _), ..] if !list.is_empty() => (d, &list[0]),
+        [d, m @ Operand::Mem(_), ..] => (d, m),
+        _ => return Err(e.err(i.span, format!("`{name}` needs `d, [handle]`"))),
+    };
     let desc = handle(e, a)?;
     let i32t = e.ctx().i32_type();
     let c = |v: u64| i32t.const_int(v, false);
@@ -576,6 +593,10 @@ fn surface<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()>
     let hm1 = e.b.build_int_sub(h, c(1), "").unwrap();
     let dm1 = e.b.build_int_sub(d, c(1), "").unwrap();
     let inside = e.b.build_and(e.b.build_and(in_range(e, x, xmax), in_range(e, y, hm1), "").unwrap(), in_range(e, z, dm1), "").unwrap();
+    // A reference no surface is bound to (no data) is out of range everywhere.
+    let data_field = load_field(e, desc, field::DATA, 64);
+    let bound = e.b.build_int_compare(IntPredicate::NE, data_field, i64t.const_zero(), "bound").unwrap();
+    let inside = e.b.build_and(inside, bound, "").unwrap();
     let clamp = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, top: IntValue<'ctx>| {
         let lo = e.b.build_select(e.b.build_int_compare(IntPredicate::SLT, v, c(0), "").unwrap(), c(0), v, "").unwrap().into_int_value();
         e.b.build_select(e.b.build_int_compare(IntPredicate::SGT, lo, top, "").unwrap(), top, lo, "").unwrap().into_int_value()
@@ -592,7 +613,7 @@ fn surface<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()>
     let ok_bb = ctx.append_basic_block(f, "surf.in");
     let out_bb = ctx.append_basic_block(f, "surf.out");
     let join = ctx.append_basic_block(f, "surf.join");
-    let cond = if i.has_mod("clamp") { ctx.bool_type().const_int(1, false) } else { inside };
+    let cond = if i.has_mod("clamp") { bound } else { inside };
     e.b.build_conditional_branch(cond, ok_bb, out_bb).unwrap();
     e.b.position_at_end(ok_bb);
     let pitch = load_field(e, desc, field::PITCH, 64);
@@ -654,13 +675,17 @@ fn surface<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()>
     let out_end = out_bb;
     e.b.position_at_end(join);
     if op == "suld" {
+        // Every phi first, then the writes.
+        let mut vals: Vec<BasicValueEnum<'ctx>> = Vec::new();
         for k in 0..vec as usize {
             let phi = e.b.build_phi(et, "").unwrap();
             phi.add_incoming(&[(&loaded[k], ok_end)]);
             if !i.has_mod("trap") {
                 phi.add_incoming(&[(&et.const_zero(), out_end)]);
             }
-            let v: BasicValueEnum<'ctx> = phi.as_basic_value();
+            vals.push(phi.as_basic_value());
+        }
+        for (k, v) in vals.into_iter().enumerate() {
             if let Some(d) = elems_d.get(k) {
                 let v = e.from_bits(v.into_int_value(), ty);
                 e.write(d, ty, v)?;

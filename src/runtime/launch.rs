@@ -240,6 +240,38 @@ impl Loaded {
 
     /// Runs `kernel` over the grid. Buffers in `args` are updated in place.
     pub fn launch(&self, name: &str, cfg: &LaunchConfig, args: &mut [ArgSpec]) -> Result<(), LaunchError> {
+        self.launch_bound(name, cfg, args, &mut [])
+    }
+
+    /// [`Loaded::launch`] with module-scope texture and surface references bound first:
+    /// `refs` pairs a `.texref`/`.surfref` variable's name with an [`ArgSpec::Texture`]
+    /// (whose data is updated in place, as surface stores change it).
+    pub fn launch_bound(&self, name: &str, cfg: &LaunchConfig, args: &mut [ArgSpec], refs: &mut [(String, ArgSpec)]) -> Result<(), LaunchError> {
+        let mut bound: Vec<(usize, GuardedMem)> = Vec::new();
+        for (k, (rname, spec)) in refs.iter_mut().enumerate() {
+            let ArgSpec::Texture { desc, data } = spec else { return Err(LaunchError(format!("`{rname}`: a texture or surface reference is bound to tex:... or surf:..."))) };
+            let sym = format!("__ptxr_ref_{rname}");
+            // SAFETY: the symbol is a 64-byte descriptor variable of the loaded module.
+            let g: *mut u8 = unsafe { self.lib.get::<*mut u8>(sym.as_bytes()).map(|s| *s as *mut u8) }.map_err(|_| LaunchError(format!("{}: no texture or surface reference named `{rname}`", self.file)))?;
+            let mut mem = GuardedMem::new(data.len().div_ceil(16) * 16);
+            mem.bytes(data.len()).copy_from_slice(data);
+            let mut d = *desc;
+            d[crate::codegen::ops_tex::field::DATA as usize..][..8].copy_from_slice(&(mem.start() as u64).to_le_bytes());
+            // SAFETY: `g` points to the 64-byte descriptor; no launch of this module runs now.
+            unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), g, 64) };
+            bound.push((k, mem));
+        }
+        let r = self.launch_args(name, cfg, args);
+        for (k, mut mem) in bound {
+            if let (_, ArgSpec::Texture { data, .. }) = &mut refs[k] {
+                let n = data.len();
+                data.copy_from_slice(mem.bytes(n));
+            }
+        }
+        r
+    }
+
+    fn launch_args(&self, name: &str, cfg: &LaunchConfig, args: &mut [ArgSpec]) -> Result<(), LaunchError> {
         let k = self.kernel(name).ok_or_else(|| {
             let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
             LaunchError(format!("{}: no kernel named `{name}` (kernels: {})", self.file, if names.is_empty() { "none".to_string() } else { names.join(", ") }))
