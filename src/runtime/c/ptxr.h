@@ -30,6 +30,25 @@ typedef struct ptxr_launch_config {
 #define PTXR_ERR_NOMEM 8    /* out of host memory */
 #define PTXR_ERR_BARRIER 9  /* bar/barrier thread count not a multiple of 32 or above the CTA size */
 
+/* A texture, surface or sampler descriptor (docs/textures.md). A kernel's texture or surface
+ * object parameter (.u64, .texref, .surfref) receives the address of one; a module-scope
+ * `.global .texref NAME` is one, exported as the symbol __ptxr_ref_NAME for the host to fill. */
+typedef struct ptxr_texref {
+    uint32_t kind;        /* 1 texture, 2 surface, 3 sampler; 0 unbound (reads zero) */
+    uint32_t format;      /* channel type: 0 u8, 1 s8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f16, 7 f32 */
+    uint32_t channels;    /* 1, 2 or 4 */
+    uint32_t flags;       /* PTXR_TEX_* */
+    uint32_t addr_mode[3];/* per dimension: 0 wrap, 1 mirror, 2 clamp, 3 border (color 0) */
+    uint32_t width, height, depth; /* texels; depth counts layers of a layered texture */
+    uint64_t pitch;       /* bytes per row (0: width * texel size) */
+    uint64_t slice;       /* bytes per 2D slice or layer (0: pitch * height) */
+    const void *data;
+} ptxr_texref;
+#define PTXR_TEX_NORMALIZED 1      /* coordinates in [0, 1) */
+#define PTXR_TEX_LINEAR 2          /* linear filtering (else nearest) */
+#define PTXR_TEX_READ_NORMALIZED 4 /* 8/16-bit integer texels read as floats in [0,1] / [-1,1] */
+#define PTXR_TEX_LAYERED 8         /* a1d/a2d texture: depth = number of layers */
+
 /* The message of the last failed launch on the calling thread ("" if it succeeded). */
 const char *ptxr_last_error(void);
 
