@@ -1457,14 +1457,14 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         Ok(self.resize(v, ty.bits().max(8), false).into())
     }
 
-    /// The address of a named variable or function, in the variable's own state space
-    /// (shared: window offset; others: host address), as an i64.
     /// Whether `name` is a `.texref`, `.surfref` or `.samplerref` parameter (its value is a
     /// handle, see `ops_tex`).
     pub fn is_ref_param(&self, name: &str) -> bool {
         matches!(self.vars.get(name), Some(VarLoc::KParam(_, t) | VarLoc::Ptr(_, t)) if matches!(t, Type::TexRef | Type::SurfRef | Type::SamplerRef))
     }
 
+    /// The address of a named variable or function, in the variable's own state space
+    /// (shared: window offset; others: host address), as an i64.
     pub fn symbol_address(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
         let i64t = self.ctx().i64_type();
         if let Some(loc) = self.vars.get(id.name).copied() {

@@ -253,8 +253,7 @@ impl Loaded {
             let sym = format!("__ptxr_ref_{rname}");
             // SAFETY: the symbol is a 64-byte descriptor variable of the loaded module.
             let g: *mut u8 = unsafe { self.lib.get::<*mut u8>(sym.as_bytes()).map(|s| *s as *mut u8) }.map_err(|_| LaunchError(format!("{}: no texture or surface reference named `{rname}`", self.file)))?;
-            let mut mem = GuardedMem::new(data.len().div_ceil(16) * 16);
-            mem.bytes(data.len()).copy_from_slice(data);
+            let mut mem = GuardedMem::copy_of(data);
             let mut d = *desc;
             d[crate::codegen::ops_tex::field::DATA as usize..][..8].copy_from_slice(&(mem.start() as u64).to_le_bytes());
             // SAFETY: `g` points to the 64-byte descriptor; no launch of this module runs now.
@@ -306,30 +305,14 @@ impl Loaded {
                     if p.size != 8 {
                         return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a pointer; a buffer cannot be passed", p.name, p.size, p.ty.as_str())));
                     }
-                    let addr = if guarded {
-                        let mut g = GuardedMem::new(b.len().div_ceil(16) * 16);
-                        g.bytes(b.len()).copy_from_slice(b);
-                        let a = g.start() as u64;
-                        copies.push((idx, g));
-                        a
-                    } else {
-                        b.as_mut_ptr() as u64
-                    };
+                    let addr = place(b, guarded, idx, &mut copies);
                     pbuf[off..off + 8].copy_from_slice(&addr.to_le_bytes());
                 }
                 ArgSpec::Texture { desc, data } => {
                     if p.size != 8 {
                         return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a texture or surface handle", p.name, p.size, p.ty.as_str())));
                     }
-                    let addr = if guarded {
-                        let mut g = GuardedMem::new(data.len().div_ceil(16) * 16);
-                        g.bytes(data.len()).copy_from_slice(data);
-                        let a = g.start() as u64;
-                        copies.push((idx, g));
-                        a
-                    } else {
-                        data.as_mut_ptr() as u64
-                    };
+                    let addr = place(data, guarded, idx, &mut copies);
                     let mut d = Box::new(*desc);
                     d[crate::codegen::ops_tex::field::DATA as usize..][..8].copy_from_slice(&addr.to_le_bytes());
                     let h = d.as_ptr() as u64;
@@ -350,6 +333,18 @@ impl Loaded {
         drop(descs);
         r
     }
+}
+
+/// The address a kernel gets for the data of argument `idx`: the data itself, or (`guarded`)
+/// a copy that ends at an inaccessible page, recorded in `copies` to be copied back.
+fn place(data: &mut [u8], guarded: bool, idx: usize, copies: &mut Vec<(usize, GuardedMem)>) -> u64 {
+    if !guarded {
+        return data.as_mut_ptr() as u64;
+    }
+    let mut g = GuardedMem::copy_of(data);
+    let a = g.start() as u64;
+    copies.push((idx, g));
+    a
 }
 
 /// Launch facts of a kernel, whether from a [`KernelInfo`] or from generated bindings.
@@ -743,6 +738,13 @@ impl GuardedMem {
         let mut heap = vec![0u128; len / 16 + 1];
         let start = heap.as_mut_ptr() as *mut u8;
         GuardedMem { map: std::ptr::null_mut(), map_len: 0, start, len, heap }
+    }
+
+    /// A guarded copy of `data`.
+    fn copy_of(data: &[u8]) -> GuardedMem {
+        let mut g = GuardedMem::new(data.len().div_ceil(16) * 16);
+        g.bytes(data.len()).copy_from_slice(data);
+        g
     }
 
     fn start(&mut self) -> *mut u8 {

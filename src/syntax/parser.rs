@@ -953,7 +953,6 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
     }
 }
 
-
 /// Module-scoped `.reg` and `.local` variables (legacy PTX before 3.0, compiled without the
 /// ABI; PTX ISA 5.1.1, 5.1.5, 11.1 "the compiler silently disables use of the ABI") are
 /// per-thread state that every kernel of the module may use. A thread runs one kernel, so
