@@ -123,7 +123,7 @@ fn geometry(e: &FnEmitter, i: &Instr) -> R<(usize, bool)> {
             return Ok((d, layered));
         }
     }
-    Err(e.err(i.opcode.span, format!("`{}` with this geometry (cube, acube, 2dms, a2dms) is not supported by ptxr: its textures have no cube faces or samples", crate::codegen::func::instr_name(i))))
+    Err(e.err(i.opcode.span, format!("`{}` with this geometry (2dms, a2dms, or a cubemap surface) is not supported by ptxr: its textures have no samples", crate::codegen::func::instr_name(i))))
 }
 
 /// The per-module function that reads texel (x, y, z) of a texture as four 32-bit values:
@@ -284,7 +284,10 @@ fn address<'ctx>(e: &FnEmitter<'ctx, '_, '_>, i: IntValue<'ctx>, n: IntValue<'ct
 /// PTX ISA 9.7.9.3 tex, 9.7.9.4 tld4 (`gather` = the component tld4 fetches).
 fn tex<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, gather: Option<usize>) -> R<()> {
     let name = crate::codegen::func::instr_name(i);
-    let (dims, layered) = geometry(e, i)?;
+    // Cubemaps (9.7.9.3 tex.cube, tex.acube): a direction (s, t, r) selects a face, a layer
+    // of six; the face is then sampled as a 2d texture with normalized coordinates.
+    let cube = i.has_mod("cube") || i.has_mod("acube");
+    let (dims, layered) = if cube { (2, i.has_mod("acube")) } else { geometry(e, i)? };
     // `.dtype.ctype` are the last two modifiers.
     let dtype = i.mods.len().checked_sub(2).and_then(|k| Type::from_str(i.mods[k])).filter(|t| matches!(t, Type::U32 | Type::S32 | Type::F32));
     let Some(dtype) = dtype else { return Err(e.err(i.opcode.span, format!("`{name}`: ptxr's textures return .u32, .s32 or .f32 (not .f16 or .f16x2)"))) };
@@ -328,19 +331,67 @@ fn tex<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, gather: Opti
             e.b.build_select(to_clamp, c(2), m, "").unwrap().into_int_value()
         })
         .collect();
+    // Cubemap faces are clamped at their edges (no filtering across faces).
+    let modes: Vec<IntValue<'ctx>> = if cube { vec![c(2); 3] } else { modes };
     let coords = elems(coord_op);
-    let need = dims + layered as usize;
+    let need = if cube { 3 + layered as usize } else { dims + layered as usize };
     if coords.len() < need {
         return Err(e.err(coord_op.span(), format!("`{name}` needs {need} coordinates here")));
     }
-    let layer = if layered {
+    if cube && !float_coords {
+        return Err(e.err(i.opcode.span, format!("`{name}`: cubemap coordinates are .f32")));
+    }
+    let top = e.b.build_int_sub(sizes[2], c(1), "").unwrap();
+    let top = e.b.build_select(e.b.build_int_compare(IntPredicate::EQ, sizes[2], c(0), "").unwrap(), c(0), top, "").unwrap().into_int_value();
+    let clamp_layer = |e: &FnEmitter<'ctx, '_, '_>, l: IntValue<'ctx>| e.b.build_select(e.b.build_int_compare(IntPredicate::UGT, l, top, "").unwrap(), top, l, "").unwrap().into_int_value();
+    let mut layer = if layered {
         let l = e.read_int(coords[0], Type::U32)?;
-        let top = e.b.build_int_sub(sizes[2], c(1), "").unwrap();
-        let top = e.b.build_select(e.b.build_int_compare(IntPredicate::EQ, sizes[2], c(0), "").unwrap(), c(0), top, "").unwrap().into_int_value();
-        Some(e.b.build_select(e.b.build_int_compare(IntPredicate::UGT, l, top, "").unwrap(), top, l, "").unwrap().into_int_value())
+        Some(clamp_layer(e, l))
     } else {
         None
     };
+    // Float coordinates of the lookup, normalized for cubemaps.
+    let mut fcoords: Vec<FloatValue<'ctx>> = Vec::new();
+    let mut normalized = normalized;
+    if cube {
+        let [s, t, r] = [0, 1, 2].map(|k| coords[layered as usize + k]);
+        let (s, t, r) = (e.read(s, Type::F32)?.into_float_value(), e.read(t, Type::F32)?.into_float_value(), e.read(r, Type::F32)?.into_float_value());
+        let fabs = |e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>| e.intrinsic("llvm.fabs", &[f32t.into()], &[v.into()]).into_float_value();
+        let (ax, ay, az) = (fabs(e, s), fabs(e, t), fabs(e, r));
+        let b = &e.b;
+        let ge = |p: FloatValue<'ctx>, q: FloatValue<'ctx>| b.build_float_compare(FloatPredicate::OGE, p, q, "").unwrap();
+        let neg = |v: FloatValue<'ctx>| b.build_float_neg(v, "").unwrap();
+        let sel_f = |cnd: IntValue<'ctx>, p: FloatValue<'ctx>, q: FloatValue<'ctx>| b.build_select(cnd, p, q, "").unwrap().into_float_value();
+        let sel_i = |cnd: IntValue<'ctx>, p: IntValue<'ctx>, q: IntValue<'ctx>| b.build_select(cnd, p, q, "").unwrap().into_int_value();
+        let zero = f32t.const_zero();
+        // The major axis (x, then y, then z on ties) and, per face, the (sc, tc) of the
+        // cubemap face table (CUDA programming guide, cubemap textures).
+        let x_major = b.build_and(ge(ax, ay), ge(ax, az), "").unwrap();
+        let y_major = b.build_and(b.build_not(x_major, "").unwrap(), ge(ay, az), "").unwrap();
+        let (xp, yp, zp) = (ge(s, zero), ge(t, zero), ge(r, zero));
+        // x: face 0 (+x) sc = -r, tc = -t; face 1 (-x) sc = r, tc = -t.
+        // y: face 2 (+y) sc = s, tc = r;   face 3 (-y) sc = s, tc = -r.
+        // z: face 4 (+z) sc = s, tc = -t;  face 5 (-z) sc = -s, tc = -t.
+        let (fx, scx, tcx, mx) = (sel_i(xp, c(0), c(1)), sel_f(xp, neg(r), r), neg(t), ax);
+        let (fy, scy, tcy, my) = (sel_i(yp, c(2), c(3)), s, sel_f(yp, r, neg(r)), ay);
+        let (fz, scz, tcz, mz) = (sel_i(zp, c(4), c(5)), sel_f(zp, s, neg(s)), neg(t), az);
+        let face = sel_i(x_major, fx, sel_i(y_major, fy, fz));
+        let sc = sel_f(x_major, scx, sel_f(y_major, scy, scz));
+        let tc = sel_f(x_major, tcx, sel_f(y_major, tcy, tcz));
+        let m = sel_f(x_major, mx, sel_f(y_major, my, mz));
+        let half = f32t.const_float(0.5);
+        for v in [sc, tc] {
+            let q = b.build_float_div(v, m, "").unwrap();
+            fcoords.push(b.build_float_mul(b.build_float_add(q, f32t.const_float(1.0), "").unwrap(), half, "").unwrap());
+        }
+        let base = layer.map_or(c(0), |l| e.b.build_int_mul(l, c(6), "").unwrap());
+        layer = Some(clamp_layer(e, e.b.build_int_add(base, face, "").unwrap()));
+        normalized = ctx.bool_type().const_int(1, false);
+    } else if float_coords {
+        for k in 0..dims {
+            fcoords.push(e.read(coords[layered as usize + k], Type::F32)?.into_float_value());
+        }
+    }
     let coords = &coords[layered as usize..layered as usize + dims];
     let offsets: Vec<IntValue<'ctx>> = match offset_op {
         Some(o) => {
@@ -366,7 +417,7 @@ fn tex<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, gather: Opti
             weight.push(f32t.const_zero());
             continue;
         }
-        let x = e.read(coords[k], Type::F32)?.into_float_value();
+        let x = fcoords[k];
         let n = e.b.build_unsigned_int_to_float(sizes[k], f32t, "").unwrap();
         let scaled = e.b.build_float_mul(x, n, "").unwrap();
         let mut u = e.b.build_select(normalized, scaled, x, "").unwrap().into_float_value();
