@@ -479,6 +479,14 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        // `{ filter_mode = nearest, ... }`: the named members of a texture, sampler or
+        // surface reference (5.3.x).
+        if let Ok((r, _)) = ident(self.src, s) {
+            let r = ws(r);
+            if r.starts_with('=') && !r.starts_with("==") {
+                return fail(s, "initializers of texture, sampler and surface reference members are not supported by ptxr (bind the reference from the host, docs/textures.md)");
+            }
+        }
         let (r, e) = expr(self.src, s).map_err(to_failure)?;
         Ok((r, Init::Expr(e)))
     }
