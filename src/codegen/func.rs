@@ -1048,6 +1048,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         match fname.name {
             "vprintf" => return super::ops_misc::vprintf(self, i, rets, args),
             "__assertfail" => return super::ops_misc::assertfail(self, i, args),
+            "malloc" | "free" if !matches!(self.m.globals.get(fname.name), Some(GlobalSym::Func(_))) => return super::ops_misc::heap_call(self, i, fname.name, rets, args),
             _ => {}
         }
         if !self.m.nvptx && self.m.sync_funcs.contains(fname.name) {
@@ -1056,7 +1057,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let callee = match self.m.globals.get(fname.name) {
             Some(GlobalSym::Func(f)) => *f,
             _ if self.m.ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.name.name == fname.name)) => {
-                return Err(self.err(fname.span, format!("`{}` is declared but not defined in this module (only vprintf and __assertfail are provided by ptxr)", fname.name)));
+                return Err(self.err(fname.span, format!("`{}` is declared but not defined in this module (ptxr provides vprintf, __assertfail, malloc and free)", fname.name)));
             }
             _ => return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name))),
         };

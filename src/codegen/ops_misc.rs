@@ -151,6 +151,37 @@ pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, ret
     Ok(())
 }
 
+/// `call (p), malloc, (size);` and `call free, (p);`: CUDA's device heap (the CUDA
+/// programming guide's dynamic global memory allocation), which the GPU's runtime provides
+/// as external functions. On the CPU they are the C library's `malloc` and `free` (thread
+/// safe, 16-byte aligned, NULL when the memory runs out); in NVVM IR they stay the external
+/// calls ptxas knows.
+pub fn heap_call<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, name: &str, rets: &'a [Operand<'a>], args: &'a [Operand<'a>]) -> R<()> {
+    let ctx = e.ctx();
+    let (i64t, pt) = (ctx.i64_type(), ctx.ptr_type(inkwell::AddressSpace::default()));
+    let Some(a) = args.first() else { return Err(e.err(i.span, format!("`{name}` takes one argument"))) };
+    let v = param_value(e, a)?;
+    if name == "malloc" {
+        let f = e.m.module.get_function("malloc").unwrap_or_else(|| e.m.module.add_function("malloc", pt.fn_type(&[i64t.into()], false), None));
+        let p = e.b.build_call(f, &[v.into()], "heap").unwrap().try_as_basic_value().basic().unwrap().into_pointer_value();
+        let r = e.b.build_ptr_to_int(p, i64t, "").unwrap();
+        if let Some(d) = rets.first() {
+            if let Operand::Name(id, None) = d {
+                if let Some(super::func::VarLoc::Ptr(p, _)) = e.vars.get(id.name).copied() {
+                    e.b.build_store(p, r).unwrap();
+                    return Ok(());
+                }
+            }
+            e.write(d, Type::B64, r.into())?;
+        }
+    } else {
+        let f = e.m.module.get_function("free").unwrap_or_else(|| e.m.module.add_function("free", ctx.void_type().fn_type(&[pt.into()], false), None));
+        let p = e.b.build_int_to_ptr(v, pt, "").unwrap();
+        e.b.build_call(f, &[p.into()], "").unwrap();
+    }
+    Ok(())
+}
+
 /// `call __assertfail, (msg, file, line, func, charsize);` — reports and stops the launch.
 pub fn assertfail<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, args: &'a [Operand<'a>]) -> R<()> {
     if e.m.nvptx {
