@@ -89,7 +89,17 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         "neg" => e.b.build_float_neg(src[0], "").unwrap(),
         "abs" => fabs(e, src[0]),
         // PTX ISA 9.7.3.11-12 min/max: a NaN input yields the other input; -0 < +0.
-        "min" | "max" => min_max(e, src[0], src[1], op == "min"),
+        "min" | "max" => {
+            let r = min_max(e, src[0], src[1], op == "min");
+            if i.has_mod("NaN") {
+                // `.NaN` (PTX ISA 7.0): a NaN input makes the result the canonical NaN.
+                let any = e.b.build_or(is_nan(e, src[0]), is_nan(e, src[1]), "").unwrap();
+                let nan = e.b.build_float_add(src[0], src[1], "").unwrap();
+                e.b.build_select(any, nan, r, "").unwrap().into_float_value()
+            } else {
+                r
+            }
+        }
         // PTX ISA 9.7.3.2 copysign: sign of a, magnitude of b.
         // Bit operations rather than llvm.copysign: NVPTX lowers that intrinsic to abs/neg/selp,
         // which canonicalize or quiet NaN payloads that copysign must keep.

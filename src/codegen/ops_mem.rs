@@ -8,10 +8,11 @@ use inkwell::AtomicOrdering;
 fn space_of(i: &Instr) -> Option<StateSpace> {
     i.mods.iter().find_map(|m| match *m {
         "global" => Some(StateSpace::Global),
-        "shared" => Some(StateSpace::Shared),
+        // A cluster of one CTA: shared::cluster addresses are this CTA's window.
+        "shared" | "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
         "local" => Some(StateSpace::Local),
         "const" => Some(StateSpace::Const),
-        "param" => Some(StateSpace::Param),
+        "param" | "param::entry" | "param::func" => Some(StateSpace::Param),
         _ => None,
     })
 }

@@ -322,7 +322,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
     };
     let space = i.mods.iter().find_map(|m| match *m {
         "global" => Some(StateSpace::Global),
-        "shared" => Some(StateSpace::Shared),
+        "shared" | "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
         _ => None,
     });
     let (regs_op, addr_op, stride_op) = if is_load {
