@@ -83,8 +83,8 @@ fn ws_slow(mut s: &str) -> &str {
                 Some(n) => s = &s[n + 4..],
                 None => return s,
             }
-        } else if s.starts_with('#') && !s.starts_with("#pragma") {
-            // Preprocessor line markers (`# 1 "file"`) left by cpp.
+        } else if s.starts_with('#') && !s.starts_with("#pragma") && !is_cpp_directive(s) {
+            // Preprocessor line markers (`# 1 "file"`, `#line`) left by cpp.
             match s.find('\n') {
                 Some(n) => s = &s[n + 1..],
                 None => return &s[s.len()..],
@@ -450,4 +450,13 @@ fn primary_expr<'a>(src: Src<'a>, s: &'a str, depth: u32) -> PResult<'a, Expr<'a
         }
         None => backtrack(s, "expected an expression"),
     }
+}
+
+/// Whether `s` starts a C preprocessor directive that changes the text (`#define`, `#if`,
+/// `#include`, ...): PTX that still has them must go through cpp first (PTX ISA 4.2), and the
+/// parser reports them rather than skipping them (skipping `#if 0` would compile dead code).
+pub fn is_cpp_directive(s: &str) -> bool {
+    let Some(r) = s.strip_prefix('#') else { return false };
+    let w: String = r.trim_start_matches([' ', '\t']).chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    matches!(w.as_str(), "define" | "undef" | "if" | "ifdef" | "ifndef" | "elif" | "else" | "endif" | "include" | "error" | "warning")
 }

@@ -187,6 +187,9 @@ impl<'a> Parser<'a> {
             m.items.push(Item::Dwarf(r[..end].trim(), self.src.span(s, rest)));
             return Ok(rest);
         }
+        if crate::syntax::lex::is_cpp_directive(s) {
+            return fail(s, CPP_DIRECTIVE).map(|(r, ())| r);
+        }
         let Some((after, word)) = dot_word(s) else {
             return fail(s, "expected a directive (`.version`, `.target`, `.entry`, `.func`, a variable, ...)").map(|(r, ())| r);
         };
@@ -600,6 +603,9 @@ impl<'a> Parser<'a> {
             if let Some(r2) = r.strip_prefix('}') {
                 return Ok(r2);
             }
+            if crate::syntax::lex::is_cpp_directive(r) {
+                return fail(r, CPP_DIRECTIVE).map(|(r, ())| r);
+            }
             if let Some(r2) = r.strip_prefix('{') {
                 let (r3, inner) = self.block_body(r2, depth + 1)?;
                 self.scratch.push(Stmt::Block(inner, self.src.span(r, r3)));
@@ -968,6 +974,8 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
 /// local variables. A `.func` that names one gets an "undeclared" error rather than a copy
 /// of its own: without the ABI the value would pass between caller and callee, which
 /// separate copies would not do.
+const CPP_DIRECTIVE: &str = "C preprocessor directive: run this PTX through the C preprocessor first (`cpp -P`, PTX ISA 4.2); ptxr reads preprocessed PTX";
+
 fn scope_module_registers(m: &mut Module<'_>) {
     let is_thread_var = |i: &Item| matches!(i, Item::Var(v) if matches!(v.space, StateSpace::Reg | StateSpace::Local));
     if !m.items.iter().any(is_thread_var) {
