@@ -82,6 +82,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Whether the function takes the address of a variable it keeps in an alloca
     /// (`mov.u64 %rd, larr`, `cvta.local`); see `space_ptr`.
     alloca_escapes: bool,
+    /// This function's `.local` variables: address and size (`isspacep.local`).
+    pub(crate) local_ranges: Vec<(PointerValue<'ctx>, u32)>,
     /// f32 registers whose NaN payloads are never observed (`ops_float::nan_insensitive`).
     nan_free: std::collections::HashSet<&'a str>,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
@@ -338,6 +340,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         shared_base: None,
         cta_cache: HashMap::new(),
         alloca_escapes: false,
+        local_ranges: Vec::new(),
         nan_free: std::collections::HashSet::new(),
         lane_latches: Vec::new(),
     };
@@ -825,6 +828,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 let t = self.ctx().i8_type().array_type(size);
                 let p = self.thread_storage(t.into(), size, decl_align(v).max(8), v.name.name);
                 self.vars.insert(v.name.name, VarLoc::Ptr(p, v.ty));
+                if v.space == StateSpace::Local {
+                    self.local_ranges.push((p, size));
+                }
             }
             StateSpace::Shared if self.m.nvptx => {
                 if let Some(g) = self.m.fn_shared_g.get(&(self.fname, v.name.name)).copied() {

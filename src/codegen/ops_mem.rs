@@ -275,11 +275,41 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let total = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let total = e.b.build_int_z_extend(total, i64t, "").unwrap();
     let rel = e.b.build_int_sub(v, bi, "").unwrap();
-    let inside = e.b.build_int_compare(inkwell::IntPredicate::ULT, rel, total, "").unwrap();
+    let shared = e.b.build_int_compare(inkwell::IntPredicate::ULT, rel, total, "").unwrap();
+    // Whether `v` lies in one of the ranges (address, size).
+    let within = |e: &FnEmitter<'ctx, 'a, '_>, ranges: &[(IntValue<'ctx>, u64)]| {
+        let mut any = e.ctx().bool_type().const_zero();
+        for &(base, size) in ranges {
+            let rel = e.b.build_int_sub(v, base, "").unwrap();
+            let inside = e.b.build_int_compare(inkwell::IntPredicate::ULT, rel, i64t.const_int(size, false), "").unwrap();
+            any = e.b.build_or(any, inside, "").unwrap();
+        }
+        any
+    };
+    // Local memory: this function's `.local` variables (a thread's local window).
+    let locals: Vec<(IntValue<'ctx>, u64)> = e.local_ranges.clone().into_iter().map(|(p, n)| (e.b.build_ptr_to_int(p, i64t, "").unwrap(), n as u64)).collect();
+    let local = within(e, &locals);
+    // Constant memory: the module's `.const` variables.
+    let mut consts = Vec::new();
+    for item in &e.m.ast.items {
+        if let crate::syntax::ast::Item::Var(var) = item {
+            if var.space == StateSpace::Const {
+                if let Some(super::GlobalSym::Mem(g)) = e.m.globals.get(var.name.name).copied() {
+                    consts.push((e.b.build_ptr_to_int(g.as_pointer_value(), i64t, "").unwrap(), super::decl_size(var).max(1) as u64));
+                }
+            }
+        }
+    }
+    let konst = within(e, &consts);
     let r = match space {
-        Some(StateSpace::Shared) => inside,
-        Some(StateSpace::Global) | Some(StateSpace::Const) | Some(StateSpace::Param) => e.b.build_not(inside, "").unwrap(),
-        _ => e.b.build_not(inside, "").unwrap(),
+        Some(StateSpace::Shared) => shared,
+        Some(StateSpace::Local) => local,
+        Some(StateSpace::Const) => konst,
+        // Global: any other address (host memory that is not a window of another space).
+        _ => {
+            let other = e.b.build_or(e.b.build_or(shared, local, "").unwrap(), konst, "").unwrap();
+            e.b.build_not(other, "").unwrap()
+        }
     };
     e.write(d, Type::Pred, r.into())
 }
