@@ -38,6 +38,12 @@ impl Emit {
 
 /// Parses, validates and lowers `src` into an LLVM module in `ctx`.
 pub fn lower<'ctx>(ctx: &'ctx Context, src: &SourceFile) -> Result<crate::codegen::Compiled<'ctx>> {
+    lower_with(ctx, src, false)
+}
+
+/// [`lower`]; `lenient`: functions that cannot be compiled become stubs
+/// (`codegen::compile_lenient`).
+fn lower_with<'ctx>(ctx: &'ctx Context, src: &SourceFile, lenient: bool) -> Result<crate::codegen::Compiled<'ctx>> {
     let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
     // Debug builds build ptxr's IR of every function and verify it.
     if cfg!(debug_assertions) {
@@ -46,7 +52,8 @@ pub fn lower<'ctx>(ctx: &'ctx Context, src: &SourceFile) -> Result<crate::codege
             crate::ir::verify(f).map_err(|e| anyhow!("internal error: IR of `{}` does not verify: {e}", f.name))?;
         }
     }
-    crate::codegen::compile(ctx, &module, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))
+    let c = if lenient { crate::codegen::compile_lenient(ctx, &module, &src.text, &src.name) } else { crate::codegen::compile(ctx, &module, &src.text, &src.name) };
+    c.map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))
 }
 
 /// Compiles `src` for `kind` at `opt` and writes `emit` to `out`. Objects and static
@@ -207,8 +214,7 @@ pub fn kernels_of(src: &SourceFile) -> Result<Vec<KernelInfo>> {
 /// from running: launching a kernel that reaches it reports its error.
 pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     let ctx = Context::create();
-    let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
-    let c = crate::codegen::compile_lenient(&ctx, &module, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
+    let c = lower_with(&ctx, src, true)?;
     let deferred = c
         .deferred
         .iter()

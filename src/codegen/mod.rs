@@ -252,6 +252,16 @@ fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarD
 }
 
 impl<'ctx, 'a> ModCtx<'ctx, 'a> {
+    /// The LLVM address space of a `.global`/`.const` variable: the default one on the CPU;
+    /// NVPTX's global 1 and const 4.
+    fn var_space(&self, space: StateSpace) -> AddressSpace {
+        match (self.nvptx, space) {
+            (false, _) => AddressSpace::default(),
+            (true, StateSpace::Global) => AddressSpace::from(1u16),
+            (true, _) => AddressSpace::from(4u16),
+        }
+    }
+
     fn declare_globals(&mut self) {
         for item in &self.ast.items {
             let Item::Var(v) = item else { continue };
@@ -271,12 +281,12 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                     self.globals.insert(v.name.name, GlobalSym::Shared(off));
                 }
                 StateSpace::Global | StateSpace::Const => {
-                    if v.init.as_ref().map_or(false, has_address) {
-                        self.addr_inits.push(v);
-                        continue;
-                    }
                     if let Some(d) = too_large(v) {
                         self.errors.push(d);
+                        continue;
+                    }
+                    if v.init.as_ref().map_or(false, has_address) {
+                        self.addr_inits.push(v);
                         continue;
                     }
                     // A `.texref`/`.surfref`/`.samplerref` variable is a descriptor (`ops_tex`);
@@ -297,14 +307,8 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                         },
                         None => None,
                     };
-                    let i8t = self.ctx.i8_type();
-                    let arr_t = i8t.array_type(size);
-                    // NVPTX address spaces: global 1, const 4.
-                    let aspace = match (self.nvptx, v.space) {
-                        (false, _) => AddressSpace::default(),
-                        (true, StateSpace::Global) => AddressSpace::from(1u16),
-                        (true, _) => AddressSpace::from(4u16),
-                    };
+                    let arr_t = self.ctx.i8_type().array_type(size);
+                    let aspace = self.var_space(v.space);
                     // Reference variables are found by the host under `__ptxr_ref_<name>` (it
                     // binds them before a launch, docs/textures.md).
                     let lname = if is_ref { format!("__ptxr_ref_{}", v.name.name) } else { v.name.name.to_string() };
@@ -426,12 +430,7 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                 })
                 .collect();
             let st = self.ctx.struct_type(&types, true);
-            // NVPTX address spaces: global 1, const 4.
-            let aspace = match (self.nvptx, v.space) {
-                (false, _) => AddressSpace::default(),
-                (true, StateSpace::Global) => AddressSpace::from(1u16),
-                (true, _) => AddressSpace::from(4u16),
-            };
+            let aspace = self.var_space(v.space);
             let g = self.module.add_global(st, Some(aspace), v.name.name);
             g.set_alignment(decl_align(v).max(16));
             g.set_linkage(Linkage::Internal);
@@ -442,10 +441,7 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
             let mut vals: Vec<inkwell::values::BasicValueEnum> = Vec::new();
             for f in fields {
                 match f {
-                    Field::Bytes(b) => {
-                        let cs: Vec<_> = b.iter().map(|x| i8t.const_int(*x as u64, false)).collect();
-                        vals.push(i8t.const_array(&cs).into());
-                    }
+                    Field::Bytes(b) => vals.push(self.ctx.const_string(&b, false).into()),
                     Field::Addr(s, o) => {
                         let p = match self.globals.get(s.name).copied() {
                             Some(GlobalSym::Mem(t)) => t.as_pointer_value(),

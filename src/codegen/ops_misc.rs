@@ -126,7 +126,7 @@ pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, ret
         }
         let r = super::nvvm::vprintf(e, &vs);
         if let Some(d) = rets.first() {
-            store_param(e, d, r)?;
+            store_param(e, d, r, Type::S32)?;
         }
         return Ok(());
     }
@@ -146,7 +146,7 @@ pub fn vprintf<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, ret
     let fnt = e.ctx().i32_type().fn_type(&[pt.into(), pt.into(), pt.into()], false);
     let r = e.b.build_indirect_call(fnt, fp, &vals, "").unwrap().try_as_basic_value().basic().unwrap();
     if let Some(d) = rets.first() {
-        store_param(e, d, r.into_int_value())?;
+        store_param(e, d, r.into_int_value(), Type::S32)?;
     }
     Ok(())
 }
@@ -166,13 +166,7 @@ pub fn heap_call<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, na
         let p = e.b.build_call(f, &[v.into()], "heap").unwrap().try_as_basic_value().basic().unwrap().into_pointer_value();
         let r = e.b.build_ptr_to_int(p, i64t, "").unwrap();
         if let Some(d) = rets.first() {
-            if let Operand::Name(id, None) = d {
-                if let Some(super::func::VarLoc::Ptr(p, _)) = e.vars.get(id.name).copied() {
-                    e.b.build_store(p, r).unwrap();
-                    return Ok(());
-                }
-            }
-            e.write(d, Type::B64, r.into())?;
+            store_param(e, d, r, Type::B64)?;
         }
     } else {
         let f = e.m.module.get_function("free").unwrap_or_else(|| e.m.module.add_function("free", ctx.void_type().fn_type(&[pt.into()], false), None));
@@ -230,7 +224,9 @@ fn param_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, a: &'a Operand<'a>) ->
     e.read_int(a, Type::B64)
 }
 
-fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v: IntValue<'ctx>) -> R<()> {
+/// Stores `v` to a call's return operand: a `.param` variable (at its width) or a register
+/// (as `ty`).
+fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v: IntValue<'ctx>, ty: Type) -> R<()> {
     if let Operand::Name(id, None) = d {
         if let Some(super::func::VarLoc::Ptr(p, ty)) = e.vars.get(id.name).copied() {
             let v = e.resize(v, ty.bits().max(8), true);
@@ -238,6 +234,6 @@ fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v:
             return Ok(());
         }
     }
-    e.write(d, Type::S32, v.into())
+    e.write(d, ty, v.into())
 }
 

@@ -126,6 +126,31 @@ fn geometry(e: &FnEmitter, i: &Instr) -> R<(usize, bool)> {
     Err(e.err(i.opcode.span, format!("`{}` with this geometry (2dms, a2dms, or a cubemap surface) is not supported by ptxr: its textures have no samples", crate::codegen::func::instr_name(i))))
 }
 
+/// Bytes per channel of a format (`FORMATS`): u8 s8 → 1, u16 s16 f16 → 2, u32 s32 f32 → 4.
+pub fn chan_bytes(format: u32) -> u32 {
+    match format {
+        0 | 1 => 1,
+        2 | 3 | 6 => 2,
+        _ => 4,
+    }
+}
+
+/// [`chan_bytes`] of a format known at run time (i32).
+fn chan_bytes_ir<'ctx>(b: &inkwell::builder::Builder<'ctx>, ctx: &'ctx inkwell::context::Context, fmt: IntValue<'ctx>) -> IntValue<'ctx> {
+    let c = |v: u64| ctx.i32_type().const_int(v, false);
+    let lt = |k: u64| b.build_int_compare(IntPredicate::ULT, fmt, c(k), "").unwrap();
+    let is6 = b.build_int_compare(IntPredicate::EQ, fmt, c(6), "").unwrap();
+    let two = b.build_or(b.build_and(lt(4), b.build_not(lt(2), "").unwrap(), "").unwrap(), is6, "").unwrap();
+    b.build_select(lt(2), c(1), b.build_select(two, c(2), c(4), "").unwrap().into_int_value(), "").unwrap().into_int_value()
+}
+
+/// A descriptor with its data pointer set.
+pub fn with_data(desc: &[u8; 64], data: u64) -> [u8; 64] {
+    let mut d = *desc;
+    d[field::DATA as usize..][..8].copy_from_slice(&data.to_le_bytes());
+    d
+}
+
 /// The per-module function that reads texel (x, y, z) of a texture as four 32-bit values:
 /// converted to f32 bits (`want_float`: float formats as they are, integer formats as
 /// normalized floats when the descriptor says so, else as their value) or raw integers.
@@ -155,10 +180,7 @@ fn texel_fn<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> FunctionValue<'ctx> {
     let slice = load_at(&b, ctx, desc, field::SLICE, 64);
     let data = b.build_int_to_ptr(load_at(&b, ctx, desc, field::DATA, 64), ptr, "data").unwrap();
     // Bytes per channel: u8 s8 → 1, u16 s16 f16 → 2, u32 s32 f32 → 4.
-    let is = |k: u64| b.build_int_compare(IntPredicate::EQ, fmt, c32(k), "").unwrap();
-    let lt = |k: u64| b.build_int_compare(IntPredicate::ULT, fmt, c32(k), "").unwrap();
-    let two = b.build_or(b.build_and(lt(4), b.build_not(lt(2), "").unwrap(), "").unwrap(), is(6), "").unwrap();
-    let cb = b.build_select(lt(2), c64(1), b.build_select(two, c64(2), c64(4), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+    let cb = b.build_int_z_extend(chan_bytes_ir(&b, ctx, fmt), i64t, "").unwrap();
     let elem = b.build_int_mul(cb, b.build_int_z_extend(ch, i64t, "").unwrap(), "").unwrap();
     let row = b.build_int_mul(elem, b.build_int_z_extend(w, i64t, "").unwrap(), "").unwrap();
     let pitch_zero = b.build_int_compare(IntPredicate::EQ, pitch, c64(0), "").unwrap();
@@ -628,10 +650,7 @@ fn surface<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()>
     };
     let fmt = load_field(e, desc, field::FORMAT, 32);
     let ch = load_field(e, desc, field::CHANNELS, 32);
-    let lt = |e: &FnEmitter<'ctx, '_, '_>, k: u64| e.b.build_int_compare(IntPredicate::ULT, fmt, c(k), "").unwrap();
-    let is6 = e.b.build_int_compare(IntPredicate::EQ, fmt, c(6), "").unwrap();
-    let two = e.b.build_or(e.b.build_and(lt(e, 4), e.b.build_not(lt(e, 2), "").unwrap(), "").unwrap(), is6, "").unwrap();
-    let cb = e.b.build_select(lt(e, 2), c(1), e.b.build_select(two, c(2), c(4), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+    let cb = chan_bytes_ir(&e.b, ctx, fmt);
     let w = load_field(e, desc, field::WIDTH, 32);
     let row_bytes = e.b.build_int_mul(e.b.build_int_mul(cb, ch, "").unwrap(), w, "").unwrap();
     let h = load_field(e, desc, field::HEIGHT, 32);

@@ -76,12 +76,7 @@ fn parse_texture(s: &str, surface: bool, rest: &str) -> Result<ArgSpec, String> 
         ArgSpec::Buffer(b) => b,
         _ => return Err(format!("`{s}`: the data after `=` must be a buffer (buf:...)")),
     };
-    let chan_bytes = match format {
-        0 | 1 => 1,
-        2 | 3 | 6 => 2,
-        _ => 4,
-    };
-    let need = dims.iter().map(|&d| d as u64).product::<u64>() * channels as u64 * chan_bytes;
+    let need = dims.iter().map(|&d| d as u64).product::<u64>() * channels as u64 * crate::codegen::ops_tex::chan_bytes(format) as u64;
     if (data.len() as u64) < need {
         return Err(format!("`{s}`: {} data bytes given, the {} needs {need}", data.len(), if surface { "surface" } else { "texture" }));
     }
@@ -254,8 +249,7 @@ impl Loaded {
             // SAFETY: the symbol is a 64-byte descriptor variable of the loaded module.
             let g: *mut u8 = unsafe { self.lib.get::<*mut u8>(sym.as_bytes()).map(|s| *s as *mut u8) }.map_err(|_| LaunchError(format!("{}: no texture or surface reference named `{rname}`", self.file)))?;
             let mut mem = GuardedMem::copy_of(data);
-            let mut d = *desc;
-            d[crate::codegen::ops_tex::field::DATA as usize..][..8].copy_from_slice(&(mem.start() as u64).to_le_bytes());
+            let d = crate::codegen::ops_tex::with_data(desc, mem.start() as u64);
             // SAFETY: `g` points to the 64-byte descriptor; no launch of this module runs now.
             unsafe { std::ptr::copy_nonoverlapping(d.as_ptr(), g, 64) };
             bound.push((k, mem));
@@ -313,8 +307,7 @@ impl Loaded {
                         return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a texture or surface handle", p.name, p.size, p.ty.as_str())));
                     }
                     let addr = place(data, guarded, idx, &mut copies);
-                    let mut d = Box::new(*desc);
-                    d[crate::codegen::ops_tex::field::DATA as usize..][..8].copy_from_slice(&addr.to_le_bytes());
+                    let d = Box::new(crate::codegen::ops_tex::with_data(desc, addr));
                     let h = d.as_ptr() as u64;
                     descs.push(d);
                     pbuf[off..off + 8].copy_from_slice(&h.to_le_bytes());
@@ -352,7 +345,7 @@ impl SharedWindow {
         if !guarded {
             return SharedWindow(Some(GuardedMem::heap(len)));
         }
-        let cached = LAST_WINDOW.with(|c| c.borrow_mut().take()).filter(|g| g.len == len && !g.map.is_null());
+        let cached = LAST_WINDOW.with(|c| c.borrow_mut().take()).filter(|g| g.len == len);
         SharedWindow(Some(cached.unwrap_or_else(|| GuardedMem::new(len))))
     }
 
@@ -371,9 +364,12 @@ impl SharedWindow {
 
 impl Drop for SharedWindow {
     fn drop(&mut self) {
-        let g = self.0.take();
-        // During thread teardown the cache may be gone; the window is then just unmapped.
-        let _ = LAST_WINDOW.try_with(|c| *c.borrow_mut() = g);
+        // Only mapped windows are worth keeping. During thread teardown the cache may be
+        // gone; the window is then just unmapped.
+        let g = self.0.take().filter(|g| !g.map.is_null());
+        if g.is_some() {
+            let _ = LAST_WINDOW.try_with(|c| *c.borrow_mut() = g);
+        }
     }
 }
 
@@ -445,8 +441,9 @@ static GUARDED_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 
 /// Launches copy each buffer argument into memory that ends at an inaccessible page (and
 /// back afterwards), and place each CTA's shared memory likewise, so that a kernel accessing
-/// past a buffer's or its shared memory's end faults instead of corrupting the heap. The command line turns this on (its crash guard reports the fault);
-/// it costs a copy of each buffer per launch, so benchmarks leave it off.
+/// past a buffer's or its shared memory's end faults instead of corrupting the heap. The
+/// command line turns this on (its crash guard reports the fault); it costs a copy of each
+/// buffer per launch, so benchmarks leave it off.
 pub fn set_guarded_buffers(on: bool) {
     GUARDED_BUFFERS.store(on, std::sync::atomic::Ordering::Relaxed);
 }

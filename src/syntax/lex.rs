@@ -457,6 +457,7 @@ fn primary_expr<'a>(src: Src<'a>, s: &'a str, depth: u32) -> PResult<'a, Expr<'a
 /// parser reports them rather than skipping them (skipping `#if 0` would compile dead code).
 pub fn is_cpp_directive(s: &str) -> bool {
     let Some(r) = s.strip_prefix('#') else { return false };
-    let w: String = r.trim_start_matches([' ', '\t']).chars().take_while(|c| c.is_ascii_alphabetic()).collect();
-    matches!(w.as_str(), "define" | "undef" | "if" | "ifdef" | "ifndef" | "elif" | "else" | "endif" | "include" | "error" | "warning")
+    let r = r.trim_start_matches([' ', '\t']);
+    let w = &r[..r.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(r.len())];
+    matches!(w, "define" | "undef" | "if" | "ifdef" | "ifndef" | "elif" | "else" | "endif" | "include" | "error" | "warning")
 }

@@ -620,7 +620,9 @@ static void run_cta(void *vl, uint32_t i) {
     memset(&sched, 0, sizeof sched);
     if (!smem) goto oom;
     /* Shared memory starts uninitialized on a GPU; zero it so runs are reproducible. */
-    memset(smem, 0, smem_len);
+    /* An empty window starts at the guard page; even a zero-length memset there made
+     * saxpy 2x slower in the Rust runtime, so it is skipped. */
+    if (smem_len) memset(smem, 0, smem_len);
     ctx.params = l->params;
     ctx.shared = smem;
     ctx.ctaid[0] = (uint32_t)(c % gx);
