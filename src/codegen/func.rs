@@ -71,6 +71,10 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     remat_tmp: Vec<Option<(PointerValue<'ctx>, Option<BasicBlock<'ctx>>)>>,
     /// Backward branches that are yield points (`lanes::lockstep`).
     yields: std::collections::HashSet<*const Instr<'a>>,
+    /// The loop headers of yield points: label name -> the header block itself. `labels`
+    /// maps these names to the loop's entry block instead, which resets the yield count
+    /// (`lanes::lockstep::yield_then_branch`).
+    yield_heads: HashMap<&'a str, BasicBlock<'ctx>>,
     /// Registers redirected while a node is emitted (consulted by `reg`).
     overrides: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
     /// The base that host addresses are built from (see [`FnEmitter::space_ptr`]).
@@ -171,8 +175,9 @@ pub struct SyncState<'ctx> {
     /// Whether loops still yield at their backward branches (`lanes::lockstep`); cleared
     /// for the rest of the CTA once its threads diverge.
     pub yield_on: PointerValue<'ctx>,
-    /// The thread's count of backward branches taken at yield points: a thread yields at
-    /// every `lockstep::YIELD_EVERY`-th (a register of the scheduler, saved like the others).
+    /// The thread's count of backward branches taken at a yield point since it entered the
+    /// loop or resumed in it; it yields at `lockstep::YIELD_EVERY` (a register of the
+    /// scheduler, never live across a sync point: set to zero where a yield loop is entered).
     pub yield_count: Option<PointerValue<'ctx>>,
     /// Per sync site (index site-1): what the site asks of the runtime.
     pub sites: Vec<crate::lanes::SiteInfo>,
@@ -335,6 +340,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         shfl_alias: HashMap::new(),
         remat_tmp: Vec::new(),
         yields: std::collections::HashSet::new(),
+        yield_heads: HashMap::new(),
         overrides: HashMap::new(),
         mem_base: None,
         shared_base: None,
@@ -763,12 +769,21 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// Emits a function body from its labels on; falling off its end finishes the thread.
     fn body(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
-        if let Some(c) = self.sync.as_ref().and_then(|s| s.yield_count) {
-            self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
-        }
         self.labels.clear();
+        self.yield_heads.clear();
         self.branch_targets.clear();
         self.declare_labels(body);
+        if self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) {
+            // Each yield loop gets an entry block in front of its header (see `yield_heads`).
+            for name in crate::lanes::lockstep::yield_heads(body, &self.yields) {
+                if let Some(&head) = self.labels.get(name) {
+                    let enter = self.ctx().append_basic_block(self.f, "yield.enter");
+                    enter.move_before(head).unwrap();
+                    self.labels.insert(name, enter);
+                    self.yield_heads.insert(name, head);
+                }
+            }
+        }
         self.stmts(body)?;
         if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             self.b.build_unconditional_branch(self.ret_bb).unwrap();
@@ -860,6 +875,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                         self.b.build_unconditional_branch(bb).unwrap();
                     }
                     self.b.position_at_end(bb);
+                    if let Some(&head) = self.yield_heads.get(l.name) {
+                        let c = self.sync.as_ref().and_then(|s| s.yield_count).expect("yield loops have a count");
+                        self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
+                        self.b.build_unconditional_branch(head).unwrap();
+                        self.b.position_at_end(head);
+                    }
                 }
                 Stmt::Instr(i) => {
                     self.span = i.span;
@@ -912,11 +933,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             if op == "bra" {
                 let target = self.label_target(i)?;
                 let cont = self.ctx().append_basic_block(self.f, "fall");
-                if self.is_yield(i) {
+                if let Some(head) = self.yield_head(i) {
                     let back = self.ctx().append_basic_block(self.f, "loop.back");
                     self.b.build_conditional_branch(p, back, cont).unwrap();
                     self.b.position_at_end(back);
-                    crate::lanes::lockstep::yield_then_branch(self, target);
+                    crate::lanes::lockstep::yield_then_branch(self, head, target);
                     self.b.build_unconditional_branch(cont).unwrap();
                 } else {
                     self.b.build_conditional_branch(p, target, cont).unwrap();
@@ -944,6 +965,17 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.sync.is_some() && self.inlining.is_empty() && self.yields.contains(&(i as *const Instr<'a>))
     }
 
+    /// The loop header a yielding backward branch returns to (see `yield_heads`).
+    fn yield_head(&self, i: &Instr<'a>) -> Option<BasicBlock<'ctx>> {
+        if !self.is_yield(i) {
+            return None;
+        }
+        match i.operands.first() {
+            Some(Operand::Name(l, None)) => self.yield_heads.get(l.name).copied(),
+            _ => None,
+        }
+    }
+
     fn label_target(&mut self, i: &Instr<'a>) -> R<BasicBlock<'ctx>> {
         match i.operands.first() {
             Some(Operand::Name(l, None)) => self.labels.get(l.name).copied().ok_or_else(|| self.err(l.span, format!("undeclared label `{}`", l.name))),
@@ -957,8 +989,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "brx" => self.brx_idx(i),
             "bra" => {
                 let t = self.label_target(i)?;
-                if self.is_yield(i) {
-                    crate::lanes::lockstep::yield_then_branch(self, t);
+                if let Some(head) = self.yield_head(i) {
+                    crate::lanes::lockstep::yield_then_branch(self, head, t);
                 }
                 self.b.build_unconditional_branch(t).unwrap();
                 self.after_terminator();

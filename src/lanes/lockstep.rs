@@ -74,35 +74,61 @@ pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize)
     out
 }
 
-/// A thread yields at every this many backward branches it takes at yield points (a power
-/// of two): iterations in between run thread by thread, and each pass runs this many
-/// iterations of every thread (fewer saves and restores of the loop's registers per
-/// iteration; consecutive threads still touch consecutive memory).
+/// The labels that the yield points of `body` branch back to (their loops' headers).
+pub fn yield_heads<'a>(body: &'a [Stmt<'a>], yields: &HashSet<*const Instr<'a>>) -> Vec<&'a str> {
+    let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
+    super::flatten(body, &mut seq);
+    let mut out = Vec::new();
+    for s in seq {
+        if let Stmt::Instr(i) = s {
+            if yields.contains(&(i as *const Instr<'a>)) {
+                if let Some(Operand::Name(l, None)) = i.operands.first() {
+                    if !out.contains(&l.name) {
+                        out.push(l.name);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A thread yields after this many backward branches taken at a yield point (iterations in
+/// between run thread by thread, and each pass runs this many iterations of every thread:
+/// fewer saves and restores of the loop's registers per iteration, while consecutive threads
+/// still touch consecutive memory). At most LLVM's bound for unrolling loops by their maximum
+/// trip count (`-unroll-max-upperbound`, 8), so that the count folds away.
 pub const YIELD_EVERY: u32 = 8;
 
-/// Emits a yield point on the way to `target` (a loop header): while yield points are on
+/// Emits the backward branch of a yield loop, which counts the iterations since the loop was
+/// entered (or since the thread resumed in it) and goes on to `head` (the loop's header) until
+/// the count reaches [`YIELD_EVERY`]. Then, while yield points are on
 /// (`SyncState::yield_on`), the thread stops as at `bar.warp.sync` with its own lane as the
-/// mask, then branches. Leaves the builder in a fresh block without predecessors.
-pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, target: BasicBlock<'ctx>) {
+/// mask; it (or, with yield points off, the thread at once) goes on at `enter`, the block in
+/// front of the header that sets the count to zero. A loop of at most `YIELD_EVERY` iterations
+/// inside a loop of those runs, so that LLVM unrolls the inner one completely and the count
+/// disappears. Leaves the builder in a fresh block without predecessors.
+pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, head: BasicBlock<'ctx>, enter: BasicBlock<'ctx>) {
     let ctx = e.ctx();
-    let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
-    let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
     let c = e.sync.as_ref().unwrap().yield_count.expect("a kernel with yield points has a yield count");
     let i32t = ctx.i32_type();
     let n = e.b.build_load(i32t, c, "").unwrap().into_int_value();
     let n = e.b.build_int_add(n, i32t.const_int(1, false), "").unwrap();
     e.b.build_store(c, n).unwrap();
-    let due = e.b.build_and(n, i32t.const_int(YIELD_EVERY as u64 - 1, false), "").unwrap();
-    let due = e.b.build_int_compare(inkwell::IntPredicate::EQ, due, i32t.const_zero(), "yield.due").unwrap();
-    let on = e.b.build_and(on, due, "").unwrap();
-    let y = ctx.append_basic_block(e.f, "yield");
-    e.b.build_conditional_branch(on, y, target).unwrap();
+    let due = e.b.build_int_compare(inkwell::IntPredicate::UGE, n, i32t.const_int(YIELD_EVERY as u64, false), "yield.due").unwrap();
+    let y = ctx.append_basic_block(e.f, "yield.due");
+    e.b.build_conditional_branch(due, y, head).unwrap();
     e.b.position_at_end(y);
+    let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
+    let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
+    let stop = ctx.append_basic_block(e.f, "yield");
+    e.b.build_conditional_branch(on, stop, enter).unwrap();
+    e.b.position_at_end(stop);
     let lane = e.lane_id();
     let one = ctx.i32_type().const_int(1, false);
     let mask = e.b.build_left_shift(one, lane, "own.lane").unwrap();
     super::sync_point(e, abi::SYNC_WARP, &[(slot::MASK, mask)]);
-    e.b.build_unconditional_branch(target).unwrap();
+    e.b.build_unconditional_branch(enter).unwrap();
     let dead = ctx.append_basic_block(e.f, "after.yield");
     e.b.position_at_end(dead);
 }
