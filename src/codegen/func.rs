@@ -71,6 +71,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     remat_tmp: Vec<Option<(PointerValue<'ctx>, Option<BasicBlock<'ctx>>)>>,
     /// Backward branches that are yield points (`lanes::lockstep`).
     yields: std::collections::HashSet<*const Instr<'a>>,
+    /// The yield points of spin loops, which yield even after the threads diverged.
+    spin_yields: std::collections::HashSet<*const Instr<'a>>,
     /// The loop headers of yield points: label name -> the header block itself. `labels`
     /// maps these names to the loop's entry block instead, which resets the yield count
     /// (`lanes::lockstep::yield_then_branch`).
@@ -340,6 +342,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         shfl_alias: HashMap::new(),
         remat_tmp: Vec::new(),
         yields: std::collections::HashSet::new(),
+        spin_yields: std::collections::HashSet::new(),
         yield_heads: HashMap::new(),
         overrides: HashMap::new(),
         mem_base: None,
@@ -375,7 +378,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             let a = crate::lanes::remat::analyze(body, &params);
             (e.remat, e.remat_single, e.remat_induction, e.shfl_alias) = (a.nodes, a.single, a.inductions, a.shfl_aliases);
             e.remat_tmp = vec![None; e.remat.len()];
-            e.yields = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
+            (e.yields, e.spin_yields) = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
             if !e.yields.is_empty() {
                 let c = e.alloca_b.build_alloca(ctx.i32_type(), "yield.count").unwrap();
                 let st = e.sync.as_mut().unwrap();
@@ -937,7 +940,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     let back = self.ctx().append_basic_block(self.f, "loop.back");
                     self.b.build_conditional_branch(p, back, cont).unwrap();
                     self.b.position_at_end(back);
-                    crate::lanes::lockstep::yield_then_branch(self, head, target);
+                    crate::lanes::lockstep::yield_then_branch(self, head, target, self.spin_yields.contains(&(i as *const Instr<'a>)));
                     self.b.build_unconditional_branch(cont).unwrap();
                 } else {
                     self.b.build_conditional_branch(p, target, cont).unwrap();
@@ -990,7 +993,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "bra" => {
                 let t = self.label_target(i)?;
                 if let Some(head) = self.yield_head(i) {
-                    crate::lanes::lockstep::yield_then_branch(self, head, t);
+                    crate::lanes::lockstep::yield_then_branch(self, head, t, self.spin_yields.contains(&(i as *const Instr<'a>)));
                 }
                 self.b.build_unconditional_branch(t).unwrap();
                 self.after_terminator();

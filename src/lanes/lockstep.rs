@@ -27,25 +27,46 @@ use std::collections::{HashMap, HashSet};
 /// The backward branches of a kernel body that become yield points: those closing an
 /// innermost loop (no other backward branch inside it) whose instructions include no sync
 /// point and no call. None when the body calls a function (it could synchronize, and its
-/// sync points are not counted) or when there is no room: with `sites` sync points already,
-/// the total must stay within `max_sites`, and the body's estimated size times the number of
-/// region copies within `max_size` (`lanes::wants_copies` drops every region copy of a kernel
-/// past these limits).
-pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize) -> HashSet<*const Instr<'a>> {
+/// sync points are not counted). The second set holds the spin loops among them
+/// ([`spin_loops`]), which always yield. When there is no room for the others — with `sites`
+/// sync points already, the total must stay within `max_sites`, and the body's estimated
+/// size times the number of region copies within `max_size` (`lanes::wants_copies` drops
+/// every region copy of a kernel past these limits) — only the spin loops yield.
+pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize) -> (HashSet<*const Instr<'a>>, HashSet<*const Instr<'a>>) {
     let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
     super::flatten(body, &mut seq);
-    let labels: HashMap<&str, usize> = seq.iter().enumerate().filter_map(|(k, s)| if let Stmt::Label(l) = s { Some((l.name, k)) } else { None }).collect();
     let instrs = seq.iter().filter(|s| matches!(s, Stmt::Instr(_))).count();
-    let mut sites = 0u32;
+    if seq.iter().any(|s| matches!(s, Stmt::Instr(i) if i.opcode.name == "call")) {
+        return (HashSet::new(), HashSet::new());
+    }
+    let sites = seq.iter().filter(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i))).count() as u32;
+    let mut out = HashSet::new();
+    let mut spin = HashSet::new();
+    for (h, b) in innermost_loops(&seq) {
+        if seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i))) {
+            continue;
+        }
+        let Stmt::Instr(i) = seq[b] else { unreachable!() };
+        out.insert(i as *const Instr<'a>);
+        if is_spin_loop(&seq[h..=b]) {
+            spin.insert(i as *const Instr<'a>);
+        }
+    }
+    // About 8 LLVM instructions per PTX instruction, once per region copy and the general loop.
+    let total = sites + out.len() as u32;
+    if out.is_empty() || total > max_sites || instrs * 8 * (total as usize + 2) > max_size {
+        return (spin.clone(), spin);
+    }
+    (out, spin)
+}
+
+/// The innermost loops of a flattened body, as (header, backward branch) statement indices:
+/// a branch to a label before it, with no other such loop inside.
+fn innermost_loops(seq: &[&Stmt<'_>]) -> Vec<(usize, usize)> {
+    let labels: HashMap<&str, usize> = seq.iter().enumerate().filter_map(|(k, s)| if let Stmt::Label(l) = s { Some((l.name, k)) } else { None }).collect();
     let mut back: Vec<(usize, usize)> = Vec::new();
     for (k, s) in seq.iter().enumerate() {
         let Stmt::Instr(i) = s else { continue };
-        if i.opcode.name == "call" {
-            return HashSet::new();
-        }
-        if super::is_sync(i) {
-            sites += 1;
-        }
         if i.opcode.name == "bra" {
             if let Some(Operand::Name(l, None)) = i.operands.first() {
                 if let Some(&h) = labels.get(l.name) {
@@ -56,22 +77,82 @@ pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize)
             }
         }
     }
-    let mut out = HashSet::new();
-    for &(h, b) in &back {
-        let nested = back.iter().any(|&(h2, b2)| (h2, b2) != (h, b) && h <= h2 && b2 < b);
-        let syncs = seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i)));
-        if nested || syncs {
-            continue;
+    back.iter().copied().filter(|&(h, b)| !back.iter().any(|&(h2, b2)| (h2, b2) != (h, b) && h <= h2 && b2 < b)).collect()
+}
+
+/// Whether an instruction reads memory that another thread may be writing at the same time:
+/// `ld.volatile`, a strong `ld` (`.relaxed`, `.acquire`, PTX ISA 8.4 memory consistency) or
+/// an atomic (`atom`). Compilers keep such reads in a loop because they may change.
+fn is_shared_read(i: &Instr) -> bool {
+    match i.opcode.name {
+        "atom" => true,
+        "ld" | "ldu" => i.mods.iter().any(|m| matches!(*m, "volatile" | "relaxed" | "acquire")),
+        _ => false,
+    }
+}
+
+/// Whether the loop `seq[h..=b]` (a header label to its backward branch) is a spin loop: one
+/// of its branches depends on a value read by [`is_shared_read`] in the loop — waiting for a
+/// flag that another thread sets, or retrying a lock (`atom.cas`) that another thread holds.
+/// The dependence follows registers through the loop's instructions (twice round, for
+/// values carried to the next iteration) and their guards.
+fn is_spin_loop(seq: &[&Stmt<'_>]) -> bool {
+    let instrs: Vec<&Instr> = seq.iter().filter_map(|s| if let Stmt::Instr(i) = s { Some(i) } else { None }).collect();
+    let mut tainted: HashSet<&str> = HashSet::new();
+    for i in &instrs {
+        if is_shared_read(i) {
+            tainted.extend(super::remat::writes(i));
         }
-        let Stmt::Instr(i) = seq[b] else { unreachable!() };
-        out.insert(i as *const Instr<'a>);
     }
-    // About 8 LLVM instructions per PTX instruction, once per region copy and the general loop.
-    let total = sites + out.len() as u32;
-    if out.is_empty() || total > max_sites || instrs * 8 * (total as usize + 2) > max_size {
-        return HashSet::new();
+    if tainted.is_empty() {
+        return false;
     }
-    out
+    for _ in 0..2 {
+        for i in &instrs {
+            let mut read = Vec::new();
+            for (k, op) in i.operands.iter().enumerate() {
+                names_read(op, k == 0, &mut read);
+            }
+            if i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)) || read.iter().any(|r| tainted.contains(r)) {
+                tainted.extend(super::remat::writes(i));
+            }
+        }
+    }
+    instrs.iter().any(|i| i.opcode.name == "bra" && i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)))
+}
+
+/// The registers an operand reads (a destination's own name is written, not read; its
+/// address registers are read).
+fn names_read<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
+    match op {
+        Operand::Name(id, _) | Operand::Not(id) if !dest => out.push(id.name),
+        Operand::Mem(a) => out.extend(a.base.map(|b| b.name)),
+        Operand::Index(id, ix, _) => {
+            out.push(id.name);
+            names_read(ix, false, out);
+        }
+        Operand::Vector(v, _) | Operand::List(v, _) | Operand::MemList(v, _) => v.iter().for_each(|o| names_read(o, dest, out)),
+        Operand::Pair(a, b) => {
+            names_read(a, dest, out);
+            names_read(b, dest, out);
+        }
+        Operand::Sel(o, _, _) => names_read(o, dest, out),
+        _ => {}
+    }
+}
+
+/// Whether a body has a spin loop ([`is_spin_loop`], innermost and without sync points),
+/// such as waiting for a flag that another thread of the CTA sets. On a GPU (sm_70's
+/// independent thread scheduling, PTX ISA 6.4 section 3.2) the other threads go on while one
+/// spins. Run thread after thread, a thread spinning for a thread that runs after it would
+/// never stop: such a kernel runs under the scheduler, where the loop yields.
+pub fn has_spin_loop(body: &[Stmt<'_>]) -> bool {
+    let mut seq: Vec<&Stmt<'_>> = Vec::new();
+    super::flatten(body, &mut seq);
+    if seq.iter().any(|s| matches!(s, Stmt::Instr(i) if i.opcode.name == "call")) {
+        return false;
+    }
+    innermost_loops(&seq).into_iter().any(|(h, b)| !seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i))) && is_spin_loop(&seq[h..=b]))
 }
 
 /// The labels that the yield points of `body` branch back to (their loops' headers).
@@ -107,8 +188,10 @@ pub const YIELD_EVERY: u32 = 8;
 /// mask; it (or, with yield points off, the thread at once) goes on at `enter`, the block in
 /// front of the header that sets the count to zero. A loop of at most `YIELD_EVERY` iterations
 /// inside a loop of those runs, so that LLVM unrolls the inner one completely and the count
-/// disappears. Leaves the builder in a fresh block without predecessors.
-pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, head: BasicBlock<'ctx>, enter: BasicBlock<'ctx>) {
+/// disappears. A spin loop (`always`) yields whether yield points are on or not: the thread
+/// it waits for may be one that has not run yet. Leaves the builder in a fresh block without
+/// predecessors.
+pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, head: BasicBlock<'ctx>, enter: BasicBlock<'ctx>, always: bool) {
     let ctx = e.ctx();
     let c = e.sync.as_ref().unwrap().yield_count.expect("a kernel with yield points has a yield count");
     let i32t = ctx.i32_type();
@@ -119,10 +202,14 @@ pub fn yield_then_branch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, head: BasicBlock
     let y = ctx.append_basic_block(e.f, "yield.due");
     e.b.build_conditional_branch(due, y, head).unwrap();
     e.b.position_at_end(y);
-    let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
-    let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
     let stop = ctx.append_basic_block(e.f, "yield");
-    e.b.build_conditional_branch(on, stop, enter).unwrap();
+    if always {
+        e.b.build_unconditional_branch(stop).unwrap();
+    } else {
+        let on_p = e.sync.as_ref().expect("sync kernel").yield_on;
+        let on = e.b.build_load(ctx.bool_type(), on_p, "yield.on").unwrap().into_int_value();
+        e.b.build_conditional_branch(on, stop, enter).unwrap();
+    }
     e.b.position_at_end(stop);
     let lane = e.lane_id();
     let one = ctx.i32_type().const_int(1, false);

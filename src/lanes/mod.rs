@@ -139,7 +139,7 @@ pub fn sync_funcs<'a>(ast: &crate::syntax::ast::Module<'a>) -> std::collections:
 pub fn needs_scheduler(body: &[Stmt], funcs: &std::collections::HashSet<&str>) -> bool {
     let mut c = Vec::new();
     callees(body, &mut c);
-    has_sync(body) || c.iter().any(|f| funcs.contains(f))
+    has_sync(body) || c.iter().any(|f| funcs.contains(f)) || lockstep::has_spin_loop(body)
 }
 
 /// The LLVM type of `SyncSlot`.

@@ -331,7 +331,7 @@ fn collect<'a>(body: &'a [Stmt<'a>], top: bool, decls: &mut Vec<(&'a str, Option
 }
 
 /// The registers an instruction writes (see `written_names`).
-fn writes<'a>(i: &Instr<'a>) -> Vec<&'a str> {
+pub(crate) fn writes<'a>(i: &Instr<'a>) -> Vec<&'a str> {
     let mut out = Vec::new();
     for (k, op) in i.operands.iter().enumerate() {
         written_names(op, k == 0, &mut out);
