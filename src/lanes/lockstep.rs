@@ -16,7 +16,9 @@
 //! that LLVM vectorizes. When the threads diverge (a pass ends with threads at different
 //! points: trip counts differ, one thread loops while the others wait at a barrier), yield
 //! points are switched off for the rest of the CTA, and each thread again runs its loops to
-//! completion; the runtime releases the threads that were stopped at a yield point.
+//! completion; the runtime releases the threads that were stopped at a yield point. A spin
+//! loop (one that waits for another thread: [`has_spin_loop`]) keeps yielding after the
+//! threads diverged, so that the thread it waits for runs.
 
 use crate::codegen::abi::{self, slot};
 use crate::codegen::FnEmitter;
