@@ -73,6 +73,10 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     yields: std::collections::HashSet<*const Instr<'a>>,
     /// The yield points of spin loops, which yield even after the threads diverged.
     spin_yields: std::collections::HashSet<*const Instr<'a>>,
+    /// The volatile shared accesses since the last sync point on the way here: none
+    /// (`Some(None)`), the last was a load or a store (`Some(Some(store))`), or unknown
+    /// after a label (`None`); see [`FnEmitter::volatile_step`].
+    pub(crate) volatile_last: Option<Option<bool>>,
     /// The loop headers of yield points: label name -> the header block itself. `labels`
     /// maps these names to the loop's entry block instead, which resets the yield count
     /// (`lanes::lockstep::yield_then_branch`).
@@ -343,6 +347,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         remat_tmp: Vec::new(),
         yields: std::collections::HashSet::new(),
         spin_yields: std::collections::HashSet::new(),
+        volatile_last: Some(None),
         yield_heads: HashMap::new(),
         overrides: HashMap::new(),
         mem_base: None,
@@ -774,6 +779,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn body(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
         self.labels.clear();
         self.yield_heads.clear();
+        // Each region copy emits the same sync points as the general copy.
+        self.volatile_last = Some(None);
         self.branch_targets.clear();
         self.declare_labels(body);
         if self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) {
@@ -878,6 +885,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                         self.b.build_unconditional_branch(bb).unwrap();
                     }
                     self.b.position_at_end(bb);
+                    self.volatile_last = None;
                     if let Some(&head) = self.yield_heads.get(l.name) {
                         let c = self.sync.as_ref().and_then(|s| s.yield_count).expect("yield loops have a count");
                         self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
@@ -966,6 +974,20 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// kernel's own body, not in an inlined function.
     fn is_yield(&self, i: &Instr<'a>) -> bool {
         self.sync.is_some() && self.inlining.is_empty() && self.yields.contains(&(i as *const Instr<'a>))
+    }
+
+    /// Records a volatile shared access (`store` or load) and says whether the lanes of the
+    /// warp must meet before it (`lanes::is_lockstep_access`): before a store or a load that
+    /// follows a store, since the last sync point on the way here; always after a label
+    /// (the way here is not known). Loads after loads need not meet.
+    pub(crate) fn volatile_step(&mut self, store: bool) -> bool {
+        let meet = match self.volatile_last {
+            None => true,
+            Some(None) => false,
+            Some(Some(last)) => last || store,
+        };
+        self.volatile_last = Some(Some(store));
+        meet
     }
 
     /// The loop header a yielding backward branch returns to (see `yield_heads`).

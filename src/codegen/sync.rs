@@ -13,6 +13,16 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     if !crate::lanes::is_sync(i) {
         return Ok(false);
     }
+    if let Some(store) = crate::lanes::is_lockstep_access(i) {
+        // The access itself is emitted as any other; first, where needed, the lanes of the
+        // warp meet (`lanes::is_lockstep_access`).
+        if !e.m.nvptx && e.sync.is_some() && e.volatile_step(store) {
+            let c = e.ctx().i32_type();
+            sync_point(e, abi::SYNC_WARP, &[(slot::MASK, c.const_zero()), (slot::FLAGS, c.const_int(abi::FLAG_NOSYNC as u64, false))]);
+            e.volatile_last = Some(Some(store));
+        }
+        return Ok(false);
+    }
     if e.m.nvptx {
         return super::nvvm::sync(e, i);
     }

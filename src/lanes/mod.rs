@@ -69,12 +69,33 @@ pub(crate) fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
     }
 }
 
-/// Whether an instruction is a synchronization point.
+/// Whether an instruction is a synchronization point (a volatile shared access may be one:
+/// [`is_lockstep_access`]).
 pub fn is_sync(i: &Instr) -> bool {
-    matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
+    is_lockstep_access(i).is_some()
+        || matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
         || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
         || i.opcode.name == "mma"
         || i.opcode.name == "ldmatrix"
+}
+
+/// For a volatile access of shared memory (`ld.volatile`/`st.volatile` with `.shared` or a
+/// generic address): whether it stores. Warp-synchronous code relies on the lanes of a warp
+/// running such accesses in lockstep (PTX ISA 6.4 section 3.2: before sm_70 a warp shares
+/// one program counter; the CUDA SDK's reductions and warp scans end in a `volatile` shared
+/// tail without barriers, and on a GPU they give the lockstep result). So before a volatile
+/// store, and before a volatile load that follows one, the lanes of a warp that get there
+/// meet first (`codegen::sync`, a `bar.warp.sync` whose members are the lanes at the
+/// instruction once the warp is blocked, as for the deprecated `shfl`): every lane's
+/// accesses of one step happen before any lane's of the next.
+pub fn is_lockstep_access(i: &Instr) -> Option<bool> {
+    let store = match i.opcode.name {
+        "ld" => false,
+        "st" => true,
+        _ => return None,
+    };
+    let other_space = i.mods.iter().any(|m| matches!(*m, "global" | "local" | "const" | "param"));
+    (i.has_mod("volatile") && !other_space).then_some(store)
 }
 
 pub fn has_sync(body: &[Stmt]) -> bool {
@@ -1331,6 +1352,7 @@ pub fn sync_point<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, kind: u32, fields: &[(u
     st.site_stores.push(site_store);
     st.last_site = site;
     st.next_alias = None;
+    e.volatile_last = Some(None);
     e.b.position_at_end(resume);
     e.b.build_unconditional_branch(cont).unwrap();
     e.b.position_at_end(cont);
