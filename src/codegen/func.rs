@@ -779,8 +779,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn body(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
         self.labels.clear();
         self.yield_heads.clear();
-        // Each region copy emits the same sync points as the general copy.
+        // Each region copy emits the same sync points as the general copy, and declares its
+        // own `.local` variables (pointers into its own thread loop's frame).
         self.volatile_last = Some(None);
+        self.local_ranges.clear();
         self.branch_targets.clear();
         self.declare_labels(body);
         if self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) {
@@ -1654,6 +1656,20 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         };
         if let Some((p, rty)) = self.reg_read(base.name)? {
             let v = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
+            if rty.bits() <= 32 && !self.m.nvptx && matches!(space, Some(StateSpace::Local | StateSpace::Const)) {
+                if let Some(anchor) = self.space_anchor(space) {
+                    // A 32-bit `.local`/`.const` address (`mov.u32 %r, lv`, 6.4.1's `mov.u32 p,
+                    // tbl`; `cvt.u32.u64` of one, 9.7.8.13) holds the low half of the host
+                    // address: the variable nearest to the space's anchor with those low bits.
+                    let i32t = self.ctx().i32_type();
+                    let v32 = self.resize(v, 32, false);
+                    let v32 = self.b.build_int_add(v32, self.b.build_int_truncate(off, i32t, "").unwrap(), "").unwrap();
+                    let a64 = self.b.build_ptr_to_int(anchor, i64t, "").unwrap();
+                    let d = self.b.build_int_sub(v32, self.b.build_int_truncate(a64, i32t, "").unwrap(), "").unwrap();
+                    let host = self.b.build_int_add(a64, self.b.build_int_s_extend(d, i64t, "").unwrap(), "").unwrap();
+                    return Ok(self.space_ptr(host, space));
+                }
+            }
             let v = self.resize(v, 64, false);
             let v = self.b.build_int_add(v, off, "").unwrap();
             return Ok(self.space_ptr(v, space));
@@ -1726,6 +1742,23 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         };
         let off = self.b.build_int_sub(v, bi, "").unwrap();
         unsafe { self.b.build_gep(self.ctx().i8_type(), bp, &[off], "").unwrap() }
+    }
+
+    /// A pointer into `.local` (this function's first `.local` variable) or `.const` memory
+    /// (the module's first `.const` variable), from which 32-bit addresses of the space are
+    /// widened (see `address`): the space's variables lie within 2 GiB of it.
+    fn space_anchor(&self, space: Option<StateSpace>) -> Option<PointerValue<'ctx>> {
+        match space {
+            Some(StateSpace::Local) => self.local_ranges.first().map(|r| r.0),
+            Some(StateSpace::Const) => self.m.ast.items.iter().find_map(|it| match it {
+                ast::Item::Var(v) if v.space == StateSpace::Const => match self.m.globals.get(v.name.name) {
+                    Some(super::GlobalSym::Mem(g)) => Some(g.as_pointer_value()),
+                    _ => None,
+                },
+                _ => None,
+            }),
+            _ => None,
+        }
     }
 
     pub fn const_int(&self, ty: Type, v: u64) -> IntValue<'ctx> {
