@@ -1548,6 +1548,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             Some(GlobalSym::Mem(g)) => Ok(self.b.build_ptr_to_int(g.as_pointer_value(), i64t, "").unwrap()),
             Some(GlobalSym::Shared(off)) => Ok(self.shared_offset_value(off)),
             Some(GlobalSym::Func(f)) => Ok(self.b.build_ptr_to_int(f.as_global_value().as_pointer_value(), i64t, "").unwrap()),
+            // PTX ISA 4.6 (Table 3): the predefined constant WARP_SZ, the warp size.
+            None if id.name == "WARP_SZ" => Ok(i64t.const_int(32, false)),
             None => Err(self.err(id.span, format!("undeclared name `{}`", id.name))),
         }
     }

@@ -177,7 +177,9 @@ pub(crate) fn sreg<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: &Ident, comp: Opti
         Some('x') | None => "x",
         Some('y') => "y",
         Some('z') => "z",
-        Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z")),
+        // The unused fourth element of the .v4 registers (10.1): always zero.
+        Some('w') if matches!(name, "tid" | "ntid" | "ctaid" | "nctaid") => return Ok(e.ctx().i32_type().const_zero()),
+        Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z (and .w, always 0, for %tid, %ntid, %ctaid, %nctaid)")),
     };
     let wide = matches!(name, "gridid" | "clock64" | "globaltimer") || name.ends_with("_64");
     let intr = match name {

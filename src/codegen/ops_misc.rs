@@ -46,7 +46,10 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
         Some('x') | None => 0,
         Some('y') => 1,
         Some('z') => 2,
-        Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z")),
+        // PTX ISA 10.1-10.2, 10.5-10.6: %tid, %ntid, %ctaid and %nctaid are .v4 .u32; the
+        // fourth element is unused and always returns zero.
+        Some('w') if matches!(id.name, "%tid" | "%ntid" | "%ctaid" | "%nctaid") => return Ok(i32t.const_zero()),
+        Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z (and .w, always 0, for %tid, %ntid, %ctaid, %nctaid)")),
     };
     Ok(match id.name {
         "%tid" => e.tid[k],

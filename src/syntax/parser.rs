@@ -379,6 +379,31 @@ impl<'a> Parser<'a> {
                 }
                 ptr = Some(p);
                 r = r3;
+            } else if w == "attribute" {
+                // `.attribute(.managed)` (5.4.8, PTX 4.0; `.unified(uuid1, uuid2)` since 7.0):
+                // where the host may also reach the variable. On the CPU every `.global`
+                // variable is host memory, so the attributes change nothing.
+                let (mut r3, _) = expect_char(ws(r2), '(')?;
+                loop {
+                    r3 = ws(r3);
+                    match dot_word(r3) {
+                        Some((r4, "managed")) => r3 = r4,
+                        Some((r4, "unified")) => {
+                            let (r5, _) = expect_char(ws(r4), '(')?;
+                            let Some(close) = r5.find(')') else { return fail(r5, "expected `)`") };
+                            r3 = &r5[close + 1..];
+                        }
+                        _ => return fail(r3, "expected `.managed` or `.unified(...)` in `.attribute(...)`"),
+                    }
+                    r3 = ws(r3);
+                    if let Some(r4) = r3.strip_prefix(',') {
+                        r3 = r4;
+                    } else {
+                        break;
+                    }
+                }
+                let (r3, _) = expect_char(r3, ')')?;
+                r = r3;
             } else if let Some(t) = Type::from_str(w) {
                 if ty.is_some() {
                     return fail(r, "more than one type in a declaration");
@@ -413,7 +438,7 @@ impl<'a> Parser<'a> {
                 range = Some(n);
                 r2 = r3;
             }
-            let mut dims = SmallVec::new();
+            let mut dims: SmallVec<[Option<u64>; 1]> = SmallVec::new();
             loop {
                 let r3 = ws(r2);
                 let Some(r4) = r3.strip_prefix('[') else { break };
@@ -433,6 +458,18 @@ impl<'a> Parser<'a> {
             let (r3, eq) = opt_char(r2, '=');
             if eq {
                 let (r4, i) = self.init(ws(r3), 0)?;
+                // 5.4.3: with an initializer the first dimension may be omitted (`.u32
+                // index[] = {0, 1, 2}`, `.s32 offset[][2] = {{-1, 0}, {0, -1}}`); it is the
+                // number of elements the initializer gives that dimension.
+                if dims.first() == Some(&None) {
+                    let inner: u64 = dims[1..].iter().map(|d: &Option<u64>| d.unwrap_or(1)).product::<u64>().max(1);
+                    let n = match &i {
+                        Init::List(items, _) if items.iter().any(|x| matches!(x, Init::List(..))) => items.len() as u64,
+                        Init::List(items, _) => (items.len() as u64).div_ceil(inner),
+                        Init::Expr(_) => 1,
+                    };
+                    dims[0] = Some(n);
+                }
                 init = Some(i);
                 r2 = r4;
             }
