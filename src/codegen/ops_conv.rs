@@ -25,6 +25,9 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     if i.has_mod("satfinite") {
         return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2 only"));
     }
+    if let Some(m) = i.mods.iter().find(|m| matches!(**m, "tf32" | "e4m3x2" | "e5m2x2" | "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2")) {
+        return Err(e.err(i.span, format!("`cvt` to or from `.{m}` (a PTX 7.0+ format) is not supported by ptxr yet")));
+    }
     let tys = types_of(i);
     if tys.len() != 2 {
         return Err(e.err(i.span, "`cvt` needs a destination and a source type"));
