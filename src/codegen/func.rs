@@ -988,8 +988,17 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             Some(None) => false,
             Some(Some(last)) => last || store,
         };
-        self.volatile_last = Some(Some(store));
+        self.note_access(store);
         meet
+    }
+
+    /// Records a shared or generic access on the way to the next volatile one (a plain
+    /// store before a volatile load needs the lanes to meet as much as a volatile one).
+    pub(crate) fn note_access(&mut self, store: bool) {
+        self.volatile_last = match self.volatile_last {
+            None => None,
+            Some(last) => Some(Some(store || last == Some(true))),
+        };
     }
 
     /// The loop header a yielding backward branch returns to (see `yield_heads`).

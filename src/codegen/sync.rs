@@ -11,6 +11,9 @@ use inkwell::values::IntValue;
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
     if !crate::lanes::is_sync(i) {
+        if e.sync.is_some() && matches!(i.opcode.name, "ld" | "st" | "atom" | "red") && !i.mods.iter().any(|m| matches!(*m, "global" | "local" | "const" | "param")) {
+            e.note_access(i.opcode.name != "ld");
+        }
         return Ok(false);
     }
     if let Some(store) = crate::lanes::is_lockstep_access(i) {

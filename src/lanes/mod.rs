@@ -87,7 +87,8 @@ pub fn is_sync(i: &Instr) -> bool {
 /// store, and before a volatile load that follows one, the lanes of a warp that get there
 /// meet first (`codegen::sync`, a `bar.warp.sync` whose members are the lanes at the
 /// instruction once the warp is blocked, as for the deprecated `shfl`): every lane's
-/// accesses of one step happen before any lane's of the next.
+/// accesses of one step happen before any lane's of the next. Plain shared and generic
+/// accesses count as steps too (a plain store before a volatile load), but do not meet.
 pub fn is_lockstep_access(i: &Instr) -> Option<bool> {
     let store = match i.opcode.name {
         "ld" => false,
@@ -96,6 +97,15 @@ pub fn is_lockstep_access(i: &Instr) -> Option<bool> {
     };
     let other_space = i.mods.iter().any(|m| matches!(*m, "global" | "local" | "const" | "param"));
     (i.has_mod("volatile") && !other_space).then_some(store)
+}
+
+/// Whether a body has a sync point other than a volatile shared access.
+fn has_strict_sync(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Instr(i) => is_sync(i) && is_lockstep_access(i).is_none(),
+        Stmt::Block(b, _) => has_strict_sync(b),
+        _ => false,
+    })
 }
 
 pub fn has_sync(body: &[Stmt]) -> bool {
@@ -137,7 +147,11 @@ pub fn sync_funcs<'a>(ast: &crate::syntax::ast::Module<'a>) -> std::collections:
             Item::Func(f) if !f.entry => f.body.as_ref().map(|b| {
                 let mut c = Vec::new();
                 callees(b, &mut c);
-                (f.name.name, has_sync(b), c)
+                // Volatile shared accesses (`is_lockstep_access`) count in leaf functions
+                // (a `warpReduce(volatile int *s, int t)` helper); a function with calls
+                // keeps them as plain accesses rather than becoming impossible to call
+                // recursively or through a pointer.
+                (f.name.name, has_strict_sync(b) || (c.is_empty() && has_sync(b)), c)
             }),
             _ => None,
         })
