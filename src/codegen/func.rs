@@ -1544,6 +1544,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let i64t = self.ctx().i64_type();
         if let Some(loc) = self.vars.get(id.name).copied() {
             return Ok(match loc {
+                VarLoc::Ptr(p, _) if self.m.nvptx && self.local_ranges.iter().any(|r| r.0 == p) => super::nvvm::local_address(self, p),
                 VarLoc::Ptr(p, _) => self.b.build_ptr_to_int(p, i64t, "").unwrap(),
                 VarLoc::Shared(off, _) => self.shared_offset_value(off),
                 VarLoc::KParam(off, _) => {
@@ -1667,18 +1668,28 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         };
         if let Some((p, rty)) = self.reg_read(base.name)? {
             let v = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
-            if rty.bits() <= 32 && !self.m.nvptx && matches!(space, Some(StateSpace::Local | StateSpace::Const)) {
+            if !self.m.nvptx && matches!(space, Some(StateSpace::Local | StateSpace::Const)) {
                 if let Some(anchor) = self.space_anchor(space) {
                     // A 32-bit `.local`/`.const` address (`mov.u32 %r, lv`, 6.4.1's `mov.u32 p,
-                    // tbl`; `cvt.u32.u64` of one, 9.7.8.13) holds the low half of the host
-                    // address: the variable nearest to the space's anchor with those low bits.
+                    // tbl`; `cvt.u32.u64` of one, 9.7.8.13), or one widened again with its
+                    // high half zero (no host address is that low), holds the low half of the
+                    // host address: the variable nearest to the space's anchor with those low
+                    // bits.
                     let i32t = self.ctx().i32_type();
                     let v32 = self.resize(v, 32, false);
                     let v32 = self.b.build_int_add(v32, self.b.build_int_truncate(off, i32t, "").unwrap(), "").unwrap();
                     let a64 = self.b.build_ptr_to_int(anchor, i64t, "").unwrap();
                     let d = self.b.build_int_sub(v32, self.b.build_int_truncate(a64, i32t, "").unwrap(), "").unwrap();
                     let host = self.b.build_int_add(a64, self.b.build_int_s_extend(d, i64t, "").unwrap(), "").unwrap();
-                    return Ok(self.space_ptr(host, space));
+                    if rty.bits() <= 32 {
+                        return Ok(self.space_ptr(host, space));
+                    }
+                    let v64 = self.resize(v, 64, false);
+                    let hi = self.b.build_right_shift(v64, i64t.const_int(32, false), false, "").unwrap();
+                    let low = self.b.build_int_compare(inkwell::IntPredicate::EQ, hi, i64t.const_zero(), "").unwrap();
+                    let full = self.b.build_int_add(v64, off, "").unwrap();
+                    let a = self.b.build_select(low, host, full, "").unwrap().into_int_value();
+                    return Ok(self.space_ptr(a, space));
                 }
             }
             let v = self.resize(v, 64, false);

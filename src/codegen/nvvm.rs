@@ -27,6 +27,7 @@ use inkwell::AddressSpace;
 const AS_GLOBAL: u16 = 1;
 const AS_SHARED: u16 = 3;
 const AS_CONST: u16 = 4;
+const AS_LOCAL: u16 = 5;
 
 /// The `addrspace(3)` global of a `.shared` variable. Function-scope variables get a module
 /// name of their own; `.extern .shared` arrays (dynamic shared memory) keep their name and
@@ -145,6 +146,7 @@ pub(crate) fn space_ptr<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>
         Some(StateSpace::Global) => AS_GLOBAL,
         Some(StateSpace::Shared) => AS_SHARED,
         Some(StateSpace::Const) => AS_CONST,
+        Some(StateSpace::Local) => AS_LOCAL,
         _ => 0,
     };
     let v = e.resize(v, 64, false);
@@ -274,13 +276,16 @@ pub(crate) fn fence(e: &mut FnEmitter<'_, '_, '_>, scope: &str) {
     call_intr(e, name, &[]);
 }
 
-/// PTX ISA 9.7.8.13 cvta: an `addrspacecast` between generic and global/shared/const;
-/// `.local` storage is addressed generically in NVPTX mode, so `cvta.local` is the identity.
+/// PTX ISA 9.7.8.13 cvta: an `addrspacecast` between generic and global/shared/const/local.
+/// A `.local` variable's storage is an alloca (generic); its address in the local space
+/// (`mov.u64 %rd, lv`, [`local_address`]) and `cvta.to.local` are local-window addresses, so
+/// that a 32-bit one (`cvt.u32.u64`) still addresses it.
 pub(crate) fn cvta<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, space: Option<StateSpace>, to: bool) -> IntValue<'ctx> {
     let aspace = match space {
         Some(StateSpace::Global) => AS_GLOBAL,
         Some(StateSpace::Shared) => AS_SHARED,
         Some(StateSpace::Const) => AS_CONST,
+        Some(StateSpace::Local) => AS_LOCAL,
         _ => return e.resize(v, 64, false),
     };
     let c = e.ctx();
@@ -288,6 +293,13 @@ pub(crate) fn cvta<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, spa
     let v = e.resize(v, 64, false);
     let p = e.b.build_int_to_ptr(v, c.ptr_type(AddressSpace::from(from)), "").unwrap();
     let q = e.b.build_address_space_cast(p, c.ptr_type(AddressSpace::from(into)), "").unwrap();
+    e.b.build_ptr_to_int(q, c.i64_type(), "").unwrap()
+}
+
+/// The local-space address of a `.local` variable's storage `p` (see [`cvta`]).
+pub(crate) fn local_address<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: inkwell::values::PointerValue<'ctx>) -> IntValue<'ctx> {
+    let c = e.ctx();
+    let q = e.b.build_address_space_cast(p, c.ptr_type(AddressSpace::from(AS_LOCAL)), "").unwrap();
     e.b.build_ptr_to_int(q, c.i64_type(), "").unwrap()
 }
 
