@@ -15,11 +15,19 @@ use inkwell::{FloatPredicate, IntPredicate};
 pub const CANON_NAN: u64 = 0x7fff;
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    // bfloat16 arithmetic (PTX 7.0 fma/min/max/neg/abs, 7.8 add/sub/mul, ex2.approx): the
+    // same lanes as f16, in the bf16 format.
+    if matches!(i.opcode.name, "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max" | "ex2") {
+        if let Some(m) = i.mods.iter().find(|m| matches!(**m, "bf16" | "bf16x2")) {
+            let ty = if *m == "bf16" { Type::F16 } else { Type::F16x2 };
+            return arith(e, i, ty, Half::BF16).map(|_| true);
+        }
+    }
     let tys = types_of(i);
     let Some(&last) = tys.last() else { return Ok(false) };
     let op = i.opcode.name;
     match op {
-        "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max" | "ex2" if matches!(last, Type::F16 | Type::F16x2) => arith(e, i, last).map(|_| true),
+        "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max" | "ex2" if matches!(last, Type::F16 | Type::F16x2) => arith(e, i, last, Half::F16).map(|_| true),
         "setp" if matches!(last, Type::F16 | Type::F16x2) => setp(e, i, last).map(|_| true),
         "set" if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2)) => set(e, i).map(|_| true),
         _ => Ok(false),
@@ -67,6 +75,31 @@ pub fn round_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rn
 /// `round_f16` with the NaN result `nan`, or with the input's sign and upper payload bits
 /// quieted when `nan` is None (GPU-measured: cvt.f16.f64 does that, everything else gives 0x7fff).
 pub fn round_f16_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd, nan: Option<u64>) -> IntValue<'ctx> {
+    round_half(e, v, rnd, nan, Half::F16)
+}
+
+/// A 16-bit float format: IEEE binary16 (`.f16`) or bfloat16 (`.bf16`, PTX 7.0: the upper
+/// half of an f32).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Half {
+    F16,
+    BF16,
+}
+
+impl Half {
+    /// Mantissa bits, smallest normal exponent, largest exponent, the exponent field mask
+    /// (= +inf) and the largest finite magnitude.
+    fn params(self) -> (u64, i64, i64, u64, u64) {
+        match self {
+            Half::F16 => (10, -14, 15, 0x7c00, 0x7bff),
+            Half::BF16 => (7, -126, 127, 0x7f80, 0x7f7f),
+        }
+    }
+}
+
+/// Rounds an f64 value to the bits of a 16-bit format (see [`round_f16_nan`]).
+fn round_half<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd: Rnd, nan: Option<u64>, fmt: Half) -> IntValue<'ctx> {
+    let (mant, emin, emax, inf, max) = fmt.params();
     let i64t = e.ctx().i64_type();
     let c = |k: u64| i64t.const_int(k, false);
     let b = &e.b;
@@ -80,17 +113,17 @@ pub fn round_f16_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd
     let bexp1 = b.build_select(is_sub64, c(1), bexp, "").unwrap().into_int_value();
     // Unbiased exponent (signed).
     let ue = b.build_int_sub(bexp1, c(1023), "").unwrap();
-    let below = b.build_int_compare(IntPredicate::SLT, ue, i64t.const_int((-14i64) as u64, true), "").unwrap();
-    // shift = 42 (+ how far below the f16 normal range), at most 63.
-    let extra = b.build_int_sub(i64t.const_int((-14i64) as u64, true), ue, "").unwrap();
-    let shift = b.build_select(below, b.build_int_add(c(42), extra, "").unwrap(), c(42), "").unwrap().into_int_value();
+    let below = b.build_int_compare(IntPredicate::SLT, ue, i64t.const_int(emin as u64, true), "").unwrap();
+    // shift = 52 - mant (+ how far below the normal range), at most 63.
+    let extra = b.build_int_sub(i64t.const_int(emin as u64, true), ue, "").unwrap();
+    let shift = b.build_select(below, b.build_int_add(c(52 - mant), extra, "").unwrap(), c(52 - mant), "").unwrap().into_int_value();
     let big = b.build_int_compare(IntPredicate::UGT, shift, c(63), "").unwrap();
     let shift = b.build_select(big, c(63), shift, "").unwrap().into_int_value();
     let int = b.build_right_shift(sig, shift, false, "").unwrap();
     let mask = b.build_int_sub(b.build_left_shift(c(1), shift, "").unwrap(), c(1), "").unwrap();
     let rem = b.build_and(sig, mask, "").unwrap();
     let half = b.build_left_shift(c(1), b.build_int_sub(shift, c(1), "").unwrap(), "").unwrap();
-    let normal_base = b.build_int_add(b.build_left_shift(b.build_int_add(ue, c(14), "").unwrap(), c(10), "").unwrap(), int, "").unwrap();
+    let normal_base = b.build_int_add(b.build_left_shift(b.build_int_sub(ue, i64t.const_int(emin as u64, true), "").unwrap(), c(mant), "").unwrap(), int, "").unwrap();
     let base = b.build_select(below, int, normal_base, "").unwrap().into_int_value();
     let inexact = b.build_int_compare(IntPredicate::NE, rem, c(0), "").unwrap();
     let is_neg = b.build_int_compare(IntPredicate::NE, sign, c(0), "").unwrap();
@@ -108,27 +141,86 @@ pub fn round_f16_nan<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>, rnd
         Rnd::M => b.build_and(inexact, is_neg, "").unwrap(),
     };
     let mag = b.build_int_add(base, b.build_int_z_extend(up, i64t, "").unwrap(), "").unwrap();
-    // Overflow (|v| ≥ 2^16): inf when the mode rounds away from zero, MAX otherwise.
-    let over = b.build_int_compare(IntPredicate::SGT, ue, c(15), "").unwrap();
+    // Overflow (|v| ≥ 2^(emax+1)): inf when the mode rounds away from zero, MAX otherwise.
+    let over = b.build_int_compare(IntPredicate::SGT, ue, c(emax as u64), "").unwrap();
     let to_inf = match rnd {
         Rnd::N => t,
         Rnd::Z => f,
         Rnd::P => b.build_not(is_neg, "").unwrap(),
         Rnd::M => is_neg,
     };
-    let ovf = b.build_select(to_inf, c(0x7c00), c(0x7bff), "").unwrap().into_int_value();
+    let ovf = b.build_select(to_inf, c(inf), c(max), "").unwrap().into_int_value();
     let mag = b.build_select(over, ovf, mag, "").unwrap().into_int_value();
     let is_inf = b.build_int_compare(IntPredicate::EQ, abs, c(0x7ff0_0000_0000_0000), "").unwrap();
-    let mag = b.build_select(is_inf, c(0x7c00), mag, "").unwrap().into_int_value();
+    let mag = b.build_select(is_inf, c(inf), mag, "").unwrap().into_int_value();
     let r = b.build_or(mag, b.build_left_shift(sign, c(15), "").unwrap(), "").unwrap();
     let is_nan = b.build_int_compare(IntPredicate::UGT, abs, c(0x7ff0_0000_0000_0000), "").unwrap();
     let nan = match nan {
         Some(k) => c(k),
-        // Sign kept, quiet bit set, payload = the upper 10 mantissa bits.
-        None => b.build_or(b.build_or(b.build_left_shift(sign, c(15), "").unwrap(), c(0x7e00), "").unwrap(), b.build_right_shift(man, c(42), false, "").unwrap(), "").unwrap(),
+        // Sign kept, quiet bit set, payload = the upper mantissa bits.
+        None => b.build_or(b.build_or(b.build_left_shift(sign, c(15), "").unwrap(), c(inf | (1 << (mant - 1))), "").unwrap(), b.build_right_shift(man, c(52 - mant), false, "").unwrap(), "").unwrap(),
     };
     let r = b.build_select(is_nan, nan, r, "").unwrap().into_int_value();
     b.build_int_truncate(r, e.ctx().i16_type(), "").unwrap()
+}
+
+/// Exact 16-bit float bits (i16) of `fmt` → f32.
+fn half_to_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>, fmt: Half) -> FloatValue<'ctx> {
+    match fmt {
+        Half::F16 => h2f(e, h),
+        Half::BF16 => {
+            let i32t = e.ctx().i32_type();
+            let x = e.b.build_int_z_extend(h, i32t, "").unwrap();
+            let x = e.b.build_left_shift(x, i32t.const_int(16, false), "").unwrap();
+            e.b.build_bit_cast(x, e.ctx().f32_type(), "").unwrap().into_float_value()
+        }
+    }
+}
+
+fn half_to_f64<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>, fmt: Half) -> FloatValue<'ctx> {
+    let f = half_to_f32(e, h, fmt);
+    e.b.build_float_ext(f, e.ctx().f64_type(), "").unwrap()
+}
+
+/// `.ftz` on 16-bit float bits of `fmt`: subnormals become sign-preserving zero.
+fn ftz_half<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>, fmt: Half) -> IntValue<'ctx> {
+    let t = h.get_type();
+    let exp = e.b.build_and(h, t.const_int(fmt.params().3, false), "").unwrap();
+    let sub = e.b.build_int_compare(IntPredicate::EQ, exp, t.const_zero(), "").unwrap();
+    let sign = e.b.build_and(h, t.const_int(0x8000, false), "").unwrap();
+    e.b.build_select(sub, sign, h, "").unwrap().into_int_value()
+}
+
+/// Whether 16-bit float bits of `fmt` are a NaN.
+fn is_nan_half<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>, fmt: Half) -> IntValue<'ctx> {
+    let t = h.get_type();
+    let m = e.b.build_and(h, t.const_int(0x7fff, false), "").unwrap();
+    e.b.build_int_compare(IntPredicate::UGT, m, t.const_int(fmt.params().3, false), "").unwrap()
+}
+
+/// `s = p + q` rounded to nearest in f64, made round-to-odd: when the sum is inexact (its
+/// error, from Knuth's TwoSum, is not zero) the last bit of `s` is set on the truncated
+/// value. bf16 operands span up to 2^254, so a sum can be inexact in f64; rounding a
+/// round-to-odd f64 (53 bits) once more to bf16 (8 bits) then gives the correctly rounded
+/// bf16 result, where RN twice could land on a bf16 tie that the exact sum is not on.
+fn sum_to_odd<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: FloatValue<'ctx>, q: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let b = &e.b;
+    let i64t = e.ctx().i64_type();
+    let f64t = e.ctx().f64_type();
+    let s = b.build_float_add(p, q, "").unwrap();
+    let bb = b.build_float_sub(s, p, "").unwrap();
+    let ap = b.build_float_sub(s, bb, "").unwrap();
+    let err = b.build_float_add(b.build_float_sub(p, ap, "").unwrap(), b.build_float_sub(q, bb, "").unwrap(), "").unwrap();
+    let bits = b.build_bit_cast(s, i64t, "").unwrap().into_int_value();
+    // |exact| > |s| when err has the sign of s: truncation is s; else one ulp below |s|.
+    let s_neg = b.build_float_compare(FloatPredicate::OLT, s, f64t.const_float(0.0), "").unwrap();
+    let e_neg = b.build_float_compare(FloatPredicate::OLT, err, f64t.const_float(0.0), "").unwrap();
+    let above = b.build_int_compare(IntPredicate::EQ, s_neg, e_neg, "").unwrap();
+    let trunc = b.build_select(above, bits, b.build_int_sub(bits, i64t.const_int(1, false), "").unwrap(), "").unwrap().into_int_value();
+    let odd = b.build_or(trunc, i64t.const_int(1, false), "").unwrap();
+    let inexact = b.build_float_compare(FloatPredicate::ONE, err, f64t.const_float(0.0), "").unwrap();
+    let r = b.build_select(inexact, odd, bits, "").unwrap().into_int_value();
+    b.build_bit_cast(r, f64t, "").unwrap().into_float_value()
 }
 
 /// `.ftz` on f16 bits: subnormals become sign-preserving zero.
@@ -138,13 +230,6 @@ pub fn ftz_h<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> IntValue<'
     let sub = e.b.build_int_compare(IntPredicate::EQ, exp, t.const_zero(), "").unwrap();
     let sign = e.b.build_and(h, t.const_int(0x8000, false), "").unwrap();
     e.b.build_select(sub, sign, h, "").unwrap().into_int_value()
-}
-
-/// f16 bits with NaN payloads replaced by the canonical NaN.
-fn is_nan_h<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> IntValue<'ctx> {
-    let t = h.get_type();
-    let m = e.b.build_and(h, t.const_int(0x7fff, false), "").unwrap();
-    e.b.build_int_compare(IntPredicate::UGT, m, t.const_int(0x7c00, false), "").unwrap()
 }
 
 /// `.sat` on an f64 value: clamp to [0, 1], NaN (and -0) → +0.
@@ -194,7 +279,7 @@ fn write_h<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>, ty: T
 // ---------------------------------------------------------------- arithmetic
 
 /// PTX ISA 9.7.4.1-5 add/sub/mul/fma/neg (and abs/min/max/ex2.approx of later PTX versions).
-fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
+fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type, fmt: Half) -> R<()> {
     let op = i.opcode.name;
     let ftz = i.has_mod("ftz");
     let sat = i.has_mod("sat");
@@ -212,7 +297,7 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
     for k in 0..n {
         let v = read_h(e, &i.operands[1 + k], ty)?;
         let l = lanes(e, v, ty);
-        srcs.push(if ftz { l.iter().map(|h| ftz_h(e, *h)).collect::<Vec<_>>() } else { l });
+        srcs.push(if ftz { l.iter().map(|h| ftz_half(e, *h, fmt)).collect::<Vec<_>>() } else { l });
     }
     let nl = if ty == Type::F16 { 1 } else { 2 };
     let i16t = e.ctx().i16_type();
@@ -223,18 +308,18 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
             // GPU-verified: neg.f16 of a NaN gives the canonical NaN.
             "neg" | "abs" => {
                 let r = if op == "neg" { e.b.build_xor(a, i16t.const_int(0x8000, false), "").unwrap() } else { e.b.build_and(a, i16t.const_int(0x7fff, false), "").unwrap() };
-                let n = is_nan_h(e, a);
+                let n = is_nan_half(e, a, fmt);
                 e.b.build_select(n, i16t.const_int(CANON_NAN, false), r, "").unwrap().into_int_value()
             }
             "min" | "max" => {
                 let b = srcs[1][k];
-                let (fa, fb) = (h2f(e, a), h2f(e, b));
+                let (fa, fb) = (half_to_f32(e, a, fmt), half_to_f32(e, b, fmt));
                 let is_min = op == "min";
                 let p = if is_min { FloatPredicate::OLT } else { FloatPredicate::OGT };
                 let c = e.b.build_float_compare(p, fa, fb, "").unwrap();
                 let r = e.b.build_select(c, a, b, "").unwrap().into_int_value();
-                let na = is_nan_h(e, a);
-                let nb = is_nan_h(e, b);
+                let na = is_nan_half(e, a, fmt);
+                let nb = is_nan_half(e, b, fmt);
                 let r = e.b.build_select(nb, a, r, "").unwrap().into_int_value();
                 let r = e.b.build_select(na, b, r, "").unwrap().into_int_value();
                 // -0 < +0
@@ -249,11 +334,19 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
                 e.b.build_select(nan_out, i16t.const_int(CANON_NAN, false), r, "").unwrap().into_int_value()
             }
             _ => {
-                let da = h2d(e, a);
+                let da = half_to_f64(e, a, fmt);
+                let bf = fmt == Half::BF16;
                 let v: FloatValue = match op {
-                    "add" => e.b.build_float_add(da, h2d(e, srcs[1][k]), "").unwrap(),
-                    "sub" => e.b.build_float_sub(da, h2d(e, srcs[1][k]), "").unwrap(),
-                    "mul" => e.b.build_float_mul(da, h2d(e, srcs[1][k]), "").unwrap(),
+                    "add" if bf => sum_to_odd(e, da, half_to_f64(e, srcs[1][k], fmt)),
+                    "sub" if bf => sum_to_odd(e, da, e.b.build_float_neg(half_to_f64(e, srcs[1][k], fmt), "").unwrap()),
+                    "add" => e.b.build_float_add(da, half_to_f64(e, srcs[1][k], fmt), "").unwrap(),
+                    "sub" => e.b.build_float_sub(da, half_to_f64(e, srcs[1][k], fmt), "").unwrap(),
+                    // Products of two 8- or 11-bit significands are exact in f64.
+                    "mul" => e.b.build_float_mul(da, half_to_f64(e, srcs[1][k], fmt), "").unwrap(),
+                    "fma" if bf => {
+                        let p = e.b.build_float_mul(da, half_to_f64(e, srcs[1][k], fmt), "").unwrap();
+                        sum_to_odd(e, p, half_to_f64(e, srcs[2][k], fmt))
+                    }
                     "fma" => {
                         let (db, dc) = (h2d(e, srcs[1][k]), h2d(e, srcs[2][k]));
                         e.intrinsic("llvm.fma", &[da.get_type().into()], &[da.into(), db.into(), dc.into()]).into_float_value()
@@ -270,10 +363,10 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) 
                 } else {
                     v
                 };
-                round_f16(e, v, Rnd::N)
+                round_half(e, v, Rnd::N, Some(CANON_NAN), fmt)
             }
         };
-        out.push(if ftz { ftz_h(e, r) } else { r });
+        out.push(if ftz { ftz_half(e, r, fmt) } else { r });
     }
     write_h(e, &i.operands[0], ty, &out)
 }
