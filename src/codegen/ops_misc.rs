@@ -22,6 +22,13 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         }
         // PTX ISA 9.7.17.2 nanosleep, 9.7.17.3 pmevent: no effect on results.
         "nanosleep" | "pmevent" => Ok(true),
+        // createpolicy (PTX 7.4): an opaque 64-bit cache policy, read only by the
+        // `.L2::cache_hint` operands that `syntax::hints` drops. `.cvt` passes a policy on.
+        "createpolicy" => {
+            let v = if i.has_mod("cvt") { e.read_int(&i.operands[1], Type::B64)? } else { e.ctx().i64_type().const_zero() };
+            e.write(&i.operands[0], Type::B64, v.into())?;
+            Ok(true)
+        }
         // PTX ISA 9.7.12.3 membar/fence: a sequentially consistent CPU fence.
         "membar" | "fence" if e.m.nvptx => {
             let scope = ["cta", "gpu", "gl", "sys"].into_iter().find(|m| i.has_mod(m)).unwrap_or("sys");

@@ -273,6 +273,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "nanosleep" => NANOSLEEP,
         "pmevent" => PMEVENT,
         "trap" => TRAP,
+        "createpolicy" => CREATEPOLICY,
         _ => &[],
     }
 }
@@ -287,7 +288,7 @@ pub const OPCODES: &[&str] = &[
     "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "vote", "match", "activemask", "redux", "wmma",
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
-    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp",
+    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp", "createpolicy",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -1084,6 +1085,9 @@ static ATOM: &[InstrSpec] = &[
     spec!("atom", "9.7.12.4", 4, 4, [opt!(ATOM_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(&["cas"]), req!(CAS_T)]),
     // .bf16/.bf16x2: ext PTX 7.8
     spec!("atom", "9.7.12.4", 3, 3, [opt!(ATOM_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(&["add"]), req!(&["noftz"]), req!(HALF_ALL)]),
+    // ext PTX 7.4: `.L2::cache_hint` takes a cache-policy operand.
+    spec!("atom", "9.7.12.4", 4, 4, [opt!(ATOM_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(ATOM_OP), req!(L2_HINT), req!(ATOM_T)]),
+    spec!("atom", "9.7.12.4", 5, 5, [opt!(ATOM_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(&["cas"]), req!(L2_HINT), req!(CAS_T)]),
 ];
 
 // The 6.4 example `red.global.acquire.sys.add.u32` uses `.acquire`, which the syntax's .sem
@@ -1091,6 +1095,8 @@ static ATOM: &[InstrSpec] = &[
 static RED: &[InstrSpec] = &[
     spec!("red", "9.7.12.5", 2, 2, [opt!(RED_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(RED_OP), req!(ATOM_T)]),
     spec!("red", "9.7.12.5", 2, 2, [opt!(RED_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(&["add"]), req!(&["noftz"]), req!(HALF_ALL)]),
+    // ext PTX 7.4: `.L2::cache_hint` takes a cache-policy operand.
+    spec!("red", "9.7.12.5", 3, 3, [opt!(RED_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(RED_OP), req!(L2_HINT), req!(ATOM_T)]),
 ];
 
 static VOTE: &[InstrSpec] = &[
@@ -1158,7 +1164,9 @@ static LDMATRIX: &[InstrSpec] = &[spec!("ldmatrix", "9.7.13.4.15", 2, 2, [
 ])];
 
 static CP: &[InstrSpec] = &[
-    spec!("cp", "9.7.8.25.3", 3, 4, [req!(&["async"]), req!(&["ca", "cg"]), req!(&["shared"]), req!(&["global"])]),
+    spec!("cp", "9.7.8.25.3", 3, 4, [req!(&["async"]), req!(&["ca", "cg"]), req!(&["shared"]), req!(&["global"]), opt!(L2_PREFETCH)]),
+    // ext PTX 7.4: `.L2::cache_hint` takes a cache-policy operand.
+    spec!("cp", "9.7.8.25.3", 4, 5, [req!(&["async"]), req!(&["ca", "cg"]), req!(&["shared"]), req!(&["global"]), req!(L2_HINT), opt!(L2_PREFETCH)]),
     spec!("cp", "9.7.8.25.4", 0, 0, [req!(&["async"]), req!(&["commit_group"])]),
     spec!("cp", "9.7.8.25.5", 1, 1, [req!(&["async"]), req!(&["wait_group"])]),
     spec!("cp", "9.7.8.25.5", 0, 0, [req!(&["async"]), req!(&["wait_all"])]),
@@ -1267,6 +1275,16 @@ static BRKPT: &[InstrSpec] = &[spec!("brkpt", "9.7.17.1", 0, 0, [])];
 static NANOSLEEP: &[InstrSpec] = &[spec!("nanosleep", "9.7.17.2", 1, 1, [req!(U32)])];
 static PMEVENT: &[InstrSpec] = &[spec!("pmevent", "9.7.17.3", 1, 1, [opt!(&["mask"])])];
 static TRAP: &[InstrSpec] = &[spec!("trap", "9.7.17.4", 0, 0, [])];
+
+// ext PTX 7.4 createpolicy: an opaque cache eviction policy for `.L2::cache_hint` operands.
+const L2_PRIORITY: &[&str] = &["L2::evict_last", "L2::evict_normal", "L2::evict_first", "L2::evict_unchanged"];
+static CREATEPOLICY: &[InstrSpec] = &[
+    // createpolicy.fractional.L2::primary{.L2::secondary}.b64 policy{, fraction} and the
+    // range form `policy, [a], primary-size, total-size`.
+    spec!("createpolicy", "ext PTX 7.4", 1, 4, [req!(&["fractional"]), req!(L2_PRIORITY), opt!(L2_PRIORITY), req!(&["b64"])]),
+    // createpolicy.cvt.L2.b64 policy, sm80-policy
+    spec!("createpolicy", "ext PTX 7.4", 2, 2, [req!(&["cvt"]), req!(&["L2"]), req!(&["b64"])]),
+];
 
 // ---------------------------------------------------------------------------------------------
 // Tests

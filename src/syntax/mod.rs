@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod diag;
 pub mod eval;
+pub mod hints;
 pub mod isa;
 pub mod lex;
 pub mod parser;

@@ -314,6 +314,10 @@ impl<'e> FnValidator<'e> {
             ("atom", [t]) if !vector && ops.len() >= 3 => {
                 let mut r: SmallVec<[Role; 5]> = ops.iter().map(|_| Role::Strict(*t)).collect();
                 r[1] = Role::Any;
+                if i.has_mod("L2::cache_hint") {
+                    // The cache-policy operand (PTX 7.4) is a .b64.
+                    *r.last_mut().expect("operands") = Role::Any;
+                }
                 r
             }
             _ => return,
