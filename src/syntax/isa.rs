@@ -1281,9 +1281,9 @@ const L2_PRIORITY: &[&str] = &["L2::evict_last", "L2::evict_normal", "L2::evict_
 static CREATEPOLICY: &[InstrSpec] = &[
     // createpolicy.fractional.L2::primary{.L2::secondary}.b64 policy{, fraction} and the
     // range form `policy, [a], primary-size, total-size`.
-    spec!("createpolicy", "ext PTX 7.4", 1, 4, [req!(&["fractional"]), req!(L2_PRIORITY), opt!(L2_PRIORITY), req!(&["b64"])]),
+    spec!("createpolicy", "9.7.8", 1, 4, [req!(&["fractional"]), req!(L2_PRIORITY), opt!(L2_PRIORITY), req!(&["b64"])]),
     // createpolicy.cvt.L2.b64 policy, sm80-policy
-    spec!("createpolicy", "ext PTX 7.4", 2, 2, [req!(&["cvt"]), req!(&["L2"]), req!(&["b64"])]),
+    spec!("createpolicy", "9.7.8", 2, 2, [req!(&["cvt"]), req!(&["L2"]), req!(&["b64"])]),
 ];
 
 // ---------------------------------------------------------------------------------------------
