@@ -40,6 +40,7 @@ impl SourceFile {
 pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String> {
     let (mut module, mut diags) = syntax::parse_module(&src.text);
     if diags.is_empty() {
+        syntax::legacy::apply_legacy_defaults(&mut module);
         diags = syntax::validate::validate(&module);
     }
     if diags.iter().any(|d| d.is_error()) {
