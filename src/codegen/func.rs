@@ -75,7 +75,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     spin_yields: std::collections::HashSet<*const Instr<'a>>,
     /// The volatile shared accesses since the last sync point on the way here: none
     /// (`Some(None)`), the last was a load or a store (`Some(Some(store))`), or unknown
-    /// after a label (`None`); see [`FnEmitter::volatile_step`].
+    /// after a label (`None`); see [`FnEmitter::volatile_meets`].
     pub(crate) volatile_last: Option<Option<bool>>,
     /// The loop headers of yield points: label name -> the header block itself. `labels`
     /// maps these names to the loop's entry block instead, which resets the yield count
@@ -978,22 +978,21 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.sync.is_some() && self.inlining.is_empty() && self.yields.contains(&(i as *const Instr<'a>))
     }
 
-    /// Records a volatile shared access (`store` or load) and says whether the lanes of the
-    /// warp must meet before it (`lanes::is_lockstep_access`): before a store or a load that
-    /// follows a store, since the last sync point on the way here; always after a label
-    /// (the way here is not known). Loads after loads need not meet.
-    pub(crate) fn volatile_step(&mut self, store: bool) -> bool {
-        let meet = match self.volatile_last {
+    /// Whether the lanes of the warp must meet before a volatile shared access (`store` or
+    /// load; `lanes::is_lockstep_access`): before a store, or a load that follows a store,
+    /// since the last sync point on the way here; always after a label (the way here is not
+    /// known). Loads after loads need not meet.
+    pub(crate) fn volatile_meets(&self, store: bool) -> bool {
+        match self.volatile_last {
             None => true,
             Some(None) => false,
             Some(Some(last)) => last || store,
-        };
-        self.note_access(store);
-        meet
+        }
     }
 
-    /// Records a shared or generic access on the way to the next volatile one (a plain
-    /// store before a volatile load needs the lanes to meet as much as a volatile one).
+    /// Records a shared or generic access, volatile or not, on the way to the next volatile
+    /// one (a plain store before a volatile load needs the lanes to meet as much as a
+    /// volatile one).
     pub(crate) fn note_access(&mut self, store: bool) {
         self.volatile_last = match self.volatile_last {
             None => None,
@@ -1681,7 +1680,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     let a64 = self.b.build_ptr_to_int(anchor, i64t, "").unwrap();
                     let d = self.b.build_int_sub(v32, self.b.build_int_truncate(a64, i32t, "").unwrap(), "").unwrap();
                     let host = self.b.build_int_add(a64, self.b.build_int_s_extend(d, i64t, "").unwrap(), "").unwrap();
-                    if rty.bits() <= 32 {
+                    // Every `.const` variable lies within 2 GiB of the anchor, so a full 64-bit
+                    // address widens to itself. A `.local` one may not (a caller's frame passed
+                    // to a function), so only one with a zero high half is widened.
+                    if rty.bits() <= 32 || space == Some(StateSpace::Const) {
                         return Ok(self.space_ptr(host, space));
                     }
                     let v64 = self.resize(v, 64, false);
@@ -1772,15 +1774,25 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn space_anchor(&self, space: Option<StateSpace>) -> Option<PointerValue<'ctx>> {
         match space {
             Some(StateSpace::Local) => self.local_ranges.first().map(|r| r.0),
-            Some(StateSpace::Const) => self.m.ast.items.iter().find_map(|it| match it {
+            Some(StateSpace::Const) => self.const_vars().first().map(|r| r.0),
+            _ => None,
+        }
+    }
+
+    /// The module's `.const` variables: storage and size in bytes.
+    pub(crate) fn const_vars(&self) -> Vec<(PointerValue<'ctx>, u32)> {
+        self.m
+            .ast
+            .items
+            .iter()
+            .filter_map(|it| match it {
                 ast::Item::Var(v) if v.space == StateSpace::Const => match self.m.globals.get(v.name.name) {
-                    Some(super::GlobalSym::Mem(g)) => Some(g.as_pointer_value()),
+                    Some(GlobalSym::Mem(g)) => Some((g.as_pointer_value(), decl_size(v).max(1))),
                     _ => None,
                 },
                 _ => None,
-            }),
-            _ => None,
-        }
+            })
+            .collect()
     }
 
     pub fn const_int(&self, ty: Type, v: u64) -> IntValue<'ctx> {

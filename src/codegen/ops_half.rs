@@ -225,11 +225,7 @@ fn sum_to_odd<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: FloatValue<'ctx>, q: FloatVa
 
 /// `.ftz` on f16 bits: subnormals become sign-preserving zero.
 pub fn ftz_h<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> IntValue<'ctx> {
-    let t = h.get_type();
-    let exp = e.b.build_and(h, t.const_int(0x7c00, false), "").unwrap();
-    let sub = e.b.build_int_compare(IntPredicate::EQ, exp, t.const_zero(), "").unwrap();
-    let sign = e.b.build_and(h, t.const_int(0x8000, false), "").unwrap();
-    e.b.build_select(sub, sign, h, "").unwrap().into_int_value()
+    ftz_half(e, h, Half::F16)
 }
 
 /// `.sat` on an f64 value: clamp to [0, 1], NaN (and -0) → +0.
@@ -348,7 +344,7 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type, 
                         sum_to_odd(e, p, half_to_f64(e, srcs[2][k], fmt))
                     }
                     "fma" => {
-                        let (db, dc) = (h2d(e, srcs[1][k]), h2d(e, srcs[2][k]));
+                        let (db, dc) = (half_to_f64(e, srcs[1][k], fmt), half_to_f64(e, srcs[2][k], fmt));
                         e.intrinsic("llvm.fma", &[da.get_type().into()], &[da.into(), db.into(), dc.into()]).into_float_value()
                     }
                     // ex2.approx.f16 (PTX 7.0): 2^a, here correctly rounded.

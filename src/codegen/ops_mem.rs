@@ -290,16 +290,7 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let locals: Vec<(IntValue<'ctx>, u64)> = e.local_ranges.clone().into_iter().map(|(p, n)| (e.b.build_ptr_to_int(p, i64t, "").unwrap(), n as u64)).collect();
     let local = within(e, &locals);
     // Constant memory: the module's `.const` variables.
-    let mut consts = Vec::new();
-    for item in &e.m.ast.items {
-        if let crate::syntax::ast::Item::Var(var) = item {
-            if var.space == StateSpace::Const {
-                if let Some(super::GlobalSym::Mem(g)) = e.m.globals.get(var.name.name).copied() {
-                    consts.push((e.b.build_ptr_to_int(g.as_pointer_value(), i64t, "").unwrap(), super::decl_size(var).max(1) as u64));
-                }
-            }
-        }
-    }
+    let consts: Vec<(IntValue<'ctx>, u64)> = e.const_vars().into_iter().map(|(p, n)| (e.b.build_ptr_to_int(p, i64t, "").unwrap(), n as u64)).collect();
     let konst = within(e, &consts);
     let r = match space {
         Some(StateSpace::Shared) => shared,

@@ -10,20 +10,19 @@ use crate::syntax::ast::{Instr, Operand, Type};
 use inkwell::values::IntValue;
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
-    if !crate::lanes::is_sync(i) {
-        if e.sync.is_some() && matches!(i.opcode.name, "ld" | "st" | "atom" | "red") && !i.mods.iter().any(|m| matches!(*m, "global" | "local" | "const" | "param")) {
-            e.note_access(i.opcode.name != "ld");
+    if let Some(store) = crate::lanes::shared_access(i) {
+        // The access itself is emitted as any other; first, where needed, the lanes of the
+        // warp meet (`lanes::is_lockstep_access`).
+        if e.sync.is_some() && !e.m.nvptx {
+            if crate::lanes::is_lockstep_access(i).is_some() && e.volatile_meets(store) {
+                let c = e.ctx().i32_type();
+                sync_point(e, abi::SYNC_WARP, &[(slot::MASK, c.const_zero()), (slot::FLAGS, c.const_int(abi::FLAG_NOSYNC as u64, false))]);
+            }
+            e.note_access(store);
         }
         return Ok(false);
     }
-    if let Some(store) = crate::lanes::is_lockstep_access(i) {
-        // The access itself is emitted as any other; first, where needed, the lanes of the
-        // warp meet (`lanes::is_lockstep_access`).
-        if !e.m.nvptx && e.sync.is_some() && e.volatile_step(store) {
-            let c = e.ctx().i32_type();
-            sync_point(e, abi::SYNC_WARP, &[(slot::MASK, c.const_zero()), (slot::FLAGS, c.const_int(abi::FLAG_NOSYNC as u64, false))]);
-            e.volatile_last = Some(Some(store));
-        }
+    if !crate::lanes::is_sync(i) {
         return Ok(false);
     }
     if e.m.nvptx {

@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 /// innermost loop (no other backward branch inside it) whose instructions include no sync
 /// point and no call. None when the body calls a function (it could synchronize, and its
 /// sync points are not counted). The second set holds the spin loops among them
-/// ([`spin_loops`]), which always yield. When there is no room for the others — with `sites`
+/// ([`is_spin_loop`]), which always yield. When there is no room for the others — with `sites`
 /// sync points already, the total must stay within `max_sites`, and the body's estimated
 /// size times the number of region copies within `max_size` (`lanes::wants_copies` drops
 /// every region copy of a kernel past these limits) — only the spin loops yield.
@@ -143,18 +143,13 @@ fn names_read<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
     }
 }
 
-/// Whether a body has a spin loop ([`is_spin_loop`], innermost and without sync points),
-/// such as waiting for a flag that another thread of the CTA sets. On a GPU (sm_70's
-/// independent thread scheduling, PTX ISA 6.4 section 3.2) the other threads go on while one
-/// spins. Run thread after thread, a thread spinning for a thread that runs after it would
-/// never stop: such a kernel runs under the scheduler, where the loop yields.
+/// Whether a body has a spin loop (see [`yield_branches`] and [`is_spin_loop`]), such as
+/// waiting for a flag that another thread of the CTA sets. On a GPU (sm_70's independent
+/// thread scheduling, PTX ISA 6.4 section 3.2) the other threads go on while one spins. Run
+/// thread after thread, a thread spinning for a thread that runs after it would never stop:
+/// such a kernel runs under the scheduler, where the loop yields.
 pub fn has_spin_loop(body: &[Stmt<'_>]) -> bool {
-    let mut seq: Vec<&Stmt<'_>> = Vec::new();
-    super::flatten(body, &mut seq);
-    if seq.iter().any(|s| matches!(s, Stmt::Instr(i) if i.opcode.name == "call")) {
-        return false;
-    }
-    innermost_loops(&seq).into_iter().any(|(h, b)| !seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i))) && is_spin_loop(&seq[h..=b]))
+    !yield_branches(body, u32::MAX, usize::MAX).1.is_empty()
 }
 
 /// The labels that the yield points of `body` branch back to (their loops' headers).

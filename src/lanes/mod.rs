@@ -90,13 +90,23 @@ pub fn is_sync(i: &Instr) -> bool {
 /// accesses of one step happen before any lane's of the next. Plain shared and generic
 /// accesses count as steps too (a plain store before a volatile load), but do not meet.
 pub fn is_lockstep_access(i: &Instr) -> Option<bool> {
+    if matches!(i.opcode.name, "ld" | "st") && i.has_mod("volatile") {
+        shared_access(i)
+    } else {
+        None
+    }
+}
+
+/// For an access that may reach shared memory (`ld`, `st`, `atom`, `red` with `.shared` or a
+/// generic address): whether it writes.
+pub fn shared_access(i: &Instr) -> Option<bool> {
     let store = match i.opcode.name {
         "ld" => false,
-        "st" => true,
+        "st" | "atom" | "red" => true,
         _ => return None,
     };
     let other_space = i.mods.iter().any(|m| matches!(*m, "global" | "local" | "const" | "param"));
-    (i.has_mod("volatile") && !other_space).then_some(store)
+    (!other_space).then_some(store)
 }
 
 /// Whether a body has a sync point other than a volatile shared access.
