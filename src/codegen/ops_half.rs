@@ -347,8 +347,13 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type, 
                         let (db, dc) = (half_to_f64(e, srcs[1][k], fmt), half_to_f64(e, srcs[2][k], fmt));
                         e.intrinsic("llvm.fma", &[da.get_type().into()], &[da.into(), db.into(), dc.into()]).into_float_value()
                     }
-                    // ex2.approx.f16 (PTX 7.0): 2^a, here correctly rounded.
-                    _ => e.intrinsic("llvm.exp2", &[da.get_type().into()], &[da.into()]).into_float_value(),
+                    // ex2.approx.f16/.bf16 (PTX 7.0/7.8): 2^a in f32 (within the approximation's
+                    // error; LLVM's NVPTX backend has no f64 exp2 for the round trip).
+                    _ => {
+                        let fa = half_to_f32(e, a, fmt);
+                        let r = e.intrinsic("llvm.exp2", &[fa.get_type().into()], &[fa.into()]).into_float_value();
+                        e.b.build_float_ext(r, e.ctx().f64_type(), "").unwrap()
+                    }
                 };
                 let v = if sat { sat_d(e, v) } else { v };
                 let v = if relu {
