@@ -70,9 +70,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Per node: its temporary, and the block where it was last evaluated.
     remat_tmp: Vec<Option<(PointerValue<'ctx>, Option<BasicBlock<'ctx>>)>>,
     /// Backward branches that are yield points (`lanes::lockstep`).
-    yields: std::collections::HashSet<*const Instr<'a>>,
+    pub(crate) yields: std::collections::HashSet<*const Instr<'a>>,
     /// The yield points of spin loops, which yield even after the threads diverged.
-    spin_yields: std::collections::HashSet<*const Instr<'a>>,
+    pub(crate) spin_yields: std::collections::HashSet<*const Instr<'a>>,
     /// The volatile shared accesses since the last sync point on the way here: none
     /// (`Some(None)`), the last was a load or a store (`Some(Some(store))`), or unknown
     /// after a label (`None`); see [`FnEmitter::volatile_meets`].
@@ -189,6 +189,8 @@ pub struct SyncState<'ctx> {
     pub sites: Vec<crate::lanes::SiteInfo>,
     /// Whether the kernel has `bar.arrive` (its arrivals are counted by the runtime).
     pub has_arrive: bool,
+    /// Warp-major passes of a chain of shuffles (`lanes::warp_chain`), once emitted.
+    pub warp: Option<crate::lanes::WarpMode<'ctx>>,
     /// The general loop (its dispatch switches on the thread's resume point).
     pub general: Option<crate::lanes::ThreadLoop<'ctx>>,
 }
@@ -481,6 +483,21 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
                 e.b.position_at_end(start);
                 e.body(body)?;
                 crate::lanes::end_copy(&mut e);
+            }
+            // The same passes warp by warp, where every sync point is a shuffle that leads
+            // to the next (see `lanes::warp_chain`).
+            if let Some(chain) = crate::lanes::warp_chain(&e) {
+                crate::lanes::begin_warp_mode(&mut e, chain.clone());
+                for site in chain {
+                    let start = crate::lanes::begin_warp_copy(&mut e, site);
+                    e.regs.clear();
+                    e.ranges.clear();
+                    e.vars = vars.clone();
+                    e.b.position_at_end(start);
+                    e.body(body)?;
+                    crate::lanes::end_copy(&mut e);
+                }
+                crate::lanes::set_view(e.sync.as_mut().unwrap(), false);
             }
         }
     }

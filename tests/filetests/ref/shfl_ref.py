@@ -9,6 +9,7 @@
     python3 tests/filetests/ref/shfl_ref.py partial   # expect lines of shfl_partial.ptx
     python3 tests/filetests/ref/shfl_ref.py active    # expect lines of activemask.ptx
     python3 tests/filetests/ref/shfl_ref.py multiwarp # expect lines of shfl_multiwarp.ptx
+    python3 tests/filetests/ref/shfl_ref.py chain     # run/expect lines of shfl_chain.ptx
 
 `shfl` below is the pseudo-code of the spec's Semantics section, transcribed line by line
 (/work/shared/spec 9.7.9.6). Every source lane it reads is a member of the membermask and
@@ -275,8 +276,43 @@ def multiwarp_expect():
     print("// expect: arg0 == u32:" + u32list(out))
 
 
+# ------------------------------------------------------------ shfl_chain.ptx (manual)
+CHAIN_SHAPES = [(2, (32, 2, 2)), (1, (64, 3, 1)), (1, (96, 1, 1)), (1, (16, 4, 1)), (2, (8, 4, 2))]
+
+
+def chain_expect():
+    """A chain of four shuffles on full warps (see shfl_chain.ptx), per launch shape: thread
+    t = x + nx * (y + ny * z) of CTA c has g = c * nthreads + t and a = 7g + 3. Per thread:
+    the chain's result, z * 1000 + y * 100 + x read after the chain, %laneid, and a."""
+    for grid, (nx, ny, nz) in CHAIN_SHAPES:
+        n = nx * ny * nz
+        out = []
+        for c in range(grid):
+            for w in range(n // 32):
+                lanes = range(32)
+                ts = [32 * w + l for l in lanes]
+                a = [(7 * (c * n + t) + 3) & 0xFFFFFFFF for t in ts]
+                a2 = []
+                for l in lanes:
+                    s1, p1 = shfl("down", l, 1, 0x1F, a)
+                    a2.append((a[l] + s1) & 0xFFFFFFFF if p1 else a[l])
+                a3 = [(a2[l] + shfl("bfly", l, 2, 0x1F, a2)[0]) & 0xFFFFFFFF for l in lanes]
+                a4 = []
+                for l in lanes:
+                    s3, p3 = shfl("up", l, 4, 0, a3)
+                    a4.append(a3[l] ^ s3 if p3 else a3[l])
+                for l in lanes:
+                    t = ts[l]
+                    x, y, z = t % nx, (t // nx) % ny, t // (nx * ny)
+                    r = (a4[l] + shfl("idx", l, 5, 0x1F, a4)[0]) & 0xFFFFFFFF
+                    out += [r, z * 1000 + y * 100 + x, l, a[l]]
+        block = f"({nx},{ny},{nz})"
+        print(f"// run: shfl_chain<<<{grid}, {block}>>> buf:zero:{16 * n * grid}")
+        print("// expect: arg0 == u32:" + u32list(out))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "modes"
     {"modes": lambda: sys.stdout.write(modes_file()), "scan": scan_expect, "vote": vote_expect,
      "match": match_expect, "partial": partial_expect, "active": active_expect,
-     "multiwarp": multiwarp_expect}[what]()
+     "multiwarp": multiwarp_expect, "chain": chain_expect}[what]()
