@@ -9,7 +9,7 @@
 use super::func::{types_of, FnEmitter, R};
 use super::ops_float::Rnd;
 use crate::syntax::ast::{Instr, Operand, Type};
-use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
+use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 
 pub const CANON_NAN: u64 = 0x7fff;
@@ -23,13 +23,16 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             return arith(e, i, ty, Half::BF16).map(|_| true);
         }
     }
+    if matches!(i.opcode.name, "setp" | "set") && i.mods.iter().any(|m| matches!(*m, "bf16" | "bf16x2")) {
+        return half_compare(e, i).map(|_| true);
+    }
     let tys = types_of(i);
     let Some(&last) = tys.last() else { return Ok(false) };
     let op = i.opcode.name;
     match op {
         "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max" | "ex2" if matches!(last, Type::F16 | Type::F16x2) => arith(e, i, last, Half::F16).map(|_| true),
         "setp" if matches!(last, Type::F16 | Type::F16x2) => setp(e, i, last).map(|_| true),
-        "set" if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2)) => set(e, i).map(|_| true),
+        "set" if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2)) => half_compare(e, i).map(|_| true),
         _ => Ok(false),
     }
 }
@@ -223,11 +226,6 @@ fn sum_to_odd<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: FloatValue<'ctx>, q: FloatVa
     b.build_bit_cast(r, f64t, "").unwrap().into_float_value()
 }
 
-/// `.ftz` on f16 bits: subnormals become sign-preserving zero.
-pub fn ftz_h<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>) -> IntValue<'ctx> {
-    ftz_half(e, h, Half::F16)
-}
-
 /// `.sat` on an f64 value: clamp to [0, 1], NaN (and -0) → +0.
 pub fn sat_d<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
     let t = v.get_type();
@@ -385,6 +383,11 @@ fn cmp_name<'a>(i: &Instr<'a>) -> Option<&'a str> {
 
 /// Per-lane comparison results of `a CmpOp b` combined with `c` by the BoolOp.
 fn compare_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st: Type, nb: usize) -> R<Vec<IntValue<'ctx>>> {
+    compare_lanes_of(e, i, st, Half::F16, nb)
+}
+
+/// `compare_lanes` for sources of 16-bit format `fmt` when `st` is `F16`/`F16x2`.
+fn compare_lanes_of<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st: Type, fmt: Half, nb: usize) -> R<Vec<IntValue<'ctx>>> {
     let cmp = cmp_name(i).ok_or_else(|| e.err(i.span, "missing comparison operator"))?;
     let boolop = i.mods.iter().copied().find(|m| matches!(*m, "and" | "or" | "xor"));
     let ftz = i.has_mod("ftz");
@@ -396,10 +399,10 @@ fn compare_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st
         for k in 0..la.len() {
             let (mut x, mut y) = (la[k], lb[k]);
             if ftz {
-                x = ftz_h(e, x);
-                y = ftz_h(e, y);
+                x = ftz_half(e, x, fmt);
+                y = ftz_half(e, y, fmt);
             }
-            let (fx, fy) = (h2f(e, x), h2f(e, y));
+            let (fx, fy) = (half_to_f32(e, x, fmt), half_to_f32(e, y, fmt));
             let t = cmp_f(e, cmp, fx, fy).ok_or_else(|| e.err(i.span, format!("comparison `.{cmp}` is not valid for half precision")))?;
             res.push(t);
         }
@@ -429,6 +432,11 @@ fn compare_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st
 /// PTX ISA 9.7.6.2 setp.f16 / setp.f16x2 (`p|q` gets the two lanes' results).
 fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
     let r = compare_lanes(e, i, ty, 1)?;
+    write_preds(e, i, &r)
+}
+
+/// The destination of `setp` on half or half-pair sources: `p` or `p|q`.
+fn write_preds<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, r: &[IntValue<'ctx>]) -> R<()> {
     match &i.operands[0] {
         Operand::Pair(p, q) => {
             if r.len() == 2 {
@@ -442,41 +450,58 @@ fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -
         }
         d => {
             if r.len() == 2 {
-                return Err(e.err(i.span, "setp.f16x2 writes two predicates `p|q`"));
+                return Err(e.err(i.span, "`setp` on a half pair writes two predicates `p|q`"));
             }
             e.write(d, Type::Pred, r[0].into())
         }
     }
 }
 
-/// PTX ISA 9.7.6.1 set with a half destination: 1.0 (0x3c00) or 0.0 per lane; also
-/// 9.7.5.1 set.dtype.f16 (u32/s32: 0xffffffff, f32: 1.0f).
-fn set<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    let tys = types_of(i);
-    if tys.len() != 2 {
-        return Err(e.err(i.span, "`set` needs a destination and a source type"));
+
+/// PTX ISA 9.7.6.1 set with a half source or destination, and 9.7.6.2 setp on bfloat16
+/// sources (PTX 7.8; 9.7.5.1 set.dtype.f16): the comparison of the exact values. `set` writes
+/// 1.0 (0x3c00 for f16, 0x3f80 for bf16) or 0.0 per half of a half destination; all ones or
+/// zero per half of a u32/s32 destination of a half pair (PTX 7.x); all ones or zero for
+/// integer destinations and 1.0f or 0.0f for f32 ones.
+fn half_compare<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    // The type modifiers in order, with bfloat16 ones as F16/F16x2 lanes.
+    let tys: Vec<(Type, Half)> = i
+        .mods
+        .iter()
+        .filter_map(|m| match *m {
+            "bf16" => Some((Type::F16, Half::BF16)),
+            "bf16x2" => Some((Type::F16x2, Half::BF16)),
+            _ => Type::from_str(m).map(|t| (t, Half::F16)),
+        })
+        .collect();
+    if i.opcode.name == "setp" {
+        let &[(st, fmt)] = tys.as_slice() else { return Err(e.err(i.span, "`setp` needs one source type")) };
+        let r = compare_lanes_of(e, i, st, fmt, 1)?;
+        return write_preds(e, i, &r);
     }
-    let (dt, st) = (tys[0], tys[1]);
-    let r = compare_lanes(e, i, st, 1)?;
-    let one = |e: &FnEmitter<'ctx, 'a, '_>, t: IntValue<'ctx>, on: u64, w: u32| -> IntValue<'ctx> {
+    let &[(dt, dfmt), (st, sfmt)] = tys.as_slice() else { return Err(e.err(i.span, "`set` needs a destination and a source type")) };
+    let r = compare_lanes_of(e, i, st, sfmt, 1)?;
+    let one16 = if dfmt == Half::BF16 { 0x3f80 } else { 0x3c00 };
+    let sel = |e: &FnEmitter<'ctx, 'a, '_>, t: IntValue<'ctx>, on: u64, w: u32| -> IntValue<'ctx> {
         let it = super::func::int_t(e.ctx(), w);
         e.b.build_select(t, it.const_int(on, false), it.const_zero(), "").unwrap().into_int_value()
     };
-    let v: BasicValueEnum = match dt {
-        Type::F16 => one(e, r[0], 0x3c00, 16).into(),
+    let (v, wt): (IntValue<'ctx>, Type) = match dt {
+        Type::F16 => (sel(e, r[0], one16, 16), Type::B16),
         Type::F16x2 => {
-            let lo = one(e, r[0], 0x3c00, 16);
-            let hi = one(e, *r.get(1).unwrap_or(&r[0]), 0x3c00, 16);
-            pack(e, lo, hi).into()
+            let lo = sel(e, r[0], one16, 16);
+            let hi = sel(e, *r.get(1).unwrap_or(&r[0]), one16, 16);
+            (pack(e, lo, hi), Type::B32)
         }
-        Type::F32 => one(e, r[0], 0x3f80_0000, 32).into(),
-        Type::U32 | Type::S32 | Type::B32 => one(e, r[0], 0xffff_ffff, 32).into(),
+        Type::U32 | Type::S32 if r.len() == 2 => {
+            let lo = sel(e, r[0], 0xffff, 16);
+            let hi = sel(e, r[1], 0xffff, 16);
+            (pack(e, lo, hi), Type::B32)
+        }
+        Type::U16 | Type::S16 => (sel(e, r[0], 0xffff, 16), Type::B16),
+        Type::U32 | Type::S32 => (sel(e, r[0], 0xffff_ffff, 32), Type::B32),
+        Type::F32 => (sel(e, r[0], 0x3f80_0000, 32), Type::B32),
         _ => return Err(e.err(i.span, format!("`set` destination type `.{}` is not supported", dt.as_str()))),
     };
-    let wt = match dt {
-        Type::F16 => Type::B16,
-        Type::S32 => Type::S32,
-        _ => Type::B32,
-    };
-    e.write(&i.operands[0], wt, v)
+    e.write(&i.operands[0], wt, v.into())
 }

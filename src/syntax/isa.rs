@@ -853,6 +853,13 @@ static SET: &[InstrSpec] = &[
     spec!("set", "9.7.6.1", 3, 3, [req!(CMP_H), opt!(FTZ), req!(&["f16x2", "u32", "s32"]), req!(&["f16x2"])]),
     spec!("set", "9.7.6.1", 4, 4, [req!(CMP_H), req!(BOOLOP), opt!(FTZ), req!(&["f16x2", "u32", "s32"]), req!(&["f16x2"])]),
     // ext (PTX 7.x): integer results of an f16 comparison.
+    // PTX 7.8 bfloat16 forms (no .ftz).
+    spec!("set", "9.7.6.1", 3, 3, [req!(CMP_H), req!(&["bf16"]), req!(SET_H_STYPE)]),
+    spec!("set", "9.7.6.1", 4, 4, [req!(CMP_H), req!(BOOLOP), req!(&["bf16"]), req!(SET_H_STYPE)]),
+    spec!("set", "9.7.6.1", 3, 3, [req!(CMP_H), req!(&["bf16x2", "u32", "s32"]), req!(&["bf16x2"])]),
+    spec!("set", "9.7.6.1", 4, 4, [req!(CMP_H), req!(BOOLOP), req!(&["bf16x2", "u32", "s32"]), req!(&["bf16x2"])]),
+    spec!("set", "9.7.6.1", 3, 3, [req!(CMP_H), req!(&["u16", "s16", "u32", "s32"]), req!(&["bf16"])]),
+    spec!("set", "9.7.6.1", 4, 4, [req!(CMP_H), req!(BOOLOP), req!(&["u16", "s16", "u32", "s32"]), req!(&["bf16"])]),
     spec!("set", "9.7.6.1", 3, 3, [req!(CMP_H), opt!(FTZ), req!(&["u16", "s16", "u32", "s32"]), req!(&["f16"])]),
     spec!("set", "9.7.6.1", 4, 4, [req!(CMP_H), req!(BOOLOP), opt!(FTZ), req!(&["u16", "s16", "u32", "s32"]), req!(&["f16"])]),
 ];
