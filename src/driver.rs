@@ -135,6 +135,22 @@ impl NvptxOptions {
         }
         o
     }
+
+    /// [`for_module`](Self::for_module), and the module's PTX ISA version if it is newer, up
+    /// to the newest LLVM 19 writes (8.5): a round trip keeps newer instructions and
+    /// modifiers (in inline PTX), which need it.
+    pub fn for_roundtrip(&self, text: &str) -> NvptxOptions {
+        let mut o = self.for_module(text);
+        let ver = |s: &str| s.split_once('.').and_then(|(a, b)| Some(a.trim().parse::<u32>().ok()? * 10 + b.trim().parse::<u32>().ok()?));
+        let module_ver = text.lines().map(str::trim_start).find(|l| l.starts_with(".version")).and_then(|l| ver(l[".version".len()..].trim()));
+        if let (Some(m), Some(cur)) = (module_ver, ver(&o.ptx)) {
+            let m = m.min(85);
+            if m > cur {
+                o.ptx = format!("{}.{}", m / 10, m % 10);
+            }
+        }
+        o
+    }
 }
 
 fn nvptx_machine(o: &NvptxOptions) -> Result<inkwell::targets::TargetMachine> {

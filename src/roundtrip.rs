@@ -397,7 +397,7 @@ fn indent(s: &str) -> String {
 }
 
 fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_base: &str) -> Result<Outcome> {
-    let o = &Options { nvptx: o.nvptx.for_module(&src.text), ..o.clone() };
+    let o = &Options { nvptx: o.nvptx.for_roundtrip(&src.text), ..o.clone() };
     let mut r = String::new();
     let mut failures = 0usize;
     let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;

@@ -159,7 +159,7 @@ fn call_intr<'ctx>(e: &FnEmitter<'ctx, '_, '_>, name: &str, args: &[BasicValueEn
 }
 
 /// Inline PTX with register operands (`$0`… in `asm`; constraints as LLVM writes them).
-fn inline_ptx<'ctx>(e: &FnEmitter<'ctx, '_, '_>, ret: Option<BasicTypeEnum<'ctx>>, asm: &str, constraints: &str, args: &[BasicValueEnum<'ctx>]) -> Option<BasicValueEnum<'ctx>> {
+pub(crate) fn inline_ptx<'ctx>(e: &FnEmitter<'ctx, '_, '_>, ret: Option<BasicTypeEnum<'ctx>>, asm: &str, constraints: &str, args: &[BasicValueEnum<'ctx>]) -> Option<BasicValueEnum<'ctx>> {
     let c = e.ctx();
     let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
     let fnt: FunctionType = match ret {

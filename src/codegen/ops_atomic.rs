@@ -21,6 +21,8 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     match i.opcode.name {
         "atom" => atom(e, i, true).map(|_| true),
         "red" => atom(e, i, false).map(|_| true),
+        "mbarrier" => mbarrier(e, i).map(|_| true),
+        "cp" if i.has_mod("mbarrier") => mbarrier(e, i).map(|_| true),
         _ => Ok(false),
     }
 }
@@ -299,4 +301,156 @@ fn cas_loop<'ctx, 'a>(
     e.b.build_conditional_branch(ok, done, lp).unwrap();
     e.b.position_at_end(done);
     seen
+}
+
+/// The fields of ptxr's mbarrier object (PTX 7.0 `mbarrier`, PTX ISA 7.x section 9.7.12.15;
+/// the object is opaque to programs): the pending arrival count of the current phase in bits
+/// 0-20, the expected arrival count in bits 21-41 and the phase number (mod 2^21) in bits
+/// 42-62. The `state` an arrive returns is the object before the arrive.
+const MB_BITS: u64 = 21;
+const MB_MASK: u64 = (1 << MB_BITS) - 1;
+
+/// `mbarrier.init/inval/arrive/arrive_drop/test_wait/try_wait/pending_count` and
+/// `cp.async.mbarrier.arrive`. The object lives in shared memory, which only the CPU thread
+/// running the CTA touches, so each operation is a plain read-modify-write. `cp.async`
+/// copies complete before the next instruction here, so `cp.async.mbarrier.arrive.noinc` is
+/// an arrive, and without `.noinc` (the pending count goes up by one, then the triggered
+/// arrive brings it down) nothing changes. Waiting is a loop around `test_wait`/`try_wait`,
+/// which `lanes::lockstep` treats as a spin loop (the waiting thread yields).
+fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let i64t = e.ctx().i64_type();
+    let c = |v: u64| i64t.const_int(v, false);
+    let op = if i.opcode.name == "cp" {
+        "cp.arrive"
+    } else {
+        *i.mods.iter().find(|m| matches!(**m, "init" | "inval" | "arrive" | "arrive_drop" | "test_wait" | "try_wait" | "pending_count")).ok_or_else(|| e.err(i.span, "`mbarrier` needs an operation"))?
+    };
+    if op == "pending_count" {
+        let st = e.read_int(&i.operands[1], Type::B64)?;
+        let n = e.b.build_and(st, c(MB_MASK), "").unwrap();
+        let n = e.b.build_int_truncate(n, e.ctx().i32_type(), "").unwrap();
+        return e.write(&i.operands[0], Type::U32, n.into());
+    }
+    let at = match op {
+        "init" | "inval" | "cp.arrive" => &i.operands[0],
+        _ => &i.operands[1],
+    };
+    let space = if i.has_mod("shared") || i.has_mod("shared::cta") { Some(StateSpace::Shared) } else { None };
+    if e.m.nvptx {
+        return mbarrier_ptx(e, i, op, at, space);
+    }
+    let ptr = e.address(at, space)?;
+    let field = |e: &FnEmitter<'ctx, 'a, '_>, w: IntValue<'ctx>, k: u64| {
+        let v = if k == 0 { w } else { e.b.build_right_shift(w, c(k * MB_BITS), false, "").unwrap() };
+        e.b.build_and(v, c(MB_MASK), "").unwrap()
+    };
+    let pack = |e: &FnEmitter<'ctx, 'a, '_>, pend: IntValue<'ctx>, exp: IntValue<'ctx>, phase: IntValue<'ctx>| {
+        let pend = e.b.build_and(pend, c(MB_MASK), "").unwrap();
+        let exp = e.b.build_left_shift(e.b.build_and(exp, c(MB_MASK), "").unwrap(), c(MB_BITS), "").unwrap();
+        let phase = e.b.build_left_shift(e.b.build_and(phase, c(MB_MASK), "").unwrap(), c(2 * MB_BITS), "").unwrap();
+        e.b.build_or(e.b.build_or(pend, exp, "").unwrap(), phase, "").unwrap()
+    };
+    match op {
+        "init" => {
+            let n = e.read_int(&i.operands[1], Type::U32)?;
+            let n = e.b.build_int_z_extend(n, i64t, "").unwrap();
+            let w = pack(e, n, n, c(0));
+            plain_rmw(e, ptr, i64t, |_, _| w);
+            Ok(())
+        }
+        "inval" => {
+            plain_rmw(e, ptr, i64t, |_, _| c(0));
+            Ok(())
+        }
+        "arrive" | "arrive_drop" | "cp.arrive" => {
+            if op == "cp.arrive" && !i.has_mod("noinc") {
+                return Ok(());
+            }
+            let count = match i.operands.get(2) {
+                Some(o) if op != "cp.arrive" => {
+                    let n = e.read_int(o, Type::U32)?;
+                    e.b.build_int_z_extend(n, i64t, "").unwrap()
+                }
+                _ => c(1),
+            };
+            let drop = op == "arrive_drop";
+            let old = plain_rmw(e, ptr, i64t, |e, w| {
+                let pend = field(e, w, 0);
+                let exp = field(e, w, 1);
+                let phase = field(e, w, 2);
+                let exp = if drop { e.b.build_int_sub(exp, count, "").unwrap() } else { exp };
+                // The phase completes when its last pending arrival comes (more arrivals
+                // than pending are undefined; they complete it too).
+                let done = e.b.build_int_compare(inkwell::IntPredicate::ULE, pend, count, "").unwrap();
+                let left = e.b.build_int_sub(pend, count, "").unwrap();
+                let pend = e.b.build_select(done, exp, left, "").unwrap().into_int_value();
+                let next = e.b.build_int_add(phase, c(1), "").unwrap();
+                let phase = e.b.build_select(done, next, phase, "").unwrap().into_int_value();
+                pack(e, pend, exp, phase)
+            });
+            match i.operands.first() {
+                Some(d) if op != "cp.arrive" => e.write(d, Type::B64, old.into()),
+                _ => Ok(()),
+            }
+        }
+        _ => {
+            // test_wait / try_wait: has the phase of `state` (or the phase of parity
+            // `phaseParity`) completed? A waiting thread gets false and tries again.
+            let w = e.b.build_load(i64t, ptr, "mbarrier").unwrap().into_int_value();
+            let phase = field(e, w, 2);
+            let done = if i.has_mod("parity") {
+                let p = e.read_int(&i.operands[2], Type::U32)?;
+                let p = e.b.build_int_z_extend(p, i64t, "").unwrap();
+                let cur = e.b.build_and(phase, c(1), "").unwrap();
+                let want = e.b.build_and(p, c(1), "").unwrap();
+                e.b.build_int_compare(inkwell::IntPredicate::NE, cur, want, "").unwrap()
+            } else {
+                let st = e.read_int(&i.operands[2], Type::B64)?;
+                let then = field(e, st, 2);
+                e.b.build_int_compare(inkwell::IntPredicate::NE, phase, then, "").unwrap()
+            };
+            e.write(&i.operands[0], Type::Pred, done.into())
+        }
+    }
+}
+
+/// The mbarrier instruction itself for LLVM's NVPTX backend, as inline PTX with a generic
+/// address.
+fn mbarrier_ptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, op: &str, at: &'a Operand<'a>, space: Option<StateSpace>) -> R<()> {
+    let ptr = e.address(at, space)?;
+    let i64t = e.ctx().i64_type();
+    let generic = e.b.build_address_space_cast(ptr, e.ctx().ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+    let addr = e.b.build_ptr_to_int(generic, i64t, "").unwrap();
+    // Generic addressing; the default semantics and scope (.release/.acquire, .cta) are left
+    // out, so that the instruction is valid before PTX 8.0.
+    let mods: Vec<&str> = i.mods.iter().copied().filter(|m| !matches!(*m, "shared" | "shared::cta" | "release" | "acquire" | "cta")).collect();
+    let name = format!("{}.{}", i.opcode.name, mods.join("."));
+    let i32v = |e: &mut FnEmitter<'ctx, 'a, '_>, k: usize| -> R<inkwell::values::BasicValueEnum<'ctx>> { Ok(e.read_int(&i.operands[k], Type::U32)?.into()) };
+    match op {
+        "init" => {
+            let n = i32v(e, 1)?;
+            super::nvvm::inline_ptx(e, None, &format!("{name} [$0], $1;"), "l,r", &[addr.into(), n]);
+        }
+        "inval" | "cp.arrive" => {
+            super::nvvm::inline_ptx(e, None, &format!("{name} [$0];"), "l", &[addr.into()]);
+        }
+        "arrive" | "arrive_drop" => {
+            let (asm, cons, mut args) = match i.operands.get(2) {
+                Some(_) => (format!("{name} $0, [$1], $2;"), "=l,l,r", vec![addr.into(), i32v(e, 2)?]),
+                None => (format!("{name} $0, [$1];"), "=l,l", vec![addr.into()]),
+            };
+            let r = super::nvvm::inline_ptx(e, Some(i64t.into()), &asm, cons, &std::mem::take(&mut args)).unwrap();
+            e.write(&i.operands[0], Type::B64, r)?;
+        }
+        _ => {
+            // test_wait/try_wait: the predicate result goes through a 32-bit register.
+            let arg = if i.has_mod("parity") { i32v(e, 2)? } else { e.read_int(&i.operands[2], Type::B64)?.into() };
+            let cons = if i.has_mod("parity") { "=r,l,r" } else { "=r,l,l" };
+            let asm = format!("{{ .reg .pred %mbp; {name} %mbp, [$1], $2; selp.u32 $0, 1, 0, %mbp; }}");
+            let r = super::nvvm::inline_ptx(e, Some(e.ctx().i32_type().into()), &asm, cons, &[addr.into(), arg]).unwrap().into_int_value();
+            let p = e.b.build_int_compare(inkwell::IntPredicate::NE, r, e.ctx().i32_type().const_zero(), "").unwrap();
+            e.write(&i.operands[0], Type::Pred, p.into())?;
+        }
+    }
+    Ok(())
 }

@@ -35,7 +35,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.8.11 prefetch, prefetchu: a hint; nothing to do on a CPU.
         "prefetch" | "prefetchu" => Ok(true),
         "isspacep" => isspacep(e, i).map(|_| true),
-        "cp" => cp_async(e, i).map(|_| true),
+        "cp" if !i.has_mod("mbarrier") => cp_async(e, i).map(|_| true),
         _ => Ok(false),
     }
 }

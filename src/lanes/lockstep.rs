@@ -89,6 +89,8 @@ fn is_shared_read(i: &Instr) -> bool {
     match i.opcode.name {
         "atom" => true,
         "ld" | "ldu" => i.mods.iter().any(|m| matches!(*m, "volatile" | "relaxed" | "acquire")),
+        // Waiting for an mbarrier phase that other threads complete.
+        "mbarrier" => i.has_mod("test_wait") || i.has_mod("try_wait"),
         _ => false,
     }
 }

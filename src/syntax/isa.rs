@@ -274,6 +274,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "pmevent" => PMEVENT,
         "trap" => TRAP,
         "createpolicy" => CREATEPOLICY,
+        "mbarrier" => MBARRIER,
         _ => &[],
     }
 }
@@ -288,7 +289,7 @@ pub const OPCODES: &[&str] = &[
     "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "vote", "match", "activemask", "redux", "wmma",
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
-    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp", "createpolicy",
+    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp", "createpolicy", "mbarrier",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -1177,6 +1178,23 @@ static CP: &[InstrSpec] = &[
     spec!("cp", "9.7.8.25.4", 0, 0, [req!(&["async"]), req!(&["commit_group"])]),
     spec!("cp", "9.7.8.25.5", 1, 1, [req!(&["async"]), req!(&["wait_group"])]),
     spec!("cp", "9.7.8.25.5", 0, 0, [req!(&["async"]), req!(&["wait_all"])]),
+    // ext PTX 7.0: cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]
+    spec!("cp", "9.7.12.15.15", 1, 1, [req!(&["async"]), req!(&["mbarrier"]), req!(&["arrive"]), opt!(&["noinc"]), opt!(SHARED_CTA), req!(&["b64"])]),
+];
+
+// ext PTX 7.0 mbarrier (sm_80): a barrier object in shared memory (PTX ISA 7.x section
+// 9.7.12.15). The tx-count forms of sm_90 (expect_tx, complete_tx) are not listed.
+const SHARED_CTA: &[&str] = &["shared", "shared::cta"];
+static MBARRIER: &[InstrSpec] = &[
+    spec!("mbarrier", "9.7.12.15.9", 2, 2, [req!(&["init"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.10", 1, 1, [req!(&["inval"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    // arrive / arrive_drop {.sem}{.scope}: state, [addr]{, count}
+    spec!("mbarrier", "9.7.12.15.13", 2, 3, [req!(&["arrive", "arrive_drop"]), opt!(&["release", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.13", 3, 3, [req!(&["arrive", "arrive_drop"]), req!(&["noComplete"]), opt!(&["release", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    // test_wait / try_wait {.parity}{.sem}{.scope}: waitComplete, [addr], state|phaseParity{, suspendTimeHint}
+    spec!("mbarrier", "9.7.12.15.16", 3, 3, [req!(&["test_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.16", 3, 4, [req!(&["try_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.17", 2, 2, [req!(&["pending_count"]), req!(&["b64"])]),
 ];
 
 static MMA: &[InstrSpec] = &[
