@@ -806,6 +806,10 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         }
     }
     set_view(st, false);
+    // The warp's column area lives on the CPU thread's stack: a kernel with a very large
+    // one keeps the CTA-wide passes (its warp copies stay unreachable).
+    let warp_bytes = 32 * ((columns + 15) / 16 * 16);
+    let warp_ok = st.warp.is_some() && warp_bytes <= MAX_WARP_AREA;
     let stride = (st.frame_size + 15) / 16 * 16;
     st.frame_size_global.set_initializer(&i64t.const_int(stride as u64, false));
     // The general loop's dispatch: a switch on the thread's resume point.
@@ -961,7 +965,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
         match &st.warp {
             // Warp by warp when every warp lies in one row of the block.
-            Some(w) if w.chain[0] == *site => {
+            Some(w) if warp_ok && w.chain[0] == *site => {
                 let rem = b.build_and(st.ntid[0], i32t.const_int(31, false), "").unwrap();
                 let rows = b.build_int_compare(IntPredicate::EQ, rem, i32t.const_zero(), "warp.rows").unwrap();
                 b.build_conditional_branch(rows, w.entry, entry_of[ci]).unwrap();
@@ -1130,10 +1134,9 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         }
     }
     set_view(st, false);
-    if let Some(w) = &st.warp {
+    if let Some(w) = st.warp.as_ref().filter(|_| warp_ok) {
         // The warp's column area, now that the columns are known.
-        let bytes = 32 * ((columns + 15) / 16 * 16);
-        let area = e.alloca_b.build_alloca(ctx.i8_type().array_type(bytes), "warp.columns").unwrap();
+        let area = e.alloca_b.build_alloca(ctx.i8_type().array_type(warp_bytes), "warp.columns").unwrap();
         let _ = area.as_instruction().unwrap().set_alignment(64);
         unsafe {
             use inkwell::values::AsValueRef;
@@ -1484,16 +1487,19 @@ fn a_col(st: &crate::codegen::func::SyncState<'_>, site: u32) -> (u32, u32) {
 /// Warp-major passes. A kernel whose passes form a chain — the first pass ends with every
 /// thread at one shuffle, the pass after it at the next one, and so on until every thread
 /// ends, with no other sync point (a warp-level reduction or scan) — gives the same results
-/// when each warp runs the whole chain before the next warp starts: a shuffle reads only its
-/// own warp's operands, and without a barrier nothing orders the warps of a CTA (PTX ISA 6.4
-/// section 3.2). The chain's region copies are emitted again for that order, each a loop over
-/// the 32 lanes of one warp, with the warp's columns in an array of the kernel's own frame
-/// (`area`): LLVM unrolls the lane loops and keeps the columns in registers, so a shuffle
-/// becomes a permutation of values instead of a pass over the CTA's memory. They run when
-/// every warp lies in one row of the block (`%ntid.x` a multiple of 32); other shapes take
-/// the CTA-wide copies.
+/// when each warp runs the rest of the chain before the next warp starts: a shuffle reads
+/// only its own warp's operands, and without a barrier nothing orders the warps of a CTA
+/// (PTX ISA 6.4 section 3.2). The region copies after the first are emitted again for that
+/// order, each a loop over the 32 lanes of one warp, with the warp's columns in an array of
+/// the kernel's own frame (`area`): LLVM unrolls the lane loops and keeps the columns in
+/// registers, so a shuffle becomes a permutation of values instead of a pass over the CTA's
+/// memory. The first pass stays CTA-wide (its vectorized thread loop keeps the kernel's
+/// loads consecutive, where unrolled lanes would become gathers); the first warp copy reads
+/// what it left in the CTA's columns and saves every live register to the warp's. The
+/// chain runs warp by warp when every warp lies in one row of the block (`%ntid.x` a
+/// multiple of 32), in the CTA-wide copies otherwise.
 pub struct WarpMode<'ctx> {
-    /// The sites of the chain, in order (the first is 0: the start of the body).
+    /// The sites of the chain after the first pass, in order.
     pub chain: Vec<u32>,
     /// Index in `SyncState::fast` of the chain's first warp copy (the others follow).
     pub first: usize,
@@ -1556,6 +1562,9 @@ pub fn set_view(st: &mut crate::codegen::func::SyncState<'_>, warp: bool) {
     let i32t = st.nthreads.get_type();
     (st.soa_base, st.nt64, st.nthreads) = if warp { (w.area, i64t.const_int(32, false), i32t.const_int(32, false)) } else { w.cta_view };
 }
+
+/// The largest column area of a warp (bytes) for which the warp copies run.
+const MAX_WARP_AREA: u32 = 64 * 1024;
 
 /// Whether region copy `copy` (1-based, as in `spills`) is a warp copy.
 fn is_warp_copy(st: &crate::codegen::func::SyncState<'_>, copy: usize) -> bool {
