@@ -474,28 +474,26 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         // The region copies of a kernel with synchronization (see `lanes`): the same body
         // again per resume point, each in a thread loop of its own, with fresh labels and
         // scopes (its storage is replayed).
+        let copy = |e: &mut FnEmitter<'ctx, 'a, '_>, site: u32, warp: bool| -> R<()> {
+            let start = crate::lanes::begin_copy(e, site, warp);
+            e.regs.clear();
+            e.ranges.clear();
+            e.vars = vars.clone();
+            e.b.position_at_end(start);
+            e.body(body)?;
+            crate::lanes::end_copy(e);
+            Ok(())
+        };
         if let Some(sites) = crate::lanes::wants_copies(&e) {
             for site in 0..=sites {
-                let start = crate::lanes::begin_copy(&mut e, site);
-                e.regs.clear();
-                e.ranges.clear();
-                e.vars = vars.clone();
-                e.b.position_at_end(start);
-                e.body(body)?;
-                crate::lanes::end_copy(&mut e);
+                copy(&mut e, site, false)?;
             }
             // The same passes warp by warp, where every sync point is a shuffle that leads
             // to the next (see `lanes::warp_chain`).
             if let Some(chain) = crate::lanes::warp_chain(&e) {
                 crate::lanes::begin_warp_mode(&mut e, chain.clone());
                 for site in chain {
-                    let start = crate::lanes::begin_warp_copy(&mut e, site);
-                    e.regs.clear();
-                    e.ranges.clear();
-                    e.vars = vars.clone();
-                    e.b.position_at_end(start);
-                    e.body(body)?;
-                    crate::lanes::end_copy(&mut e);
+                    copy(&mut e, site, true)?;
                 }
                 crate::lanes::set_view(e.sync.as_mut().unwrap(), false);
             }

@@ -233,7 +233,7 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     let i64t = ctx.i64_type();
     let f = e.f;
     let st = e.sync.as_ref().expect("sync kernel");
-    let (nt, slots, fsg, frames) = (st.ntid, st.slots, st.frame_size_global, st.frames);
+    let (nt, slots) = (st.ntid, st.slots);
     let entry = ctx.append_basic_block(f, name);
     let zhead = ctx.append_basic_block(f, &format!("{name}.z"));
     let yhead = ctx.append_basic_block(f, &format!("{name}.y"));
@@ -284,19 +284,28 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
     } else {
         b.build_unconditional_branch(dispatch).unwrap();
     }
-    // Dispatch: the thread's frame. The frame size is known only after the body is
-    // emitted: it is read from a constant global that `finish_scheduler` initializes
-    // (LLVM folds the load).
+    let frame_t = loop_tail(e, &b, [dispatch, exit, next], t64, t64);
+    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, t32, tg64: t64, tg32: t32, frame_t, slot_t }
+}
+
+/// What every thread loop ends with: in `dispatch`, the frame of thread `t` (the frame size
+/// is known only after the body is emitted: it is read from a constant global that
+/// `finish_scheduler` initializes, and LLVM folds the load); `exit` (ret/exit or the end of
+/// the body) records in the SITE column (at column index `tc`) that the thread ended in this
+/// pass, and goes to `next`, the loop's latch.
+fn loop_tail<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: &inkwell::builder::Builder<'ctx>, [dispatch, exit, next]: [BasicBlock<'ctx>; 3], t: IntValue<'ctx>, tc: IntValue<'ctx>) -> inkwell::values::PointerValue<'ctx> {
+    let ctx = e.ctx();
+    let i64t = ctx.i64_type();
+    let st = e.sync.as_ref().expect("sync kernel");
     b.position_at_end(dispatch);
-    let fs = b.build_load(i64t, fsg.as_pointer_value(), "fs").unwrap().into_int_value();
-    let off = b.build_int_mul(t64, fs, "").unwrap();
-    let frame_t = unsafe { b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "frame").unwrap() };
-    // Finishing (ret/exit or the end of the body): the thread exited in this pass.
+    let fs = b.build_load(i64t, st.frame_size_global.as_pointer_value(), "fs").unwrap().into_int_value();
+    let off = b.build_int_mul(t, fs, "").unwrap();
+    let frame_t = unsafe { b.build_in_bounds_gep(ctx.i8_type(), st.frames, &[off], "frame").unwrap() };
     b.position_at_end(exit);
-    b.build_store(col_ptr(&b, st, ctx, col::SITE, t64), i32t.const_int(col::EXITED as u64, false)).unwrap();
+    b.build_store(col_ptr(b, st, ctx, col::SITE, tc), ctx.i32_type().const_int(col::EXITED as u64, false)).unwrap();
     b.build_unconditional_branch(next).unwrap();
     e.lane_latches.push(next);
-    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, t32, tg64: t64, tg32: t32, frame_t, slot_t }
+    frame_t
 }
 
 /// Marks thread-index arithmetic `nuw nsw`: indices are below the CTA size (at most 1024), so
@@ -471,12 +480,14 @@ pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
 }
 
 /// Starts region copy `site` (0: the start of the body): a thread loop whose body the
-/// caller emits next, from the returned block.
-pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32) -> BasicBlock<'ctx> {
+/// caller emits next, from the returned block. `warp`: the warp copy of [`WarpMode`], a
+/// loop over the lanes of the current warp.
+pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32, warp: bool) -> BasicBlock<'ctx> {
     let resolve = e.sync.as_ref().unwrap().resolve_bb;
-    let l = thread_loop(e, &format!("region{site}"), resolve, false);
+    let name = format!("{}region{site}", if warp { "w" } else { "" });
+    let l = if warp { warp_loop(e, &name, resolve) } else { thread_loop(e, &name, resolve, false) };
     enter_loop(e, &l);
-    let start = e.ctx().append_basic_block(e.f, &format!("region{site}.body"));
+    let start = e.ctx().append_basic_block(e.f, &format!("{name}.body"));
     let st = e.sync.as_mut().unwrap();
     st.replay = Some(0);
     st.next_site = 1;
@@ -1609,22 +1620,6 @@ pub fn begin_warp_mode(e: &mut FnEmitter<'_, '_, '_>, chain: Vec<u32>) {
     set_view(st, true);
 }
 
-/// Starts the warp copy of region `site` (see [`WarpMode`]): like [`begin_copy`], with a
-/// loop over the lanes of the current warp.
-pub fn begin_warp_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32) -> BasicBlock<'ctx> {
-    let resolve = e.sync.as_ref().unwrap().resolve_bb;
-    let l = warp_loop(e, &format!("wregion{site}"), resolve);
-    enter_loop(e, &l);
-    let start = e.ctx().append_basic_block(e.f, &format!("wregion{site}.body"));
-    let st = e.sync.as_mut().unwrap();
-    st.replay = Some(0);
-    st.next_site = 1;
-    st.copy_site = site;
-    st.copy_entry = if site == 0 { Some(start) } else { None };
-    st.fast.push((site, l));
-    start
-}
-
 /// The loop over the 32 lanes of the warp of [`WarpMode`]: `t64`/`t32` are the lane (the
 /// index in the warp's columns); the frame is the thread's.
 fn warp_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBlock<'ctx>) -> ThreadLoop<'ctx> {
@@ -1654,14 +1649,7 @@ fn warp_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBloc
     let lane64 = b.build_int_z_extend(lane, i64t, "lane64").unwrap();
     let slot_t = unsafe { b.build_in_bounds_gep(slot_type(ctx), st.slots, &[t64g], "slot").unwrap() };
     b.build_unconditional_branch(dispatch).unwrap();
-    b.position_at_end(dispatch);
-    let fs = b.build_load(i64t, st.frame_size_global.as_pointer_value(), "fs").unwrap().into_int_value();
-    let off = b.build_int_mul(t64g, fs, "").unwrap();
-    let frame_t = unsafe { b.build_in_bounds_gep(ctx.i8_type(), st.frames, &[off], "frame").unwrap() };
-    b.position_at_end(exit);
-    b.build_store(col_ptr(&b, st, ctx, col::SITE, lane64), i32t.const_int(col::EXITED as u64, false)).unwrap();
-    b.build_unconditional_branch(next).unwrap();
     let tid = [x, w.tid0[1], w.tid0[2]];
-    e.lane_latches.push(next);
+    let frame_t = loop_tail(e, &b, [dispatch, exit, next], t64g, lane64);
     ThreadLoop { entry, dispatch, next, exit, done, tid, t64: lane64, t32: lane, tg64: t64g, tg32: t32g, frame_t, slot_t }
 }
