@@ -10,6 +10,7 @@
     python3 tests/filetests/ref/shfl_ref.py active    # expect lines of activemask.ptx
     python3 tests/filetests/ref/shfl_ref.py multiwarp # expect lines of shfl_multiwarp.ptx
     python3 tests/filetests/ref/shfl_ref.py chain     # run/expect lines of shfl_chain.ptx
+    python3 tests/filetests/ref/shfl_ref.py chain_local  # and of its .local kernel
 
 `shfl` below is the pseudo-code of the spec's Semantics section, transcribed line by line
 (/work/shared/spec 9.7.9.6). Every source lane it reads is a member of the membermask and
@@ -311,8 +312,25 @@ def chain_expect():
         print("// expect: arg0 == u32:" + u32list(out))
 
 
+def chain_local_expect():
+    """shfl_chain_local in shfl_chain.ptx: thread t keeps arr[k] = 10t + k in .local memory;
+    a bfly by 1 gives s = t ^ 1 (within the warp), the thread reads its own arr[s & 3], a
+    down by 3 (c = 0x1f) hands that value over, and the thread adds its own arr[3]."""
+    for grid, block in [(1, "64"), (1, "(16,4)")]:
+        n = 64
+        own = [10 * t + ((t ^ 1) & 3) for t in range(n)]
+        out = []
+        for t in range(n):
+            w, lane = divmod(t, 32)
+            v, _ = shfl("down", lane, 3, 0x1F, own[32 * w:32 * w + 32])
+            out.append((v + 10 * t + 3) & 0xFFFFFFFF)
+        print(f"// run: shfl_chain_local<<<{grid}, {block}>>> buf:zero:{4 * n}")
+        print("// expect: arg0 == u32:" + u32list(out))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "modes"
     {"modes": lambda: sys.stdout.write(modes_file()), "scan": scan_expect, "vote": vote_expect,
      "match": match_expect, "partial": partial_expect, "active": active_expect,
-     "multiwarp": multiwarp_expect, "chain": chain_expect}[what]()
+     "multiwarp": multiwarp_expect, "chain": chain_expect,
+     "chain_local": chain_local_expect}[what]()
