@@ -29,6 +29,39 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             e.write(&i.operands[0], Type::B64, v.into())?;
             Ok(true)
         }
+        // Proxy fences (PTX 7.5-8.0) order the generic proxy against the async and alias
+        // proxies, which a CPU does not have; fence.mbarrier_init orders mbarrier.init for
+        // other CTAs of a cluster (clusters of one CTA here); griddepcontrol (PTX 7.8)
+        // coordinates dependent launches, which run one after another here; setmaxnreg
+        // (PTX 8.0) is a register-count hint. None changes a result. For the NVPTX backend
+        // the first three are kept as inline PTX (setmaxnreg needs an sm_90a target).
+        "fence" if i.has_mod("proxy") || i.has_mod("mbarrier_init") => keep_for_nvptx(e, i),
+        "griddepcontrol" => keep_for_nvptx(e, i),
+        "setmaxnreg" => Ok(true),
+        // elect.sync d|p, membermask (PTX 8.0): every lane of membermask takes part (.sync);
+        // the PTX ISA asks only for a deterministic choice, and the leader is the lowest lane
+        // of the mask: d = its lane number, p = whether this lane is the leader. (A lane of
+        // the mask that has exited is not skipped.)
+        "elect" => {
+            let i32t = e.ctx().i32_type();
+            let mask = e.read_int(&i.operands[1], Type::B32)?;
+            let lead = e.intrinsic("llvm.cttz", &[i32t.into()], &[mask.into(), e.ctx().bool_type().const_zero().into()]).into_int_value();
+            let lane = if e.m.nvptx {
+                let id = crate::syntax::ast::Ident { name: "%laneid", span: i.span };
+                super::nvvm::sreg(e, &id, None)?
+            } else {
+                e.lane_id()
+            };
+            let is = e.b.build_int_compare(inkwell::IntPredicate::EQ, lane, lead, "elected").unwrap();
+            match &i.operands[0] {
+                crate::syntax::ast::Operand::Pair(d, p) => {
+                    e.write(d, Type::B32, lead.into())?;
+                    e.write(p, Type::Pred, is.into())?;
+                }
+                d => e.write(d, Type::B32, lead.into())?,
+            }
+            Ok(true)
+        }
         // PTX ISA 9.7.12.3 membar/fence: a sequentially consistent CPU fence.
         "membar" | "fence" if e.m.nvptx => {
             let scope = ["cta", "gpu", "gl", "sys"].into_iter().find(|m| i.has_mod(m)).unwrap_or("sys");
@@ -247,3 +280,12 @@ fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v:
     e.write(d, ty, v.into())
 }
 
+
+/// An instruction with no effect on a CPU, kept as inline PTX for LLVM's NVPTX backend.
+fn keep_for_nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if e.m.nvptx {
+        let text = std::iter::once(i.opcode.name).chain(i.mods.iter().copied()).collect::<Vec<_>>().join(".");
+        super::nvvm::inline_ptx(e, None, &format!("{text};"), "", &[]);
+    }
+    Ok(true)
+}

@@ -275,6 +275,9 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "trap" => TRAP,
         "createpolicy" => CREATEPOLICY,
         "mbarrier" => MBARRIER,
+        "griddepcontrol" => GRIDDEPCONTROL,
+        "setmaxnreg" => SETMAXNREG,
+        "elect" => ELECT,
         _ => &[],
     }
 }
@@ -290,6 +293,7 @@ pub const OPCODES: &[&str] = &[
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
     "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp", "createpolicy", "mbarrier",
+    "griddepcontrol", "setmaxnreg", "elect",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -1086,7 +1090,13 @@ static BARRIER: &[InstrSpec] = &[
 static MEMBAR: &[InstrSpec] = &[spec!("membar", "9.7.12.3", 0, 0, [req!(&["cta", "gl", "sys"])])];
 // fence{.sem}.scope: the 6.4 example `fence.sc;` omits the scope the syntax requires; the
 // scope is required here.
-static FENCE: &[InstrSpec] = &[spec!("fence", "9.7.12.3", 0, 0, [opt!(&["sc", "acq_rel"]), req!(SCOPE)])];
+static FENCE: &[InstrSpec] = &[
+    spec!("fence", "9.7.12.3", 0, 0, [opt!(&["sc", "acq_rel"]), req!(SCOPE)]),
+    // ext PTX 7.5-8.0 proxy fences (fence.proxy.alias, fence.proxy.async{.global,
+    // .shared::cta, .shared::cluster}) and fence.mbarrier_init.release.cluster.
+    spec!("fence", "9.7.12.3", 0, 0, [req!(&["proxy"]), req!(&["alias", "async"]), opt!(&["global", "shared::cta", "shared::cluster"])]),
+    spec!("fence", "9.7.12.3", 0, 0, [req!(&["mbarrier_init"]), req!(&["release"]), req!(&["cluster"])]),
+];
 
 static ATOM: &[InstrSpec] = &[
     spec!("atom", "9.7.12.4", 3, 3, [opt!(ATOM_SEM), opt!(SCOPE), opt!(ATOM_SPACE), req!(ATOM_OP), req!(ATOM_T)]),
@@ -1181,6 +1191,12 @@ static CP: &[InstrSpec] = &[
     // ext PTX 7.0: cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]
     spec!("cp", "9.7.12.15.15", 1, 1, [req!(&["async"]), req!(&["mbarrier"]), req!(&["arrive"]), opt!(&["noinc"]), opt!(SHARED_CTA), req!(&["b64"])]),
 ];
+
+// ext PTX 7.8/8.0 (sm_90): griddepcontrol (programmatic dependent launch), setmaxnreg (a
+// register-count hint), elect.sync d|p, membermask.
+static GRIDDEPCONTROL: &[InstrSpec] = &[spec!("griddepcontrol", "9.7.12", 0, 0, [req!(&["wait", "launch_dependents"])])];
+static SETMAXNREG: &[InstrSpec] = &[spec!("setmaxnreg", "9.7.17", 1, 1, [req!(&["inc", "dec"]), req!(SYNC), req!(ALIGNED), req!(&["u32"])])];
+static ELECT: &[InstrSpec] = &[spec!("elect", "9.7.12", 2, 2, [req!(SYNC)])];
 
 // ext PTX 7.0 mbarrier (sm_80): a barrier object in shared memory (PTX ISA 7.x section
 // 9.7.12.15). The tx-count forms of sm_90 (expect_tx, complete_tx) are not listed.
