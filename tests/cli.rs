@@ -114,6 +114,18 @@ fn printf_output_is_the_gpus() {
 }
 
 #[test]
+fn clusters_of_several_ctas_are_refused() {
+    let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", "pairs", "--grid", "2", "--arg", "u64:0"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("cluster_pairs.ptx:6:") && err.contains("clusters of 2 CTAs"), "{err}");
+    for (k, want) in [("explicit", "01000000"), ("implicit", "00000000")] {
+        let (rc, out, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", k, "--arg", "buf:zero:4", "--dump", "0=-"]);
+        assert_eq!(rc, 0, "{k}: {err}");
+        assert_eq!(out.trim(), want, "{k}");
+    }
+}
+
+#[test]
 fn warp_matrix_instructions_in_a_partial_warp_are_an_error() {
     for k in ["mma_partial", "ldmatrix_partial"] {
         let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "48", "--arg", "u64:0"]);

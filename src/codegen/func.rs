@@ -98,6 +98,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     nan_free: std::collections::HashSet<&'a str>,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
     pub lane_latches: Vec<BasicBlock<'ctx>>,
+    /// Whether the kernel declares its cluster shape (`.explicitcluster`,
+    /// `.reqnctapercluster`): `%is_explicit_cluster`.
+    pub explicit_cluster: bool,
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): a thread's `.local`
@@ -359,7 +362,13 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         local_ranges: Vec::new(),
         nan_free: std::collections::HashSet::new(),
         lane_latches: Vec::new(),
+        explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
     };
+    if let Some(ast::PerfDirective::ReqNCtaPerCluster(d)) = f.perf.iter().find(|d| matches!(d, ast::PerfDirective::ReqNCtaPerCluster(_))) {
+        if d.iter().product::<u32>() > 1 {
+            return Err(Diagnostic::error(f.name.span, format!("`{}` asks for clusters of {} CTAs (.reqnctapercluster); ptxr runs clusters of one CTA", f.name.name, d.iter().product::<u32>())));
+        }
+    }
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
     e.b.position_at_end(abort_bb);
     if f.entry && e.m.nvptx {

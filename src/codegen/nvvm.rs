@@ -100,6 +100,22 @@ pub(crate) fn declare_kernel<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function, 
             }
         }
     }
+    // Cluster directives (sm_90): LLVM writes `.explicitcluster` when cluster_dim_* are
+    // given, `.reqnctapercluster` when they are not 0, and `.maxclusterrank`.
+    let mut cluster: Option<[u32; 3]> = None;
+    for d in &f.perf {
+        match d {
+            ast::PerfDirective::ExplicitCluster => cluster = cluster.or(Some([0; 3])),
+            ast::PerfDirective::ReqNCtaPerCluster(v) => cluster = Some([0, 1, 2].map(|k| v.get(k).copied().unwrap_or(1))),
+            ast::PerfDirective::MaxClusterRank(n) => annotate(m, "maxclusterrank", *n),
+            _ => {}
+        }
+    }
+    if let Some(d) = cluster {
+        for (k, axis) in ["x", "y", "z"].iter().enumerate() {
+            annotate(m, &format!("cluster_dim_{axis}"), d[k]);
+        }
+    }
     fv
 }
 
@@ -180,12 +196,15 @@ pub(crate) fn sreg<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: &Ident, comp: Opti
         Some('y') => "y",
         Some('z') => "z",
         // The unused fourth element of the .v4 registers (10.1): always zero.
-        Some('w') if matches!(name, "tid" | "ntid" | "ctaid" | "nctaid") => return Ok(e.ctx().i32_type().const_zero()),
+        Some('w') if matches!(name, "tid" | "ntid" | "ctaid" | "nctaid" | "clusterid" | "nclusterid" | "cluster_ctaid" | "cluster_nctaid") => return Ok(e.ctx().i32_type().const_zero()),
         Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z (and .w, always 0, for %tid, %ntid, %ctaid, %nctaid)")),
     };
     let wide = matches!(name, "gridid" | "clock64" | "globaltimer") || name.ends_with("_64");
     let intr = match name {
-        "tid" | "ntid" | "ctaid" | "nctaid" => Some(format!("llvm.nvvm.read.ptx.sreg.{name}.{axis}")),
+        "tid" | "ntid" | "ctaid" | "nctaid" | "clusterid" | "nclusterid" => Some(format!("llvm.nvvm.read.ptx.sreg.{name}.{axis}")),
+        "cluster_ctaid" | "cluster_nctaid" => Some(format!("llvm.nvvm.read.ptx.sreg.{}.{axis}", name.replace('_', "."))),
+        "cluster_ctarank" | "cluster_nctarank" => Some(format!("llvm.nvvm.read.ptx.sreg.{}", name.replace('_', "."))),
+        "is_explicit_cluster" => Some("llvm.nvvm.read.ptx.sreg.is.explicit.cluster".to_string()),
         "laneid" | "warpid" | "nwarpid" | "smid" | "nsmid" | "gridid" | "clock" | "clock64" | "globaltimer" | "warpsize" => Some(format!("llvm.nvvm.read.ptx.sreg.{name}")),
         n if n.starts_with("lanemask_") => Some(format!("llvm.nvvm.read.ptx.sreg.{}", n.replace('_', "."))),
         n if (n.starts_with("envreg") || n.starts_with("pm")) && !n.ends_with("_64") => Some(format!("llvm.nvvm.read.ptx.sreg.{n}")),
@@ -204,6 +223,11 @@ pub(crate) fn sreg<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: &Ident, comp: Opti
         Some(c) => format!("{}.{c}", id.name),
         None => id.name.to_string(),
     };
+    if name == "is_explicit_cluster" {
+        // A predicate register.
+        let v = inline_ptx(e, Some(t.into()), &format!("{{ .reg .pred %q; mov.pred %q, {full}; selp.u32 $0, 1, 0, %q; }}"), cons, &[]).unwrap().into_int_value();
+        return Ok(e.b.build_int_compare(inkwell::IntPredicate::NE, v, t.const_zero(), "").unwrap());
+    }
     Ok(inline_ptx(e, Some(t.into()), &format!("mov.{ty} $0, {full};"), cons, &[]).unwrap().into_int_value())
 }
 

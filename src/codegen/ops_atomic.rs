@@ -65,8 +65,8 @@ const OPS: &[&str] = &["and", "or", "xor", "cas", "exch", "add", "inc", "dec", "
 fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: bool) -> R<()> {
     let name = i.opcode.name;
     let op = *i.mods.iter().find(|m| OPS.contains(m)).ok_or_else(|| e.err(i.span, format!("`{name}` needs an operation (.add, .cas, ...)")))?;
-    if i.mods.iter().any(|m| *m == "bf16" || *m == "bf16x2") {
-        return Err(e.err(i.span, format!("`{name}` on .bf16/.bf16x2 is not supported yet")));
+    if let Some(&bt) = i.mods.iter().find(|m| **m == "bf16" || **m == "bf16x2") {
+        return bf16_add(e, i, has_dest, op, bt == "bf16x2");
     }
     let ty = *types_of(i).last().ok_or_else(|| e.err(i.span, format!("`{name}` needs a type")))?;
     let ord = ordering(i);
@@ -168,6 +168,56 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
         }
     };
     finish(e, d, ty, old)
+}
+
+/// `atom.add.noftz.bf16{x2}` / `red.add.noftz.bf16{x2}` (PTX 7.8, sm_90; PTX ISA 8.x
+/// 9.7.12.4): each bf16 element gets `old + b` rounded to nearest even, subnormals kept.
+fn bf16_add<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: bool, op: &str, pair: bool) -> R<()> {
+    let name = i.opcode.name;
+    if op != "add" || !i.has_mod("noftz") {
+        return Err(e.err(i.span, format!("`{name}` on .bf16/.bf16x2 is `.add.noftz` only (9.7.12.4)")));
+    }
+    let want = if has_dest { 3 } else { 2 };
+    if i.operands.len() != want {
+        return Err(e.err(i.span, format!("`{name}.add.noftz.bf16` takes {want} operands")));
+    }
+    let (d, a, src) = if has_dest { (Some(&i.operands[0]), &i.operands[1], &i.operands[2]) } else { (None, &i.operands[0], &i.operands[1]) };
+    let bits = if pair { 32 } else { 16 };
+    let ity = int_t(e.ctx(), bits);
+    let bt = if pair { Type::B32 } else { Type::B16 };
+    let b = e.read_int(src, bt)?;
+    let ptr = e.address(a, space_of(i))?;
+    if e.m.nvptx {
+        // The instruction itself, as inline PTX (generic address).
+        let keep: Vec<&str> = i.mods.iter().copied().filter(|m| !matches!(*m, "global" | "shared")).collect();
+        let generic = e.b.build_address_space_cast(ptr, e.ctx().ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+        let addr = e.b.build_ptr_to_int(generic, e.ctx().i64_type(), "").unwrap();
+        let c = if pair { "=r,l,r" } else { "=h,l,h" };
+        let text = format!("atom.{} $0, [$1], $2;", keep.join("."));
+        let old = super::nvvm::inline_ptx(e, Some(ity.into()), &text, c, &[addr.into(), b.into()]).unwrap().into_int_value();
+        return match d {
+            Some(d) => e.write(d, bt, old.into()),
+            None => Ok(()),
+        };
+    }
+    let i16t = e.ctx().i16_type();
+    let add = move |e: &mut FnEmitter<'ctx, 'a, '_>, old: IntValue<'ctx>| -> IntValue<'ctx> {
+        if !pair {
+            return super::ops_half::bf16_add(e, old, b);
+        }
+        let half = |e: &FnEmitter<'ctx, 'a, '_>, v: IntValue<'ctx>, k: u64| {
+            let v = e.b.build_right_shift(v, ity.const_int(16 * k, false), false, "").unwrap();
+            e.b.build_int_truncate(v, i16t, "").unwrap()
+        };
+        let lo = super::ops_half::bf16_add(e, half(e, old, 0), half(e, b, 0));
+        let hi = super::ops_half::bf16_add(e, half(e, old, 1), half(e, b, 1));
+        super::ops_half::pack(e, lo, hi)
+    };
+    let old = if space_of(i) == Some(StateSpace::Shared) { plain_rmw(e, ptr, ity, add) } else { cas_loop(e, ptr, ity, ordering(i), add) };
+    match d {
+        Some(d) => e.write(d, bt, old.into()),
+        None => Ok(()),
+    }
 }
 
 /// Writes the old value to the destination, if any.

@@ -206,6 +206,13 @@ fn is_nan_half<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>, fmt: Half) 
 /// value. bf16 operands span up to 2^254, so a sum can be inexact in f64; rounding a
 /// round-to-odd f64 (53 bits) once more to bf16 (8 bits) then gives the correctly rounded
 /// bf16 result, where RN twice could land on a bf16 tie that the exact sum is not on.
+/// bf16 `a + b` rounded to nearest even (bits in, bits out; a NaN gives the canonical NaN),
+/// as `add.rn.bf16` computes it; for `atom`/`red .add.noftz.bf16`.
+pub fn bf16_add<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+    let s = sum_to_odd(e, half_to_f64(e, a, Half::BF16), half_to_f64(e, b, Half::BF16));
+    round_half(e, s, Rnd::N, Some(CANON_NAN), Half::BF16)
+}
+
 fn sum_to_odd<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: FloatValue<'ctx>, q: FloatValue<'ctx>) -> FloatValue<'ctx> {
     let b = &e.b;
     let i64t = e.ctx().i64_type();

@@ -88,7 +88,7 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
         Some('z') => 2,
         // PTX ISA 10.1-10.2, 10.5-10.6: %tid, %ntid, %ctaid and %nctaid are .v4 .u32; the
         // fourth element is unused and always returns zero.
-        Some('w') if matches!(id.name, "%tid" | "%ntid" | "%ctaid" | "%nctaid") => return Ok(i32t.const_zero()),
+        Some('w') if matches!(id.name, "%tid" | "%ntid" | "%ctaid" | "%nctaid" | "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid") => return Ok(i32t.const_zero()),
         Some(_) => return Err(e.err(id.span, "special registers have components .x, .y, .z (and .w, always 0, for %tid, %ntid, %ctaid, %nctaid)")),
     };
     Ok(match id.name {
@@ -131,6 +131,13 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
                 _ => t,
             }
         }
+        // Clusters (PTX 7.8, sm_90): every cluster here is one CTA (a kernel that asks for
+        // more with .reqnctapercluster is refused), so a cluster's id is its CTA's.
+        "%clusterid" => e.load_cta_u32(field::CTAID, Some(k as u32)),
+        "%nclusterid" => e.load_cta_u32(field::NCTAID, Some(k as u32)),
+        "%cluster_ctaid" | "%cluster_ctarank" => i32t.const_zero(),
+        "%cluster_nctaid" | "%cluster_nctarank" => i32t.const_int(1, false),
+        "%is_explicit_cluster" => e.ctx().bool_type().const_int(e.explicit_cluster as u64, false),
         "%dynamic_smem_size" => e.load_cta_u32(field::DYN_SMEM, None),
         "%total_smem_size" => e.load_cta_u32(field::TOTAL_SMEM, None),
         n if n.starts_with("%pm") => {

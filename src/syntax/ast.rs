@@ -395,6 +395,11 @@ pub enum PerfDirective<'a> {
     MaxNCtaPerSm(u32),
     NoReturn,
     Pragma(Vec<&'a str>),
+    /// PTX 7.8 cluster directives (sm_90): `.explicitcluster`, `.reqnctapercluster nx{, ny,
+    /// nz}`, `.maxclusterrank n`. A launch here is a grid of clusters of one CTA.
+    ExplicitCluster,
+    ReqNCtaPerCluster(SmallVec<[u32; 3]>),
+    MaxClusterRank(u32),
 }
 
 /// A statement in a function body.

@@ -575,7 +575,9 @@ impl<'a> Parser<'a> {
                 "maxnreg" => uint32(r2).map(|(r, v)| (r, PerfDirective::MaxNReg(v)))?,
                 "minnctapersm" => uint32(r2).map(|(r, v)| (r, PerfDirective::MinNCtaPerSm(v)))?,
                 "maxnctapersm" => uint32(r2).map(|(r, v)| (r, PerfDirective::MaxNCtaPerSm(v)))?,
-                "maxntid" | "reqntid" => {
+                "maxclusterrank" => uint32(r2).map(|(r, v)| (r, PerfDirective::MaxClusterRank(v)))?,
+                "explicitcluster" => (r2, PerfDirective::ExplicitCluster),
+                "maxntid" | "reqntid" | "reqnctapercluster" => {
                     let mut dims = SmallVec::new();
                     let (mut r3, v) = uint32(r2)?;
                     dims.push(v);
@@ -588,7 +590,14 @@ impl<'a> Parser<'a> {
                         dims.push(v);
                         r3 = r5;
                     }
-                    (r3, if w == "maxntid" { PerfDirective::MaxNTid(dims) } else { PerfDirective::ReqNTid(dims) })
+                    (
+                        r3,
+                        match w {
+                            "maxntid" => PerfDirective::MaxNTid(dims),
+                            "reqntid" => PerfDirective::ReqNTid(dims),
+                            _ => PerfDirective::ReqNCtaPerCluster(dims),
+                        },
+                    )
                 }
                 "noreturn" => (r2, PerfDirective::NoReturn),
                 "pragma" => {

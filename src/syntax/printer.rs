@@ -223,6 +223,13 @@ fn print_function(o: &mut String, f: &Function) {
                 let _ = write!(o, ".maxnctapersm {n}");
             }
             PerfDirective::NoReturn => o.push_str(".noreturn"),
+            PerfDirective::ExplicitCluster => o.push_str(".explicitcluster"),
+            PerfDirective::ReqNCtaPerCluster(d) => {
+                let _ = write!(o, ".reqnctapercluster {}", join_u32(d));
+            }
+            PerfDirective::MaxClusterRank(n) => {
+                let _ = write!(o, ".maxclusterrank {n}");
+            }
             PerfDirective::Pragma(l) => {
                 let _ = write!(o, ".pragma {};", pragma_list(l));
             }
