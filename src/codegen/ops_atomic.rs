@@ -447,6 +447,9 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             // test_wait / try_wait: has the phase of `state` (or the phase of parity
             // `phaseParity`) completed? A waiting thread gets false and tries again.
             let w = e.b.build_load(i64t, ptr, "mbarrier").unwrap().into_int_value();
+            // In order with the other lanes' arrives (like `plain_rmw`'s accesses).
+            let serial = e.ctx().get_kind_id(crate::passes::parallel_lanes::SERIAL);
+            let _ = w.as_instruction().unwrap().set_metadata(e.ctx().metadata_node(&[]), serial);
             let phase = field(e, w, 2);
             let done = if i.has_mod("parity") {
                 let p = e.read_int(&i.operands[2], Type::U32)?;
