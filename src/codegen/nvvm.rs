@@ -100,20 +100,11 @@ pub(crate) fn declare_kernel<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function, 
             }
         }
     }
-    // Cluster directives (sm_90): LLVM writes `.explicitcluster` when cluster_dim_* are
-    // given, `.reqnctapercluster` when they are not 0, and `.maxclusterrank`.
-    let mut cluster: Option<[u32; 3]> = None;
+    // `.maxclusterrank` (sm_90). LLVM 19 has no annotation that writes `.explicitcluster` or
+    // `.reqnctapercluster`; PTX' loses them (only `%is_explicit_cluster` can tell).
     for d in &f.perf {
-        match d {
-            ast::PerfDirective::ExplicitCluster => cluster = cluster.or(Some([0; 3])),
-            ast::PerfDirective::ReqNCtaPerCluster(v) => cluster = Some([0, 1, 2].map(|k| v.get(k).copied().unwrap_or(1))),
-            ast::PerfDirective::MaxClusterRank(n) => annotate(m, "maxclusterrank", *n),
-            _ => {}
-        }
-    }
-    if let Some(d) = cluster {
-        for (k, axis) in ["x", "y", "z"].iter().enumerate() {
-            annotate(m, &format!("cluster_dim_{axis}"), d[k]);
+        if let ast::PerfDirective::MaxClusterRank(n) = d {
+            annotate(m, "maxclusterrank", *n);
         }
     }
     fv

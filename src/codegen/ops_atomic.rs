@@ -13,6 +13,7 @@
 //! times cheaper than a locked instruction). Generic addresses stay real atomics.
 
 use super::func::{int_t, types_of, FnEmitter, R};
+use super::ops_mem::space_of;
 use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
@@ -25,15 +26,6 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         "cp" if i.has_mod("mbarrier") => mbarrier(e, i).map(|_| true),
         _ => Ok(false),
     }
-}
-
-fn space_of(i: &Instr) -> Option<StateSpace> {
-    i.mods.iter().find_map(|m| match *m {
-        "global" => Some(StateSpace::Global),
-        // A cluster of one CTA: shared::cluster addresses are this CTA's window.
-        "shared" | "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
-        _ => None,
-    })
 }
 
 /// The `.sem` qualifier as an LLVM ordering (9.7.12.4: `.relaxed` when absent).
@@ -188,12 +180,11 @@ fn bf16_add<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_des
     let b = e.read_int(src, bt)?;
     let ptr = e.address(a, space_of(i))?;
     if e.m.nvptx {
-        // The instruction itself, as inline PTX (generic address).
-        let keep: Vec<&str> = i.mods.iter().copied().filter(|m| !matches!(*m, "global" | "shared")).collect();
-        let generic = e.b.build_address_space_cast(ptr, e.ctx().ptr_type(inkwell::AddressSpace::default()), "").unwrap();
-        let addr = e.b.build_ptr_to_int(generic, e.ctx().i64_type(), "").unwrap();
+        // The instruction itself, as inline PTX (as for `atom.add.f32`: the address in the
+        // instruction's own space).
+        let addr = e.b.build_ptr_to_int(ptr, e.ctx().i64_type(), "").unwrap();
         let c = if pair { "=r,l,r" } else { "=h,l,h" };
-        let text = format!("atom.{} $0, [$1], $2;", keep.join("."));
+        let text = format!("atom.{} $0, [$1], $2;", i.mods.join("."));
         let old = super::nvvm::inline_ptx(e, Some(ity.into()), &text, c, &[addr.into(), b.into()]).unwrap().into_int_value();
         return match d {
             Some(d) => e.write(d, bt, old.into()),
@@ -385,11 +376,10 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         "init" | "inval" | "cp.arrive" => &i.operands[0],
         _ => &i.operands[1],
     };
-    let space = if i.has_mod("shared") || i.has_mod("shared::cta") { Some(StateSpace::Shared) } else { None };
+    let ptr = e.address(at, space_of(i))?;
     if e.m.nvptx {
-        return mbarrier_ptx(e, i, op, at, space);
+        return mbarrier_ptx(e, i, op, ptr);
     }
-    let ptr = e.address(at, space)?;
     let field = |e: &FnEmitter<'ctx, 'a, '_>, w: IntValue<'ctx>, k: u64| {
         let v = if k == 0 { w } else { e.b.build_right_shift(w, c(k * MB_BITS), false, "").unwrap() };
         e.b.build_and(v, c(MB_MASK), "").unwrap()
@@ -467,16 +457,14 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     }
 }
 
-/// The mbarrier instruction itself for LLVM's NVPTX backend, as inline PTX with a generic
-/// address.
-fn mbarrier_ptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, op: &str, at: &'a Operand<'a>, space: Option<StateSpace>) -> R<()> {
-    let ptr = e.address(at, space)?;
+/// The mbarrier instruction itself for LLVM's NVPTX backend, as inline PTX (the address in
+/// the instruction's own space, `ptr`).
+fn mbarrier_ptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, op: &str, ptr: PointerValue<'ctx>) -> R<()> {
     let i64t = e.ctx().i64_type();
-    let generic = e.b.build_address_space_cast(ptr, e.ctx().ptr_type(inkwell::AddressSpace::default()), "").unwrap();
-    let addr = e.b.build_ptr_to_int(generic, i64t, "").unwrap();
-    // Generic addressing; the default semantics and scope (.release/.acquire, .cta) are left
-    // out, so that the instruction is valid before PTX 8.0.
-    let mods: Vec<&str> = i.mods.iter().copied().filter(|m| !matches!(*m, "shared" | "shared::cta" | "release" | "acquire" | "cta")).collect();
+    let addr = e.b.build_ptr_to_int(ptr, i64t, "").unwrap();
+    // The default semantics and scope (.release/.acquire, .cta) are left out, so that the
+    // instruction is valid before PTX 8.0.
+    let mods: Vec<&str> = i.mods.iter().copied().filter(|m| !matches!(*m, "release" | "acquire" | "cta")).collect();
     let name = format!("{}.{}", i.opcode.name, mods.join("."));
     let i32v = |e: &mut FnEmitter<'ctx, 'a, '_>, k: usize| -> R<inkwell::values::BasicValueEnum<'ctx>> { Ok(e.read_int(&i.operands[k], Type::U32)?.into()) };
     match op {
@@ -488,11 +476,11 @@ fn mbarrier_ptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, op:
             super::nvvm::inline_ptx(e, None, &format!("{name} [$0];"), "l", &[addr.into()]);
         }
         "arrive" | "arrive_drop" => {
-            let (asm, cons, mut args) = match i.operands.get(2) {
+            let (asm, cons, args) = match i.operands.get(2) {
                 Some(_) => (format!("{name} $0, [$1], $2;"), "=l,l,r", vec![addr.into(), i32v(e, 2)?]),
                 None => (format!("{name} $0, [$1];"), "=l,l", vec![addr.into()]),
             };
-            let r = super::nvvm::inline_ptx(e, Some(i64t.into()), &asm, cons, &std::mem::take(&mut args)).unwrap();
+            let r = super::nvvm::inline_ptx(e, Some(i64t.into()), &asm, cons, &args).unwrap();
             e.write(&i.operands[0], Type::B64, r)?;
         }
         _ => {

@@ -23,7 +23,8 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             return arith(e, i, ty, Half::BF16).map(|_| true);
         }
     }
-    if matches!(i.opcode.name, "setp" | "set") && i.mods.iter().any(|m| matches!(*m, "bf16" | "bf16x2")) {
+    let half = |m: &&str| matches!(*m, "f16" | "f16x2" | "bf16" | "bf16x2");
+    if matches!(i.opcode.name, "setp" | "set") && i.mods.iter().any(half) {
         return half_compare(e, i).map(|_| true);
     }
     let tys = types_of(i);
@@ -31,8 +32,6 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     let op = i.opcode.name;
     match op {
         "add" | "sub" | "mul" | "fma" | "neg" | "abs" | "min" | "max" | "ex2" if matches!(last, Type::F16 | Type::F16x2) => arith(e, i, last, Half::F16).map(|_| true),
-        "setp" if matches!(last, Type::F16 | Type::F16x2) => setp(e, i, last).map(|_| true),
-        "set" if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2)) => half_compare(e, i).map(|_| true),
         _ => Ok(false),
     }
 }
@@ -201,11 +200,6 @@ fn is_nan_half<'ctx>(e: &FnEmitter<'ctx, '_, '_>, h: IntValue<'ctx>, fmt: Half) 
     e.b.build_int_compare(IntPredicate::UGT, m, t.const_int(fmt.params().3, false), "").unwrap()
 }
 
-/// `s = p + q` rounded to nearest in f64, made round-to-odd: when the sum is inexact (its
-/// error, from Knuth's TwoSum, is not zero) the last bit of `s` is set on the truncated
-/// value. bf16 operands span up to 2^254, so a sum can be inexact in f64; rounding a
-/// round-to-odd f64 (53 bits) once more to bf16 (8 bits) then gives the correctly rounded
-/// bf16 result, where RN twice could land on a bf16 tie that the exact sum is not on.
 /// bf16 `a + b` rounded to nearest even (bits in, bits out; a NaN gives the canonical NaN),
 /// as `add.rn.bf16` computes it; for `atom`/`red .add.noftz.bf16`.
 pub fn bf16_add<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
@@ -213,6 +207,11 @@ pub fn bf16_add<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>, b: IntValu
     round_half(e, s, Rnd::N, Some(CANON_NAN), Half::BF16)
 }
 
+/// `s = p + q` rounded to nearest in f64, made round-to-odd: when the sum is inexact (its
+/// error, from Knuth's TwoSum, is not zero) the last bit of `s` is set on the truncated
+/// value. bf16 operands span up to 2^254, so a sum can be inexact in f64; rounding a
+/// round-to-odd f64 (53 bits) once more to bf16 (8 bits) then gives the correctly rounded
+/// bf16 result, where RN twice could land on a bf16 tie that the exact sum is not on.
 fn sum_to_odd<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: FloatValue<'ctx>, q: FloatValue<'ctx>) -> FloatValue<'ctx> {
     let b = &e.b;
     let i64t = e.ctx().i64_type();
@@ -389,12 +388,8 @@ fn cmp_name<'a>(i: &Instr<'a>) -> Option<&'a str> {
 }
 
 /// Per-lane comparison results of `a CmpOp b` combined with `c` by the BoolOp.
-fn compare_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st: Type, nb: usize) -> R<Vec<IntValue<'ctx>>> {
-    compare_lanes_of(e, i, st, Half::F16, nb)
-}
-
-/// `compare_lanes` for sources of 16-bit format `fmt` when `st` is `F16`/`F16x2`.
-fn compare_lanes_of<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st: Type, fmt: Half, nb: usize) -> R<Vec<IntValue<'ctx>>> {
+/// Sources of 16-bit format `fmt` when `st` is `F16`/`F16x2`, else of type `st`.
+fn compare_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, st: Type, fmt: Half, nb: usize) -> R<Vec<IntValue<'ctx>>> {
     let cmp = cmp_name(i).ok_or_else(|| e.err(i.span, "missing comparison operator"))?;
     let boolop = i.mods.iter().copied().find(|m| matches!(*m, "and" | "or" | "xor"));
     let ftz = i.has_mod("ftz");
@@ -436,13 +431,8 @@ fn compare_lanes_of<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>,
     Ok(res)
 }
 
-/// PTX ISA 9.7.6.2 setp.f16 / setp.f16x2 (`p|q` gets the two lanes' results).
-fn setp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type) -> R<()> {
-    let r = compare_lanes(e, i, ty, 1)?;
-    write_preds(e, i, &r)
-}
-
-/// The destination of `setp` on half or half-pair sources: `p` or `p|q`.
+/// The destination of `setp` on half or half-pair sources: `p` or `p|q` (PTX ISA 9.7.6.2:
+/// `p|q` gets the two lanes' results, or a result and its negation for a single half).
 fn write_preds<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, r: &[IntValue<'ctx>]) -> R<()> {
     match &i.operands[0] {
         Operand::Pair(p, q) => {
@@ -465,8 +455,8 @@ fn write_preds<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, r: &
 }
 
 
-/// PTX ISA 9.7.6.1 set with a half source or destination, and 9.7.6.2 setp on bfloat16
-/// sources (PTX 7.8; 9.7.5.1 set.dtype.f16): the comparison of the exact values. `set` writes
+/// PTX ISA 9.7.6.1 set with a half source or destination and 9.7.6.2 setp on half sources
+/// (f16, and bf16 since PTX 7.8; 9.7.5.1 set.dtype.f16): the comparison of the exact values. `set` writes
 /// 1.0 (0x3c00 for f16, 0x3f80 for bf16) or 0.0 per half of a half destination; all ones or
 /// zero per half of a u32/s32 destination of a half pair (PTX 7.x); all ones or zero for
 /// integer destinations and 1.0f or 0.0f for f32 ones.
@@ -483,11 +473,11 @@ fn half_compare<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> 
         .collect();
     if i.opcode.name == "setp" {
         let &[(st, fmt)] = tys.as_slice() else { return Err(e.err(i.span, "`setp` needs one source type")) };
-        let r = compare_lanes_of(e, i, st, fmt, 1)?;
+        let r = compare_lanes(e, i, st, fmt, 1)?;
         return write_preds(e, i, &r);
     }
     let &[(dt, dfmt), (st, sfmt)] = tys.as_slice() else { return Err(e.err(i.span, "`set` needs a destination and a source type")) };
-    let r = compare_lanes_of(e, i, st, sfmt, 1)?;
+    let r = compare_lanes(e, i, st, sfmt, 1)?;
     let one16 = if dfmt == Half::BF16 { 0x3f80 } else { 0x3c00 };
     let sel = |e: &FnEmitter<'ctx, 'a, '_>, t: IntValue<'ctx>, on: u64, w: u32| -> IntValue<'ctx> {
         let it = super::func::int_t(e.ctx(), w);

@@ -5,14 +5,15 @@ use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue};
 use inkwell::AtomicOrdering;
 
-fn space_of(i: &Instr) -> Option<StateSpace> {
+/// The state space an instruction names (`syntax::hints` has made `.shared::cta` and the
+/// like plain), or None: generic addressing.
+pub(crate) fn space_of(i: &Instr) -> Option<StateSpace> {
     i.mods.iter().find_map(|m| match *m {
         "global" => Some(StateSpace::Global),
-        // A cluster of one CTA: shared::cluster addresses are this CTA's window.
-        "shared" | "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
+        "shared" => Some(StateSpace::Shared),
         "local" => Some(StateSpace::Local),
         "const" => Some(StateSpace::Const),
-        "param" | "param::entry" | "param::func" => Some(StateSpace::Param),
+        "param" => Some(StateSpace::Param),
         _ => None,
     })
 }

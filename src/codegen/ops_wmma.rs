@@ -320,11 +320,7 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
         ["col"] => false,
         _ => return Err(e.err(i.opcode.span, "`wmma.load`/`wmma.store` need one layout, .row or .col")),
     };
-    let space = i.mods.iter().find_map(|m| match *m {
-        "global" => Some(StateSpace::Global),
-        "shared" | "shared::cta" | "shared::cluster" => Some(StateSpace::Shared),
-        _ => None,
-    });
+    let space = super::ops_mem::space_of(i);
     let (regs_op, addr_op, stride_op) = if is_load {
         (&i.operands[0], &i.operands[1], i.operands.get(2))
     } else {

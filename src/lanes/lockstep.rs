@@ -113,36 +113,12 @@ fn is_spin_loop(seq: &[&Stmt<'_>]) -> bool {
     }
     for _ in 0..2 {
         for i in &instrs {
-            let mut read = Vec::new();
-            for (k, op) in i.operands.iter().enumerate() {
-                names_read(op, k == 0, &mut read);
-            }
-            if i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)) || read.iter().any(|r| tainted.contains(r)) {
+            if i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)) || super::remat::reads(i).iter().any(|r| tainted.contains(r)) {
                 tainted.extend(super::remat::writes(i));
             }
         }
     }
     instrs.iter().any(|i| i.opcode.name == "bra" && i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)))
-}
-
-/// The registers an operand reads (a destination's own name is written, not read; its
-/// address registers are read).
-fn names_read<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
-    match op {
-        Operand::Name(id, _) | Operand::Not(id) if !dest => out.push(id.name),
-        Operand::Mem(a) => out.extend(a.base.map(|b| b.name)),
-        Operand::Index(id, ix, _) => {
-            out.push(id.name);
-            names_read(ix, false, out);
-        }
-        Operand::Vector(v, _) | Operand::List(v, _) | Operand::MemList(v, _) => v.iter().for_each(|o| names_read(o, dest, out)),
-        Operand::Pair(a, b) => {
-            names_read(a, dest, out);
-            names_read(b, dest, out);
-        }
-        Operand::Sel(o, _, _) => names_read(o, dest, out),
-        _ => {}
-    }
 }
 
 /// Whether a body has a spin loop (see [`yield_branches`] and [`is_spin_loop`]), such as

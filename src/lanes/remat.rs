@@ -339,6 +339,35 @@ pub(crate) fn writes<'a>(i: &Instr<'a>) -> Vec<&'a str> {
     out
 }
 
+/// The registers an instruction's operands read (guards aside).
+pub(crate) fn reads<'a>(i: &Instr<'a>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for (k, op) in i.operands.iter().enumerate() {
+        read_names(op, k == 0, &mut out);
+    }
+    out
+}
+
+/// The registers an operand reads (a destination's own name is written, not read; its
+/// address registers are read).
+fn read_names<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
+    match op {
+        Operand::Name(id, _) | Operand::Not(id) if !dest => out.push(id.name),
+        Operand::Mem(a) => out.extend(a.base.map(|b| b.name)),
+        Operand::Index(id, ix, _) => {
+            out.push(id.name);
+            read_names(ix, false, out);
+        }
+        Operand::Vector(v, _) | Operand::List(v, _) | Operand::MemList(v, _) => v.iter().for_each(|o| read_names(o, dest, out)),
+        Operand::Pair(a, b) => {
+            read_names(a, dest, out);
+            read_names(b, dest, out);
+        }
+        Operand::Sel(o, _, _) => read_names(o, dest, out),
+        _ => {}
+    }
+}
+
 fn written_names<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
     match op {
         Operand::Name(id, _) if dest => out.push(id.name),

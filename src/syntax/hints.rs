@@ -1,7 +1,11 @@
-//! Cache hints that change nothing on a CPU: after validation, [`drop_cache_policies`] removes
-//! the `.L2::cache_hint` qualifier and its cache-policy operand (PTX ISA 7.4: the last operand
-//! of `ld`, `st`, `atom`, `red`, `prefetch` and `cp.async`), so that code generation sees the
-//! plain access. The policy itself comes from `createpolicy` (see `codegen::ops_misc`).
+//! Qualifiers that change nothing on a CPU, removed after validation ([`drop_cache_policies`])
+//! so that code generation sees the plain instruction:
+//! - the `.L2::cache_hint` qualifier and its cache-policy operand (PTX ISA 7.4: the last
+//!   operand of `ld`, `st`, `atom`, `red`, `prefetch` and `cp.async`); the policy itself comes
+//!   from `createpolicy` (see `codegen::ops_misc`);
+//! - the sub-qualifiers of state spaces (PTX 7.8): `.shared::cta` and `.shared::cluster` are
+//!   `.shared` (a cluster here is one CTA, whose window is its shared memory), and
+//!   `.param::entry` / `.param::func` are `.param`.
 
 use super::ast::{Item, Module, Stmt};
 
@@ -13,6 +17,13 @@ pub fn drop_cache_policies(m: &mut Module<'_>) {
                     if let Some(k) = i.mods.iter().position(|m| *m == "L2::cache_hint") {
                         i.mods.remove(k);
                         i.operands.pop();
+                    }
+                    for m in i.mods.iter_mut() {
+                        match *m {
+                            "shared::cta" | "shared::cluster" => *m = "shared",
+                            "param::entry" | "param::func" => *m = "param",
+                            _ => {}
+                        }
                     }
                 }
                 Stmt::Block(b, _) => walk(b),

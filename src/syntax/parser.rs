@@ -1013,6 +1013,9 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
     }
 }
 
+/// The message for a C preprocessor directive left in the text.
+const CPP_DIRECTIVE: &str = "C preprocessor directive: run this PTX through the C preprocessor first (`cpp -P`, PTX ISA 4.2); ptxr reads preprocessed PTX";
+
 /// Module-scoped `.reg` and `.local` variables (legacy PTX before 3.0, compiled without the
 /// ABI; PTX ISA 5.1.1, 5.1.5, 11.1 "the compiler silently disables use of the ABI") are
 /// per-thread state that every kernel of the module may use. A thread runs one kernel, so
@@ -1020,8 +1023,6 @@ fn to_failure(e: nom::Err<PErr<'_>>) -> nom::Err<PErr<'_>> {
 /// local variables. A `.func` that names one gets an "undeclared" error rather than a copy
 /// of its own: without the ABI the value would pass between caller and callee, which
 /// separate copies would not do.
-const CPP_DIRECTIVE: &str = "C preprocessor directive: run this PTX through the C preprocessor first (`cpp -P`, PTX ISA 4.2); ptxr reads preprocessed PTX";
-
 fn scope_module_registers(m: &mut Module<'_>) {
     let is_thread_var = |i: &Item| matches!(i, Item::Var(v) if matches!(v.space, StateSpace::Reg | StateSpace::Local));
     if !m.items.iter().any(is_thread_var) {
