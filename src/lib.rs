@@ -47,6 +47,6 @@ pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String>
         return Err(syntax::diag::render_all(&diags, &src.name, &src.text));
     }
     syntax::vregs::split_vector_registers(&mut module);
-    syntax::hints::drop_cache_policies(&mut module);
+    syntax::hints::simplify_qualifiers(&mut module);
     Ok(module)
 }

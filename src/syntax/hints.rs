@@ -1,15 +1,15 @@
-//! Qualifiers that change nothing on a CPU, removed after validation ([`drop_cache_policies`])
+//! Qualifiers that change nothing on a CPU, removed after validation ([`simplify_qualifiers`])
 //! so that code generation sees the plain instruction:
 //! - the `.L2::cache_hint` qualifier and its cache-policy operand (PTX ISA 7.4: the last
 //!   operand of `ld`, `st`, `atom`, `red`, `prefetch` and `cp.async`); the policy itself comes
 //!   from `createpolicy` (see `codegen::ops_misc`);
-//! - the sub-qualifiers of state spaces (PTX 7.8): `.shared::cta` and `.shared::cluster` are
-//!   `.shared` (a cluster here is one CTA, whose window is its shared memory), and
+//! - the sub-qualifiers of state spaces (PTX 7.8) of addresses: `.shared::cta` and
+//!   `.shared::cluster` are `.shared` (a cluster here is one CTA, whose window is its shared memory), and
 //!   `.param::entry` / `.param::func` are `.param`.
 
 use super::ast::{Item, Module, Stmt};
 
-pub fn drop_cache_policies(m: &mut Module<'_>) {
+pub fn simplify_qualifiers(m: &mut Module<'_>) {
     fn walk(body: &mut [Stmt<'_>]) {
         for s in body {
             match s {
@@ -18,11 +18,14 @@ pub fn drop_cache_policies(m: &mut Module<'_>) {
                         i.mods.remove(k);
                         i.operands.pop();
                     }
-                    for m in i.mods.iter_mut() {
-                        match *m {
-                            "shared::cta" | "shared::cluster" => *m = "shared",
-                            "param::entry" | "param::func" => *m = "param",
-                            _ => {}
+                    // `fence.proxy.async.shared::cta` names a proxy, not an address space.
+                    if i.opcode.name != "fence" {
+                        for m in i.mods.iter_mut() {
+                            match *m {
+                                "shared::cta" | "shared::cluster" => *m = "shared",
+                                "param::entry" | "param::func" => *m = "param",
+                                _ => {}
+                            }
                         }
                     }
                 }
