@@ -1129,8 +1129,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             let fnt = self.ctx().void_type().fn_type(&tys, false);
             let mut argv: Vec<BasicMetadataValueEnum> = if self.m.nvptx { Vec::new() } else { vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()] };
             let mut reg_rets = Vec::new();
-            for r in rets.iter().chain(args.iter()) {
-                let p = self.arg_ptr(r, &mut reg_rets, rets.len())?;
+            for (k, r) in rets.iter().chain(args.iter()).enumerate() {
+                let p = self.arg_ptr(r, &mut reg_rets, k < rets.len())?;
                 argv.push(p.into());
             }
             self.b.build_indirect_call(fnt, fp, &argv, "").unwrap();
@@ -1160,8 +1160,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         };
         let mut argv: Vec<BasicMetadataValueEnum> = if self.m.nvptx { Vec::new() } else { vec![self.cta.into(), self.tid[0].into(), self.tid[1].into(), self.tid[2].into()] };
         let mut reg_rets = Vec::new();
-        for r in rets.iter().chain(args.iter()) {
-            let p = self.arg_ptr(r, &mut reg_rets, rets.len())?;
+        for (k, r) in rets.iter().chain(args.iter()).enumerate() {
+            let p = self.arg_ptr(r, &mut reg_rets, k < rets.len())?;
             argv.push(p.into());
         }
         self.b.build_call(callee, &argv, "").unwrap();
@@ -1282,19 +1282,24 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         Ok(())
     }
 
-    fn arg_ptr(&mut self, op: &'a Operand<'a>, reg_rets: &mut Vec<(PointerValue<'ctx>, &'a Operand<'a>, Type)>, _nrets: usize) -> R<PointerValue<'ctx>> {
+    /// The pointer passed for one call operand. A register is passed as a copy; for a return
+    /// value (`is_ret`) the copy is written back to it after the call. An argument register
+    /// is never written back: the callee's parameter is its own register, so `call (r), f, (r)`
+    /// leaves `r` with the return value.
+    fn arg_ptr(&mut self, op: &'a Operand<'a>, reg_rets: &mut Vec<(PointerValue<'ctx>, &'a Operand<'a>, Type)>, is_ret: bool) -> R<PointerValue<'ctx>> {
         match op {
             Operand::Name(id, None) => {
                 if let Some(VarLoc::Ptr(p, _)) = self.vars.get(id.name) {
                     return Ok(*p);
                 }
                 if let Some((slot, ty)) = self.reg_read(id.name)? {
-                    // A register argument: pass a copy; copy back afterwards for return values.
                     let t = reg_t(self.ctx(), ty);
                     let tmp = self.alloca_b.build_alloca(t, "arg").unwrap();
                     let v = self.b.build_load(t, slot, "").unwrap();
                     self.b.build_store(tmp, v).unwrap();
-                    reg_rets.push((tmp, op, ty));
+                    if is_ret {
+                        reg_rets.push((tmp, op, ty));
+                    }
                     return Ok(tmp);
                 }
                 Err(self.err(id.span, format!("unknown call argument `{}`", id.name)))

@@ -94,16 +94,29 @@ fn add_sub<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type
         return e.write(&i.operands[0], ty, r.into());
     }
     // Extended precision in a double-width integer: carry out is the bit above the result.
-    // For subtraction CC.CF holds the borrow (9.7.2.3).
+    // The PTX ISA words CC.CF of sub.cc/subc as a borrow (9.7.2.3-4, d = a - (b + CC.CF)).
+    // NVIDIA GPUs keep one carry flag for both and subtract as a + ~b + carry-in, carry-in 1
+    // for sub.cc: CC.CF after a subtraction is 1 when nothing was borrowed, and subc
+    // subtracts 1 - CC.CF. A chain of sub.cc/subc gives the same words either way; the flag
+    // differs only when it is read by addc/madc after a subtraction (or by subc after an
+    // addition), and there ptxr gives what the GPU gives (addc.u32 d, 0, 0 after a sub.cc
+    // that borrowed reads 0 on an NVIDIA GPU).
     let w = t.get_bit_width();
     let wt = int_t(e.ctx(), w + 1);
     let a1 = e.b.build_int_z_extend(a, wt, "").unwrap();
+    let b = if is_sub { e.b.build_not(b, "").unwrap() } else { b };
     let b1 = e.b.build_int_z_extend(b, wt, "").unwrap();
-    let mut r = if is_sub { e.b.build_int_sub(a1, b1, "").unwrap() } else { e.b.build_int_add(a1, b1, "").unwrap() };
-    if with_carry_in {
+    let mut r = e.b.build_int_add(a1, b1, "").unwrap();
+    let carry_in = if with_carry_in {
         let cf = e.b.build_load(e.ctx().bool_type(), e.carry, "").unwrap().into_int_value();
-        let c = e.b.build_int_z_extend(cf, wt, "").unwrap();
-        r = if is_sub { e.b.build_int_sub(r, c, "").unwrap() } else { e.b.build_int_add(r, c, "").unwrap() };
+        Some(e.b.build_int_z_extend(cf, wt, "").unwrap())
+    } else if is_sub {
+        Some(wt.const_int(1, false))
+    } else {
+        None
+    };
+    if let Some(c) = carry_in {
+        r = e.b.build_int_add(r, c, "").unwrap();
     }
     if sets_cc {
         let hi = e.b.build_right_shift(r, wt.const_int(w as u64, false), false, "").unwrap();
