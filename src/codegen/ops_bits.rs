@@ -1,5 +1,6 @@
 //! Bit manipulation and special integer instructions (9.7.1.7, 9.7.1.14-22, 9.7.7.6-7,
-//! 9.7.8.6): sad, popc, clz, bfind, fns, brev, bfe, bfi, dp4a, dp2a, lop3, shf, prmt.
+//! 9.7.8.6): sad, popc, clz, bfind, fns, brev, bfe, bfi, dp4a, dp2a, lop3, shf, prmt; bmsk
+//! (PTX 7.6).
 
 use super::func::{types_of, FnEmitter, R};
 use crate::syntax::ast::{Instr, Operand, Type};
@@ -25,6 +26,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         }
         "bfe" => bfe(e, i, ty),
         "bfi" => bfi(e, i, ty),
+        "bmsk" => bmsk(e, i),
         "dp4a" | "dp2a" => dp(e, i, &tys),
         "lop3" => lop3(e, i),
         "shf" => shf(e, i),
@@ -32,6 +34,35 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         _ => return Ok(false),
     }
     .map(|_| true)
+}
+
+/// PTX ISA 7.6 bmsk.{clamp,wrap}.b32 d, a, b: the mask of b bits from bit a. `.wrap` takes
+/// a and b modulo 32, `.clamp` limits each to 32; then d = (~0 << a) & ~(~0 << (a + b)), a
+/// shift by 32 or more giving 0. So the mask is 0 when b (as wrapped) is 0 or, with .clamp,
+/// when a >= 32, and it stops at bit 31.
+fn bmsk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let a = e.read_int(&i.operands[1], Type::B32)?;
+    let b = e.read_int(&i.operands[2], Type::B32)?;
+    let c32 = i32c(e, 32);
+    let (a, b) = if i.has_mod("wrap") {
+        (e.b.build_and(a, i32c(e, 31), "").unwrap(), e.b.build_and(b, i32c(e, 31), "").unwrap())
+    } else {
+        let t = a.get_type();
+        let min = |v| e.intrinsic("llvm.umin", &[t.into()], &[v, c32.into()]).into_int_value();
+        (min(a.into()), min(b.into()))
+    };
+    let sum = e.b.build_int_add(a, b, "").unwrap();
+    let ones = i32c(e, 0xffff_ffff);
+    let shl = |n: IntValue<'ctx>| {
+        let big = e.b.build_int_compare(IntPredicate::UGE, n, c32, "").unwrap();
+        let n = e.b.build_and(n, i32c(e, 31), "").unwrap();
+        let v = e.b.build_left_shift(ones, n, "").unwrap();
+        e.b.build_select(big, i32c(e, 0), v, "").unwrap().into_int_value()
+    };
+    let (m0, m1) = (shl(a), shl(sum));
+    let not1 = e.b.build_not(m1, "").unwrap();
+    let d = e.b.build_and(m0, not1, "").unwrap();
+    e.write(&i.operands[0], Type::B32, d.into())
 }
 
 fn i32c<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: u64) -> IntValue<'ctx> {

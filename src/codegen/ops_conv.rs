@@ -22,11 +22,20 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     if i.mods.iter().any(|m| *m == "bf16" || *m == "bf16x2") {
         return cvt_bf16(e, i);
     }
-    if i.has_mod("satfinite") {
-        return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2 only"));
+    if i.has_mod("pack") {
+        return cvt_pack(e, i);
     }
-    if let Some(m) = i.mods.iter().find(|m| matches!(**m, "tf32" | "e4m3x2" | "e5m2x2" | "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2")) {
-        return Err(e.err(i.span, format!("`cvt` to or from `.{m}` (a PTX 7.0+ format) is not supported by ptxr yet")));
+    if i.has_mod("tf32") {
+        return cvt_tf32(e, i);
+    }
+    if let Some(f8) = i.mods.iter().find_map(|m| F8::parse(m)) {
+        return cvt_f8(e, i, f8);
+    }
+    if i.has_mod("satfinite") {
+        return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2/.tf32/.e4m3x2/.e5m2x2 only"));
+    }
+    if let Some(m) = i.mods.iter().find(|m| matches!(**m, "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2")) {
+        return Err(e.err(i.span, format!("`cvt` to or from `.{m}` (a PTX 8.6 format) is not supported by ptxr yet")));
     }
     let tys = types_of(i);
     if tys.len() != 2 {
@@ -299,6 +308,282 @@ fn bf16_round<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, rz: bool, re
         r
     };
     b.build_select(nan, c(0x7fff), r, "").unwrap().into_int_value()
+}
+
+/// PTX 6.5 `cvt.pack.sat.{u16,s16}.s32 d, a, b` and
+/// `cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c`: a and b are clamped to the range of
+/// the n-bit convert type; b goes to bits 0..n, a to bits n..2n, and the bits above come from
+/// the low bits of c (the 16-bit forms fill all 32 bits).
+fn cvt_pack<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let (bits, signed) = match i.mods.iter().find_map(|m| match *m {
+        "u2" => Some((2, false)),
+        "s2" => Some((2, true)),
+        "u4" => Some((4, false)),
+        "s4" => Some((4, true)),
+        "u8" => Some((8, false)),
+        "s8" => Some((8, true)),
+        "u16" => Some((16, false)),
+        "s16" => Some((16, true)),
+        _ => None,
+    }) {
+        Some(t) => t,
+        None => return Err(e.err(i.span, "`cvt.pack` needs a convert type")),
+    };
+    let ops = &i.operands;
+    if ops.len() != if bits == 16 { 3 } else { 4 } {
+        return Err(e.err(i.span, if bits == 16 { "`cvt.pack.sat.{u16,s16}.s32` takes d, a, b" } else { "`cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32` takes d, a, b, c" }));
+    }
+    let i32t = e.ctx().i32_type();
+    let c = |v: i64| i32t.const_int(v as u64, true);
+    let (lo, hi) = if signed { (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1) } else { (0, (1i64 << bits) - 1) };
+    let mask = (1i64 << bits) - 1;
+    let sat = |e: &mut FnEmitter<'ctx, 'a, '_>, op| -> R<IntValue<'ctx>> {
+        let v = e.read_int(op, Type::S32)?;
+        let v = e.intrinsic("llvm.smax", &[i32t.into()], &[v.into(), c(lo).into()]).into_int_value();
+        let v = e.intrinsic("llvm.smin", &[i32t.into()], &[v.into(), c(hi).into()]).into_int_value();
+        Ok(e.b.build_and(v, c(mask), "").unwrap())
+    };
+    let a = sat(e, &ops[1])?;
+    let b = sat(e, &ops[2])?;
+    let mut d = e.b.build_or(b, e.b.build_left_shift(a, c(bits), "").unwrap(), "").unwrap();
+    if bits < 16 {
+        let cv = e.read_int(&ops[3], Type::B32)?;
+        d = e.b.build_or(d, e.b.build_left_shift(cv, c(2 * bits), "").unwrap(), "").unwrap();
+    }
+    e.write(&ops[0], Type::B32, d.into())
+}
+
+/// PTX 7.0 `cvt.rna{.satfinite}.tf32.f32 d, a` and PTX 7.8 `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`:
+/// the f32 rounded to TensorFloat-32 (10 mantissa bits; the low 13 bits of d are 0). `.rna`
+/// rounds half away from zero, `.rn` half to even, `.rz` truncates; NaN gives the canonical
+/// 0x7fffffff; a result that overflows is infinite, or with `.satfinite` the largest finite
+/// tf32 (0x7f7fe000) of its sign, which `.satfinite` also makes of an infinite input;
+/// `.relu` makes negative values +0.
+fn cvt_tf32<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let tys: Vec<&str> = i.mods.iter().copied().filter(|m| *m == "tf32" || Type::from_str(m).is_some()).collect();
+    if tys[..] != ["tf32", "f32"] || i.operands.len() != 2 {
+        return Err(e.err(i.span, "ptxr converts to .tf32 from .f32 only: `cvt.rna.tf32.f32 d, a`"));
+    }
+    let rnd = i.mods.iter().find(|m| matches!(**m, "rna" | "rn" | "rz" | "rm" | "rp" | "rni" | "rzi" | "rmi" | "rpi")).copied();
+    if !matches!(rnd, Some("rna" | "rn" | "rz")) {
+        return Err(e.err(i.span, "`cvt` to .tf32 rounds with .rna, .rn or .rz"));
+    }
+    let x = e.read_int(&i.operands[1], Type::B32)?;
+    let b = &e.b;
+    let i32t = e.ctx().i32_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let x = if i.has_mod("relu") {
+        let neg = b.build_int_compare(IntPredicate::UGT, x, c(0x8000_0000), "").unwrap();
+        let nan = b.build_int_compare(IntPredicate::UGT, b.build_and(x, c(0x7fff_ffff), "").unwrap(), c(0x7f80_0000), "").unwrap();
+        let clamp = b.build_and(neg, b.build_not(nan, "").unwrap(), "").unwrap();
+        b.build_select(clamp, c(0), x, "").unwrap().into_int_value()
+    } else {
+        x
+    };
+    let sign = b.build_and(x, c(0x8000_0000), "").unwrap();
+    let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
+    let nan = b.build_int_compare(IntPredicate::UGT, mag, c(0x7f80_0000), "").unwrap();
+    let inf = b.build_int_compare(IntPredicate::EQ, mag, c(0x7f80_0000), "").unwrap();
+    let up = match rnd {
+        Some("rna") => c(0x1000),
+        Some("rn") => b.build_int_add(c(0xfff), b.build_and(b.build_right_shift(mag, c(13), false, "").unwrap(), c(1), "").unwrap(), "").unwrap(),
+        _ => c(0),
+    };
+    let r = b.build_and(b.build_int_add(mag, up, "").unwrap(), c(0xffff_e000), "").unwrap();
+    let r = if i.has_mod("satfinite") {
+        let over = b.build_int_compare(IntPredicate::UGE, r, c(0x7f80_0000), "").unwrap();
+        let r = b.build_select(over, c(0x7f7f_e000), r, "").unwrap().into_int_value();
+        r
+    } else {
+        b.build_select(inf, c(0x7f80_0000), r, "").unwrap().into_int_value()
+    };
+    let r = b.build_or(r, sign, "").unwrap();
+    let r = b.build_select(nan, c(0x7fff_ffff), r, "").unwrap().into_int_value();
+    e.write(&i.operands[0], Type::B32, r.into())
+}
+
+/// An 8-bit float format of PTX 7.8 (sm_89).
+#[derive(Clone, Copy, PartialEq)]
+enum F8 {
+    /// 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN is S.1111.111, the
+    /// largest finite value 448 (0x7e).
+    E4M3,
+    /// 1 sign, 5 exponent (bias 15), 2 mantissa bits: the upper byte of an f16; the largest
+    /// finite value 57344 (0x7b), infinity 0x7c.
+    E5M2,
+}
+
+impl F8 {
+    fn parse(m: &str) -> Option<F8> {
+        match m {
+            "e4m3x2" => Some(F8::E4M3),
+            "e5m2x2" => Some(F8::E5M2),
+            _ => None,
+        }
+    }
+    /// Mantissa bits and the exponent of the smallest normal.
+    fn params(self) -> (u64, i64) {
+        match self {
+            F8::E4M3 => (3, -6),
+            F8::E5M2 => (2, -14),
+        }
+    }
+    fn max_finite(self) -> u64 {
+        match self {
+            F8::E4M3 => 0x7e,
+            F8::E5M2 => 0x7b,
+        }
+    }
+}
+
+/// PTX 7.8 conversions with the 8-bit float pairs:
+/// - `cvt.rn.satfinite{.relu}.f8x2type.f32 d, a, b`: a goes to the upper byte of the .b16 d,
+///   b to the lower one;
+/// - `cvt.rn.satfinite{.relu}.f8x2type.f16x2 d, a`: the upper half of a to the upper byte;
+/// - `cvt.rn{.relu}.f16x2.f8x2type d, a`: the upper byte of a to the upper half of d (exact).
+fn cvt_f8<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f8: F8) -> R<()> {
+    let i32t = e.ctx().i32_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let ops = &i.operands;
+    let relu = i.has_mod("relu");
+    let to_f8 = !matches!(i.mods.iter().position(|m| *m == "f16x2"), Some(p) if i.mods.iter().position(|m| F8::parse(m).is_some()).map_or(false, |q| p < q));
+    if !i.has_mod("rn") {
+        return Err(e.err(i.span, "`cvt` with 8-bit floats rounds with .rn"));
+    }
+    if to_f8 {
+        let sat = i.has_mod("satfinite");
+        let srcs: Vec<IntValue<'ctx>> = if i.has_mod("f32") {
+            if ops.len() != 3 {
+                return Err(e.err(i.span, "`cvt.rn.satfinite.f8x2type.f32` converts two sources: d, a, b"));
+            }
+            vec![e.read_int(&ops[1], Type::B32)?, e.read_int(&ops[2], Type::B32)?]
+        } else {
+            let w = e.read_int(&ops[1], Type::B32)?;
+            let mut v = Vec::new();
+            for sh in [16, 0] {
+                let h = e.b.build_right_shift(w, c(sh), false, "").unwrap();
+                let h = e.resize(h, 16, false);
+                let f = super::ops_half::h2f(e, h);
+                v.push(e.b.build_bit_cast(f, i32t, "").unwrap().into_int_value());
+            }
+            v
+        };
+        let hi = f32_to_f8(e, srcs[0], f8, sat, relu);
+        let lo = f32_to_f8(e, srcs[1], f8, sat, relu);
+        let d = e.b.build_or(e.b.build_left_shift(hi, c(8), "").unwrap(), lo, "").unwrap();
+        let d = e.resize(d, 16, false);
+        return e.write(&ops[0], Type::B16, d.into());
+    }
+    let a = e.read_int(&ops[1], Type::B16)?;
+    let a = e.resize(a, 32, false);
+    let hi = f8_to_f16(e, e.b.build_right_shift(a, c(8), false, "").unwrap(), f8, relu);
+    let lo = f8_to_f16(e, e.b.build_and(a, c(0xff), "").unwrap(), f8, relu);
+    let d = e.b.build_or(e.b.build_left_shift(hi, c(16), "").unwrap(), lo, "").unwrap();
+    e.write(&ops[0], Type::B32, d.into())
+}
+
+/// The 8-bit float (in the low byte of an i32) nearest to the f32 with bits `x`, ties to even,
+/// subnormals kept. NaN gives 0x7f. With `sat` (.satfinite) a magnitude above the largest
+/// finite value (infinity included) gives the largest finite value of its sign; without it,
+/// e5m2 overflows to infinity and e4m3, which has none, to NaN. `.relu` makes negative
+/// values +0 (-0 stays, as with .bf16).
+fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: bool, relu: bool) -> IntValue<'ctx> {
+    let b = &e.b;
+    let i32t = e.ctx().i32_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let (m, emin) = f8.params();
+    let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
+    let nan = b.build_int_compare(IntPredicate::UGT, mag, c(0x7f80_0000), "").unwrap();
+    let sign = b.build_and(b.build_right_shift(x, c(24), false, "").unwrap(), c(0x80), "").unwrap();
+    // Significand (24 bits with the hidden one) and unbiased exponent of the f32.
+    let bexp = b.build_right_shift(mag, c(23), false, "").unwrap();
+    let normal = b.build_int_compare(IntPredicate::NE, bexp, c(0), "").unwrap();
+    let frac = b.build_and(mag, c(0x7f_ffff), "").unwrap();
+    let sig = b.build_select(normal, b.build_or(frac, c(0x80_0000), "").unwrap(), frac, "").unwrap().into_int_value();
+    let bexp1 = b.build_select(normal, bexp, c(1), "").unwrap().into_int_value();
+    // eff = max(exponent, emin), with exponent = bexp1 - 127, kept biased by 127.
+    let emin_b = c((emin + 127) as u64);
+    let below = b.build_int_compare(IntPredicate::ULT, bexp1, emin_b, "").unwrap();
+    let eff = b.build_select(below, emin_b, bexp1, "").unwrap().into_int_value();
+    // The value is sig * 2^(exponent - 23); its multiple of the format's quantum
+    // 2^(eff - m) is sig >> (23 - m + eff - exponent), rounded half to even.
+    let shift = b.build_int_add(c(23 - m), b.build_int_sub(eff, bexp1, "").unwrap(), "").unwrap();
+    let shift = e.intrinsic("llvm.umin", &[i32t.into()], &[shift.into(), c(31).into()]).into_int_value();
+    let n = b.build_right_shift(sig, shift, false, "").unwrap();
+    let one = c(1);
+    let rem = b.build_and(sig, b.build_int_sub(b.build_left_shift(one, shift, "").unwrap(), one, "").unwrap(), "").unwrap();
+    let half = b.build_left_shift(one, b.build_int_sub(shift, one, "").unwrap(), "").unwrap();
+    let gt = b.build_int_compare(IntPredicate::UGT, rem, half, "").unwrap();
+    let tie = b.build_int_compare(IntPredicate::EQ, rem, half, "").unwrap();
+    let odd = b.build_int_compare(IntPredicate::NE, b.build_and(n, one, "").unwrap(), c(0), "").unwrap();
+    let up = b.build_or(gt, b.build_and(tie, odd, "").unwrap(), "").unwrap();
+    let n = b.build_int_add(n, b.build_int_z_extend(up, i32t, "").unwrap(), "").unwrap();
+    // Encoding: (eff - emin) << m + n (n carries into the exponent field when it reaches
+    // 2^(m+1); below the normal range eff = emin and n is the subnormal mantissa).
+    let enc = b.build_int_add(b.build_left_shift(b.build_int_sub(eff, emin_b, "").unwrap(), c(m), "").unwrap(), n, "").unwrap();
+    let max = c(f8.max_finite());
+    let over = b.build_int_compare(IntPredicate::UGT, enc, max, "").unwrap();
+    let over_val = if sat {
+        max
+    } else {
+        match f8 {
+            F8::E5M2 => c(0x7c),
+            F8::E4M3 => c(0x7f),
+        }
+    };
+    let enc = b.build_select(over, over_val, enc, "").unwrap().into_int_value();
+    let r = b.build_or(enc, sign, "").unwrap();
+    let r = if relu {
+        let neg = b.build_int_compare(IntPredicate::NE, sign, c(0), "").unwrap();
+        let nonzero = b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap();
+        b.build_select(b.build_and(neg, nonzero, "").unwrap(), c(0), r, "").unwrap().into_int_value()
+    } else {
+        r
+    };
+    b.build_select(nan, c(0x7f), r, "").unwrap().into_int_value()
+}
+
+/// The f16 bits (in the low half of an i32) of the 8-bit float in the low byte of `v`: exact.
+/// An e4m3 NaN gives the canonical f16 NaN 0x7fff; e5m2 is the upper byte of an f16. `.relu`
+/// makes negative values +0 (-0 stays).
+fn f8_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu: bool) -> IntValue<'ctx> {
+    let b = &e.b;
+    let i32t = e.ctx().i32_type();
+    let c = |x: u64| i32t.const_int(x, false);
+    let (h, nan) = match f8 {
+        F8::E5M2 => {
+            let mag = b.build_and(v, c(0x7f), "").unwrap();
+            (b.build_left_shift(v, c(8), "").unwrap(), b.build_int_compare(IntPredicate::UGT, mag, c(0x7c), "").unwrap())
+        }
+        F8::E4M3 => {
+            let mag = b.build_and(v, c(0x7f), "").unwrap();
+            let exp = b.build_right_shift(mag, c(3), false, "").unwrap();
+            let man = b.build_and(mag, c(7), "").unwrap();
+            // normal: f16 exponent = e - 7 + 15
+            let normal = b.build_or(b.build_left_shift(b.build_int_add(exp, c(8), "").unwrap(), c(10), "").unwrap(), b.build_left_shift(man, c(7), "").unwrap(), "").unwrap();
+            // subnormal: man * 2^-9, an f16 normal for man != 0
+            let f = b.build_unsigned_int_to_float(man, e.ctx().f32_type(), "").unwrap();
+            let f = b.build_float_mul(f, e.ctx().f32_type().const_float(2f64.powi(-9)), "").unwrap();
+            let hf = b.build_float_trunc(f, e.ctx().f16_type(), "").unwrap();
+            let sub = b.build_int_z_extend(b.build_bit_cast(hf, e.ctx().i16_type(), "").unwrap().into_int_value(), i32t, "").unwrap();
+            let is_sub = b.build_int_compare(IntPredicate::EQ, exp, c(0), "").unwrap();
+            let m = b.build_select(is_sub, sub, normal, "").unwrap().into_int_value();
+            let sign = b.build_left_shift(b.build_and(v, c(0x80), "").unwrap(), c(8), "").unwrap();
+            (b.build_or(m, sign, "").unwrap(), b.build_int_compare(IntPredicate::EQ, mag, c(0x7f), "").unwrap())
+        }
+    };
+    let h = if relu {
+        // negative and nonzero (-0 stays, as in f32_to_f8), not NaN
+        let neg = b.build_int_compare(IntPredicate::UGT, b.build_and(v, c(0xff), "").unwrap(), c(0x80), "").unwrap();
+        let clamp = b.build_and(neg, b.build_not(nan, "").unwrap(), "").unwrap();
+        b.build_select(clamp, c(0), h, "").unwrap().into_int_value()
+    } else {
+        h
+    };
+    match f8 {
+        F8::E4M3 => b.build_select(nan, c(0x7fff), h, "").unwrap().into_int_value(),
+        F8::E5M2 => h,
+    }
 }
 
 /// `.relu`: negative values become +0; NaN stays NaN.

@@ -31,6 +31,10 @@ enum Elem {
     U4,
     B1,
     BF16,
+    /// TensorFloat-32: an f32 bit pattern of which the multiply reads the sign, the exponent
+    /// and the upper 10 mantissa bits (PTX ISA 7.0, 9.7.13.2 "Alternate floating point data
+    /// formats").
+    TF32,
 }
 
 impl Elem {
@@ -45,13 +49,14 @@ impl Elem {
             "u4" => Elem::U4,
             "b1" => Elem::B1,
             "bf16" => Elem::BF16,
+            "tf32" => Elem::TF32,
             _ => return None,
         })
     }
     fn bits(self) -> u32 {
         match self {
             Elem::F16 | Elem::BF16 => 16,
-            Elem::F32 | Elem::S32 => 32,
+            Elem::F32 | Elem::S32 | Elem::TF32 => 32,
             Elem::S8 | Elem::U8 => 8,
             Elem::S4 | Elem::U4 => 4,
             Elem::B1 => 1,
@@ -71,6 +76,7 @@ impl Elem {
             Elem::U4 => "u4",
             Elem::B1 => "b1",
             Elem::BF16 => "bf16",
+            Elem::TF32 => "tf32",
         }
     }
 }
@@ -114,7 +120,7 @@ impl Frag {
         if self.shape_name == "m8n8k4" {
             return m8n8k4_table(self);
         }
-        if matches!(self.shape_name, "m16n8k8" | "m16n8k16" | "m16n8k32" | "m8n8k16") {
+        if matches!(self.shape_name, "m16n8k4" | "m16n8k8" | "m16n8k16" | "m16n8k32" | "m8n8k16") {
             return mma_sync_table(self);
         }
         let key = self.key();
@@ -163,7 +169,8 @@ fn m8n8k4_table(f: &Frag) -> Vec<(u8, u8)> {
 }
 
 /// The fragments of the `mma.sync` shapes of PTX ISA 7.0 (sm_80) that ptxr runs: m16n8k8 and
-/// m16n8k16 with .f16/.bf16 multiplicands, m16n8k16, m16n8k32 and m8n8k16 with .s8/.u8.
+/// m16n8k16 with .f16/.bf16 multiplicands, m16n8k4 and m16n8k8 with .tf32, m16n8k16, m16n8k32
+/// and m8n8k16 with .s8/.u8.
 /// With g = lane / 4 (the group) and t = lane % 4: A registers alternate rows g and g + 8 and
 /// then columns +8 (+16 for bytes); each register packs consecutive k; B holds column g at
 /// k = the lane's slice; C/D elements (g or g + 8, 2t + {0, 1}).
@@ -207,6 +214,7 @@ fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
             // four 8x8x4 products on the diagonal of a 32x32x4 one (m8n8k4_table)
             "m8n8k4" if i.opcode.name == "mma" => return Ok(((32, 32, 4), "m8n8k4")),
             // PTX ISA 7.0 mma.sync shapes (mma_sync_table)
+            "m16n8k4" if i.opcode.name == "mma" => return Ok(((16, 8, 4), "m16n8k4")),
             "m16n8k8" if i.opcode.name == "mma" => return Ok(((16, 8, 8), "m16n8k8")),
             "m16n8k16" if i.opcode.name == "mma" => return Ok(((16, 8, 16), "m16n8k16")),
             "m16n8k32" if i.opcode.name == "mma" => return Ok(((16, 8, 32), "m16n8k32")),
@@ -443,6 +451,8 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         // PTX 7.0 shapes: .f16 or .bf16 multiplicands, .bf16 with .f32 accumulators only)
         [d, Elem::F16, Elem::F16, c] if is_mma && d != Elem::S32 && c != Elem::S32 => (d, Elem::F16, Elem::F16, c),
         [Elem::F32, Elem::BF16, Elem::BF16, Elem::F32] if is_mma && shape_name != "m8n8k4" => (Elem::F32, Elem::BF16, Elem::BF16, Elem::F32),
+        // PTX 7.0 mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32
+        [Elem::F32, Elem::TF32, Elem::TF32, Elem::F32] if is_mma && matches!(shape_name, "m16n8k4" | "m16n8k8") => (Elem::F32, Elem::TF32, Elem::TF32, Elem::F32),
         // mma.sync integer shapes: .s8/.u8 in any combination
         [Elem::S32, a, b, Elem::S32] if is_mma && matches!(a, Elem::S8 | Elem::U8) && matches!(b, Elem::S8 | Elem::U8) => (Elem::S32, a, b, Elem::S32),
         [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1) => (Elem::S32, a, b, Elem::S32),
@@ -556,6 +566,12 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             // bf16: the upper half of an f32
             Elem::BF16 => {
                 let w = e.b.build_left_shift(e.resize(e.resize(bits, 16, false), 32, false), i32t.const_int(16, false), "").unwrap();
+                e.b.build_bit_cast(w, f32t, "").unwrap().into_float_value()
+            }
+            // tf32: the low 13 mantissa bits do not take part (truncated); the product of two
+            // tf32 values is exact in f32, so A*B + C rounds as the .f16/.bf16 forms do.
+            Elem::TF32 => {
+                let w = e.b.build_and(bits, i32t.const_int(0xffff_e000, false), "").unwrap();
                 e.b.build_bit_cast(w, f32t, "").unwrap().into_float_value()
             }
             _ => e.b.build_bit_cast(bits, f32t, "").unwrap().into_float_value(),

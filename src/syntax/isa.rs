@@ -165,6 +165,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "popc" => POPC,
         "clz" => CLZ,
         "bfind" => BFIND,
+        "bmsk" => BMSK,
         "fns" => FNS,
         "brev" => BREV,
         "bfe" => BFE,
@@ -293,7 +294,7 @@ pub const OPCODES: &[&str] = &[
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
     "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp", "createpolicy", "mbarrier",
-    "griddepcontrol", "setmaxnreg", "elect",
+    "griddepcontrol", "setmaxnreg", "elect", "bmsk",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -786,6 +787,8 @@ static MAX: &[InstrSpec] = &[
 static POPC: &[InstrSpec] = &[spec!("popc", "9.7.1.14", 2, 2, [req!(B32_64)])];
 static CLZ: &[InstrSpec] = &[spec!("clz", "9.7.1.15", 2, 2, [req!(B32_64)])];
 static BFIND: &[InstrSpec] = &[spec!("bfind", "9.7.1.16", 2, 2, [opt!(&["shiftamt"]), req!(I32_64)])];
+// ext PTX 7.6: bmsk.mode.b32 d, a, b (a bit field mask from position a, width b).
+static BMSK: &[InstrSpec] = &[spec!("bmsk", "9.7.1", 3, 3, [req!(&["clamp", "wrap"]), req!(B32)])];
 static FNS: &[InstrSpec] = &[spec!("fns", "9.7.1.17", 4, 4, [req!(B32)])];
 static BREV: &[InstrSpec] = &[spec!("brev", "9.7.1.18", 2, 2, [req!(B32_64)])];
 static BFE: &[InstrSpec] = &[spec!("bfe", "9.7.1.19", 4, 4, [req!(I32_64)])];
@@ -989,8 +992,16 @@ static CVT: &[InstrSpec] = &[
     // cvt{.irnd|.frnd}{.ftz}{.sat}.dtype.atype; `.relu` is ext (PTX 7.0), `.satfinite` ext
     // (PTX 8.1).
     spec!("cvt", "9.7.8.14", 2, 2, [opt!(CVT_RND), opt!(FTZ), opt!(SAT), opt!(RELU), opt!(SATFINITE), req!(CVT_T), req!(CVT_T)]),
-    // ext PTX 7.0/7.8/8.1: cvt.{rn,rz}{.relu}{.satfinite}.f16x2.f32 d, a, b (packs two values).
-    spec!("cvt", "9.7.8.14", 3, 3, [req!(&["rn", "rz"]), opt!(RELU), opt!(SATFINITE), req!(&["f16x2", "bf16x2"]), req!(F32)]),
+    // ext PTX 7.0/7.8/8.1: cvt.{rn,rz}{.relu}{.satfinite}.f16x2.f32 d, a, b (packs two values);
+    // PTX 7.8: cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b.
+    spec!("cvt", "9.7.8.14", 3, 3, [req!(&["rn", "rz"]), opt!(RELU), opt!(SATFINITE), req!(&["f16x2", "bf16x2", "e4m3x2", "e5m2x2"]), req!(F32)]),
+    // ext PTX 7.8: cvt.rn.satfinite{.relu}.f8x2type.f16x2 d, a and cvt.rn{.relu}.f16x2.f8x2type d, a.
+    spec!("cvt", "9.7.8.14", 2, 2, [req!(RN), opt!(SATFINITE), opt!(RELU), req!(&["e4m3x2", "e5m2x2"]), req!(&["f16x2"])]),
+    spec!("cvt", "9.7.8.14", 2, 2, [req!(RN), opt!(RELU), req!(&["f16x2"]), req!(&["e4m3x2", "e5m2x2"])]),
+    // ext PTX 6.5: cvt.pack.sat.{u16,s16}.s32 d, a, b and
+    // cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c.
+    spec!("cvt", "9.7.8.14", 3, 3, [req!(&["pack"]), req!(SAT), req!(&["u16", "s16"]), req!(S32)]),
+    spec!("cvt", "9.7.8.14", 4, 4, [req!(&["pack"]), req!(SAT), req!(&["u2", "s2", "u4", "s4", "u8", "s8"]), req!(S32), req!(B32)]),
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -465,7 +465,7 @@ fn wide(t: Type) -> Option<Type> {
 fn has_destination(op: &str, i: &Instr) -> bool {
     match op {
         "mov" | "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "sad" | "div" | "rem" | "abs" | "neg" | "min" | "max" | "popc" | "clz"
-        | "bfind" | "fns" | "brev" | "bfe" | "bfi" | "dp4a" | "dp2a" | "fma" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2"
+        | "bfind" | "bmsk" | "fns" | "brev" | "bfe" | "bfi" | "dp4a" | "dp2a" | "fma" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2"
         | "tanh" | "copysign" | "testp" | "set" | "setp" | "selp" | "slct" | "and" | "or" | "xor" | "not" | "cnot" | "lop3" | "shf"
         | "shl" | "shr" | "prmt" | "cvt" | "cvta" | "isspacep" | "ld" | "ldu" | "atom" | "shfl" | "vote" | "match" | "activemask"
         | "redux" | "addc" | "subc" | "madc" => i.operands.len() >= 1,
