@@ -48,5 +48,6 @@ pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String>
     }
     syntax::vregs::split_vector_registers(&mut module);
     syntax::hints::simplify_qualifiers(&mut module);
+    syntax::hints::array_operands(&mut module);
     Ok(module)
 }
