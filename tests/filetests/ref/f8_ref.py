@@ -25,27 +25,27 @@ def f32_bits(x):
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
 
-def f32_val(b):
-    """Exact value of f32 bits (None for NaN, +-inf as strings)."""
-    e = (b >> 23) & 0xFF
-    m = b & 0x7FFFFF
-    s = -1 if b >> 31 else 1
-    if e == 0xFF:
+def ieee_val(b, eb, mb):
+    """Exact value of an IEEE binary float with eb exponent and mb mantissa bits (None for NaN,
+    +-inf as strings)."""
+    emax = (1 << eb) - 1
+    bias = emax >> 1
+    e = (b >> mb) & emax
+    m = b & ((1 << mb) - 1)
+    s = -1 if b >> (eb + mb) else 1
+    if e == emax:
         return None if m else ("inf" if s > 0 else "-inf")
     if e == 0:
-        return s * Fr(m, 1 << 23) * Fr(2) ** -126
-    return s * (1 + Fr(m, 1 << 23)) * Fr(2) ** (e - 127)
+        return s * Fr(m, 1 << mb) * Fr(2) ** (1 - bias)
+    return s * (1 + Fr(m, 1 << mb)) * Fr(2) ** (e - bias)
+
+
+def f32_val(b):
+    return ieee_val(b, 8, 23)
 
 
 def f16_val(h):
-    e = (h >> 10) & 0x1F
-    m = h & 0x3FF
-    s = -1 if h >> 15 else 1
-    if e == 0x1F:
-        return None if m else ("inf" if s > 0 else "-inf")
-    if e == 0:
-        return s * Fr(m, 1 << 10) * Fr(2) ** -14
-    return s * (1 + Fr(m, 1 << 10)) * Fr(2) ** (e - 15)
+    return ieee_val(h, 5, 10)
 
 
 def f16_bits_of(v):
@@ -203,6 +203,25 @@ def u32_list(xs):
     return ",".join(f"0x{x & 0xFFFFFFFF:08x}" for x in xs)
 
 
+def prologue(w, name, regs, in_stride, loads, out_stride):
+    """A kernel's head: its registers, this lane's input words loaded (`loads`: (register,
+    byte offset, type)) and %p pointing at this lane's outputs."""
+    w(f".visible .entry {name}(.param .u64 p_in, .param .u64 p_out)")
+    w("{")
+    for r in regs:
+        w(f"\t.reg {r};")
+    w("\tmov.u32 %t, %tid.x;")
+    w("\tld.param.u64 %p, [p_in];")
+    w(f"\tmul.wide.u32 %o, %t, {in_stride};")
+    w("\tadd.s64 %p, %p, %o;")
+    for reg, off, ty in loads:
+        w(f"\tld.global.{ty} {reg}, [%p{'+' + str(off) if off else ''}];")
+    w("\tld.param.u64 %p, [p_out];")
+    if out_stride != in_stride:
+        w(f"\tmul.wide.u32 %o, %t, {out_stride};")
+    w("\tadd.s64 %p, %p, %o;")
+
+
 def build():
     L = []
     w = L.append
@@ -216,20 +235,7 @@ def build():
     w(".address_size 64")
     w("")
     # --- f32 -> f8 pairs
-    w(".visible .entry k_f8(.param .u64 p_in, .param .u64 p_out)")
-    w("{")
-    w("\t.reg .b32 %t, %a, %b, %r;")
-    w("\t.reg .b16 %h;")
-    w("\t.reg .b64 %p, %o;")
-    w("\tmov.u32 %t, %tid.x;")
-    w("\tld.param.u64 %p, [p_in];")
-    w("\tmul.wide.u32 %o, %t, 8;")
-    w("\tadd.s64 %p, %p, %o;")
-    w("\tld.global.u32 %a, [%p];")
-    w("\tld.global.u32 %b, [%p+4];")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tmul.wide.u32 %o, %t, 16;")
-    w("\tadd.s64 %p, %p, %o;")
+    prologue(w, "k_f8", [".b32 %t, %a, %b, %r", ".b16 %h", ".b64 %p, %o"], 8, [("%a", 0, "u32"), ("%b", 4, "u32")], 16)
     for k, form in enumerate(["rn.satfinite.e4m3x2", "rn.satfinite.e5m2x2", "rn.satfinite.relu.e4m3x2", "rn.satfinite.relu.e5m2x2"]):
         w(f"\tcvt.{form}.f32 %h, %a, %b;")
         w(f"\tcvt.u32.u16 %r, %h;")
@@ -246,19 +252,7 @@ def build():
     w(f"// expect: arg1 == u32:{u32_list(exp)}")
     w("")
     # --- f16x2 -> f8 pairs
-    w(".visible .entry k_f8_h(.param .u64 p_in, .param .u64 p_out)")
-    w("{")
-    w("\t.reg .b32 %t, %a, %r;")
-    w("\t.reg .b16 %h;")
-    w("\t.reg .b64 %p, %o;")
-    w("\tmov.u32 %t, %tid.x;")
-    w("\tld.param.u64 %p, [p_in];")
-    w("\tmul.wide.u32 %o, %t, 4;")
-    w("\tadd.s64 %p, %p, %o;")
-    w("\tld.global.u32 %a, [%p];")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tmul.wide.u32 %o, %t, 8;")
-    w("\tadd.s64 %p, %p, %o;")
+    prologue(w, "k_f8_h", [".b32 %t, %a, %r", ".b16 %h", ".b64 %p, %o"], 4, [("%a", 0, "u32")], 8)
     for k, form in enumerate(["rn.satfinite.e4m3x2", "rn.satfinite.relu.e5m2x2"]):
         w(f"\tcvt.{form}.f16x2 %h, %a;")
         w(f"\tcvt.u32.u16 %r, %h;")
@@ -301,19 +295,7 @@ def build():
     w(f"// expect: arg0 == u32:{u32_list(exp)}")
     w("")
     # --- tf32
-    w(".visible .entry k_tf32(.param .u64 p_in, .param .u64 p_out)")
-    w("{")
-    w("\t.reg .b32 %t, %a, %r;")
-    w("\t.reg .f32 %f;")
-    w("\t.reg .b64 %p, %o;")
-    w("\tmov.u32 %t, %tid.x;")
-    w("\tld.param.u64 %p, [p_in];")
-    w("\tmul.wide.u32 %o, %t, 4;")
-    w("\tadd.s64 %p, %p, %o;")
-    w("\tld.global.f32 %f, [%p];")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tmul.wide.u32 %o, %t, 20;")
-    w("\tadd.s64 %p, %p, %o;")
+    prologue(w, "k_tf32", [".b32 %t, %a, %r", ".f32 %f", ".b64 %p, %o"], 4, [("%f", 0, "f32")], 20)
     forms = [("rna", False), ("rna", True), ("rn", False), ("rz", False), ("rn", True)]
     for k, (m, s) in enumerate(forms):
         w(f"\tcvt.{m}{'.satfinite' if s else ''}.tf32.f32 %r, %f;")
@@ -325,20 +307,7 @@ def build():
     w(f"// expect: arg1 == u32:{u32_list(exp)}")
     w("")
     # --- cvt.pack.sat
-    w(".visible .entry k_pack(.param .u64 p_in, .param .u64 p_out)")
-    w("{")
-    w("\t.reg .b32 %t, %a, %b, %c, %r;")
-    w("\t.reg .b64 %p, %o;")
-    w("\tmov.u32 %t, %tid.x;")
-    w("\tld.param.u64 %p, [p_in];")
-    w("\tmul.wide.u32 %o, %t, 12;")
-    w("\tadd.s64 %p, %p, %o;")
-    w("\tld.global.u32 %a, [%p];")
-    w("\tld.global.u32 %b, [%p+4];")
-    w("\tld.global.u32 %c, [%p+8];")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tmul.wide.u32 %o, %t, 32;")
-    w("\tadd.s64 %p, %p, %o;")
+    prologue(w, "k_pack", [".b32 %t, %a, %b, %c, %r", ".b64 %p, %o"], 12, [("%a", 0, "u32"), ("%b", 4, "u32"), ("%c", 8, "u32")], 32)
     ptypes = [("u16", 16, False), ("s16", 16, True), ("u8", 8, False), ("s8", 8, True), ("u4", 4, False), ("s4", 4, True), ("u2", 2, False), ("s2", 2, True)]
     for k, (ty, bits, _) in enumerate(ptypes):
         if bits == 16:
@@ -354,18 +323,7 @@ def build():
     w(f"// expect: arg1 == u32:{u32_list(exp)}")
     w("")
     # --- bmsk
-    w(".visible .entry k_bmsk(.param .u64 p_in, .param .u64 p_out)")
-    w("{")
-    w("\t.reg .b32 %t, %a, %b, %r;")
-    w("\t.reg .b64 %p, %o;")
-    w("\tmov.u32 %t, %tid.x;")
-    w("\tld.param.u64 %p, [p_in];")
-    w("\tmul.wide.u32 %o, %t, 8;")
-    w("\tadd.s64 %p, %p, %o;")
-    w("\tld.global.u32 %a, [%p];")
-    w("\tld.global.u32 %b, [%p+4];")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tadd.s64 %p, %p, %o;")
+    prologue(w, "k_bmsk", [".b32 %t, %a, %b, %r", ".b64 %p, %o"], 8, [("%a", 0, "u32"), ("%b", 4, "u32")], 8)
     w("\tbmsk.clamp.b32 %r, %a, %b;")
     w("\tst.global.u32 [%p], %r;")
     w("\tbmsk.wrap.b32 %r, %a, %b;")
