@@ -285,14 +285,7 @@ fn bf16_round<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, rz: bool, re
     let c = |v: u64| i32t.const_int(v, false);
     let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
     let nan = b.build_int_compare(IntPredicate::UGT, mag, c(0x7f80_0000), "").unwrap();
-    let x = if relu {
-        let neg = b.build_int_compare(IntPredicate::SLT, x, c(0), "").unwrap();
-        let nonzero = b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap();
-        let clamp = b.build_and(neg, nonzero, "").unwrap();
-        b.build_select(clamp, c(0), x, "").unwrap().into_int_value()
-    } else {
-        x
-    };
+    let x = if relu { relu_bits(e, x) } else { x };
     let r = if rz {
         b.build_right_shift(x, c(16), false, "").unwrap()
     } else {
@@ -372,17 +365,10 @@ fn cvt_tf32<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let b = &e.b;
     let i32t = e.ctx().i32_type();
     let c = |v: u64| i32t.const_int(v, false);
-    let x = if i.has_mod("relu") {
-        let neg = b.build_int_compare(IntPredicate::UGT, x, c(0x8000_0000), "").unwrap();
-        let nan = b.build_int_compare(IntPredicate::UGT, b.build_and(x, c(0x7fff_ffff), "").unwrap(), c(0x7f80_0000), "").unwrap();
-        let clamp = b.build_and(neg, b.build_not(nan, "").unwrap(), "").unwrap();
-        b.build_select(clamp, c(0), x, "").unwrap().into_int_value()
-    } else {
-        x
-    };
+    let nan = b.build_int_compare(IntPredicate::UGT, b.build_and(x, c(0x7fff_ffff), "").unwrap(), c(0x7f80_0000), "").unwrap();
+    let x = if i.has_mod("relu") { relu_bits(e, x) } else { x };
     let sign = b.build_and(x, c(0x8000_0000), "").unwrap();
     let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
-    let nan = b.build_int_compare(IntPredicate::UGT, mag, c(0x7f80_0000), "").unwrap();
     let inf = b.build_int_compare(IntPredicate::EQ, mag, c(0x7f80_0000), "").unwrap();
     let up = match rnd {
         Some("rna") => c(0x1000),
@@ -446,7 +432,8 @@ fn cvt_f8<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f8: F8) -
     let c = |v: u64| i32t.const_int(v, false);
     let ops = &i.operands;
     let relu = i.has_mod("relu");
-    let to_f8 = !matches!(i.mods.iter().position(|m| *m == "f16x2"), Some(p) if i.mods.iter().position(|m| F8::parse(m).is_some()).map_or(false, |q| p < q));
+    // The destination type comes first.
+    let to_f8 = i.mods.iter().find(|m| F8::parse(m).is_some() || matches!(**m, "f16x2" | "f32")).map_or(false, |m| F8::parse(m).is_some());
     if !i.has_mod("rn") {
         return Err(e.err(i.span, "`cvt` with 8-bit floats rounds with .rn"));
     }
@@ -492,8 +479,9 @@ fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: 
     let i32t = e.ctx().i32_type();
     let c = |v: u64| i32t.const_int(v, false);
     let (m, emin) = f8.params();
+    let nan = b.build_int_compare(IntPredicate::UGT, b.build_and(x, c(0x7fff_ffff), "").unwrap(), c(0x7f80_0000), "").unwrap();
+    let x = if relu { relu_bits(e, x) } else { x };
     let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
-    let nan = b.build_int_compare(IntPredicate::UGT, mag, c(0x7f80_0000), "").unwrap();
     let sign = b.build_and(b.build_right_shift(x, c(24), false, "").unwrap(), c(0x80), "").unwrap();
     // Significand (24 bits with the hidden one) and unbiased exponent of the f32.
     let bexp = b.build_right_shift(mag, c(23), false, "").unwrap();
@@ -533,13 +521,6 @@ fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: 
     };
     let enc = b.build_select(over, over_val, enc, "").unwrap().into_int_value();
     let r = b.build_or(enc, sign, "").unwrap();
-    let r = if relu {
-        let neg = b.build_int_compare(IntPredicate::NE, sign, c(0), "").unwrap();
-        let nonzero = b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap();
-        b.build_select(b.build_and(neg, nonzero, "").unwrap(), c(0), r, "").unwrap().into_int_value()
-    } else {
-        r
-    };
     b.build_select(nan, c(0x7f), r, "").unwrap().into_int_value()
 }
 
@@ -586,6 +567,14 @@ fn f8_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu:
     }
 }
 
+/// `.relu` on the bits of an f32: a negative nonzero value becomes +0 (-0 stays). Callers
+/// test for NaN before, since a NaN with its sign bit set becomes +0 here.
+fn relu_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let neg = e.b.build_int_compare(IntPredicate::UGT, x, i32t.const_int(0x8000_0000, false), "").unwrap();
+    e.b.build_select(neg, i32t.const_zero(), x, "").unwrap().into_int_value()
+}
+
 /// `.relu`: negative values become +0; NaN stays NaN.
 fn relu_d<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
     let t = v.get_type();
@@ -601,19 +590,6 @@ fn round_int<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'
         Rnd::P => "llvm.ceil",
     };
     e.intrinsic(name, &[v.get_type().into()], &[v.into()]).into_float_value()
-}
-
-/// (unused) f64 → f32 (or f32/f64 → f16) with rounding mode `m`.
-#[allow(dead_code)]
-fn narrow_float<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: inkwell::values::FloatValue<'ctx>, dt: Type, m: Rnd) -> inkwell::values::FloatValue<'ctx> {
-    if dt == Type::F32 {
-        let zero = e.ctx().f64_type().const_float(0.0);
-        return super::ops_float::rounded_add(e, v, zero, Type::F32, m);
-    }
-    // To f16: round-to-nearest via LLVM; directed modes through f32 are exact enough only
-    // for RN, so directed f16 narrowing is computed with integer rounding of the mantissa.
-    let _ = m;
-    e.b.build_float_trunc(v, e.ctx().f16_type(), "").unwrap()
 }
 
 /// Float → integer with rounding `m`; NaN → 0; out of range saturates (9.7.8.14: float to

@@ -119,11 +119,14 @@ def from_f8(fmt, code, relu):
     return f16_bits_of(v)
 
 
-def tf32(b, mode, satfinite):
-    """cvt.{rna,rn,rz}{.satfinite}.tf32.f32: nearest tf32 (f32 with the low 13 bits 0)."""
+def tf32(b, mode, satfinite, relu=False):
+    """cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32: nearest tf32 (f32 with the low 13 bits 0);
+    .relu makes negative nonzero values +0 (-0 stays)."""
     v = f32_val(b)
     if v is None:
         return 0x7FFFFFFF
+    if relu and b > 0x80000000:
+        return 0
     sign = b & 0x80000000
     if isinstance(v, str):
         return sign | (0x7F7FE000 if satfinite else 0x7F800000)
@@ -191,6 +194,7 @@ F16X2_IN = [0x3E00BC00, 0x7BFF5BF0, 0x7C00FC00, 0x7E000001, 0x3C403C60, 0x0400C0
 TF32_IN = [
     f32_bits(1.0), 0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0xBF801000, 0xBF803000,
     0x7F7FF000, 0x7F7FEFFF, 0xFF7FF000, 0x7F800000, 0xFF800000, NAN, 0x00001000, 0x00003000, 0x80000FFF,
+    0xFFC00001, 0x80000000,
 ]
 
 PACK_IN = [(-257, 257, 0xF839B0ED), (5, -3, 0x12345678), (70000, -70000, 0xFFFFFFFF), (1, 2, 0),
@@ -295,15 +299,15 @@ def build():
     w(f"// expect: arg0 == u32:{u32_list(exp)}")
     w("")
     # --- tf32
-    prologue(w, "k_tf32", [".b32 %t, %a, %r", ".f32 %f", ".b64 %p, %o"], 4, [("%f", 0, "f32")], 20)
-    forms = [("rna", False), ("rna", True), ("rn", False), ("rz", False), ("rn", True)]
-    for k, (m, s) in enumerate(forms):
-        w(f"\tcvt.{m}{'.satfinite' if s else ''}.tf32.f32 %r, %f;")
+    prologue(w, "k_tf32", [".b32 %t, %a, %r", ".f32 %f", ".b64 %p, %o"], 4, [("%f", 0, "f32")], 24)
+    forms = [("rna", False, False), ("rna", True, False), ("rn", False, False), ("rz", False, False), ("rn", True, False), ("rz", True, True)]
+    for k, (m, s, r) in enumerate(forms):
+        w(f"\tcvt.{m}{'.satfinite' if s else ''}{'.relu' if r else ''}.tf32.f32 %r, %f;")
         w(f"\tst.global.u32 [%p+{4 * k}], %r;")
     w("\tret;")
     w("}")
-    exp = [tf32(x, m, s) for x in TF32_IN for (m, s) in forms]
-    w(f"// run: k_tf32<<<1, {len(TF32_IN)}>>> buf:u32:{u32_list(TF32_IN)} buf:zero:{20 * len(TF32_IN)}")
+    exp = [tf32(x, m, s, r) for x in TF32_IN for (m, s, r) in forms]
+    w(f"// run: k_tf32<<<1, {len(TF32_IN)}>>> buf:u32:{u32_list(TF32_IN)} buf:zero:{24 * len(TF32_IN)}")
     w(f"// expect: arg1 == u32:{u32_list(exp)}")
     w("")
     # --- cvt.pack.sat
