@@ -247,3 +247,10 @@ fn buffer_overrun_is_a_clear_error() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("crashed with a memory access fault"), "{err}");
 }
+
+#[test]
+fn an_array_indexed_by_a_register_is_refused_at_its_operand() {
+    let (rc, _, err) = ptxr(&["compile", "tests/cli/array_register_index.ptx", "--emit", "obj", "-o", "/dev/null"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("array_register_index.ptx:8:20:") && err.contains("indexes arrays by constants only"), "{err}");
+}

@@ -1688,6 +1688,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let i8t = self.ctx().i8_type();
         let i64t = self.ctx().i64_type();
         let Operand::Mem(a) = op else {
+            if let Operand::Index(id, ..) = op {
+                // Constant indices became addresses in syntax::hints::array_operands.
+                return Err(self.err(op.span(), format!("ptxr indexes arrays by constants only; compute the address of `{}[...]` into a register first", id.name)));
+            }
             return Err(self.err(op.span(), "expected an address `[...]`"));
         };
         let off = i64t.const_int(a.offset as u64, true);
