@@ -45,13 +45,6 @@ pub fn lower<'ctx>(ctx: &'ctx Context, src: &SourceFile) -> Result<crate::codege
 /// (`codegen::compile_lenient`).
 fn lower_with<'ctx>(ctx: &'ctx Context, src: &SourceFile, lenient: bool) -> Result<crate::codegen::Compiled<'ctx>> {
     let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
-    // Debug builds build ptxr's IR of every function and verify it.
-    if cfg!(debug_assertions) {
-        let ir = crate::ir::build_module(&module, &src.text).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
-        for f in &ir.funcs {
-            crate::ir::verify(f).map_err(|e| anyhow!("internal error: IR of `{}` does not verify: {e}", f.name))?;
-        }
-    }
     let c = if lenient { crate::codegen::compile_lenient(ctx, &module, &src.text, &src.name) } else { crate::codegen::compile(ctx, &module, &src.text, &src.name) };
     c.map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))
 }

@@ -1,8 +1,8 @@
 //! ptxr: NVIDIA PTX retargeted to CPUs through LLVM.
 //!
 //! Pipeline: [`syntax`] (nom parser, AST, validation) → [`ir`] (SSA over a CFG, printed by
-//! `--emit ir`, verified) and [`codegen`] (LLVM, with [`lanes`] for kernels that synchronize)
-//! → [`runtime`]; [`roundtrip`] checks the NVPTX direction.
+//! `--emit ir`, verified) → [`codegen`] (LLVM from the IR, with [`lanes`] for kernels that
+//! synchronize) → [`runtime`]; [`roundtrip`] checks the NVPTX direction.
 
 pub mod buildscript;
 pub mod capi;

@@ -8,10 +8,11 @@ use ptxr::ir::{build_module, print_module, verify, Def, Opnd, Term};
 use std::path::PathBuf;
 
 
-fn ir_of(text: &str) -> ptxr::ir::Module {
-    let src = ptxr::SourceFile { name: "t.ptx".into(), text: text.into() };
-    let ast = ptxr::check_source(&src).unwrap_or_else(|m| panic!("{m}"));
-    build_module(&ast, &src.text).unwrap_or_else(|d| panic!("{d:?}"))
+/// The IR of `text` (which borrows the parsed module: both live to the end of the test).
+fn ir_of(text: &str) -> ptxr::ir::Module<'static> {
+    let src: &'static ptxr::SourceFile = Box::leak(Box::new(ptxr::SourceFile { name: "t.ptx".into(), text: text.into() }));
+    let ast = Box::leak(Box::new(ptxr::check_source(src).unwrap_or_else(|m| panic!("{m}"))));
+    build_module(ast, &src.text).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
 #[test]

@@ -1,5 +1,8 @@
-//! Function emission: registers, operands, control flow, calls and the per-CTA thread loop.
-//! Instruction families live in `ops_*.rs`; each exposes `emit(&mut FnEmitter, &Instr)`
+//! Function emission from ptxr's IR (`crate::ir`): its blocks and terminators become LLVM
+//! blocks and branches (`FnEmitter::walk`), each register variable an alloca that every one
+//! of its SSA values shares (phi webs coalesced), plus operands, calls and the per-CTA thread
+//! loop. Instruction families live in `ops_*.rs`; each exposes
+//! `emit(&mut FnEmitter, &Instr)` for an IR instruction's parsed form (`ir::Inst::src`),
 //! returning `Ok(true)` when it handled the instruction.
 
 use super::abi::field;
@@ -34,8 +37,10 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub fname: &'a str,
     pub cta: PointerValue<'ctx>,
     pub tid: [IntValue<'ctx>; 3],
+    /// The registers looked up in the current scope (a cache of [`FnEmitter::reg`]).
     pub(crate) regs: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
-    ranges: Vec<(&'a str, u32, Type)>,
+    /// The IR being lowered (the function's own, or a callee's while it is inlined).
+    irs: IrState<'ctx, 'a>,
     pub vars: HashMap<&'a str, VarLoc<'ctx>>,
     labels: HashMap<&'a str, BasicBlock<'ctx>>,
     pub alloca_b: Builder<'ctx>,
@@ -53,7 +58,6 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Set for kernels with synchronization: the thread scheduler's state.
     pub sync: Option<SyncState<'ctx>>,
     kparam_cache: HashMap<(u32, u32), IntValue<'ctx>>,
-    branch_targets: HashMap<&'a str, Vec<&'a str>>,
     /// NVPTX mode: the kernel's parameters copied into a buffer of the CPU layout (entry
     /// block), so that `ld.param` and parameter addresses work as on the CPU path.
     pub params_ptr: Option<PointerValue<'ctx>>,
@@ -101,6 +105,28 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Whether the kernel declares its cluster shape (`.explicitcluster`,
     /// `.reqnctapercluster`): `%is_explicit_cluster`.
     pub explicit_cluster: bool,
+}
+
+/// The IR function being lowered and where its variables live.
+struct IrState<'ctx, 'a> {
+    func: std::rc::Rc<crate::ir::Func<'a>>,
+    /// Storage of each register variable, by (declaring scope, name): every value of the
+    /// variable lives there (phi webs coalesced, see `ir`).
+    slots: HashMap<(u32, &'a str), (PointerValue<'ctx>, Type)>,
+    /// The scope of the instruction being emitted.
+    scope: u32,
+    /// Per scope: the scope whose variable map applies (the nearest one declaring
+    /// non-register variables), and that map.
+    var_owner: Vec<u32>,
+    scope_vars: Vec<Option<HashMap<&'a str, VarLoc<'ctx>>>>,
+    /// The scope whose variable map `FnEmitter::vars` holds.
+    vars_owner: u32,
+}
+
+impl<'ctx, 'a> IrState<'ctx, 'a> {
+    fn new(func: std::rc::Rc<crate::ir::Func<'a>>) -> Self {
+        IrState { func, slots: HashMap::new(), scope: 1, var_owner: Vec::new(), scope_vars: Vec::new(), vars_owner: 1 }
+    }
 }
 
 /// Emission state of a kernel with synchronization points (see `lanes`): a thread's `.local`
@@ -311,6 +337,11 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             _ => return Err(Diagnostic::error(f.name.span, "internal error: function not declared")),
         }
     };
+    let irf = match m.ir.get(f.name.name) {
+        Some(Ok(irf)) => irf.clone(),
+        Some(Err(d)) => return Err(d.clone()),
+        None => return Err(Diagnostic::error(f.name.span, "internal error: no IR for this function")),
+    };
     let entry = ctx.append_basic_block(func, "entry");
     let b = ctx.create_builder();
     let alloca_b = ctx.create_builder();
@@ -330,7 +361,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         cta,
         tid: [i32t.const_zero(); 3],
         regs: HashMap::new(),
-        ranges: Vec::new(),
+        irs: IrState::new(irf),
         vars: HashMap::new(),
         labels: HashMap::new(),
         alloca_b,
@@ -342,7 +373,6 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         span: f.span,
         sync: None,
         kparam_cache: HashMap::new(),
-        branch_targets: HashMap::new(),
         params_ptr: None,
         inlining: Vec::new(),
         remat: Vec::new(),
@@ -436,7 +466,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             let p = func.get_nth_param(idx).unwrap().into_pointer_value();
             idx += 1;
             if r.space == StateSpace::Reg {
-                e.new_reg(r.name.name, r.ty);
+                e.new_reg(0, r.name.name, r.ty);
                 ret_copies.push((p, r));
             } else {
                 e.vars.insert(r.name.name, VarLoc::Ptr(p, r.ty));
@@ -446,7 +476,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             let p = func.get_nth_param(idx).unwrap().into_pointer_value();
             idx += 1;
             if prm.space == StateSpace::Reg {
-                let slot = e.new_reg(prm.name.name, prm.ty);
+                let slot = e.new_reg(0, prm.name.name, prm.ty);
                 let t = reg_t(ctx, prm.ty);
                 let v = e.b.build_load(t, p, "").unwrap();
                 e.b.build_store(slot, v).unwrap();
@@ -461,7 +491,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.b.build_unconditional_branch(body_bb).unwrap();
         e.b.position_at_end(epi);
         for (p, r) in &ret_copies {
-            let (slot, t) = e.regs[r.name.name];
+            let (slot, t) = e.irs.slots[&(0, r.name.name)];
             let v = e.b.build_load(reg_t(ctx, t), slot, "").unwrap();
             e.b.build_store(*p, v).unwrap();
         }
@@ -479,17 +509,17 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         e.alloca_escapes = alloca_escapes(f, body);
         let rets: Vec<&str> = f.rets.iter().map(|r| r.name.name).collect();
         e.nan_free = super::ops_float::nan_insensitive(body, &rets);
-        e.body(body)?;
+        e.body()?;
         // The region copies of a kernel with synchronization (see `lanes`): the same body
         // again per resume point, each in a thread loop of its own, with fresh labels and
         // scopes (its storage is replayed).
         let copy = |e: &mut FnEmitter<'ctx, 'a, '_>, site: u32, warp: bool| -> R<()> {
             let start = crate::lanes::begin_copy(e, site, warp);
             e.regs.clear();
-            e.ranges.clear();
+            e.irs.slots.clear();
             e.vars = vars.clone();
             e.b.position_at_end(start);
-            e.body(body)?;
+            e.body()?;
             crate::lanes::end_copy(e);
             Ok(())
         };
@@ -719,13 +749,15 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         p
     }
 
-    fn new_reg(&mut self, name: &'a str, ty: Type) -> PointerValue<'ctx> {
+    /// The storage of register variable `name` declared in `scope`: an entry-block alloca
+    /// (in a region copy, the one the general copy made: `Storage` replay).
+    fn new_reg(&mut self, scope: u32, name: &'a str, ty: Type) -> PointerValue<'ctx> {
         let t = reg_t(self.ctx(), ty);
         if let Some(st) = self.sync.as_mut() {
             if let Some(i) = st.replay {
                 let Storage::Reg(p) = st.storage_log[i] else { unreachable!("region copies request storage in the same order") };
                 st.replay = Some(i + 1);
-                self.regs.insert(name, (p, ty));
+                self.irs.slots.insert((scope, name), (p, ty));
                 return p;
             }
         }
@@ -734,11 +766,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             st.regs.push((p, t.into(), ty.size().max(1)));
             st.storage_log.push(Storage::Reg(p));
         }
-        self.regs.insert(name, (p, ty));
+        self.irs.slots.insert((scope, name), (p, ty));
         p
     }
 
-    /// Looks up a register (declaring parameterized `%r<N>` members on first use).
+    /// Looks up a register as the current scope sees it (its variable's storage is made on
+    /// first use).
     pub fn reg(&mut self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
         if let Some(r) = self.overrides.get(name) {
             return Some(*r);
@@ -746,15 +779,35 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if let Some(r) = self.regs.get(name) {
             return Some(*r);
         }
-        for k in (0..self.ranges.len()).rev() {
-            let (prefix, n, ty) = self.ranges[k];
-            if let Some(d) = name.strip_prefix(prefix) {
-                if d.parse::<u64>().map_or(false, |v| v < n as u64) {
-                    return Some((self.new_reg(name, ty), ty));
-                }
+        let (scope, ty) = self.irs.func.resolve(name, self.irs.scope)?;
+        let p = match self.irs.slots.get(&(scope, name)) {
+            Some(&(p, _)) => p,
+            None => self.new_reg(scope, name, ty),
+        };
+        self.regs.insert(name, (p, ty));
+        Some((p, ty))
+    }
+
+    /// The storage of a register of the body's outermost scope, if it has been made.
+    pub(crate) fn body_reg(&self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
+        let (scope, _) = self.irs.func.resolve(name, 1)?;
+        self.irs.slots.get(&(scope, name)).copied()
+    }
+
+    /// Makes `scope` the one registers and variables are looked up in.
+    fn enter_scope(&mut self, scope: u32) {
+        if scope == self.irs.scope {
+            return;
+        }
+        self.irs.scope = scope;
+        self.regs.clear();
+        let owner = self.irs.var_owner.get(scope as usize).copied().unwrap_or(1);
+        if owner != self.irs.vars_owner {
+            if let Some(Some(v)) = self.irs.scope_vars.get(owner as usize) {
+                self.vars = v.clone();
+                self.irs.vars_owner = owner;
             }
         }
-        None
     }
 
     /// Looks up a register to read it. A register whose value is a node of `lanes::remat`
@@ -799,81 +852,187 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         Ok((tmp, ty))
     }
 
-    /// Emits a function body from its labels on; falling off its end finishes the thread.
-    fn body(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
+    /// Emits the function body from its IR; falling off its end finishes the thread.
+    fn body(&mut self) -> R<()> {
         self.labels.clear();
         self.yield_heads.clear();
         // Each region copy emits the same sync points as the general copy, and declares its
         // own `.local` variables (pointers into its own thread loop's frame).
         self.volatile_last = Some(None);
         self.local_ranges.clear();
-        self.branch_targets.clear();
-        self.declare_labels(body);
+        let func = self.irs.func.clone();
+        // The loop headers that yielding backward branches return to.
+        let mut heads: Vec<&'a str> = Vec::new();
         if self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) {
-            // Each yield loop gets an entry block in front of its header (see `yield_heads`).
-            for name in crate::lanes::lockstep::yield_heads(body, &self.yields) {
-                if let Some(&head) = self.labels.get(name) {
-                    let enter = self.ctx().append_basic_block(self.f, "yield.enter");
-                    enter.move_before(head).unwrap();
-                    self.labels.insert(name, enter);
-                    self.yield_heads.insert(name, head);
+            for (i, _) in func.blocks.iter().filter_map(|b| b.term_src) {
+                if let (true, Some(Operand::Name(l, None))) = (self.yields.contains(&(i as *const Instr<'a>)), i.operands.first()) {
+                    if !heads.contains(&l.name) {
+                        heads.push(l.name);
+                    }
                 }
             }
         }
-        self.stmts(body)?;
+        self.walk(&heads)?;
         if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             self.b.build_unconditional_branch(self.ret_bb).unwrap();
         }
         Ok(())
     }
 
-    fn declare_labels(&mut self, body: &'a [Stmt<'a>]) {
-        for s in body {
-            match s {
-                Stmt::Label(l) => {
-                    let bb = self.ctx().append_basic_block(self.f, l.name);
-                    self.labels.insert(l.name, bb);
-                }
-                Stmt::Block(b, _) => self.declare_labels(b),
-                Stmt::BranchTargets { label, targets, .. } => {
-                    self.branch_targets.insert(label.name, targets.iter().map(|t| t.name).collect());
-                }
-                _ => {}
+    /// Gives every scope of the IR function its variables (`.local`, `.param`, `.shared`),
+    /// starting from those in `self.vars` (parameters), and enters the body's scope.
+    fn declare_scopes(&mut self) {
+        let func = self.irs.func.clone();
+        let n = func.scopes.len();
+        let mut owner = vec![0u32; n];
+        let mut maps: Vec<Option<HashMap<&'a str, VarLoc<'ctx>>>> = vec![None; n];
+        maps[0] = Some(self.vars.clone());
+        for s in 1..n {
+            let sc = &func.scopes[s];
+            let parent_owner = sc.parent.map_or(0, |p| owner[p as usize]);
+            if sc.decls.is_empty() {
+                owner[s] = parent_owner;
+                continue;
             }
+            owner[s] = s as u32;
+            self.vars = maps[parent_owner as usize].clone().unwrap_or_default();
+            for d in &sc.decls {
+                self.declare_var(d);
+            }
+            maps[s] = Some(std::mem::take(&mut self.vars));
+        }
+        let body_owner = owner.get(1).copied().unwrap_or(0);
+        self.vars = maps[body_owner as usize].clone().unwrap_or_default();
+        self.irs.var_owner = owner;
+        self.irs.scope_vars = maps;
+        self.irs.vars_owner = body_owner;
+        self.irs.scope = 1;
+        self.regs.clear();
+    }
+
+    /// The block a branch to IR block `t` enters: its label's block (the entry in front
+    /// of a yield loop's header, see `yield_heads`), or its own.
+    fn block_target(&self, bbs: &[BasicBlock<'ctx>], t: crate::ir::BlockId) -> BasicBlock<'ctx> {
+        match self.irs.func.blocks[t as usize].label {
+            Some(l) => self.labels.get(l).copied().unwrap_or(bbs[t as usize]),
+            None => bbs[t as usize],
         }
     }
 
-    /// PTX ISA 9.7.11.4 brx.idx: `brx.idx index, tlist;` jumps to the index-th label of the
-    /// `.branchtargets` list; an index out of range is undefined on a GPU and stops the CTA
-    /// here as a trap.
-    fn brx_idx(&mut self, i: &'a Instr<'a>) -> R<()> {
-        let (Some(idx), Some(Operand::Name(list, None))) = (i.operands.first(), i.operands.get(1)) else {
-            return Err(self.err(i.span, "`brx.idx` takes an index and a `.branchtargets` label"));
-        };
-        let Some(targets) = self.branch_targets.get(list.name).cloned() else {
-            return Err(self.err(list.span, format!("`{}` is not a `.branchtargets` list", list.name)));
-        };
-        let v = self.read_int(idx, Type::U32)?;
-        let mut cases = Vec::new();
-        for (k, t) in targets.iter().enumerate() {
-            let bb = *self.labels.get(t).ok_or_else(|| self.err(list.span, format!("undeclared label `{t}` in `{}`", list.name)))?;
-            cases.push((self.ctx().i32_type().const_int(k as u64, false), bb));
+    /// Lowers the blocks of the current IR function from the builder's position: one LLVM
+    /// block per IR block, each instruction through the opcode emitters, the terminators as
+    /// branches. `heads`: the labels of yield loop headers (`lanes::lockstep`).
+    fn walk(&mut self, heads: &[&'a str]) -> R<()> {
+        self.declare_scopes();
+        let func = self.irs.func.clone();
+        let bbs: Vec<BasicBlock<'ctx>> = func.blocks.iter().map(|b| self.ctx().append_basic_block(self.f, b.label.unwrap_or("bb"))).collect();
+        for (k, blk) in func.blocks.iter().enumerate() {
+            if let Some(l) = blk.label {
+                self.labels.insert(l, bbs[k]);
+            }
         }
-        let bad = self.ctx().append_basic_block(self.f, "brx.out_of_range");
-        self.b.build_switch(v, bad, &cases).unwrap();
-        self.b.position_at_end(bad);
-        self.abort_with(super::abi::STATUS_TRAP);
+        // Each yield loop gets an entry block in front of its header (see `yield_heads`).
+        for &name in heads {
+            if let Some(&head) = self.labels.get(name) {
+                let enter = self.ctx().append_basic_block(self.f, "yield.enter");
+                enter.move_before(head).unwrap();
+                self.labels.insert(name, enter);
+                self.yield_heads.insert(name, head);
+            }
+        }
+        let first = self.block_target(&bbs, 0);
+        self.b.build_unconditional_branch(first).unwrap();
+        for (k, blk) in func.blocks.iter().enumerate() {
+            // Code after a terminator inside a block (a trap) is unreachable.
+            if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+                self.b.build_unreachable().unwrap();
+            }
+            self.b.position_at_end(self.block_target(&bbs, k as u32));
+            if let Some(l) = blk.label {
+                self.volatile_last = None;
+                if let Some(&head) = self.yield_heads.get(l) {
+                    let c = self.sync.as_ref().and_then(|s| s.yield_count).expect("yield loops have a count");
+                    self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
+                    self.b.build_unconditional_branch(head).unwrap();
+                    self.b.position_at_end(head);
+                }
+            }
+            for inst in &blk.insts {
+                self.enter_scope(inst.scope);
+                self.span = inst.src.span;
+                self.unguarded(inst.src)?;
+            }
+            if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_some()) {
+                self.after_terminator();
+            }
+            self.terminator(blk, &bbs)?;
+        }
         Ok(())
+    }
+
+    /// Lowers the terminator of an IR block.
+    fn terminator(&mut self, blk: &crate::ir::Block<'a>, bbs: &[BasicBlock<'ctx>]) -> R<()> {
+        use crate::ir::Term;
+        if let Some((i, scope)) = blk.term_src {
+            self.enter_scope(scope);
+            self.span = i.span;
+        }
+        match (&blk.term, blk.term_src) {
+            // PTX ISA 9.7.11.3 bra (through `unguarded`, which knows yield loops)
+            (Term::Br(_), Some((i, _))) if i.opcode.name == "bra" => self.unguarded(i),
+            (Term::Br(t), _) => {
+                let t = self.block_target(bbs, *t);
+                self.b.build_unconditional_branch(t).unwrap();
+                Ok(())
+            }
+            // A guard (9.7.11.2): `@p bra L` branches to L, any other guarded instruction
+            // runs in the `then` block.
+            (Term::CondBr { then, els, .. }, Some((i, _))) => {
+                let g = i.guard.as_ref().ok_or_else(|| self.err(i.span, "internal error: conditional branch without a guard"))?;
+                let p = self.read_pred_name(&g.pred)?;
+                let p = if g.negated { self.b.build_not(p, "").unwrap() } else { p };
+                let (target, cont) = (self.block_target(bbs, *then), self.block_target(bbs, *els));
+                match (i.opcode.name == "bra").then(|| self.yield_head(i)).flatten() {
+                    Some(head) => {
+                        let back = self.ctx().append_basic_block(self.f, "loop.back");
+                        self.b.build_conditional_branch(p, back, cont).unwrap();
+                        self.b.position_at_end(back);
+                        crate::lanes::lockstep::yield_then_branch(self, head, target, self.spin_yields.contains(&(i as *const Instr<'a>)));
+                        self.b.build_unconditional_branch(cont).unwrap();
+                    }
+                    None => {
+                        self.b.build_conditional_branch(p, target, cont).unwrap();
+                    }
+                }
+                Ok(())
+            }
+            // PTX ISA 9.7.11.4 brx.idx: `brx.idx index, tlist;` jumps to the index-th label
+            // of the `.branchtargets` list; an index out of range is undefined on a GPU and
+            // stops the CTA here as a trap.
+            (Term::Switch { targets, .. }, Some((i, _))) => {
+                let idx = i.operands.first().ok_or_else(|| self.err(i.span, "`brx.idx` takes an index and a `.branchtargets` label"))?;
+                let v = self.read_int(idx, Type::U32)?;
+                let cases: Vec<_> = targets.iter().enumerate().map(|(k, t)| (self.ctx().i32_type().const_int(k as u64, false), self.block_target(bbs, *t))).collect();
+                let bad = self.ctx().append_basic_block(self.f, "brx.out_of_range");
+                self.b.build_switch(v, bad, &cases).unwrap();
+                self.b.position_at_end(bad);
+                self.abort_with(super::abi::STATUS_TRAP);
+                Ok(())
+            }
+            // PTX ISA 9.7.11.7 exit
+            (Term::Exit, Some((i, _))) => self.unguarded(i),
+            // PTX ISA 9.7.11.6 ret, or the end of the body.
+            (Term::Ret(_), _) | (Term::Unreachable, _) => {
+                self.b.build_unconditional_branch(self.ret_bb).unwrap();
+                Ok(())
+            }
+            (_, None) => Err(self.err(self.span, "internal error: IR terminator without its instruction")),
+        }
     }
 
     fn declare_var(&mut self, v: &'a ast::VarDecl<'a>) {
         match v.space {
-            StateSpace::Reg => match v.range {
-                Some(n) => self.ranges.push((v.name.name, n, v.ty)),
-                None => {
-                    self.new_reg(v.name.name, v.ty);
-                }
-            },
+            StateSpace::Reg => {}
             StateSpace::Local | StateSpace::Param => {
                 let size = decl_size(v).max(1);
                 let t = self.ctx().i8_type().array_type(size);
@@ -897,103 +1056,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
     }
 
-    fn stmts(&mut self, body: &'a [Stmt<'a>]) -> R<()> {
-        for s in body {
-            if let Stmt::Var(v) = s {
-                self.declare_var(v);
-            }
-        }
-        for s in body {
-            match s {
-                Stmt::Label(l) => {
-                    let bb = self.labels[l.name];
-                    if self.b.get_insert_block().map_or(false, |c| c.get_terminator().is_none()) {
-                        self.b.build_unconditional_branch(bb).unwrap();
-                    }
-                    self.b.position_at_end(bb);
-                    self.volatile_last = None;
-                    if let Some(&head) = self.yield_heads.get(l.name) {
-                        let c = self.sync.as_ref().and_then(|s| s.yield_count).expect("yield loops have a count");
-                        self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
-                        self.b.build_unconditional_branch(head).unwrap();
-                        self.b.position_at_end(head);
-                    }
-                }
-                Stmt::Instr(i) => {
-                    self.span = i.span;
-                    self.instr(i)?;
-                }
-                Stmt::Block(b, _) => {
-                    // A `{ }` block is a scope (9.7.11.1): its declarations shadow the outer
-                    // ones until the block ends; inner registers get their own storage.
-                    let (saved, vars, nranges) = (self.regs.clone(), self.vars.clone(), self.ranges.len());
-                    self.stmts(b)?;
-                    // Members of an outer `%r<N>` first used inside the block belong to the
-                    // outer scope: keep them unless an inner declaration covers the name.
-                    let inner_ranges: Vec<(&'a str, u32)> = self.ranges[nranges..].iter().map(|(p, n, _)| (*p, *n)).collect();
-                    let inner_names: Vec<&'a str> = b.iter().filter_map(|s| match s {
-                        Stmt::Var(v) if v.space == StateSpace::Reg && v.range.is_none() => Some(v.name.name),
-                        _ => None,
-                    }).collect();
-                    let mut regs = saved;
-                    for (name, r) in self.regs.iter() {
-                        let inner = inner_names.contains(name)
-                            || inner_ranges.iter().any(|(p, n)| name.strip_prefix(p).and_then(|d| d.parse::<u64>().ok()).map_or(false, |v| v < *n as u64));
-                        if !inner && !regs.contains_key(name) {
-                            regs.insert(name, *r);
-                        }
-                    }
-                    self.regs = regs;
-                    self.vars = vars;
-                    self.ranges.truncate(nranges);
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
     /// Continues emission in a fresh block after a terminator (the code after an unconditional
     /// branch is reachable only through a label).
     pub fn after_terminator(&mut self) {
         let bb = self.ctx().append_basic_block(self.f, "dead");
         self.b.position_at_end(bb);
-    }
-
-    fn instr(&mut self, i: &'a Instr<'a>) -> R<()> {
-        // A guarded branch is a conditional branch; any other guarded instruction is skipped
-        // when its predicate is false (9.7.11.2).
-        if let Some(g) = &i.guard {
-            let p = self.read_pred_name(&g.pred)?;
-            let p = if g.negated { self.b.build_not(p, "").unwrap() } else { p };
-            let op = i.opcode.name;
-            if op == "bra" {
-                let target = self.label_target(i)?;
-                let cont = self.ctx().append_basic_block(self.f, "fall");
-                if let Some(head) = self.yield_head(i) {
-                    let back = self.ctx().append_basic_block(self.f, "loop.back");
-                    self.b.build_conditional_branch(p, back, cont).unwrap();
-                    self.b.position_at_end(back);
-                    crate::lanes::lockstep::yield_then_branch(self, head, target, self.spin_yields.contains(&(i as *const Instr<'a>)));
-                    self.b.build_unconditional_branch(cont).unwrap();
-                } else {
-                    self.b.build_conditional_branch(p, target, cont).unwrap();
-                }
-                self.b.position_at_end(cont);
-                return Ok(());
-            }
-            let then = self.ctx().append_basic_block(self.f, op);
-            let cont = self.ctx().append_basic_block(self.f, "cont");
-            self.b.build_conditional_branch(p, then, cont).unwrap();
-            self.b.position_at_end(then);
-            self.unguarded(i)?;
-            if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
-                self.b.build_unconditional_branch(cont).unwrap();
-            }
-            self.b.position_at_end(cont);
-            return Ok(());
-        }
-        self.unguarded(i)
     }
 
     /// Whether `i` is a backward branch that yields (`lanes::lockstep`): only in the
@@ -1045,7 +1112,6 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn unguarded(&mut self, i: &'a Instr<'a>) -> R<()> {
         match i.opcode.name {
             // PTX ISA 9.7.11.3 bra
-            "brx" => self.brx_idx(i),
             "bra" => {
                 let t = self.label_target(i)?;
                 if let Some(head) = self.yield_head(i) {
@@ -1228,32 +1294,35 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         for (decl, op) in &copy_in {
             in_vals.push((decl, self.read_int(op, decl.ty)?));
         }
-        // Enter the callee's scope.
+        let callee = match self.m.ir.get(fname.name) {
+            Some(Ok(irf)) => irf.clone(),
+            Some(Err(d)) => return Err(d.clone()),
+            None => return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name))),
+        };
+        // Enter the callee's IR.
         let saved = (
             std::mem::take(&mut self.regs),
-            std::mem::take(&mut self.ranges),
+            std::mem::replace(&mut self.irs, IrState::new(callee)),
             std::mem::replace(&mut self.vars, vars),
             std::mem::take(&mut self.labels),
-            std::mem::take(&mut self.branch_targets),
+            std::mem::take(&mut self.yield_heads),
             self.ret_bb,
             self.fname,
         );
         self.inlining.push(fname.name);
         self.fname = fname.name;
         for (decl, v) in in_vals {
-            let p = self.new_reg(decl.name.name, decl.ty);
+            let p = self.new_reg(0, decl.name.name, decl.ty);
             self.b.build_store(p, v).unwrap();
         }
         for (decl, _) in &copy_out {
             if decl.space == StateSpace::Reg {
-                self.new_reg(decl.name.name, decl.ty);
+                self.new_reg(0, decl.name.name, decl.ty);
             }
         }
         let after = self.ctx().append_basic_block(self.f, &format!("ret.{}", fname.name));
         self.ret_bb = after;
-        let body = def.body.as_ref().unwrap();
-        self.declare_labels(body);
-        let r = self.stmts(body);
+        let r = self.walk(&[]);
         if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             self.b.build_unconditional_branch(after).unwrap();
         }
@@ -1263,17 +1332,18 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if r.is_ok() {
             for (decl, op) in &copy_out {
                 let v = if decl.space == StateSpace::Reg {
-                    let (p, t) = self.regs[decl.name.name];
+                    let (p, t) = self.irs.slots[&(0, decl.name.name)];
                     self.b.build_load(reg_t(self.ctx(), t), p, "").unwrap().into_int_value()
                 } else {
-                    let Some(VarLoc::Ptr(p, _)) = self.vars.get(decl.name.name).copied() else { unreachable!() };
+                    let params = self.irs.scope_vars.first().and_then(|m| m.as_ref());
+                    let Some(VarLoc::Ptr(p, _)) = params.and_then(|m| m.get(decl.name.name)).copied() else { unreachable!() };
                     self.b.build_load(reg_t(self.ctx(), decl.ty), p, "").unwrap().into_int_value()
                 };
                 outs.push((op, decl.ty, v));
             }
         }
         self.inlining.pop();
-        (self.regs, self.ranges, self.vars, self.labels, self.branch_targets, self.ret_bb, self.fname) = saved;
+        (self.regs, self.irs, self.vars, self.labels, self.yield_heads, self.ret_bb, self.fname) = saved;
         self.span = i.span;
         r?;
         for (op, ty, v) in outs {

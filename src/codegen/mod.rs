@@ -109,6 +109,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// `.global`/`.const` variables whose initializers hold addresses (5.4.4), defined once
     /// every variable and function is declared (`define_address_globals`).
     pub addr_inits: Vec<&'a ast::VarDecl<'a>>,
+    /// ptxr's IR of every function with a body, which code generation lowers from; or the
+    /// error that building it gave.
+    pub ir: HashMap<&'a str, Result<std::rc::Rc<crate::ir::Func<'a>>, Diagnostic>>,
 }
 
 /// `x` rounded up to a multiple of `a` (saturating: a shared-memory window that large is
@@ -167,7 +170,21 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new() };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new() };
+    // ptxr's IR of each function (verified in debug builds).
+    for item in &ast.items {
+        if let Item::Func(f) = item {
+            if f.body.is_some() {
+                let r = crate::ir::build_func(f, src).and_then(|irf| {
+                    if cfg!(debug_assertions) {
+                        crate::ir::verify(&irf).map_err(|e| Diagnostic::error(f.name.span, format!("internal error: IR of `{}` does not verify: {e}", f.name.name)))?;
+                    }
+                    Ok(std::rc::Rc::new(irf))
+                });
+                m.ir.insert(f.name.name, r);
+            }
+        }
+    }
     m.declare_globals();
     // Function-scope shared variables get offsets in the same window.
     for item in &ast.items {

@@ -1,13 +1,13 @@
 //! AST → IR: the control-flow graph (phase 1), then SSA construction (phase 2).
 
-use super::{Block, BlockId, Def, Func, Inst, Module, Opnd, Phi, Term, ValueId, ValueInfo};
+use super::{Block, BlockId, Def, Func, Inst, Module, Opnd, Phi, Scope, Term, ValueId, ValueInfo};
 use crate::syntax::ast::{self, Instr, Item, Operand, StateSpace, Stmt, Type};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::printer;
 use std::collections::HashMap;
 
 /// Builds the IR of every function with a body.
-pub fn build_module(m: &ast::Module, src: &str) -> Result<Module, Vec<Diagnostic>> {
+pub fn build_module<'a>(m: &'a ast::Module<'a>, src: &str) -> Result<Module<'a>, Vec<Diagnostic>> {
     let mut out = Module::default();
     let mut errors = Vec::new();
     for item in &m.items {
@@ -29,12 +29,6 @@ pub fn build_module(m: &ast::Module, src: &str) -> Result<Module, Vec<Diagnostic
 
 // ------------------------------------------------------------------------ phase 1: the CFG
 
-struct Scope<'a> {
-    parent: Option<usize>,
-    regs: HashMap<&'a str, Type>,
-    ranges: Vec<(&'a str, u32, Type)>,
-}
-
 enum PTerm<'a> {
     Open,
     Br(u32),
@@ -45,9 +39,10 @@ enum PTerm<'a> {
 }
 
 struct PBlock<'a> {
-    label: Option<String>,
+    label: Option<&'a str>,
     items: Vec<(&'a Instr<'a>, usize)>,
     term: PTerm<'a>,
+    term_src: Option<(&'a Instr<'a>, u32)>,
 }
 
 struct Cfg<'a> {
@@ -65,7 +60,7 @@ const NO_DEST: &[&str] = &[
 
 impl<'a> Cfg<'a> {
     fn new_block(&mut self) -> u32 {
-        self.blocks.push(PBlock { label: None, items: Vec::new(), term: PTerm::Open });
+        self.blocks.push(PBlock { label: None, items: Vec::new(), term: PTerm::Open, term_src: None });
         (self.blocks.len() - 1) as u32
     }
 
@@ -74,7 +69,7 @@ impl<'a> Cfg<'a> {
             return *b;
         }
         let b = self.new_block();
-        self.blocks[b as usize].label = Some(l.to_string());
+        self.blocks[b as usize].label = Some(l);
         self.labels.insert(l, b);
         b
     }
@@ -91,9 +86,10 @@ impl<'a> Cfg<'a> {
         }
     }
 
-    fn terminate(&mut self, t: PTerm<'a>) {
+    fn terminate(&mut self, t: PTerm<'a>, src: (&'a Instr<'a>, u32)) {
         let b = self.current();
         self.blocks[b as usize].term = t;
+        self.blocks[b as usize].term_src = Some(src);
         self.cur = None;
     }
 
@@ -107,6 +103,8 @@ impl<'a> Cfg<'a> {
                             self.scopes[scope].regs.insert(v.name.name, v.ty);
                         }
                     }
+                } else {
+                    self.scopes[scope].decls.push(v);
                 }
             }
             if let Stmt::BranchTargets { label, targets, .. } = s {
@@ -126,7 +124,7 @@ impl<'a> Cfg<'a> {
                 }
                 Stmt::Instr(i) => self.instr(i, scope)?,
                 Stmt::Block(inner, _) => {
-                    self.scopes.push(Scope { parent: Some(scope), regs: HashMap::new(), ranges: Vec::new() });
+                    self.scopes.push(Scope { parent: Some(scope as u32), ..Default::default() });
                     let child = self.scopes.len() - 1;
                     self.stmts(inner, child)?;
                 }
@@ -163,27 +161,34 @@ impl<'a> Cfg<'a> {
             _ => None,
         };
         match (&i.guard, term) {
-            (None, Some(t)) => self.terminate(t),
+            (None, Some(t)) => self.terminate(t, (i, scope as u32)),
             (None, None) => self.blocks[cur as usize].items.push((i, scope)),
             (Some(g), t) => {
                 // `@p bra L`: a conditional branch; any other guarded instruction runs in a
-                // block of its own (9.7.11.2).
-                let cont = self.new_block();
+                // block of its own (9.7.11.2), created before the block that follows so that
+                // block order is source order.
+                let src = Some((i, scope as u32));
+                let guarded_block = t.is_none();
                 let then = match t {
                     Some(PTerm::Br(target)) => target,
                     Some(t) => {
                         let b = self.new_block();
                         self.blocks[b as usize].term = t;
+                        self.blocks[b as usize].term_src = src;
                         b
                     }
                     None => {
                         let b = self.new_block();
                         self.blocks[b as usize].items.push((i, scope));
-                        self.blocks[b as usize].term = PTerm::Br(cont);
                         b
                     }
                 };
+                let cont = self.new_block();
+                if guarded_block {
+                    self.blocks[then as usize].term = PTerm::Br(cont);
+                }
                 self.blocks[cur as usize].term = PTerm::Cond { pred: g.pred.name, neg: g.negated, scope, then, els: cont, span: i.span };
+                self.blocks[cur as usize].term_src = src;
                 self.cur = Some(cont);
             }
         }
@@ -197,7 +202,8 @@ struct Ssa<'a, 'c> {
     cfg: &'c Cfg<'a>,
     /// Variables: (declaring scope, register name) → id.
     vars: HashMap<(usize, String), u32>,
-    var_info: Vec<(String, Type)>,
+    /// Per variable: its printed name, type and key.
+    var_info: Vec<(String, Type, (u32, String))>,
     values: Vec<ValueInfo>,
     current: HashMap<(u32, BlockId), ValueId>,
     preds: Vec<Vec<BlockId>>,
@@ -206,34 +212,26 @@ struct Ssa<'a, 'c> {
     incomplete: Vec<Vec<(u32, ValueId)>>,
     phis: Vec<Vec<Phi>>,
     /// The source text (for line numbers).
-    src: &'a str,
+    src: &'c str,
 }
 
 impl<'a, 'c> Ssa<'a, 'c> {
-    fn resolve(&mut self, name: &str, mut scope: usize) -> Option<u32> {
-        loop {
-            let s = &self.cfg.scopes[scope];
-            let ty = s.regs.get(name).copied().or_else(|| {
-                s.ranges.iter().rev().find_map(|(p, n, t)| name.strip_prefix(p).and_then(|d| d.parse::<u64>().ok()).filter(|v| *v < *n as u64).map(|_| *t))
-            });
-            if let Some(ty) = ty {
-                let key = (scope, name.to_string());
-                if let Some(v) = self.vars.get(&key) {
-                    return Some(*v);
-                }
-                let id = self.var_info.len() as u32;
-                let shown = if scope <= 1 { name.to_string() } else { format!("{name}@{scope}") };
-                self.var_info.push((shown, ty));
-                self.vars.insert(key, id);
-                return Some(id);
-            }
-            scope = s.parent?;
+    fn resolve(&mut self, name: &str, scope: usize) -> Option<u32> {
+        let (scope, ty) = resolve_in(&self.cfg.scopes, name, scope as u32)?;
+        let key = (scope as usize, name.to_string());
+        if let Some(v) = self.vars.get(&key) {
+            return Some(*v);
         }
+        let id = self.var_info.len() as u32;
+        let shown = if scope <= 1 { name.to_string() } else { format!("{name}@{scope}") };
+        self.var_info.push((shown, ty, (scope, name.to_string())));
+        self.vars.insert(key, id);
+        Some(id)
     }
 
     fn new_value(&mut self, var: u32, def: Def) -> ValueId {
-        let (reg, ty) = self.var_info[var as usize].clone();
-        self.values.push(ValueInfo { ty, reg, def });
+        let (reg, ty, key) = self.var_info[var as usize].clone();
+        self.values.push(ValueInfo { ty, reg, var: key, def });
         (self.values.len() - 1) as ValueId
     }
 
@@ -354,7 +352,7 @@ impl<'a, 'c> Ssa<'a, 'c> {
         }
     }
 
-    fn inst(&mut self, i: &Instr, scope: usize, b: BlockId, idx: u32) -> Inst {
+    fn inst(&mut self, i: &'a Instr<'a>, scope: usize, b: BlockId, idx: u32) -> Inst<'a> {
         let mut op = i.opcode.name.to_string();
         for m in &i.mods {
             op.push('.');
@@ -381,7 +379,7 @@ impl<'a, 'c> Ssa<'a, 'c> {
             rest.insert(0, d);
             rest
         };
-        Inst { op, defs, operands, line }
+        Inst { src: i, scope: scope as u32, op, defs, operands, line }
     }
 }
 
@@ -393,17 +391,33 @@ fn space_name(s: StateSpace) -> &'static str {
     }
 }
 
-fn build_func(f: &ast::Function, src: &str) -> Result<Func, Diagnostic> {
+/// [`super::Func::resolve`] over scopes under construction.
+pub(super) fn resolve_in(scopes: &[Scope], name: &str, mut scope: u32) -> Option<(u32, Type)> {
+    loop {
+        let s = &scopes[scope as usize];
+        if let Some(t) = s.regs.get(name) {
+            return Some((scope, *t));
+        }
+        let ranged = s.ranges.iter().rev().find(|(p, n, _)| name.strip_prefix(p).and_then(|d| d.parse::<u64>().ok()).map_or(false, |v| v < *n as u64));
+        if let Some((_, _, t)) = ranged {
+            return Some((scope, *t));
+        }
+        scope = s.parent?;
+    }
+}
+
+/// Builds the IR of one function with a body.
+pub fn build_func<'a>(f: &'a ast::Function<'a>, src: &str) -> Result<Func<'a>, Diagnostic> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let mut cfg = Cfg { blocks: Vec::new(), labels: HashMap::new(), lists: HashMap::new(), scopes: Vec::new(), cur: None };
     // Scope 0 holds the `.reg` parameters and return values of a `.func`.
-    cfg.scopes.push(Scope { parent: None, regs: HashMap::new(), ranges: Vec::new() });
+    cfg.scopes.push(Scope::default());
     for p in f.params.iter().chain(f.rets.iter()) {
         if p.space == StateSpace::Reg {
             cfg.scopes[0].regs.insert(p.name.name, p.ty);
         }
     }
-    cfg.scopes.push(Scope { parent: Some(0), regs: HashMap::new(), ranges: Vec::new() });
+    cfg.scopes.push(Scope { parent: Some(0), ..Default::default() });
     let entry = cfg.new_block();
     cfg.cur = Some(entry);
     cfg.stmts(body, 1)?;
@@ -523,7 +537,7 @@ fn build_func(f: &ast::Function, src: &str) -> Result<Func, Diagnostic> {
                 ssa.seal(s);
             }
         }
-        blocks[k] = Block { label: pb.label.clone(), phis: Vec::new(), insts, term, preds: preds[k].clone() };
+        blocks[k] = Block { label: pb.label, phis: Vec::new(), insts, term, term_src: pb.term_src, preds: preds[k].clone() };
     }
     for s in 0..nb {
         ssa.seal(s as BlockId);
@@ -535,7 +549,8 @@ fn build_func(f: &ast::Function, src: &str) -> Result<Func, Diagnostic> {
         b.phis = p;
     }
     let decl = |v: &ast::VarDecl| (v.name.name.to_string(), v.ty, space_name(v.space));
-    Ok(Func { name: f.name.name.to_string(), kernel: f.entry, params: f.params.iter().map(decl).collect(), rets: f.rets.iter().map(decl).collect(), blocks, values })
+    let scopes = std::mem::take(&mut cfg.scopes);
+    Ok(Func { name: f.name.name.to_string(), kernel: f.entry, params: f.params.iter().map(decl).collect(), rets: f.rets.iter().map(decl).collect(), blocks, values, scopes })
 }
 
 /// Removes phis whose operands are all one value (or the phi itself), replacing their uses.

@@ -14,39 +14,71 @@
 //! filled; trivial phis are removed afterwards. [`verify`] checks the result (one definition per
 //! value, every use dominated by its definition, phis matching predecessors, branch targets);
 //! `ptxr compile --emit ir` prints it, and debug builds build and verify it for every function
-//! they compile. Code generation still lowers from the AST; the IR is where analyses that
-//! need SSA (uniformity, sync-point regions) are built.
+//! they compile.
+//!
+//! Code generation lowers from the IR (`codegen::func`): one LLVM block per IR block, the
+//! terminators as branches, each instruction through the opcode emitters, which read the
+//! instruction's AST form (`Inst::src`) for its modifiers. Values leave SSA by phi-web
+//! coalescing: every value of a variable, and so every operand of a phi, shares the
+//! variable's storage (an alloca that LLVM's mem2reg promotes back to SSA, and that the lane
+//! scheduler saves at sync points). That is sound because construction never copies one
+//! variable's value into another's web, which [`verify`] checks (a phi's operands are values
+//! of its own variable).
 
 mod build;
 mod print;
 mod verify;
 
-pub use build::build_module;
+pub use build::{build_func, build_module};
 pub use print::print_module;
 pub use verify::verify;
 
-use crate::syntax::ast::Type;
+use crate::syntax::ast::{Instr, Type, VarDecl};
+use std::collections::HashMap;
 
 pub type ValueId = u32;
 pub type BlockId = u32;
 
 /// A module: its functions in source order.
 #[derive(Debug, Default)]
-pub struct Module {
-    pub funcs: Vec<Func>,
+pub struct Module<'a> {
+    pub funcs: Vec<Func<'a>>,
 }
 
 /// One `.entry` or `.func`.
 #[derive(Debug)]
-pub struct Func {
+pub struct Func<'a> {
     pub name: String,
     pub kernel: bool,
     /// `.param`/`.reg` parameters as written: (name, type, state space).
     pub params: Vec<(String, Type, &'static str)>,
     pub rets: Vec<(String, Type, &'static str)>,
-    pub blocks: Vec<Block>,
+    pub blocks: Vec<Block<'a>>,
     /// Type and source register of every value.
     pub values: Vec<ValueInfo>,
+    /// The register scopes: 0 holds the `.reg` parameters and return values of a `.func`,
+    /// 1 the body, then each `{ }` block in source order (parents before children).
+    pub scopes: Vec<Scope<'a>>,
+}
+
+/// A scope's declarations.
+#[derive(Debug, Default)]
+pub struct Scope<'a> {
+    pub parent: Option<u32>,
+    /// `.reg` variables declared one by one.
+    pub regs: HashMap<&'a str, Type>,
+    /// Parameterized `.reg` declarations `%r<N>`: (prefix, N, type).
+    pub ranges: Vec<(&'a str, u32, Type)>,
+    /// The other variables declared here (`.local`, `.shared`, `.param`, ...), in order.
+    pub decls: Vec<&'a VarDecl<'a>>,
+}
+
+impl<'a> Func<'a> {
+    /// The scope that declares register `name` as seen from `scope`, and its type: the
+    /// innermost declaration wins; within a scope a single declaration before a range.
+    pub fn resolve(&self, name: &str, scope: u32) -> Option<(u32, Type)> {
+        build::resolve_in(&self.scopes, name, scope)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +86,8 @@ pub struct ValueInfo {
     pub ty: Type,
     /// The register it came from (`%r1`, or `%r1@2` for a register of an inner scope).
     pub reg: String,
+    /// Its variable: (declaring scope, register name).
+    pub var: (u32, String),
     pub def: Def,
 }
 
@@ -70,12 +104,16 @@ pub enum Def {
 }
 
 #[derive(Debug, Default)]
-pub struct Block {
+pub struct Block<'a> {
     /// The PTX label that starts it, if any.
-    pub label: Option<String>,
+    pub label: Option<&'a str>,
     pub phis: Vec<Phi>,
-    pub insts: Vec<Inst>,
+    pub insts: Vec<Inst<'a>>,
     pub term: Term,
+    /// The instruction that made the terminator, and its scope: `bra`, `ret`, `exit`,
+    /// `brx.idx`, or for a `CondBr` the guarded instruction whose guard it tests. `None` for
+    /// a fall-through into a label or off the end of the body.
+    pub term_src: Option<(&'a Instr<'a>, u32)>,
     pub preds: Vec<BlockId>,
 }
 
@@ -107,7 +145,11 @@ pub enum Opnd {
 }
 
 #[derive(Debug, Clone)]
-pub struct Inst {
+pub struct Inst<'a> {
+    /// The instruction as parsed (modifiers, types, operand syntax).
+    pub src: &'a Instr<'a>,
+    /// The register scope its operands are read in.
+    pub scope: u32,
     /// `opcode.mod.mod`
     pub op: String,
     /// Values this instruction defines, in operand order.

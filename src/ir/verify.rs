@@ -1,7 +1,8 @@
 //! IR invariants, checked after construction: branch targets exist and predecessor lists match
 //! the edges; every value has exactly one definition; every use is dominated by its
 //! definition (a phi's operand at the end of its incoming block); phis have one operand per
-//! predecessor; branch conditions are predicates.
+//! predecessor, each a value of the phi's own variable (what code generation's storage per
+//! variable relies on); branch conditions are predicates.
 
 use super::{BlockId, Def, Func, Opnd, Term, ValueId};
 use crate::syntax::ast::Type;
@@ -48,6 +49,12 @@ pub fn verify(f: &Func) -> Result<(), String> {
             pr.sort();
             if inc != pr {
                 return Err(format!("phi %v{} in bb{b} has operands for {:?}, predecessors are {:?}", p.dst, inc, pr));
+            }
+            // Code generation gives every value of a variable the variable's storage, so a
+            // phi and its operands must be values of one variable.
+            let var = &f.values[p.dst as usize].var;
+            if let Some((_, v)) = p.incoming.iter().find(|(_, v)| f.values.get(*v as usize).map_or(false, |x| &x.var != var)) {
+                return Err(format!("phi %v{} in bb{b} ({}) takes %v{v} of another variable ({})", p.dst, f.values[p.dst as usize].reg, f.values[*v as usize].reg));
             }
         }
         for (k, i) in blk.insts.iter().enumerate() {

@@ -130,25 +130,6 @@ pub fn has_spin_loop(body: &[Stmt<'_>]) -> bool {
     !yield_branches(body, u32::MAX, usize::MAX).1.is_empty()
 }
 
-/// The labels that the yield points of `body` branch back to (their loops' headers).
-pub fn yield_heads<'a>(body: &'a [Stmt<'a>], yields: &HashSet<*const Instr<'a>>) -> Vec<&'a str> {
-    let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
-    super::flatten(body, &mut seq);
-    let mut out = Vec::new();
-    for s in seq {
-        if let Stmt::Instr(i) = s {
-            if yields.contains(&(i as *const Instr<'a>)) {
-                if let Some(Operand::Name(l, None)) = i.operands.first() {
-                    if !out.contains(&l.name) {
-                        out.push(l.name);
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
 /// A thread yields after this many backward branches taken at a yield point (iterations in
 /// between run thread by thread, and each pass runs this many iterations of every thread:
 /// fewer saves and restores of the loop's registers per iteration, while consecutive threads

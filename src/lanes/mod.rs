@@ -710,7 +710,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         return 0;
     }
     // Induction registers (`remat::Analysis::inductions`): their allocas and base nodes.
-    let ind_regs: Vec<(inkwell::values::PointerValue, usize)> = e.remat_induction.iter().filter_map(|(name, &n)| e.regs.get(name).map(|&(p, _)| (p, n))).collect();
+    let ind_regs: Vec<(inkwell::values::PointerValue, usize)> = e.remat_induction.iter().filter_map(|(name, &n)| e.body_reg(name).map(|(p, _)| (p, n))).collect();
     // A pass of the general loop that resumes every thread at this site (0: none, each
     // thread resumes where its slot says), set when a region copy finds the offsets of its
     // induction registers unequal.
