@@ -25,4 +25,8 @@ for k in p:
     unit, amount = work[k]
     tp, tc = float(p[k]), float(c[k])
     print(f"{k:10} {tp:9.4f} {tc:9.4f} {amount/tp/1e9:7.2f} {unit:>2} {amount/tc/1e9:7.2f} {unit:>2}  {tp/tc:5.2f}x")
+if "histogram" in p and "histogram_cta_order" in c:
+    tp, tc = float(p["histogram"]), float(c["histogram_cta_order"])
+    print(f"histogram against C visiting the bytes in the kernel's CTA/grid-stride order "
+          f"(baselines.c histogram_cta_order, {tc:.4f} s): {tp/tc:5.2f}x")
 PY

@@ -52,6 +52,32 @@ static void histogram(const unsigned char *d, unsigned *bins, int n) {
   }
 }
 
+// The histogram kernel's own decomposition, in the order a CPU that runs one CTA at a time
+// (as ptxr does) must visit its bytes: 1024 CTAs of 256 threads, each thread striding by the
+// grid size (256 KiB) through the input, and within a CTA a pass of `passes` iterations of
+// each thread in turn (ptxr's yield loops, lanes::lockstep, run 8). Not a baseline to beat:
+// it shows what the grid-stride order itself costs on a CPU, apart from code quality.
+static void histogram_cta_order(const unsigned char *d, unsigned *bins, int n, int passes) {
+  const int ctas = 1024, threads = 256, stride = ctas * threads;
+  memset(bins, 0, 256 * sizeof(unsigned));
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < ctas; c++) {
+    unsigned local[256] = {0};
+    int idx[256];
+    for (int t = 0; t < threads; t++) idx[t] = c * threads + t;
+    for (int k = 0; k < n / stride; k += passes)
+      for (int t = 0; t < threads; t++) {
+        int i = idx[t];
+        for (int j = 0; j < passes && i < n; j++, i += stride) local[d[i]]++;
+        idx[t] = i;
+      }
+    for (int b = 0; b < 256; b++) {
+#pragma omp atomic
+      bins[b] += local[b];
+    }
+  }
+}
+
 static void stencil(const float *in, float *out, int w, int h) {
 #pragma omp parallel for
   for (int y = 0; y < h; y++)
@@ -94,6 +120,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) { s ^= s << 13; s ^= s >> 17; s ^= s << 5; bytes[i] = (unsigned char)s; }
   unsigned bins[256];
   TIME("histogram", reps, histogram(bytes, bins, n));
+  TIME("histogram_cta_order", reps, histogram_cta_order(bytes, bins, n, 8));
   int w = 4096;
   float *in = malloc(sizeof(float) * w * w), *out = malloc(sizeof(float) * w * w);
   for (int i = 0; i < w * w; i++) in[i] = (float)(i % 101);
