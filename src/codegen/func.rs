@@ -1042,6 +1042,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     self.local_ranges.push((p, size));
                 }
             }
+            StateSpace::Global | StateSpace::Const => {
+                if let Some(g) = self.m.fn_globals.get(&(v as *const ast::VarDecl<'a>)) {
+                    self.vars.insert(v.name.name, VarLoc::Ptr(g.as_pointer_value(), v.ty));
+                }
+            }
             StateSpace::Shared if self.m.nvptx => {
                 if let Some(g) = self.m.fn_shared_g.get(&(self.fname, v.name.name)).copied() {
                     self.vars.insert(v.name.name, VarLoc::Ptr(g.as_pointer_value(), v.ty));

@@ -108,7 +108,11 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     pub sync_funcs: std::collections::HashSet<&'a str>,
     /// `.global`/`.const` variables whose initializers hold addresses (5.4.4), defined once
     /// every variable and function is declared (`define_address_globals`).
-    pub addr_inits: Vec<&'a ast::VarDecl<'a>>,
+    pub addr_inits: Vec<(&'a ast::VarDecl<'a>, Option<String>)>,
+    /// `.global`/`.const` variables declared inside functions (PTX ISA 5.4: call tables "may
+    /// be declared at module scope or local scope"): one instance per module, like a C
+    /// `static` local, as LLVM globals named `<function>.<variable>`; by declaration.
+    pub fn_globals: HashMap<*const ast::VarDecl<'a>, GlobalValue<'ctx>>,
     /// ptxr's IR of every function with a body, which code generation lowers from; or the
     /// error that building it gave.
     pub ir: HashMap<&'a str, Result<std::rc::Rc<crate::ir::Func<'a>>, Diagnostic>>,
@@ -170,7 +174,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new() };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new() };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -210,6 +214,17 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
         }
     }
     m.shared_size = align_up(m.shared_size, 16);
+    for item in &ast.items {
+        if let Item::Func(f) = item {
+            if let Some(body) = &f.body {
+                let mut vars = Vec::new();
+                collect_space(body, &[StateSpace::Global, StateSpace::Const], &mut vars);
+                for v in vars {
+                    m.define_global(v, &format!("{}.{}", f.name.name, v.name.name), true);
+                }
+            }
+        }
+    }
     // Declare every function first (calls may precede definitions).
     // Only functions defined in this module get LLVM functions; a prototype may precede its
     // definition. Calls to external functions other than the host services (vprintf,
@@ -259,10 +274,15 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 }
 
 fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarDecl<'a>>) {
+    collect_space(body, &[StateSpace::Shared], out)
+}
+
+/// The variables of `spaces` a function body declares, in nested blocks too.
+fn collect_space<'b, 'a>(body: &'b [ast::Stmt<'a>], spaces: &[StateSpace], out: &mut Vec<&'b ast::VarDecl<'a>>) {
     for s in body {
         match s {
-            ast::Stmt::Var(v) if v.space == StateSpace::Shared => out.push(v),
-            ast::Stmt::Block(b, _) => collect_shared(b, out),
+            ast::Stmt::Var(v) if spaces.contains(&v.space) => out.push(v),
+            ast::Stmt::Block(b, _) => collect_space(b, spaces, out),
             _ => {}
         }
     }
@@ -276,6 +296,57 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
             (false, _) => AddressSpace::default(),
             (true, StateSpace::Global) => AddressSpace::from(1u16),
             (true, _) => AddressSpace::from(4u16),
+        }
+    }
+
+    /// Defines a `.global`/`.const` variable as an LLVM global named `lname`: a module-scope
+    /// one (`local: None`) under its name in `globals`, one declared inside a function in
+    /// `fn_globals` (`local`). Initializers holding addresses wait for
+    /// `define_address_globals`.
+    fn define_global(&mut self, v: &'a ast::VarDecl<'a>, lname: &str, local: bool) {
+        if let Some(d) = too_large(v) {
+            self.errors.push(d);
+            return;
+        }
+        if v.init.as_ref().map_or(false, has_address) {
+            self.addr_inits.push((v, local.then(|| lname.to_string())));
+            return;
+        }
+        // A `.texref`/`.surfref`/`.samplerref` variable is a descriptor (`ops_tex`);
+        // its address is the handle.
+        let is_ref = matches!(v.ty, ast::Type::TexRef | ast::Type::SurfRef | ast::Type::SamplerRef);
+        let size = if is_ref { ops_tex::DESC_SIZE * decl_size(v).div_ceil(8).max(1) } else { decl_size(v).max(1) };
+        let bytes = match &v.init {
+            Some(_) if is_ref => {
+                self.errors.push(Diagnostic::error(v.name.span, "initialized texture, surface and sampler references are not supported by ptxr; set the descriptor from the host (docs/textures.md)"));
+                return;
+            }
+            Some(init) => match init_bytes(v, init, size) {
+                Ok(b) => Some(b),
+                Err(d) => {
+                    self.errors.push(d);
+                    return;
+                }
+            },
+            None => None,
+        };
+        let arr_t = self.ctx.i8_type().array_type(size);
+        let aspace = self.var_space(v.space);
+        // Reference variables are found by the host under `__ptxr_ref_<name>` (it
+        // binds them before a launch, docs/textures.md).
+        let lname = if is_ref { format!("__ptxr_ref_{}", v.name.name) } else { lname.to_string() };
+        let g = self.module.add_global(arr_t, Some(aspace), &lname);
+        match bytes {
+            Some(b) if b.iter().any(|&x| x != 0) => g.set_initializer(&self.ctx.const_string(&b, false)),
+            _ => g.set_initializer(&arr_t.const_zero()),
+        }
+        g.set_alignment(decl_align(v).max(16));
+        g.set_linkage(if is_ref && !self.nvptx { Linkage::External } else { Linkage::Internal });
+        g.set_constant(v.space == StateSpace::Const && false);
+        if local {
+            self.fn_globals.insert(v as *const _, g);
+        } else {
+            self.globals.insert(v.name.name, GlobalSym::Mem(g));
         }
     }
 
@@ -298,46 +369,8 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                     self.globals.insert(v.name.name, GlobalSym::Shared(off));
                 }
                 StateSpace::Global | StateSpace::Const => {
-                    if let Some(d) = too_large(v) {
-                        self.errors.push(d);
-                        continue;
-                    }
-                    if v.init.as_ref().map_or(false, has_address) {
-                        self.addr_inits.push(v);
-                        continue;
-                    }
-                    // A `.texref`/`.surfref`/`.samplerref` variable is a descriptor (`ops_tex`);
-                    // its address is the handle.
-                    let is_ref = matches!(v.ty, ast::Type::TexRef | ast::Type::SurfRef | ast::Type::SamplerRef);
-                    let size = if is_ref { ops_tex::DESC_SIZE * decl_size(v).div_ceil(8).max(1) } else { decl_size(v).max(1) };
-                    let bytes = match &v.init {
-                        Some(_) if is_ref => {
-                            self.errors.push(Diagnostic::error(v.name.span, "initialized texture, surface and sampler references are not supported by ptxr; set the descriptor from the host (docs/textures.md)"));
-                            continue;
-                        }
-                        Some(init) => match init_bytes(v, init, size) {
-                            Ok(b) => Some(b),
-                            Err(d) => {
-                                self.errors.push(d);
-                                continue;
-                            }
-                        },
-                        None => None,
-                    };
-                    let arr_t = self.ctx.i8_type().array_type(size);
-                    let aspace = self.var_space(v.space);
-                    // Reference variables are found by the host under `__ptxr_ref_<name>` (it
-                    // binds them before a launch, docs/textures.md).
-                    let lname = if is_ref { format!("__ptxr_ref_{}", v.name.name) } else { v.name.name.to_string() };
-                    let g = self.module.add_global(arr_t, Some(aspace), &lname);
-                    match bytes {
-                        Some(b) if b.iter().any(|&x| x != 0) => g.set_initializer(&self.ctx.const_string(&b, false)),
-                        _ => g.set_initializer(&arr_t.const_zero()),
-                    }
-                    g.set_alignment(decl_align(v).max(16));
-                    g.set_linkage(if is_ref && !self.nvptx { Linkage::External } else { Linkage::Internal });
-                    g.set_constant(v.space == StateSpace::Const && false);
-                    self.globals.insert(v.name.name, GlobalSym::Mem(g));
+                    let lname = v.name.name.to_string();
+                    self.define_global(v, &lname, false);
                 }
                 _ => {}
             }
@@ -389,7 +422,7 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
             Addr(ast::Ident<'a>, i64),
         }
         let mut defs = Vec::new();
-        for v in vars {
+        for (v, local) in vars {
             let size = decl_size(v).max(1) as usize;
             let es = v.ty.size() as usize;
             let mut flat = Vec::new();
@@ -448,10 +481,17 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                 .collect();
             let st = self.ctx.struct_type(&types, true);
             let aspace = self.var_space(v.space);
-            let g = self.module.add_global(st, Some(aspace), v.name.name);
+            let g = self.module.add_global(st, Some(aspace), local.as_deref().unwrap_or(v.name.name));
             g.set_alignment(decl_align(v).max(16));
             g.set_linkage(Linkage::Internal);
-            self.globals.insert(v.name.name, GlobalSym::Mem(g));
+            match local {
+                Some(_) => {
+                    self.fn_globals.insert(v as *const _, g);
+                }
+                None => {
+                    self.globals.insert(v.name.name, GlobalSym::Mem(g));
+                }
+            }
             defs.push((g, fields));
         }
         for (g, fields) in defs {
