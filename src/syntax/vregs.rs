@@ -53,9 +53,31 @@ pub fn split_vector_registers(m: &mut Module<'_>) {
     let mut names = Names { interned: HashMap::new() };
     for item in &mut m.items {
         if let Item::Func(f) = item {
-            let Function { body: Some(body), .. } = &mut **f else { continue };
-            if any(body) {
-                let mut scopes = vec![HashMap::new()];
+            // `.reg` vector parameters and return values of a `.func` become one parameter
+            // per element, as a call's vector arguments become one argument per element.
+            let mut outer = HashMap::new();
+            let Function { params, rets, body, .. } = &mut **f;
+            for list in [params, rets] {
+                if list.iter().any(|v| v.space == StateSpace::Reg && v.vector.is_some()) {
+                    let mut out = Vec::with_capacity(list.len());
+                    for v in list.drain(..) {
+                        match v.vector {
+                            Some(n) if v.space == StateSpace::Reg => {
+                                let n = n.min(4) as usize;
+                                outer.insert(v.name.name, n);
+                                for k in 0..n {
+                                    out.push(VarDecl { vector: None, name: Ident { name: names.get(v.name.name, k), span: v.name.span }, ..v.clone() });
+                                }
+                            }
+                            _ => out.push(v),
+                        }
+                    }
+                    *list = out;
+                }
+            }
+            let Some(body) = body else { continue };
+            if any(body) || !outer.is_empty() {
+                let mut scopes = vec![outer];
                 rewrite_body(body, &mut scopes, &mut names);
             }
         }
@@ -97,6 +119,21 @@ fn rewrite_body<'a>(body: &mut Vec<Stmt<'a>>, scopes: &mut Scopes<'a>, names: &m
             Stmt::Instr(mut i) => {
                 for op in &mut i.operands {
                     rewrite_operand(op, scopes, names);
+                }
+                if i.opcode.name == "call" {
+                    // A whole vector register in a call's return or argument list is its
+                    // elements, one per (split) parameter.
+                    for op in &mut i.operands {
+                        if let Operand::List(items, _) = op {
+                            if items.iter().any(|x| matches!(x, Operand::Vector(..))) {
+                                let flat = std::mem::take(items).into_iter().flat_map(|x| match x {
+                                    Operand::Vector(xs, _) => xs,
+                                    x => vec![x],
+                                });
+                                *items = flat.collect();
+                            }
+                        }
+                    }
                 }
                 out.push(Stmt::Instr(i));
             }
