@@ -1614,6 +1614,16 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn sym_expr(&mut self, e: &'a ast::Expr<'a>, ty: Type) -> R<BasicValueEnum<'ctx>> {
         let i64t = self.ctx().i64_type();
         let v: IntValue<'ctx> = match e {
+            // A register in an operand expression (`st.u64 [a], r + 1`, which ptxas accepts
+            // though the spec's operands are registers or constants) stands for its value.
+            ast::Expr::Sym(id) if self.reg(id.name).is_some() => {
+                let (p, rty) = self.reg_read(id.name)?.expect("a register");
+                if rty == Type::Pred || rty.is_float() {
+                    return Err(self.err(id.span, format!("`{}` is a .{} register; only integer registers may appear in an operand expression", id.name, rty.as_str())));
+                }
+                let v = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
+                self.resize(v, 64, rty.is_signed())
+            }
             ast::Expr::Sym(id) | ast::Expr::Generic(id, _) => {
                 let a = self.symbol_address(id)?;
                 self.resize(a, 64, false)
