@@ -112,7 +112,9 @@ impl Default for NvptxOptions {
 
 impl NvptxOptions {
     /// These options with `sm` raised to the module's `.target` when that is higher (PTX'
-    /// needs what the source needs: integer `wmma` needs sm_72, for example).
+    /// needs what the source needs: integer `wmma` needs sm_72, for example), up to sm_90,
+    /// the newest target LLVM 19 and the PTX it writes (8.5) know: sm_100 modules become
+    /// sm_90 code.
     pub fn for_module(&self, text: &str) -> NvptxOptions {
         let num = |s: &str| s.strip_prefix("sm_").and_then(|v| v.trim_end_matches('a').parse::<u32>().ok());
         let module_sm = text
@@ -121,7 +123,7 @@ impl NvptxOptions {
             .find(|l| l.starts_with(".target"))
             .and_then(|l| l[".target".len()..].split(|c: char| c == ',' || c.is_whitespace()).find_map(|t| num(t.trim())));
         let mut o = self.clone();
-        if let (Some(m), Some(cur)) = (module_sm, num(&self.sm)) {
+        if let (Some(m), Some(cur)) = (module_sm.map(|m| m.min(90)), num(&self.sm)) {
             if m > cur {
                 o.sm = format!("sm_{m}");
             }

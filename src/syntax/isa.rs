@@ -656,6 +656,8 @@ const CVT_T: &[&str] = &["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "
 /// cvt rounding: `.frnd` and `.irnd` of 9.7.8.14, plus ext `.rna` (cvt.rna.tf32.f32).
 const CVT_RND: &[&str] = &["rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"];
 const VEC: &[&str] = &["v2", "v4"];
+/// ld/st vector widths; `.v8` (32-bit elements) is ext (PTX 8.8, 256-bit accesses).
+const LDST_VEC: &[&str] = &["v2", "v4", "v8"];
 /// ld state spaces; `::` forms are ext (PTX 7.8).
 const LD_SS: &[&str] = &["global", "shared", "local", "param", "const", "shared::cta", "shared::cluster", "param::entry", "param::func"];
 const ST_SS: &[&str] = &["global", "shared", "local", "param", "shared::cta", "shared::cluster", "param::func"];
@@ -923,47 +925,47 @@ static PRMT: &[InstrSpec] =
 static LD: &[InstrSpec] = &[
     // ld{.weak}{.ss}{.cop}{.vec}.type; eviction priorities and prefetch size: ext PTX 7.4
     spec!("ld", "9.7.8.7", 2, 2, [
-        opt!(&["weak"]), opt!(LD_SS), opt!(LD_COP), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T),
+        opt!(&["weak"]), opt!(LD_SS), opt!(LD_COP), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
     // ld.global{.cop}.nc{.vec}.type
     spec!("ld", "9.7.8.8", 2, 2, [
-        req!(&["global"]), opt!(LD_NC_COP), req!(&["nc"]), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T),
+        req!(&["global"]), opt!(LD_NC_COP), req!(&["nc"]), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
     // ld.volatile{.ss}{.vec}.type
-    spec!("ld", "9.7.8.7", 2, 2, [req!(&["volatile"]), opt!(LD_SS), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T)]),
+    spec!("ld", "9.7.8.7", 2, 2, [req!(&["volatile"]), opt!(LD_SS), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T)]),
     // ld.relaxed.scope / ld.acquire.scope {.ss}{.vec}.type
     spec!("ld", "9.7.8.7", 2, 2, [
-        req!(&["relaxed", "acquire"]), req!(SCOPE), opt!(LD_SS), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T),
+        req!(&["relaxed", "acquire"]), req!(SCOPE), opt!(LD_SS), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
     // ext PTX 7.4: `.L2::cache_hint` takes a cache-policy operand.
     spec!("ld", "9.7.8.7", 3, 3, [
-        opt!(&["weak"]), opt!(LD_SS), opt!(LD_COP), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T),
+        opt!(&["weak"]), opt!(LD_SS), opt!(LD_COP), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
     spec!("ld", "9.7.8.8", 3, 3, [
-        req!(&["global"]), opt!(LD_NC_COP), req!(&["nc"]), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T),
+        req!(&["global"]), opt!(LD_NC_COP), req!(&["nc"]), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
     spec!("ld", "9.7.8.7", 3, 3, [
-        req!(&["relaxed", "acquire"]), req!(SCOPE), opt!(LD_SS), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(L2_PREFETCH), opt!(VEC), req!(LDST_T),
+        req!(&["relaxed", "acquire"]), req!(SCOPE), opt!(LD_SS), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
 ];
 
-static LDU: &[InstrSpec] = &[spec!("ldu", "9.7.8.9", 2, 2, [opt!(&["global"]), opt!(VEC), req!(LDST_T)])];
+static LDU: &[InstrSpec] = &[spec!("ldu", "9.7.8.9", 2, 2, [opt!(&["global"]), opt!(LDST_VEC), req!(LDST_T)])];
 
 static ST: &[InstrSpec] = &[
     // st{.weak}{.ss}{.cop}{.vec}.type; eviction priorities: ext PTX 7.4
-    spec!("st", "9.7.8.10", 2, 2, [opt!(&["weak"]), opt!(ST_SS), opt!(ST_COP), opt!(L1_EVICT), opt!(L2_EVICT), opt!(VEC), req!(LDST_T)]),
-    spec!("st", "9.7.8.10", 2, 2, [req!(&["volatile"]), opt!(ST_SS), opt!(VEC), req!(LDST_T)]),
+    spec!("st", "9.7.8.10", 2, 2, [opt!(&["weak"]), opt!(ST_SS), opt!(ST_COP), opt!(L1_EVICT), opt!(L2_EVICT), opt!(LDST_VEC), req!(LDST_T)]),
+    spec!("st", "9.7.8.10", 2, 2, [req!(&["volatile"]), opt!(ST_SS), opt!(LDST_VEC), req!(LDST_T)]),
     // The 6.4 syntax line writes `.scope` twice (`st.relaxed.scope{.ss}{.vec}.scope.type`), a
     // typo: one scope, as in ld and in the examples (`st.global.relaxed.sys.u32`).
     spec!("st", "9.7.8.10", 2, 2, [
-        req!(&["relaxed", "release"]), req!(SCOPE), opt!(ST_SS), opt!(L1_EVICT), opt!(L2_EVICT), opt!(VEC), req!(LDST_T),
+        req!(&["relaxed", "release"]), req!(SCOPE), opt!(ST_SS), opt!(L1_EVICT), opt!(L2_EVICT), opt!(LDST_VEC), req!(LDST_T),
     ]),
     // ext PTX 7.4: `.L2::cache_hint` takes a cache-policy operand.
     spec!("st", "9.7.8.10", 3, 3, [
-        opt!(&["weak"]), opt!(ST_SS), opt!(ST_COP), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(VEC), req!(LDST_T),
+        opt!(&["weak"]), opt!(ST_SS), opt!(ST_COP), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(LDST_VEC), req!(LDST_T),
     ]),
     spec!("st", "9.7.8.10", 3, 3, [
-        req!(&["relaxed", "release"]), req!(SCOPE), opt!(ST_SS), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(VEC), req!(LDST_T),
+        req!(&["relaxed", "release"]), req!(SCOPE), opt!(ST_SS), opt!(L1_EVICT), opt!(L2_EVICT), req!(L2_HINT), opt!(LDST_VEC), req!(LDST_T),
     ]),
 ];
 

@@ -273,6 +273,16 @@ impl<'e> FnValidator<'e> {
         }
         let types: SmallVec<[Type; 2]> = i.mods.iter().filter_map(|m| Type::from_str(m)).collect();
         let vector = i.mods.iter().any(|m| matches!(*m, "v2" | "v4" | "v8"));
+        // PTX 8.8: 256-bit accesses are `.v8` of 32-bit and `.v4` of 64-bit elements.
+        if matches!(op, "ld" | "ldu" | "st") {
+            let width = i.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|n| n.parse::<u32>().ok())).unwrap_or(1);
+            if let [t] = types.as_slice() {
+                if width * t.bits() > 256 || (width == 8 && t.bits() != 32) {
+                    self.errs.push(Diagnostic::error(i.opcode.span, format!("`.v{width}.{}` is not a vector access: vectors hold at most 256 bits, and `.v8` only 32-bit elements", t.as_str())));
+                    return;
+                }
+            }
+        }
         let roles: SmallVec<[Role; 5]> = match (op, types.as_slice()) {
             (_, [t]) if matches!(op, "add" | "sub" | "min" | "max" | "abs" | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "rem" | "div" | "fma" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "ex2" | "lg2" | "tanh" | "copysign" | "brev" | "cvta") => {
                 if i.has_mod("cc") || op == "cvta" && t.size() != 8 && t.size() != 4 {
