@@ -140,3 +140,31 @@ fn emit_ir_on_the_command_line() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("kernel reduce_sum(") && text.contains(" = phi ") && text.contains("ld.shared") && text.contains("bar.sync"), "{text}");
 }
+
+#[test]
+fn a_register_in_an_operand_expression_is_a_use() {
+    // `st.u64 [x], %t + 1` reads %t: the operand records the value that reaches it.
+    let m = ir_of(
+        r#"
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+	.reg .u64 %t, %a;
+	ld.param.u64 %a, [p];
+	mov.u64 %t, 5;
+	st.global.u64 [%a], %t + 1;
+	ret;
+}
+"#,
+    );
+    let f = &m.funcs[0];
+    verify(f).unwrap();
+    let st = f.blocks.iter().flat_map(|b| b.insts.iter()).find(|i| i.op == "st.global.u64").unwrap();
+    let Opnd::Expr(text, vals) = &st.operands[1] else { panic!("{:?}", st.operands[1]) };
+    assert!(text.contains("%t"), "{text}");
+    assert_eq!(vals.len(), 1);
+    assert_eq!(f.values[vals[0] as usize].reg, "%t");
+    assert!(matches!(f.values[vals[0] as usize].def, Def::Inst { .. }));
+}

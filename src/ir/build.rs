@@ -301,7 +301,19 @@ impl<'a, 'c> Ssa<'a, 'c> {
             Operand::Imm(e) => {
                 let mut s = String::new();
                 printer::print_expr(&mut s, e);
-                Opnd::Imm(s)
+                let mut names = Vec::new();
+                expr_syms(e, &mut names);
+                let mut vals: Vec<ValueId> = Vec::new();
+                for n in names {
+                    if let Some(var) = self.resolve(n, scope) {
+                        vals.push(self.read(var, b));
+                    }
+                }
+                if vals.is_empty() {
+                    Opnd::Imm(s)
+                } else {
+                    Opnd::Expr(s, vals)
+                }
             }
             Operand::Mem(a) => {
                 let base = a.base.map(|id| Box::new(match self.resolve(id.name, scope) {
@@ -388,6 +400,24 @@ fn space_name(s: StateSpace) -> &'static str {
         StateSpace::Reg => "reg",
         StateSpace::Param => "param",
         _ => "other",
+    }
+}
+
+/// The symbols an operand expression names.
+fn expr_syms<'a>(e: &ast::Expr<'a>, out: &mut Vec<&'a str>) {
+    match e {
+        ast::Expr::Sym(id) => out.push(id.name),
+        ast::Expr::Unary(_, a, _) => expr_syms(a, out),
+        ast::Expr::Binary(_, a, b, _) => {
+            expr_syms(a, out);
+            expr_syms(b, out);
+        }
+        ast::Expr::Cond(a, b, c, _) => {
+            expr_syms(a, out);
+            expr_syms(b, out);
+            expr_syms(c, out);
+        }
+        _ => {}
     }
 }
 
@@ -620,6 +650,7 @@ fn remove_trivial_phis(phis: &mut [Vec<Phi>], blocks: &mut [Block], values: &mut
                 fix(b, repl);
             }
             Opnd::Sel(a, _) => fix(a, repl),
+            Opnd::Expr(_, vs) => vs.iter_mut().for_each(|v| *v = find(repl, *v)),
             _ => {}
         }
     }

@@ -131,6 +131,9 @@ pub enum Opnd {
     NotVal(ValueId),
     /// Immediates and constant expressions, as written.
     Imm(String),
+    /// An operand expression that reads registers (`r + 1`, which ptxas accepts): its text
+    /// and the values it reads.
+    Expr(String, Vec<ValueId>),
     /// Variables, functions, labels, special registers (`%tid.x`), as written.
     Name(String),
     /// `[base + offset]`

@@ -35,6 +35,10 @@ fn opnd(o: &mut String, x: &Opnd) {
             let _ = write!(o, "!%v{v}");
         }
         Opnd::Imm(s) | Opnd::Name(s) => o.push_str(s),
+        Opnd::Expr(s, vs) => {
+            o.push_str(s);
+            list(o, &vs.iter().map(|v| Opnd::Val(*v)).collect::<Vec<_>>(), '[', ']');
+        }
         Opnd::Addr(base, off) => {
             o.push('[');
             match base {

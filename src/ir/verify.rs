@@ -126,6 +126,7 @@ pub fn verify(f: &Func) -> Result<(), String> {
                 vals(b, out);
             }
             Opnd::Sel(a, _) => vals(a, out),
+            Opnd::Expr(_, vs) => out.extend(vs.iter().copied()),
             _ => {}
         }
     }
