@@ -302,7 +302,7 @@ impl<'a, 'c> Ssa<'a, 'c> {
                 let mut s = String::new();
                 printer::print_expr(&mut s, e);
                 let mut names = Vec::new();
-                expr_syms(e, &mut names);
+                e.symbols(&mut names);
                 let mut vals: Vec<ValueId> = Vec::new();
                 for n in names {
                     if let Some(var) = self.resolve(n, scope) {
@@ -400,24 +400,6 @@ fn space_name(s: StateSpace) -> &'static str {
         StateSpace::Reg => "reg",
         StateSpace::Param => "param",
         _ => "other",
-    }
-}
-
-/// The symbols an operand expression names.
-fn expr_syms<'a>(e: &ast::Expr<'a>, out: &mut Vec<&'a str>) {
-    match e {
-        ast::Expr::Sym(id) => out.push(id.name),
-        ast::Expr::Unary(_, a, _) => expr_syms(a, out),
-        ast::Expr::Binary(_, a, b, _) => {
-            expr_syms(a, out);
-            expr_syms(b, out);
-        }
-        ast::Expr::Cond(a, b, c, _) => {
-            expr_syms(a, out);
-            expr_syms(b, out);
-            expr_syms(c, out);
-        }
-        _ => {}
     }
 }
 

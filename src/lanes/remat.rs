@@ -105,7 +105,7 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a>
             let dest = n.dest;
             nodes.push(n);
             cur.insert(dest, nodes.len() - 1);
-            if defs.get(dest).map_or(false, |d| d.0 == 1) && !is_constant(i) {
+            if defs.get(dest).map_or(false, |d| d.0 == 1) && !is_constant(&nodes[nodes.len() - 1]) {
                 single.insert(dest, nodes.len() - 1);
             }
         }
@@ -115,7 +115,7 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a>
     // from one is a constant of its site: `live::constants`); nodes still bind to them.
     let mut constants: HashMap<&'a str, usize> = HashMap::new();
     for (r, &n) in cur.iter() {
-        if is_constant(nodes[n].instr) && defs.get(r).map_or(false, |d| d.0 == 1) {
+        if is_constant(&nodes[n]) && defs.get(r).map_or(false, |d| d.0 == 1) {
             constants.insert(r, n);
         }
     }
@@ -128,8 +128,9 @@ pub fn analyze<'a>(body: &'a [Stmt<'a>], params: &HashSet<&str>) -> Analysis<'a>
                 continue;
             }
             if let Some(n) = node_of(i, &reg_ty, params, &|o| single.get(o).copied().or_else(|| constants.get(o).copied())) {
+                let constant = is_constant(&n);
                 nodes.push(n);
-                if is_constant(i) {
+                if constant {
                     constants.insert(r, nodes.len() - 1);
                 } else {
                     single.insert(r, nodes.len() - 1);
@@ -267,8 +268,8 @@ fn shfl_aliases<'a>(body: &'a [Stmt<'a>], reg_ty: &dyn Fn(&str) -> Option<Type>,
 const PER_THREAD: &[&str] = &["%tid", "%laneid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%warpid"];
 
 /// `mov` of an immediate.
-fn is_constant(i: &Instr) -> bool {
-    i.opcode.name == "mov" && matches!(i.operands.get(1), Some(Operand::Imm(_)))
+fn is_constant(n: &Node) -> bool {
+    n.instr.opcode.name == "mov" && matches!(n.instr.operands.get(1), Some(Operand::Imm(_))) && n.ops.is_empty()
 }
 
 /// `i` as a node, when it is a pure definition of a register whose register operands all
@@ -282,7 +283,17 @@ fn node_of<'a>(i: &'a Instr<'a>, reg_ty: &dyn Fn(&str) -> Option<Type>, params: 
     let mut ops = Vec::new();
     for op in &i.operands[1..] {
         match op {
-            Operand::Imm(_) if i.opcode.name != "ld" => {}
+            // A register in an operand expression (`r + 1`) is read like a register operand.
+            Operand::Imm(e) if i.opcode.name != "ld" => {
+                let mut names = Vec::new();
+                e.symbols(&mut names);
+                for n in names.into_iter().filter(|n| reg_ty(n).is_some()) {
+                    if n == d.name {
+                        return None;
+                    }
+                    ops.push((n, bind(n)?));
+                }
+            }
             Operand::Name(id, _) | Operand::Not(id) if i.opcode.name != "ld" => {
                 if reg_ty(id.name).is_some() {
                     // Read and written by the same instruction: the bindings would clash.
@@ -353,6 +364,7 @@ pub(crate) fn reads<'a>(i: &Instr<'a>) -> Vec<&'a str> {
 fn read_names<'a>(op: &Operand<'a>, dest: bool, out: &mut Vec<&'a str>) {
     match op {
         Operand::Name(id, _) | Operand::Not(id) if !dest => out.push(id.name),
+        Operand::Imm(e) => e.symbols(out),
         Operand::Mem(a) => out.extend(a.base.map(|b| b.name)),
         Operand::Index(id, ix, _) => {
             out.push(id.name);

@@ -287,6 +287,25 @@ pub enum Expr<'a> {
 }
 
 impl<'a> Expr<'a> {
+    /// The symbols the expression names (variables, functions, labels; in an operand,
+    /// registers too: `r + 1`).
+    pub fn symbols(&self, out: &mut Vec<&'a str>) {
+        match self {
+            Expr::Sym(id) => out.push(id.name),
+            Expr::Unary(_, a, _) => a.symbols(out),
+            Expr::Binary(_, a, b, _) => {
+                a.symbols(out);
+                b.symbols(out);
+            }
+            Expr::Cond(a, b, c, _) => {
+                a.symbols(out);
+                b.symbols(out);
+                c.symbols(out);
+            }
+            _ => {}
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Expr::Int { span, .. } | Expr::F64 { span, .. } | Expr::F32 { span, .. } => *span,
