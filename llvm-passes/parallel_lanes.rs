@@ -10,7 +10,8 @@
 //!
 //! Accesses that are shared by all iterations are not independent and are left out (the loop
 //! then stays a normal loop for LLVM, which proves what it can):
-//! - allocas: a thread's registers and, in kernels without synchronization, its `.local`
+//! - allocas (except the per-lane arrays of the warp path, each iteration touching its own
+//!   element): a thread's registers and, in kernels without synchronization, its `.local`
 //!   variables are one alloca reused by every thread of the loop;
 //! - the read-modify-writes that implement shared-memory atomics (tagged [`SERIAL`]);
 //! - volatile and atomic accesses.
@@ -52,6 +53,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
         return 0;
     }
     let serial = ctx.get_kind_id(SERIAL);
+    let lane_array = ctx.get_kind_id(crate::codegen::warp::LANE_ARRAY);
     let group_kind = ctx.get_kind_id("llvm.access.group");
     let loop_kind = ctx.get_kind_id("llvm.loop");
     let mut accesses = Vec::new();
@@ -77,7 +79,9 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
                 continue;
             }
             let r = unsafe { root(LLVMGetOperand(v, ptr)) };
-            if unsafe { LLVMIsAAllocaInst(r).is_null() } {
+            // An array of one element per lane (the warp path, `codegen::warp`) is accessed
+            // at the loop's own lane by each iteration.
+            if unsafe { LLVMIsAAllocaInst(r).is_null() || !LLVMGetMetadata(r, lane_array).is_null() } {
                 accesses.push(inst);
             }
         }

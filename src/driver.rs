@@ -241,3 +241,77 @@ pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     l.deferred = deferred;
     Ok(l)
 }
+
+/// `ptxr compile --report`: per kernel, the execution path it takes and why, and what the
+/// uniformity analysis (`ir::uniformity`) found: value shapes, divergent branches, converged
+/// blocks, registers held once per warp, and how each memory access's lanes touch memory.
+pub fn report(src: &SourceFile) -> Result<String> {
+    use crate::ir::uniformity::{Access, Shape};
+    use std::fmt::Write;
+    let ast = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    let m = crate::ir::build_module(&ast, &src.text).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
+    let sync_funcs = crate::lanes::sync_funcs(&ast);
+    let mut out = String::new();
+    let exec = crate::codegen::warp::exec();
+    for item in &ast.items {
+        let crate::syntax::ast::Item::Func(f) = item else { continue };
+        let (Some(body), true) = (f.body.as_ref(), f.entry) else { continue };
+        let Some(irf) = m.funcs.iter().find(|g| g.name == f.name.name) else { continue };
+        let plan = crate::codegen::warp::plan(irf);
+        let path = if exec == crate::codegen::warp::Exec::Thread {
+            "thread (forced by --exec thread)".to_string()
+        } else if crate::lanes::needs_scheduler(body, &sync_funcs) {
+            "thread (barriers, warp collectives or spin loops: the per-thread scheduler)".to_string()
+        } else {
+            match &plan {
+                Ok(_) => "simd (warp-vector)".to_string(),
+                Err(why) => format!("thread ({why})"),
+            }
+        };
+        let _ = writeln!(out, "kernel {}: {path}", f.name.name);
+        let uni = crate::ir::uniformity::analyze(irf);
+        let count = |want: fn(&Shape) -> bool| uni.values.iter().filter(|s| want(s)).count();
+        let _ = writeln!(
+            out,
+            "  values: {} uniform, {} affine in the lane, {} varying",
+            count(|s| *s == Shape::Uniform),
+            count(|s| matches!(s, Shape::Affine(_))),
+            count(|s| *s == Shape::Varying)
+        );
+        let reachable: Vec<u32> = uni.cfg.rpo.clone();
+        let branches = reachable.iter().filter(|b| matches!(irf.blocks[**b as usize].term, crate::ir::Term::CondBr { .. } | crate::ir::Term::Switch { .. })).count();
+        let divergent = reachable.iter().filter(|b| uni.divergent[**b as usize]).count();
+        let converged = reachable.iter().filter(|b| uni.converged[**b as usize]).count();
+        let _ = writeln!(out, "  branches: {divergent} divergent of {branches}; blocks run by all live lanes together: {converged} of {}", reachable.len());
+        if let Ok(p) = &plan {
+            let vars: std::collections::HashSet<_> = irf.values.iter().map(|v| v.var.clone()).collect();
+            let insts: usize = p.scalar_inst.iter().map(|b| b.iter().filter(|x| **x).count()).sum();
+            let total: usize = irf.blocks.iter().map(|b| b.insts.len()).sum();
+            let _ = writeln!(out, "  once per warp: {} of {} registers, {insts} of {total} instructions", p.scalar_vars.len(), vars.len());
+        }
+        let mut acc = Vec::new();
+        for &b in &reachable {
+            for inst in &irf.blocks[b as usize].insts {
+                if !matches!(inst.src.opcode.name, "ld" | "st" | "atom" | "red" | "ldu") {
+                    continue;
+                }
+                if inst.src.has_mod("param") {
+                    continue;
+                }
+                if let Some(a) = uni.access(irf, inst, b) {
+                    let what = match a {
+                        Access::Uniform => "uniform".to_string(),
+                        Access::Consecutive => "consecutive".to_string(),
+                        Access::Strided(s) => format!("strided ({s} bytes)"),
+                        Access::Gather => if inst.src.opcode.name == "ld" { "gather" } else { "scatter" }.to_string(),
+                    };
+                    acc.push(format!("{}:{} {what}", inst.line, inst.src.opcode.name));
+                }
+            }
+        }
+        if !acc.is_empty() {
+            let _ = writeln!(out, "  memory: {}", acc.join(", "));
+        }
+    }
+    Ok(out)
+}

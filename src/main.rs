@@ -47,6 +47,14 @@ enum Cmd {
         sm: String,
         #[arg(short = 'o')]
         output: Option<PathBuf>,
+        /// Print, per kernel, the execution path it takes (simd or thread) and why, with the
+        /// uniformity analysis behind it, instead of compiling.
+        #[arg(long)]
+        report: bool,
+        /// simd: warp-vector code where a kernel allows it (default); thread: per-thread
+        /// code for every kernel (the reference path).
+        #[arg(long, default_value = "simd")]
+        exec: String,
     },
     /// Compile a PTX file and run one kernel on this CPU.
     Run {
@@ -71,6 +79,9 @@ enum Cmd {
         binds: Vec<String>,
         #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
         opt: u32,
+        /// simd (default) or thread: see `compile --exec`.
+        #[arg(long, default_value = "simd")]
+        exec: String,
     },
     /// PTX → ptxr → LLVM NVPTX → PTX': validate PTX' with ptxas, run both on the CPU on the
     /// same seeded inputs and compare every output byte. FILE.ll: LLVM IR → NVPTX → PTX, then
@@ -114,8 +125,19 @@ fn main() -> ExitCode {
     ptxr::runtime::set_guarded_buffers(true);
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
-        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt),
+        Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if ptxr::codegen::warp::Exec::parse(&exec).is_none() => Err(anyhow::anyhow!("--exec takes simd or thread, not `{exec}`")),
+        Cmd::Compile { file, report: true, exec, .. } => {
+            ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
+            ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}"))
+        }
+        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, exec, .. } => {
+            ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
+            compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output)
+        }
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, exec } => {
+            ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
+            run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt)
+        }
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2 };
             roundtrip(&file, &o)

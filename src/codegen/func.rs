@@ -105,6 +105,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// Whether the kernel declares its cluster shape (`.explicitcluster`,
     /// `.reqnctapercluster`): `%is_explicit_cluster`.
     pub explicit_cluster: bool,
+    /// Set for kernels on the warp-vector path (`codegen::warp`).
+    pub(crate) warp: Option<Box<super::warp::WarpState<'ctx>>>,
 }
 
 /// The IR function being lowered and where its variables live.
@@ -393,6 +395,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         nan_free: std::collections::HashSet::new(),
         lane_latches: Vec::new(),
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
+        warp: None,
     };
     if let Some(ast::PerfDirective::ReqNCtaPerCluster(d)) = f.perf.iter().find(|d| matches!(d, ast::PerfDirective::ReqNCtaPerCluster(_))) {
         if d.iter().product::<u32>() > 1 {
@@ -431,6 +434,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
                 st.regs.push((c, ctx.i32_type().into(), 4));
                 st.yield_count = Some(c);
             }
+        } else if let Some(plan) = warp_plan(&e, f) {
+            super::warp::setup(&mut e, setup, plan);
         } else {
         // Thread loops over z, y, x of the CTA.
         let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
@@ -554,6 +559,14 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         k.uses_sync = e.sync.is_some();
         k
     }))
+}
+
+/// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`).
+fn warp_plan(e: &FnEmitter, f: &ast::Function) -> Option<super::warp::Plan> {
+    if !f.entry || e.m.nvptx || super::warp::exec() != super::warp::Exec::Simd {
+        return None;
+    }
+    super::warp::plan(&e.irs.func).ok()
 }
 
 /// Parameter buffer layout of a kernel: each parameter at its natural (or declared) alignment.
@@ -761,7 +774,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 return p;
             }
         }
-        let p = self.alloca_b.build_alloca(t, name).unwrap();
+        let p = match super::warp::new_reg(self, scope, name, ty) {
+            Some(p) => p,
+            None => self.alloca_b.build_alloca(t, name).unwrap(),
+        };
         if let Some(st) = &mut self.sync {
             st.regs.push((p, t.into(), ty.size().max(1)));
             st.storage_log.push(Storage::Reg(p));
@@ -784,6 +800,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             Some(&(p, _)) => p,
             None => self.new_reg(scope, name, ty),
         };
+        let p = super::warp::lane_slot(self, scope, name, p, ty).unwrap_or(p);
         self.regs.insert(name, (p, ty));
         Some((p, ty))
     }
@@ -792,6 +809,23 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub(crate) fn body_reg(&self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
         let (scope, _) = self.irs.func.resolve(name, 1)?;
         self.irs.slots.get(&(scope, name)).copied()
+    }
+
+    /// The IR function being lowered.
+    pub(crate) fn ir_func(&self) -> std::rc::Rc<crate::ir::Func<'a>> {
+        self.irs.func.clone()
+    }
+
+    pub(crate) fn enter_scope_pub(&mut self, scope: u32) {
+        self.enter_scope(scope)
+    }
+
+    pub(crate) fn unguarded_pub(&mut self, i: &'a Instr<'a>) -> R<()> {
+        self.unguarded(i)
+    }
+
+    pub(crate) fn read_pred_pub(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
+        self.read_pred_name(id)
     }
 
     /// Makes `scope` the one registers and variables are looked up in.
@@ -872,7 +906,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 }
             }
         }
-        self.walk(&heads)?;
+        if self.warp.is_some() {
+            super::warp::walk(self)?;
+        } else {
+            self.walk(&heads)?;
+        }
         if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             self.b.build_unconditional_branch(self.ret_bb).unwrap();
         }
@@ -881,7 +919,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// Gives every scope of the IR function its variables (`.local`, `.param`, `.shared`),
     /// starting from those in `self.vars` (parameters), and enters the body's scope.
-    fn declare_scopes(&mut self) {
+    pub(crate) fn declare_scopes(&mut self) {
         let func = self.irs.func.clone();
         let n = func.scopes.len();
         let mut owner = vec![0u32; n];

@@ -38,7 +38,9 @@ use inkwell::values::{FunctionValue, GlobalValue};
 use inkwell::AddressSpace;
 use std::collections::HashMap;
 
+pub mod warp;
 pub use func::FnEmitter;
+pub use func::types_of;
 
 /// Layout of one kernel parameter in the parameter buffer.
 #[derive(Clone, Debug)]

@@ -26,6 +26,8 @@
 //! of its own variable).
 
 mod build;
+pub mod cfg;
+pub mod uniformity;
 mod print;
 mod verify;
 

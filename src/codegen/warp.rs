@@ -1,0 +1,566 @@
+//! Warp-vector execution of kernels without synchronization: one instance of the kernel's
+//! code runs the 32 lanes of a warp together.
+//!
+//! The unit of code is a warp: a run of 32 consecutive `%tid.x` in one row of the block
+//! (`x0 .. x0+31` at one `%tid.y`, `%tid.z`; a true warp when `%ntid.x` is a multiple of 32,
+//! and in a kernel without warp-level operations a grouping whose results are those of any
+//! other). Per IR block, from the uniformity analysis (`ir::uniformity`):
+//!
+//! - **Uniform instructions** of blocks that every live lane runs together
+//!   (`Uniformity::converged`) run once per warp, in scalars: pure arithmetic on uniform
+//!   registers, kernel parameters, `.const` loads. A register all of whose definitions are
+//!   such instructions (and whose phis are uniform) lives in one scalar.
+//! - **Everything else** runs in a *lane loop*, `for l in 0..32 if next[l] == this block`,
+//!   each other register in an array of 32 lanes indexed by `l`. The loop has a constant trip
+//!   count and independent iterations (marked parallel, `passes::parallel_lanes`), so LLVM
+//!   vectorizes it: the lane loop is the SIMD vector, and a loop of one thread (a k loop, a
+//!   grid-stride loop) is now a scalar loop around vector code instead of a loop inside a
+//!   loop over threads that LLVM's vectorizer cannot take.
+//! - **Control flow.** `next[l]` is each lane's next block (its reverse post-order number;
+//!   `DONE` once the lane has exited). A block whose lanes all leave it the same way
+//!   (a uniform terminator in a converged block) branches there directly, the way a scalar
+//!   program does. Otherwise the warp returns to a dispatch that runs the block with the
+//!   lowest number any lane waits for: lanes that diverged run their paths one after another
+//!   and meet again at the first block both reach (for reducible control flow, reverse
+//!   post-order runs every block after the blocks that lead to it). Each lane runs exactly
+//!   its own path, instruction by instruction, so every instruction keeps its semantics.
+//!
+//! Kernels this path does not take yet, with the reason `ptxr compile --report` prints,
+//! run on the per-thread path (`--exec thread` forces it for every kernel).
+
+use super::func::{reg_t, FnEmitter, R};
+use crate::ir::uniformity::{self, Shape, Uniformity};
+use crate::ir::{BlockId, Def, Func, Opnd, Term};
+use crate::syntax::ast::StateSpace;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{IntValue, PhiValue, PointerValue};
+use inkwell::types::BasicType;
+use inkwell::IntPredicate;
+use std::cell::Cell;
+use std::collections::HashSet;
+
+/// Lanes of a warp.
+pub const LANES: u32 = 32;
+/// `next[l]` of a lane that has exited.
+pub const DONE: u64 = 0xFFFF_FFFF;
+/// Metadata kind on the allocas that hold one element per lane (`passes::parallel_lanes`
+/// lets the lane loops access them in parallel).
+pub const LANE_ARRAY: &str = "ptxr.lanes";
+
+/// Which execution path kernels take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    /// Warp-vector code where the kernel allows it, else per-thread code.
+    Simd,
+    /// Per-thread code for every kernel (the exact reference path).
+    Thread,
+}
+
+impl Exec {
+    pub fn parse(s: &str) -> Option<Exec> {
+        match s {
+            "simd" => Some(Exec::Simd),
+            "thread" => Some(Exec::Thread),
+            _ => None,
+        }
+    }
+}
+
+thread_local! {
+    static EXEC: Cell<Option<Exec>> = const { Cell::new(None) };
+}
+
+/// The execution path of kernels compiled on this thread from now on.
+pub fn set_exec(e: Exec) {
+    EXEC.with(|c| c.set(Some(e)));
+}
+
+/// The path set by [`set_exec`], else `$PTXR_EXEC` (`simd` or `thread`), else `simd`.
+pub fn exec() -> Exec {
+    EXEC.with(|c| c.get()).unwrap_or_else(|| std::env::var("PTXR_EXEC").ok().and_then(|s| Exec::parse(&s)).unwrap_or(Exec::Simd))
+}
+
+/// What the warp path needs to know about a kernel.
+pub struct Plan {
+    pub uni: Uniformity,
+    /// Register variables (declaring scope, name) held in one scalar per warp.
+    pub scalar_vars: HashSet<(u32, String)>,
+    /// Per block, per instruction: it runs once per warp.
+    pub scalar_inst: Vec<Vec<bool>>,
+}
+
+/// Instructions that may run once for all lanes when their operands are uniform: pure
+/// computations, and loads of memory that cannot change during a launch.
+fn hoistable(f: &Func, inst: &crate::ir::Inst) -> bool {
+    let i = inst.src;
+    if i.has_mod("cc") {
+        return false; // the carry flag is per lane
+    }
+    match i.opcode.name {
+        "mov" | "add" | "sub" | "mul" | "mad" | "mul24" | "mad24" | "sad" | "div" | "rem" | "abs" | "neg" | "min" | "max" | "popc" | "clz" | "bfind" | "fns" | "brev"
+        | "bfe" | "bfi" | "and" | "or" | "xor" | "not" | "cnot" | "lop3" | "shf" | "shl" | "shr" | "prmt" | "setp" | "set" | "selp" | "slct" | "cvt" | "copysign" | "fma"
+        | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "testp" => true,
+        "cvta" => !i.has_mod("local"),
+        "ld" if i.has_mod("const") => true,
+        "ld" if i.has_mod("param") => f.kernel && inst.operands.iter().any(|o| matches!(o, Opnd::Addr(Some(b), _) if matches!(&**b, Opnd::Name(n) if f.params.iter().any(|p| &p.0 == n)))),
+        _ => false,
+    }
+}
+
+/// Decides whether kernel `f` can run on the warp path; `Err` says why not.
+pub fn plan(f: &Func) -> Result<Plan, String> {
+    let uni = uniformity::analyze(f);
+    if !uni.cfg.reducible {
+        return Err("irreducible control flow".into());
+    }
+    for s in &f.scopes {
+        if let Some(d) = s.decls.iter().find(|d| matches!(d.space, StateSpace::Local | StateSpace::Param)) {
+            return Err(format!("declares `{}` in .{} space (per-lane variables are not on the warp path yet)", d.name.name, if d.space == StateSpace::Local { "local" } else { "param" }));
+        }
+    }
+    for b in &f.blocks {
+        for inst in &b.insts {
+            if matches!(inst.src.opcode.name, "alloca" | "stacksave" | "stackrestore") {
+                return Err(format!("uses `{}` (line {})", inst.src.opcode.name, inst.line));
+            }
+        }
+    }
+    let var_of = |v: u32| (f.values[v as usize].var.0, f.values[v as usize].var.1.clone());
+    let mut scalar: HashSet<(u32, String)> = f.values.iter().map(|v| (v.var.0, v.var.1.clone())).collect();
+    let ok_inst = |scalar: &HashSet<(u32, String)>, b: usize, inst: &crate::ir::Inst| -> bool {
+        uni.converged[b]
+            && !inst.defs.is_empty()
+            && hoistable(f, inst)
+            && inst.defs.iter().all(|d| uni.values[*d as usize] == Shape::Uniform)
+            && uniformity::reads(inst).iter().all(|v| scalar.contains(&var_of(*v)))
+            && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform))
+    };
+    loop {
+        let before = scalar.len();
+        for (b, blk) in f.blocks.iter().enumerate() {
+            for phi in &blk.phis {
+                if !uni.converged[b] || uni.values[phi.dst as usize] != Shape::Uniform {
+                    scalar.remove(&var_of(phi.dst));
+                }
+            }
+            for inst in &blk.insts {
+                if !ok_inst(&scalar, b, inst) {
+                    for d in &inst.defs {
+                        scalar.remove(&var_of(*d));
+                    }
+                }
+            }
+        }
+        for (k, v) in f.values.iter().enumerate() {
+            if v.def == Def::Param {
+                scalar.remove(&var_of(k as u32));
+            }
+        }
+        if scalar.len() == before {
+            break;
+        }
+    }
+    let scalar_inst = f
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(b, blk)| blk.insts.iter().map(|i| ok_inst(&scalar, b, i) && i.defs.iter().all(|d| scalar.contains(&var_of(*d)))).collect())
+        .collect();
+    Ok(Plan { uni, scalar_vars: scalar, scalar_inst })
+}
+
+/// Emission state of a kernel on the warp path.
+pub struct WarpState<'ctx> {
+    pub plan: std::rc::Rc<Plan>,
+    /// The lane being emitted (inside a lane loop).
+    pub lane: Option<IntValue<'ctx>>,
+    /// Builds the lane addresses of registers for the open lane loop (they dominate its body).
+    pub gep_b: inkwell::builder::Builder<'ctx>,
+    /// `[32 x i32]`: each lane's next block, or `DONE`.
+    pub next: PointerValue<'ctx>,
+    /// `[32 x i1]`: each lane's carry flag.
+    pub carry: PointerValue<'ctx>,
+    /// `%tid.x` of lane 0.
+    pub x0: IntValue<'ctx>,
+    pub ntid_x: IntValue<'ctx>,
+    pub dispatch: BasicBlock<'ctx>,
+    /// The dispatch's switch, which gets a case per block.
+    dispatch_switch: Option<inkwell::values::InstructionValue<'ctx>>,
+}
+
+/// A lane loop being emitted.
+struct LaneLoop<'ctx> {
+    /// The block before the loop (unterminated until the loop closes): instructions that
+    /// run once per warp may still be placed there.
+    pre: BasicBlock<'ctx>,
+    head: BasicBlock<'ctx>,
+    phi: PhiValue<'ctx>,
+    lane: IntValue<'ctx>,
+    /// Where inactive lanes go (to the latch, made at `close`).
+    skip: BasicBlock<'ctx>,
+    /// Variables read inside the loop so far.
+    reads: HashSet<(u32, String)>,
+}
+
+fn lane_array<'ctx>(e: &FnEmitter<'ctx, '_, '_>, elem: inkwell::types::BasicTypeEnum<'ctx>, name: &str) -> PointerValue<'ctx> {
+    let t = elem.array_type(LANES);
+    let p = e.alloca_b.build_alloca(t, name).unwrap();
+    if let Some(inst) = p.as_instruction() {
+        let _ = inst.set_alignment(64);
+        let md = e.ctx().metadata_node(&[]);
+        let _ = inst.set_metadata(md, e.ctx().get_kind_id(LANE_ARRAY));
+    }
+    p
+}
+
+/// Storage of register variable (`scope`, `name`): a scalar, or an array of lanes.
+pub(crate) fn new_reg<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str, ty: crate::syntax::ast::Type) -> Option<PointerValue<'ctx>> {
+    let w = e.warp.as_ref()?;
+    if w.plan.scalar_vars.contains(&(scope, name.to_string())) {
+        return None;
+    }
+    Some(lane_array(e, reg_t(e.ctx(), ty).into(), name))
+}
+
+/// The address of the current lane's element of a register's lane array, if it has one.
+pub(crate) fn lane_slot<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str, arr: PointerValue<'ctx>, ty: crate::syntax::ast::Type) -> Option<PointerValue<'ctx>> {
+    let w = e.warp.as_ref()?;
+    if w.plan.scalar_vars.contains(&(scope, name.to_string())) {
+        return None;
+    }
+    let i32t = e.ctx().i32_type();
+    let t = reg_t(e.ctx(), ty).array_type(LANES);
+    // Outside a lane loop only a lane-array register's first element is meaningful (the
+    // plan keeps code that runs once per warp off lane arrays).
+    let (b, lane) = match w.lane {
+        Some(l) => (&w.gep_b, l),
+        None => (&e.alloca_b, i32t.const_zero()),
+    };
+    Some(unsafe { b.build_in_bounds_gep(t, arr, &[i32t.const_zero(), lane], "").unwrap() })
+}
+
+/// Sets up the loops over the warps of a CTA (z, y, then runs of 32 in x) and leaves the
+/// builder where the warp's code starts.
+pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, plan: Plan) {
+    use super::abi::field;
+    let ctx = e.ctx();
+    let func = e.f;
+    let i32t = ctx.i32_type();
+    let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
+    let chunks = e.b.build_right_shift(e.b.build_int_add(nt[0], i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap();
+    let zh = ctx.append_basic_block(func, "tz.head");
+    let yh = ctx.append_basic_block(func, "ty.head");
+    let wh = ctx.append_basic_block(func, "warp.head");
+    let warp_bb = ctx.append_basic_block(func, "warp");
+    let wl = ctx.append_basic_block(func, "warp.latch");
+    let yl = ctx.append_basic_block(func, "ty.latch");
+    let zl = ctx.append_basic_block(func, "tz.latch");
+    let done = ctx.append_basic_block(func, "cta.done");
+    let dispatch = ctx.append_basic_block(func, "warp.dispatch");
+    e.b.build_unconditional_branch(zh).unwrap();
+    let tz = crate::lanes::index_loop(&e.b, [zh, setup, zl], nt[2], yh, done, "tid.z");
+    let ty = crate::lanes::index_loop(&e.b, [yh, zh, yl], nt[1], wh, zl, "tid.y");
+    let wx = crate::lanes::index_loop(&e.b, [wh, yh, wl], chunks, warp_bb, yl, "warp.x");
+    e.b.position_at_end(done);
+    e.b.build_return(Some(&i32t.const_zero())).unwrap();
+    let next = lane_array(e, i32t.into(), "next");
+    let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
+    // Lanes past the row's end never run.
+    e.b.position_at_end(warp_bb);
+    let x0 = crate::lanes::exact(e.b.build_left_shift(wx, i32t.const_int(5, false), "x0").unwrap());
+    let v32 = i32t.vec_type(LANES);
+    let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| i32t.const_int(k as u64, false)).collect::<Vec<_>>());
+    let xs = e.b.build_int_add(splat(e, x0), lanes, "").unwrap();
+    let alive = e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, nt[0]), "").unwrap();
+    let init = e.b.build_select(alive, v32.const_zero(), splat(e, i32t.const_int(DONE, false)), "").unwrap();
+    e.b.build_store(next, init).unwrap();
+    // The dispatch: the lowest block any lane waits for.
+    e.b.position_at_end(dispatch);
+    let all = e.b.build_load(v32, next, "next").unwrap();
+    let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
+    let sw = e.b.build_switch(low, wl, &[]).unwrap();
+    e.b.position_at_end(warp_bb);
+    e.tid = [x0, ty, tz];
+    e.exit_bb = wl;
+    e.ret_bb = wl;
+    e.carry = carry;
+    let gep_b = ctx.create_builder();
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, ntid_x: nt[0], dispatch, dispatch_switch: Some(sw) }));
+}
+
+fn splat<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
+    let t = v.get_type().vec_type(LANES);
+    let undef = t.get_undef();
+    let ins = e.b.build_insert_element(undef, v, e.ctx().i32_type().const_zero(), "").unwrap();
+    e.b.build_shuffle_vector(ins, undef, t.const_zero(), "").unwrap()
+}
+
+fn w<'b, 'ctx>(e: &'b FnEmitter<'ctx, '_, '_>) -> &'b WarpState<'ctx> {
+    e.warp.as_ref().expect("warp path")
+}
+
+/// Opens a lane loop running the lanes waiting for block number `id`.
+fn open<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> LaneLoop<'ctx> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let pre = e.b.get_insert_block().unwrap();
+    let head = ctx.append_basic_block(e.f, "lane.head");
+    let geps = ctx.append_basic_block(e.f, "lane");
+    let body = ctx.append_basic_block(e.f, "lane.body");
+    e.b.position_at_end(head);
+    let phi = e.b.build_phi(i32t, "lane").unwrap();
+    let lane = phi.as_basic_value().into_int_value();
+    let (next, carry, x0) = (w(e).next, w(e).carry, w(e).x0);
+    let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
+    let n = e.b.build_load(i32t, at, "").unwrap().into_int_value();
+    let here = e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_int(id as u64, false), "").unwrap();
+    // The latch is made at `close`; until then the inactive edge goes through a stub.
+    let skip = ctx.append_basic_block(e.f, "lane.skip");
+    e.b.build_conditional_branch(here, geps, skip).unwrap();
+    e.b.position_at_end(geps);
+    let br = e.b.build_unconditional_branch(body).unwrap();
+    let ws = e.warp.as_mut().unwrap();
+    ws.gep_b.position_before(&br);
+    ws.lane = Some(lane);
+    let tx = crate::lanes::exact(ws.gep_b.build_int_add(x0, lane, "tid.x").unwrap());
+    let cf = unsafe { ws.gep_b.build_in_bounds_gep(ctx.bool_type().array_type(LANES), carry, &[i32t.const_zero(), lane], "").unwrap() };
+    e.tid[0] = tx;
+    e.carry = cf;
+    e.regs.clear();
+    e.b.position_at_end(body);
+    LaneLoop { pre, head, phi, lane, skip, reads: HashSet::new() }
+}
+
+/// Closes a lane loop and leaves the builder after it.
+fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let latch = ctx.append_basic_block(e.f, "lane.latch");
+    let after = ctx.append_basic_block(e.f, "lane.done");
+    if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+        e.b.build_unconditional_branch(latch).unwrap();
+    }
+    // The stub of inactive lanes.
+    e.b.position_at_end(l.skip);
+    e.b.build_unconditional_branch(latch).unwrap();
+    e.b.position_at_end(latch);
+    let l1 = crate::lanes::exact(e.b.build_int_add(l.lane, i32t.const_int(1, false), "").unwrap());
+    let more = e.b.build_int_compare(IntPredicate::ULT, l1, i32t.const_int(LANES as u64, false), "").unwrap();
+    e.b.build_conditional_branch(more, l.head, after).unwrap();
+    e.b.position_at_end(l.pre);
+    e.b.build_unconditional_branch(l.head).unwrap();
+    l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1, latch)]);
+    e.lane_latches.push(latch);
+    leave_lane(e);
+    e.b.position_at_end(after);
+}
+
+/// Back to code that runs once per warp.
+fn leave_lane(e: &mut FnEmitter<'_, '_, '_>) {
+    let i32t = e.ctx().i32_type();
+    let ws = e.warp.as_mut().unwrap();
+    ws.lane = None;
+    e.tid[0] = ws.x0;
+    let carry = ws.carry;
+    e.carry = unsafe { e.alloca_b.build_in_bounds_gep(e.ctx().bool_type().array_type(LANES), carry, &[i32t.const_zero(), i32t.const_zero()], "").unwrap() };
+    e.regs.clear();
+}
+
+fn var_key(f: &Func, v: u32) -> (u32, String) {
+    (f.values[v as usize].var.0, f.values[v as usize].var.1.clone())
+}
+
+/// Lowers the kernel's IR on the warp path (the counterpart of `FnEmitter::walk`).
+pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
+    e.declare_scopes();
+    let func = e.ir_func();
+    let plan = w(e).plan.clone();
+    let cfg = &plan.uni.cfg;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let code: Vec<Option<BasicBlock<'ctx>>> = (0..func.blocks.len()).map(|b| (cfg.order[b] != u32::MAX).then(|| ctx.append_basic_block(e.f, func.blocks[b].label.unwrap_or("bb")))).collect();
+    if let Some(sw) = w(e).dispatch_switch {
+        for &b in &cfg.rpo {
+            let sw: inkwell::values::InstructionValue = sw;
+            let case = i32t.const_int(cfg.order[b as usize] as u64, false);
+            unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), code[b as usize].unwrap().as_mut_ptr()) };
+        }
+    }
+    e.b.build_unconditional_branch(code[0].expect("entry block")).unwrap();
+    for &b in &cfg.rpo {
+        e.b.position_at_end(code[b as usize].unwrap());
+        block(e, &func, &plan, b, &code)?;
+    }
+    Ok(())
+}
+
+/// Whether the terminator of `b` can be decided once per warp (no lane-array operand).
+fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
+    let is_scalar = |o: &Opnd| {
+        let mut vs = Vec::new();
+        uniformity::operand_values(o, &mut vs);
+        vs.iter().all(|v| plan.scalar_vars.contains(&var_key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
+    };
+    match &f.blocks[b as usize].term {
+        Term::CondBr { cond, .. } => is_scalar(cond),
+        Term::Switch { .. } => false,
+        _ => true,
+    }
+}
+
+fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, b: BlockId, code: &[Option<BasicBlock<'ctx>>]) -> R<()> {
+    let cfg = &plan.uni.cfg;
+    let i32t = e.ctx().i32_type();
+    let blk = &func.blocks[b as usize];
+    let id = cfg.order[b as usize];
+    let order = |t: BlockId| i32t.const_int(cfg.order[t as usize] as u64, false);
+    let mut lp: Option<LaneLoop<'ctx>> = None;
+    for (k, inst) in blk.insts.iter().enumerate() {
+        e.enter_scope_pub(inst.scope);
+        e.span = inst.src.span;
+        if plan.scalar_inst[b as usize][k] {
+            let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| var_key(func, *d)).collect();
+            match lp.as_mut() {
+                Some(l) if defs.iter().all(|d| !l.reads.contains(d)) => {
+                    // Runs before the open lane loop, which does not read what it writes.
+                    let cur = e.b.get_insert_block().unwrap();
+                    let lane = w(e).lane;
+                    leave_lane(e);
+                    e.b.position_at_end(l.pre);
+                    e.unguarded_pub(inst.src)?;
+                    l.pre = e.b.get_insert_block().unwrap();
+                    e.b.position_at_end(cur);
+                    let bool_arr = e.ctx().bool_type().array_type(LANES);
+                    let ws = e.warp.as_mut().unwrap();
+                    ws.lane = lane;
+                    let x0 = ws.x0;
+                    let l_lane = l.lane;
+                    // Rebuild the lane's view (the register cache was cleared).
+                    let tx = crate::lanes::exact(ws.gep_b.build_int_add(x0, l_lane, "tid.x").unwrap());
+                    let carry = ws.carry;
+                    e.carry = unsafe { ws.gep_b.build_in_bounds_gep(bool_arr, carry, &[i32t.const_zero(), l_lane], "").unwrap() };
+                    e.tid[0] = tx;
+                }
+                Some(_) => {
+                    close(e, lp.take().unwrap());
+                    e.unguarded_pub(inst.src)?;
+                }
+                None => e.unguarded_pub(inst.src)?,
+            }
+        } else {
+            if lp.is_none() {
+                lp = Some(open(e, id));
+            }
+            let l = lp.as_mut().unwrap();
+            for v in uniformity::reads(inst) {
+                l.reads.insert(var_key(func, v));
+            }
+            e.unguarded_pub(inst.src)?;
+        }
+    }
+    if let Some((i, scope)) = blk.term_src {
+        e.enter_scope_pub(scope);
+        e.span = i.span;
+    }
+    let converged_uniform = plan.uni.converged[b as usize] && !plan.uni.divergent[b as usize];
+    let (next, dispatch) = (w(e).next, w(e).dispatch);
+    let v32 = i32t.vec_type(LANES);
+    if scalar_term(func, plan, b) {
+        if let Some(l) = lp.take() {
+            close(e, l);
+        }
+        // The successor, once for the warp.
+        let (succ, cond) = match &blk.term {
+            Term::Br(t) => (order(*t), None),
+            Term::CondBr { then, els, .. } => {
+                let p = guard_value(e, blk)?;
+                (e.b.build_select(p, order(*then), order(*els), "").unwrap().into_int_value(), Some((p, *then, *els)))
+            }
+            _ => (i32t.const_int(DONE, false), None),
+        };
+        let exits = matches!(blk.term, Term::Ret(_) | Term::Exit | Term::Unreachable);
+        if !(exits && converged_uniform) {
+            let all = e.b.build_load(v32, next, "").unwrap().into_vector_value();
+            let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(id as u64, false)), "").unwrap();
+            let upd = e.b.build_select(mine, splat(e, succ), all, "").unwrap();
+            e.b.build_store(next, upd).unwrap();
+        }
+        if converged_uniform {
+            match (&blk.term, cond) {
+                (Term::Br(t), _) => {
+                    e.b.build_unconditional_branch(code[*t as usize].unwrap()).unwrap();
+                }
+                (Term::CondBr { .. }, Some((p, then, els))) => {
+                    e.b.build_conditional_branch(p, code[then as usize].unwrap(), code[els as usize].unwrap()).unwrap();
+                }
+                _ => {
+                    let done = e.ret_bb;
+                    e.b.build_unconditional_branch(done).unwrap();
+                }
+            }
+        } else {
+            e.b.build_unconditional_branch(dispatch).unwrap();
+        }
+        return Ok(());
+    }
+    // Each lane decides its successor.
+    if lp.is_none() {
+        lp = Some(open(e, id));
+    }
+    let lane = lp.as_ref().unwrap().lane;
+    let succ = match &blk.term {
+        Term::CondBr { then, els, .. } => {
+            let p = guard_value(e, blk)?;
+            e.b.build_select(p, order(*then), order(*els), "").unwrap().into_int_value()
+        }
+        Term::Switch { index, targets } => {
+            // PTX ISA 9.7.11.4 brx.idx: an index out of range is undefined on a GPU and
+            // stops the CTA here as a trap.
+            let (i, _) = blk.term_src.ok_or_else(|| e.err(e.span, "internal error: brx.idx without its instruction"))?;
+            let _ = index;
+            let idx = i.operands.first().ok_or_else(|| e.err(i.span, "`brx.idx` takes an index and a `.branchtargets` label"))?;
+            let v = e.read_int(idx, crate::syntax::ast::Type::U32)?;
+            let bad = e.ctx().append_basic_block(e.f, "brx.out_of_range");
+            let ok = e.ctx().append_basic_block(e.f, "brx.ok");
+            let inr = e.b.build_int_compare(IntPredicate::ULT, v, i32t.const_int(targets.len() as u64, false), "").unwrap();
+            e.b.build_conditional_branch(inr, ok, bad).unwrap();
+            e.b.position_at_end(bad);
+            e.abort_with(super::abi::STATUS_TRAP);
+            if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+                e.b.build_unreachable().unwrap();
+            }
+            e.b.position_at_end(ok);
+            let mut s = i32t.const_int(DONE, false);
+            for (k, t) in targets.iter().enumerate() {
+                let is = e.b.build_int_compare(IntPredicate::EQ, v, i32t.const_int(k as u64, false), "").unwrap();
+                s = e.b.build_select(is, order(*t), s, "").unwrap().into_int_value();
+            }
+            s
+        }
+        _ => unreachable!("scalar_term covers the other terminators"),
+    };
+    let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
+    e.b.build_store(at, succ).unwrap();
+    close(e, lp.take().unwrap());
+    match (&blk.term, converged_uniform) {
+        (Term::CondBr { then, els, .. }, true) => {
+            // Every live lane took the same side: the lowest successor is theirs.
+            let all = e.b.build_load(v32, next, "").unwrap();
+            let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
+            let is_then = e.b.build_int_compare(IntPredicate::EQ, low, order(*then), "").unwrap();
+            e.b.build_conditional_branch(is_then, code[*then as usize].unwrap(), code[*els as usize].unwrap()).unwrap();
+        }
+        _ => {
+            e.b.build_unconditional_branch(dispatch).unwrap();
+        }
+    }
+    Ok(())
+}
+
+/// The value of the guard that a `CondBr` terminator tests (PTX ISA 9.7.11.2: `@p`/`@!p`).
+fn guard_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, blk: &crate::ir::Block<'a>) -> R<IntValue<'ctx>> {
+    let (i, _) = blk.term_src.ok_or_else(|| e.err(e.span, "internal error: conditional branch without its instruction"))?;
+    let g = i.guard.as_ref().ok_or_else(|| e.err(i.span, "internal error: conditional branch without a guard"))?;
+    let p = e.read_pred_pub(&g.pred)?;
+    Ok(if g.negated { e.b.build_not(p, "").unwrap() } else { p })
+}

@@ -1,0 +1,444 @@
+//! Uniformity of values and branches across the lanes of a warp, and the lane strides of
+//! varying integers (divergence analysis on ptxr's IR).
+//!
+//! The question is the one of LLVM's `UniformityAnalysis` ("Convergence And Uniformity") and
+//! of Coutinho et al., "Divergence Analysis and Optimizations" (PACT 2011): when the lanes of
+//! a warp execute an instruction together, do they all get the same value?
+//!
+//! - **Sources.** `%tid.x` varies with stride 1 along the lanes; `%tid.y`/`%tid.z` are
+//!   uniform, because the warps this analysis is for are runs of 32 consecutive `%tid.x`
+//!   in one row of the block (true warps when `%ntid.x` is a multiple of 32; in kernels
+//!   without warp-level operations any grouping of threads gives the same results). Launch
+//!   shape, `%ctaid`, kernel parameters, constants and variable addresses are uniform;
+//!   `%laneid`, `%warpid`, `%lanemask_*`, clocks, atomics, `.local` loads, call results and
+//!   per-lane warp results (`shfl`, `match`, matrix fragments) vary.
+//! - **Propagation.** An instruction on uniform operands is uniform (a load from a uniform
+//!   address reads one location for all lanes). Integer `add`/`sub`/`mad`/`mul`/`shl`/`cvt`
+//!   keep an affine shape `base + stride * lane` ([`Shape::Affine`]; the stride assumes the
+//!   arithmetic does not wrap inside one warp, so it classifies memory accesses and is not
+//!   used for code that depends on it being exact).
+//! - **Sync dependence.** A branch on a varying condition is divergent. The phis of every
+//!   block between it and its reconvergence point (its immediate post-dominator, included)
+//!   vary: lanes arrive there from different paths. This is conservative (a uniform loop
+//!   nested inside a divergent `if` is reported varying too).
+//! - **Temporal divergence.** A value defined in a loop with a divergent exit and read after
+//!   the loop varies at that read: lanes leave in different iterations.
+//!
+//! The result also says which blocks every live lane of a warp runs together
+//! ([`Uniformity::converged`]): blocks outside every divergent branch's region. The
+//! warp-vector code generator keeps uniform values of such blocks in scalars.
+
+use super::cfg::{Cfg, EXIT};
+use super::{BlockId, Def, Func, Opnd, Term, ValueId};
+
+/// How a value relates to the lanes of a warp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Not known yet (during the analysis); unreachable definitions keep it.
+    Unknown,
+    /// The same in every lane.
+    Uniform,
+    /// `base + stride * lane` for a uniform base (in the value's own units).
+    Affine(i64),
+    Varying,
+}
+
+impl Shape {
+    pub fn is_uniform(self) -> bool {
+        matches!(self, Shape::Uniform | Shape::Unknown)
+    }
+
+    fn join(self, o: Shape) -> Shape {
+        match (self, o) {
+            (Shape::Unknown, x) | (x, Shape::Unknown) => x,
+            (a, b) if a == b => a,
+            _ => Shape::Varying,
+        }
+    }
+
+    fn stride(self) -> Option<i64> {
+        match self {
+            Shape::Uniform | Shape::Unknown => Some(0),
+            Shape::Affine(s) => Some(s),
+            Shape::Varying => None,
+        }
+    }
+
+    fn from_stride(s: Option<i64>) -> Shape {
+        match s {
+            Some(0) => Shape::Uniform,
+            Some(s) => Shape::Affine(s),
+            None => Shape::Varying,
+        }
+    }
+}
+
+/// How the lanes of a warp access memory at one instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// One address for all lanes.
+    Uniform,
+    /// Consecutive elements (stride = access size).
+    Consecutive,
+    /// A constant stride of this many bytes.
+    Strided(i64),
+    /// Anything else: a gather or scatter.
+    Gather,
+}
+
+#[derive(Debug, Clone)]
+pub struct Uniformity {
+    pub cfg: Cfg,
+    /// Per value.
+    pub values: Vec<Shape>,
+    /// Per block: its terminator depends on a varying condition or index.
+    pub divergent: Vec<bool>,
+    /// Per block: every live lane of a warp runs it together (it lies in no divergent
+    /// branch's region). Unreachable blocks are not converged.
+    pub converged: Vec<bool>,
+}
+
+/// Special registers and how they vary along the lanes of a warp.
+pub fn special_shape(name: &str) -> Shape {
+    let base = name.split('.').next().unwrap_or(name);
+    match name {
+        "%tid.x" => return Shape::Affine(1),
+        "%tid.y" | "%tid.z" => return Shape::Uniform,
+        _ => {}
+    }
+    match base {
+        "%tid" | "%laneid" | "%warpid" | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%clock" | "%clock64" | "%globaltimer"
+        | "%globaltimer_lo" | "%globaltimer_hi" | "%pm0" | "%pm1" | "%pm2" | "%pm3" | "%pm4" | "%pm5" | "%pm6" | "%pm7" | "%pm0_64" | "%pm1_64" | "%pm2_64"
+        | "%pm3_64" | "%pm4_64" | "%pm5_64" | "%pm6_64" | "%pm7_64" => Shape::Varying,
+        _ => Shape::Uniform,
+    }
+}
+
+/// Values an operand reads.
+pub fn operand_values(o: &Opnd, out: &mut Vec<ValueId>) {
+    match o {
+        Opnd::Val(v) | Opnd::NotVal(v) => out.push(*v),
+        Opnd::Expr(_, vs) => out.extend(vs.iter().copied()),
+        Opnd::Addr(Some(b), _) => operand_values(b, out),
+        Opnd::Vector(xs) | Opnd::List(xs) => xs.iter().for_each(|x| operand_values(x, out)),
+        Opnd::Pair(a, b) => {
+            operand_values(a, out);
+            operand_values(b, out);
+        }
+        Opnd::Sel(x, _) => operand_values(x, out),
+        _ => {}
+    }
+}
+
+/// The values an instruction reads (its operands less the values it defines).
+pub fn reads(inst: &super::Inst) -> Vec<ValueId> {
+    let mut all = Vec::new();
+    for o in &inst.operands {
+        operand_values(o, &mut all);
+    }
+    all.retain(|v| !inst.defs.contains(v));
+    all
+}
+
+/// Whether an instruction's result differs per lane whatever its operands. `ld.param`
+/// is uniform only on a kernel's own parameters (a `.func`'s, and the `.param` variables
+/// of a call sequence, are per thread).
+fn always_varying(f: &Func, inst: &super::Inst) -> bool {
+    let i = inst.src;
+    match i.opcode.name {
+        "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "ldmatrix" | "alloca" | "stacksave" => true,
+        "ld" if i.has_mod("local") => true,
+        "ld" if i.has_mod("param") => !(f.kernel && inst.operands.iter().any(|o| matches!(o, Opnd::Addr(Some(b), _) if matches!(&**b, Opnd::Name(n) if f.params.iter().any(|p| &p.0 == n))))),
+        "cvta" => i.has_mod("local") && !i.has_mod("to"),
+        // A partial write (video selectors) keeps bits of the old value, which is not an
+        // operand here.
+        _ => inst.operands.iter().any(|o| matches!(o, Opnd::Sel(..))) && !inst.defs.is_empty(),
+    }
+}
+
+struct Analysis<'f, 'a> {
+    f: &'f Func<'a>,
+    cfg: Cfg,
+    values: Vec<Shape>,
+    /// Blocks whose phis vary (joins of divergent branches).
+    joins: Vec<bool>,
+    /// Per loop (index into `cfg.loops`): it has a divergent exit.
+    divergent_loop: Vec<bool>,
+}
+
+impl Analysis<'_, '_> {
+    /// The shape of value `v` as read in block `at` (temporal divergence applied).
+    fn read(&self, v: ValueId, at: BlockId) -> Shape {
+        let s = self.values[v as usize];
+        if s == Shape::Varying {
+            return s;
+        }
+        let def_block = match self.f.values[v as usize].def {
+            Def::Inst { block, .. } | Def::Phi { block } => block,
+            _ => return s,
+        };
+        for (k, (_, blocks)) in self.cfg.loops.iter().enumerate() {
+            if self.divergent_loop[k] && blocks.contains(&def_block) && !blocks.contains(&at) {
+                return Shape::Varying;
+            }
+        }
+        s
+    }
+
+    fn operand(&self, o: &Opnd, at: BlockId) -> Shape {
+        match o {
+            Opnd::Val(v) | Opnd::NotVal(v) => self.read(*v, at),
+            Opnd::Imm(_) => Shape::Uniform,
+            Opnd::Name(n) if n.starts_with('%') => special_shape(n),
+            Opnd::Name(_) => Shape::Uniform,
+            Opnd::Expr(_, vs) => vs.iter().fold(Shape::Uniform, |s, v| if self.read(*v, at).is_uniform() { s } else { Shape::Varying }),
+            Opnd::Addr(Some(b), off) => {
+                let _ = off;
+                self.operand(b, at)
+            }
+            Opnd::Addr(None, _) | Opnd::Sink => Shape::Uniform,
+            Opnd::Vector(xs) | Opnd::List(xs) => xs.iter().fold(Shape::Uniform, |s, x| if self.operand(x, at).is_uniform() { s } else { Shape::Varying }),
+            Opnd::Pair(a, b) => self.operand(a, at).join(self.operand(b, at)).max_varying(),
+            Opnd::Sel(x, _) => self.operand(x, at).max_varying(),
+        }
+    }
+
+    /// The shape of an instruction's results from its operands.
+    fn transfer(&self, inst: &super::Inst, at: BlockId) -> Shape {
+        if always_varying(self.f, inst) {
+            return Shape::Varying;
+        }
+        let srcs: Vec<&Opnd> = inst.operands.iter().filter(|o| !is_def(o, &inst.defs)).collect();
+        let shapes: Vec<Shape> = srcs.iter().map(|o| self.operand(o, at)).collect();
+        if shapes.iter().all(|s| s.is_uniform()) {
+            return Shape::Uniform;
+        }
+        if shapes.contains(&Shape::Varying) || inst.defs.len() != 1 {
+            return Shape::Varying;
+        }
+        let ty = crate::codegen::types_of(inst.src).first().copied();
+        if !ty.map_or(false, |t| t.is_int() || t.is_bits()) {
+            return Shape::Varying;
+        }
+        let imm = |k: usize| -> Option<i64> {
+            match srcs.get(k) {
+                Some(Opnd::Imm(s)) => parse_int(s),
+                _ => None,
+            }
+        };
+        let st = |k: usize| shapes.get(k).copied().and_then(Shape::stride);
+        let i = inst.src;
+        let s = (|| match i.opcode.name {
+            "mov" | "cvt" | "cvta" => st(0),
+            "add" if srcs.len() == 2 => Some(st(0)?.wrapping_add(st(1)?)),
+            "sub" if srcs.len() == 2 => Some(st(0)?.wrapping_sub(st(1)?)),
+            "neg" => Some(st(0)?.wrapping_neg()),
+            "mul" if i.has_mod("lo") || i.has_mod("wide") || !i.has_mod("hi") => match (st(0)?, st(1)?, imm(0), imm(1)) {
+                (0, s, Some(c), _) | (s, 0, _, Some(c)) => Some(s.wrapping_mul(c)),
+                _ => None,
+            },
+            "shl" => match (st(0)?, st(1)?, imm(1)) {
+                (s, 0, Some(c)) if (0..63).contains(&c) => Some(s.wrapping_mul(1i64 << c)),
+                _ => None,
+            },
+            "mad" if i.has_mod("lo") || i.has_mod("wide") => {
+                let prod = match (st(0)?, st(1)?, imm(0), imm(1)) {
+                    (0, 0, _, _) => Some(0),
+                    (0, s, Some(c), _) | (s, 0, _, Some(c)) => Some(s.wrapping_mul(c)),
+                    _ => None,
+                };
+                Some(prod?.wrapping_add(st(2)?))
+            }
+            _ => None,
+        })();
+        Shape::from_stride(s)
+    }
+
+    fn run(&mut self) {
+        loop {
+            self.propagate();
+            // Divergent branches and what they make vary.
+            let mut joins = vec![false; self.f.blocks.len()];
+            let mut divergent_loop = vec![false; self.cfg.loops.len()];
+            for &b in &self.cfg.rpo {
+                if !self.branch_divergent(b) {
+                    continue;
+                }
+                let region = self.cfg.region(b);
+                for &x in &region {
+                    joins[x as usize] = true;
+                }
+                let stop = self.cfg.ipdom[b as usize];
+                if stop != EXIT {
+                    joins[stop as usize] = true;
+                }
+                for (k, (_, blocks)) in self.cfg.loops.iter().enumerate() {
+                    if blocks.contains(&b) && self.cfg.succs[b as usize].iter().any(|s| !blocks.contains(s)) {
+                        divergent_loop[k] = true;
+                    }
+                }
+            }
+            if joins == self.joins && divergent_loop == self.divergent_loop {
+                return;
+            }
+            self.joins = joins;
+            self.divergent_loop = divergent_loop;
+        }
+    }
+
+    fn branch_divergent(&self, b: BlockId) -> bool {
+        match &self.f.blocks[b as usize].term {
+            Term::CondBr { cond, .. } => !self.operand(cond, b).is_uniform(),
+            Term::Switch { index, .. } => !self.operand(index, b).is_uniform(),
+            _ => false,
+        }
+    }
+
+    /// Iterates the value shapes to a fixpoint; a value changes at most twice (from
+    /// unknown to a shape, then to varying), so this ends.
+    fn propagate(&mut self) {
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in &self.cfg.rpo.clone() {
+                let blk = &self.f.blocks[b as usize];
+                for phi in &blk.phis {
+                    let mut s = Shape::Unknown;
+                    for &(pred, v) in &phi.incoming {
+                        s = s.join(self.read(v, pred));
+                    }
+                    if self.joins[b as usize] && s != Shape::Unknown {
+                        s = Shape::Varying;
+                    }
+                    changed |= self.update(phi.dst, s);
+                }
+                for inst in &blk.insts {
+                    let s = self.transfer(inst, b);
+                    for &d in &inst.defs {
+                        changed |= self.update(d, s);
+                    }
+                }
+            }
+        }
+    }
+
+    fn update(&mut self, v: ValueId, s: Shape) -> bool {
+        let old = self.values[v as usize];
+        let new = if old == Shape::Unknown { s } else if s == old || s == Shape::Unknown { old } else { Shape::Varying };
+        self.values[v as usize] = new;
+        new != old
+    }
+}
+
+trait MaxVarying {
+    fn max_varying(self) -> Shape;
+}
+
+impl MaxVarying for Shape {
+    /// Uniform stays uniform, anything else varies (for composite operands).
+    fn max_varying(self) -> Shape {
+        if self.is_uniform() {
+            Shape::Uniform
+        } else {
+            Shape::Varying
+        }
+    }
+}
+
+fn is_def(o: &Opnd, defs: &[ValueId]) -> bool {
+    match o {
+        Opnd::Val(v) => defs.contains(v),
+        Opnd::Vector(xs) | Opnd::List(xs) => !xs.is_empty() && xs.iter().all(|x| is_def(x, defs) || matches!(x, Opnd::Sink)),
+        Opnd::Pair(a, b) => is_def(a, defs) || is_def(b, defs),
+        Opnd::Sink => false,
+        _ => false,
+    }
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let t = s.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let t = t.trim_end_matches(['U', 'u']);
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()? as i64
+    } else {
+        t.parse::<i64>().ok()?
+    };
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+/// Analyzes function `f`.
+pub fn analyze(f: &Func) -> Uniformity {
+    let cfg = Cfg::new(f);
+    let n = f.blocks.len();
+    let loops = cfg.loops.len();
+    let mut a = Analysis { f, cfg, values: vec![Shape::Unknown; f.values.len()], joins: vec![false; n], divergent_loop: vec![false; loops] };
+    a.run();
+    let divergent: Vec<bool> = (0..n as BlockId).map(|b| a.cfg.order[b as usize] != u32::MAX && a.branch_divergent(b)).collect();
+    let mut converged: Vec<bool> = (0..n).map(|b| a.cfg.order[b] != u32::MAX).collect();
+    for &b in &a.cfg.rpo {
+        if divergent[b as usize] {
+            for x in a.cfg.region(b) {
+                converged[x as usize] = false;
+            }
+        }
+    }
+    // Parameters of a `.func` are per-thread values.
+    for (k, info) in f.values.iter().enumerate() {
+        if info.def == Def::Param {
+            a.values[k] = Shape::Varying;
+        }
+    }
+    let values = a.values.iter().map(|s| if *s == Shape::Unknown { Shape::Uniform } else { *s }).collect();
+    Uniformity { cfg: a.cfg, values, divergent, converged }
+}
+
+impl Uniformity {
+    /// The shape of an operand read in block `at`, with temporal divergence at loop exits.
+    pub fn operand_shape(&self, f: &Func, o: &Opnd, at: BlockId) -> Shape {
+        let mut vs = Vec::new();
+        operand_values(o, &mut vs);
+        let mut s = Shape::Uniform;
+        for v in vs {
+            let mut x = self.values[v as usize];
+            if let Def::Inst { block, .. } | Def::Phi { block } = f.values[v as usize].def {
+                for (_, blocks) in &self.cfg.loops {
+                    if blocks.contains(&block) && !blocks.contains(&at) && blocks.iter().any(|b| self.divergent[*b as usize] && self.cfg.succs[*b as usize].iter().any(|s| !blocks.contains(s))) {
+                        x = Shape::Varying;
+                    }
+                }
+            }
+            s = match (s, x) {
+                (Shape::Uniform, x) => x,
+                (s, Shape::Uniform) => s,
+                _ => Shape::Varying,
+            };
+        }
+        if let Opnd::Name(n) = o {
+            if n.starts_with('%') {
+                return special_shape(n);
+            }
+        }
+        s
+    }
+
+    /// How the lanes access memory at `inst` (`ld`, `st`, `atom`, `red`, ...): from the
+    /// shape of its address operand and the access size.
+    pub fn access(&self, f: &Func, inst: &super::Inst, at: BlockId) -> Option<Access> {
+        let addr = inst.operands.iter().find(|o| matches!(o, Opnd::Addr(..)))?;
+        let size: i64 = {
+            let ty = crate::codegen::types_of(inst.src).first().copied()?;
+            let n = inst.src.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|d| d.parse::<i64>().ok())).unwrap_or(1);
+            ty.size() as i64 * n
+        };
+        Some(match self.operand_shape(f, addr, at) {
+            Shape::Uniform | Shape::Unknown => Access::Uniform,
+            Shape::Affine(s) if s == size => Access::Consecutive,
+            Shape::Affine(s) => Access::Strided(s),
+            Shape::Varying => Access::Gather,
+        })
+    }
+}
