@@ -77,4 +77,30 @@ fn main() {
         let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
         time("stencil", reps, || m.launch("stencil2d", &cfg, &mut args).unwrap());
     }
+    // Idioms where a thread has a loop of its own (benches/cuda/idioms.cu, NVRTC PTX), on the
+    // warp-vector path and, as `NAME/thread`, on the per-thread path.
+    let idioms = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/idioms.nvrtc.ptx");
+    for exec in [ptxr::codegen::warp::Exec::Simd, ptxr::codegen::warp::Exec::Thread] {
+        ptxr::codegen::warp::set_exec(exec);
+        let tag = if exec == ptxr::codegen::warp::Exec::Thread { "/thread" } else { "" };
+        let m = load(idioms);
+        let s32 = |v: usize| ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, v as u64);
+        if want("saxpy_grid") {
+            let mut args = vec![ArgSpec::Buffer(x.clone()), ArgSpec::Buffer(f32s((0..n).map(|i| (i % 7) as f32))), ArgSpec::Scalar(ptxr::syntax::ast::Type::F32, 2.0f32.to_bits() as u64), s32(n)];
+            let cfg = LaunchConfig { grid: Dim3(1024, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+            time(&format!("saxpy_grid{tag}"), reps, || m.launch("saxpy_grid", &cfg, &mut args).unwrap());
+        }
+        if want("matmul_naive") {
+            let k = 512usize;
+            let mut args = vec![ArgSpec::Buffer(f32s((0..k * k).map(|i| (i % 13) as f32 * 0.25))), ArgSpec::Buffer(f32s((0..k * k).map(|i| (i % 11) as f32 * 0.5))), ArgSpec::Buffer(vec![0; k * k * 4]), s32(k)];
+            let cfg = LaunchConfig { grid: Dim3((k / 32) as u32, (k / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
+            time(&format!("matmul_naive{tag}"), reps, || m.launch("matmul_naive", &cfg, &mut args).unwrap());
+        }
+        if want("mandelbrot") {
+            let (w, h) = (1024usize, 1024usize);
+            let mut args = vec![ArgSpec::Buffer(vec![0; w * h * 4]), s32(w), s32(h), s32(256)];
+            let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (h / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
+            time(&format!("mandelbrot{tag}"), reps, || m.launch("mandelbrot", &cfg, &mut args).unwrap());
+        }
+    }
 }

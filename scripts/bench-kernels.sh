@@ -7,7 +7,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source scripts/env.sh
 reps=${1:-3}
-only=${2:-saxpy,reduce,sgemm,histogram,stencil}
+only=${2:-saxpy,reduce,sgemm,histogram,stencil,saxpy_grid,matmul_naive,mandelbrot}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 gcc -O3 -march=native -fopenmp benches/c/baselines.c -o "$tmp/baselines"
 cargo build --release --quiet --bench kernels
@@ -19,11 +19,13 @@ import sys
 c = dict(l.split() for l in open(sys.argv[1]))
 p = dict(l.split() for l in open(sys.argv[2]))
 work = {"saxpy": ("GB/s", 12 * 2**26), "reduce": ("GB/s", 4 * 2**26), "sgemm": ("GFLOP/s", 2 * 1024**3),
-        "histogram": ("GB/s", 2**26), "stencil": ("GB/s", 8 * 4096**2)}
+        "histogram": ("GB/s", 2**26), "stencil": ("GB/s", 8 * 4096**2),
+        "saxpy_grid": ("GB/s", 12 * 2**26), "matmul_naive": ("GFLOP/s", 2 * 512**3), "mandelbrot": ("Mpx/s", 1024 * 1024 * 1e3)}
 print(f"{'kernel':10} {'ptxr s':>9} {'C s':>9} {'ptxr':>10} {'C':>10}  ptxr/C")
 for k in p:
-    unit, amount = work[k]
-    tp, tc = float(p[k]), float(c[k])
+    base = k.split("/")[0]
+    unit, amount = work[base]
+    tp, tc = float(p[k]), float(c[base])
     print(f"{k:10} {tp:9.4f} {tc:9.4f} {amount/tp/1e9:7.2f} {unit:>2} {amount/tc/1e9:7.2f} {unit:>2}  {tp/tc:5.2f}x")
 if "histogram" in p and "histogram_cta_order" in c:
     tp, tc = float(p["histogram"]), float(c["histogram_cta_order"])

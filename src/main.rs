@@ -115,6 +115,10 @@ enum Cmd {
         /// Write the generated PTX' to this file.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Compare the warp-vector path with the per-thread path of the same PTX instead of
+        /// PTX' (same launches, every output byte).
+        #[arg(long)]
+        exec_diff: bool,
     },
 }
 
@@ -138,8 +142,8 @@ fn main() -> ExitCode {
             ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
             run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt)
         }
-        Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep } => {
-            let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2 };
+        Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep, exec_diff } => {
+            let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2, exec_diff };
             roundtrip(&file, &o)
         }
     };
@@ -157,7 +161,7 @@ fn main() -> ExitCode {
 
 fn roundtrip(file: &PathBuf, o: &ptxr::roundtrip::Options) -> anyhow::Result<()> {
     let is_ll = matches!(file.extension().and_then(|e| e.to_str()), Some("ll") | Some("bc"));
-    let out = if is_ll { ptxr::roundtrip::roundtrip_ll(file, o)? } else { ptxr::roundtrip::roundtrip_ptx(file, o)? };
+    let out = if o.exec_diff { ptxr::roundtrip::exec_differential(file, o)? } else if is_ll { ptxr::roundtrip::roundtrip_ll(file, o)? } else { ptxr::roundtrip::roundtrip_ptx(file, o)? };
     print!("{}", out.report);
     if out.failures > 0 {
         std::process::exit(1);

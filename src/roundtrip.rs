@@ -44,6 +44,10 @@ pub struct Options {
     pub keep: Option<PathBuf>,
     /// Optimization level of the CPU compiles (both sides).
     pub cpu_opt: u32,
+    /// Instead of PTX', compare the kernels' warp-vector code (`--exec simd`, the original
+    /// side) with their per-thread code (`--exec thread`, the other side): the same PTX,
+    /// the same seeded launches, every output byte (`exec_differential`).
+    pub exec_diff: bool,
 }
 
 /// The result: the report text and whether everything passed.
@@ -362,6 +366,16 @@ fn show(bytes: &[u8], ty: Option<Type>) -> String {
 }
 
 /// Round trip of a PTX file.
+/// Runs the kernels of `path` on both execution paths (warp-vector and per-thread) on the
+/// same seeded launches as a round trip and compares every output byte: the per-thread
+/// path is the warp path's oracle.
+pub fn exec_differential(path: &Path, o: &Options) -> Result<Outcome> {
+    let src = SourceFile::load(path)?;
+    let spec = o.spec.clone().or_else(|| spec_file_for(path));
+    let o = Options { exec_diff: true, against: None, keep: None, ..o.clone() };
+    roundtrip_source(&src, spec.as_deref(), &o, &format!("ptxr roundtrip {} --exec-diff", path.display()))
+}
+
 pub fn roundtrip_ptx(path: &Path, o: &Options) -> Result<Outcome> {
     let src = SourceFile::load(path)?;
     let spec = match &o.spec {
@@ -404,6 +418,7 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
     let _ = writeln!(r, "roundtrip {} ({}, PTX ISA {})", src.name, o.nvptx.sm, o.nvptx.ptx);
     // PTX'.
     let prime_text = match &o.against {
+        _ if o.exec_diff => src.text.clone(),
         Some(p) => std::fs::read_to_string(p).map_err(|e| anyhow!("cannot read {}: {e}", p.display()))?,
         None => driver::to_ptx(src, &o.nvptx)?,
     };
@@ -413,6 +428,7 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
     }
     // ptxas.
     let ptxas_ok = match find_ptxas(o.ptxas.as_deref()) {
+        _ if o.exec_diff => None,
         Some(p) if !p.is_file() => {
             let _ = writeln!(r, "FAIL ptxas: {} does not exist (from --ptxas or $PTXAS): PTX' was not validated; the execution checks still run", p.display());
             failures += 1;
@@ -436,12 +452,23 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
     };
     // Both sides on the CPU.
     let prime_name = match &o.against {
+        _ if o.exec_diff => format!("{} (--exec thread)", src.name),
         Some(p) => p.display().to_string(),
         None => format!("{} (PTX')", src.name),
     };
     let prime_src = SourceFile { name: prime_name, text: prime_text };
-    let orig = driver::load(src, o.cpu_opt)?;
-    let prime = match driver::load(&prime_src, o.cpu_opt) {
+    let exec = crate::codegen::warp::exec();
+    if o.exec_diff {
+        crate::codegen::warp::set_exec(crate::codegen::warp::Exec::Simd);
+    }
+    let orig = driver::load(src, o.cpu_opt);
+    if o.exec_diff {
+        crate::codegen::warp::set_exec(crate::codegen::warp::Exec::Thread);
+    }
+    let prime = driver::load(&prime_src, o.cpu_opt);
+    crate::codegen::warp::set_exec(exec);
+    let orig = orig?;
+    let prime = match prime {
         Ok(l) => l,
         Err(e) => {
             let _ = writeln!(r, "FAIL ptxr cannot compile PTX' for the CPU:\n{}", indent(&format!("{e:#}")));

@@ -101,6 +101,17 @@ fn render(bytes: &[u8], spec: &str) -> String {
 
 #[test]
 fn filetests() {
+    run_filetests(ptxr::codegen::warp::Exec::Simd);
+}
+
+/// The same expectations on the per-thread path (`--exec thread`), the warp path's oracle.
+#[test]
+fn filetests_thread_path() {
+    run_filetests(ptxr::codegen::warp::Exec::Thread);
+}
+
+fn run_filetests(exec: ptxr::codegen::warp::Exec) {
+    ptxr::codegen::warp::set_exec(exec);
     // FILETESTS_DIR runs another directory of filetests (e.g. a large GPU differential set
     // written by tests/filetests/ref/gpu_fuzz.py).
     let root = std::env::var("FILETESTS_DIR").map(std::path::PathBuf::from).unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/filetests"));
@@ -186,5 +197,5 @@ fn filetests() {
     if !failures.is_empty() {
         panic!("{} filetest failure(s):\n{}", failures.len(), failures.join("\n"));
     }
-    eprintln!("filetests: {nruns} runs passed");
+    eprintln!("filetests ({exec:?}): {nruns} runs passed");
 }

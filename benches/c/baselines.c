@@ -103,6 +103,39 @@ static void stencil(const float *in, float *out, int w, int h) {
     printf("%s %.6f\n", name, best);           \
   } while (0)
 
+// The idioms of benches/cuda/idioms.cu.
+static void saxpy_grid(const float *x, float *y, float a, int n) {
+#pragma omp parallel for simd
+  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+}
+
+static void matmul_naive(const float *a, const float *b, float *c, int n) {
+#pragma omp parallel for
+  for (int row = 0; row < n; row++)
+    for (int col = 0; col < n; col++) {
+      float s = 0.0f;
+      for (int k = 0; k < n; ++k) s += a[row * n + k] * b[k * n + col];
+      c[row * n + col] = s;
+    }
+}
+
+static void mandelbrot(int *out, int w, int h, int maxit) {
+#pragma omp parallel for
+  for (int py = 0; py < h; py++)
+    for (int px = 0; px < w; px++) {
+      float cr = -2.0f + 3.0f * px / w, ci = -1.5f + 3.0f * py / h;
+      float zr = 0.0f, zi = 0.0f;
+      int it = 0;
+      while (it < maxit && zr * zr + zi * zi <= 4.0f) {
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+        ++it;
+      }
+      out[py * w + px] = it;
+    }
+}
+
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 3;
   int n = 1 << 26;
@@ -125,5 +158,11 @@ int main(int argc, char **argv) {
   float *in = malloc(sizeof(float) * w * w), *out = malloc(sizeof(float) * w * w);
   for (int i = 0; i < w * w; i++) in[i] = (float)(i % 101);
   TIME("stencil", reps, stencil(in, out, w, w));
+  for (int i = 0; i < n; i++) y[i] = (float)(i % 7);
+  TIME("saxpy_grid", reps, saxpy_grid(x, y, 2.0f, n));
+  int k = 512;
+  TIME("matmul_naive", reps, matmul_naive(A, B, C, k));
+  int *img = malloc(sizeof(int) * 1024 * 1024);
+  TIME("mandelbrot", reps, mandelbrot(img, 1024, 1024, 256));
   return 0;
 }

@@ -29,7 +29,7 @@
 //! run on the per-thread path (`--exec thread` forces it for every kernel).
 
 use super::func::{reg_t, FnEmitter, R};
-use crate::ir::uniformity::{self, Shape, Uniformity};
+use crate::ir::uniformity::{self, Group, Shape, Uniformity};
 use crate::ir::{BlockId, Def, Func, Opnd, Term};
 use crate::syntax::ast::StateSpace;
 use inkwell::basic_block::BasicBlock;
@@ -128,7 +128,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let var_of = |v: u32| (f.values[v as usize].var.0, f.values[v as usize].var.1.clone());
     let mut scalar: HashSet<(u32, String)> = f.values.iter().map(|v| (v.var.0, v.var.1.clone())).collect();
     let ok_inst = |scalar: &HashSet<(u32, String)>, b: usize, inst: &crate::ir::Inst| -> bool {
-        uni.converged[b]
+        uni.group[b] != Group::Mixed
             && !inst.defs.is_empty()
             && hoistable(f, inst)
             && inst.defs.iter().all(|d| uni.values[*d as usize] == Shape::Uniform)
@@ -139,7 +139,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         let before = scalar.len();
         for (b, blk) in f.blocks.iter().enumerate() {
             for phi in &blk.phis {
-                if !uni.converged[b] || uni.values[phi.dst as usize] != Shape::Uniform {
+                if uni.group[b] == Group::Mixed || uni.values[phi.dst as usize] != Shape::Uniform {
                     scalar.remove(&var_of(phi.dst));
                 }
             }
@@ -151,9 +151,29 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
                 }
             }
         }
+        // A scalar serves one group of lanes at a time: every live lane, and the lanes of at
+        // most one side of one divergent branch (two sides may be run interleaved).
+        let mut arms: std::collections::HashMap<(u32, String), Group> = std::collections::HashMap::new();
         for (k, v) in f.values.iter().enumerate() {
-            if v.def == Def::Param {
-                scalar.remove(&var_of(k as u32));
+            let key = var_of(k as u32);
+            let block = match v.def {
+                Def::Param => {
+                    scalar.remove(&key);
+                    continue;
+                }
+                Def::Inst { block, .. } | Def::Phi { block } => block,
+                Def::Undef => continue,
+            };
+            let g = uni.group[block as usize];
+            if let Group::Arm(..) = g {
+                match arms.get(&key) {
+                    Some(o) if *o != g => {
+                        scalar.remove(&key);
+                    }
+                    _ => {
+                        arms.insert(key, g);
+                    }
+                }
             }
         }
         if scalar.len() == before {
@@ -462,7 +482,14 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         e.enter_scope_pub(scope);
         e.span = i.span;
     }
-    let converged_uniform = plan.uni.converged[b as usize] && !plan.uni.divergent[b as usize];
+    // A uniform terminator may branch straight to a successor that the same lanes run
+    // together; anything else goes through the dispatch, which lets every other waiting
+    // lane catch up first (a branch out of one side of a divergent `if` must not enter the
+    // join before the other side's lanes).
+    let group = plan.uni.group[b as usize];
+    let direct = |t: BlockId| group == Group::All || plan.uni.group[t as usize] == group;
+    let uniform = group != Group::Mixed && !plan.uni.divergent[b as usize];
+    let all_exit = group == Group::All && !plan.uni.divergent[b as usize];
     let (next, dispatch) = (w(e).next, w(e).dispatch);
     let v32 = i32t.vec_type(LANES);
     if scalar_term(func, plan, b) {
@@ -479,23 +506,27 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             _ => (i32t.const_int(DONE, false), None),
         };
         let exits = matches!(blk.term, Term::Ret(_) | Term::Exit | Term::Unreachable);
-        if !(exits && converged_uniform) {
+        if !(exits && all_exit) {
             let all = e.b.build_load(v32, next, "").unwrap().into_vector_value();
             let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(id as u64, false)), "").unwrap();
             let upd = e.b.build_select(mine, splat(e, succ), all, "").unwrap();
             e.b.build_store(next, upd).unwrap();
         }
-        if converged_uniform {
+        if uniform {
             match (&blk.term, cond) {
-                (Term::Br(t), _) => {
+                (Term::Br(t), _) if direct(*t) => {
                     e.b.build_unconditional_branch(code[*t as usize].unwrap()).unwrap();
                 }
-                (Term::CondBr { .. }, Some((p, then, els))) => {
-                    e.b.build_conditional_branch(p, code[then as usize].unwrap(), code[els as usize].unwrap()).unwrap();
+                (Term::CondBr { .. }, Some((p, then, els))) if direct(then) || direct(els) => {
+                    let to = |t: BlockId| if direct(t) { code[t as usize].unwrap() } else { dispatch };
+                    e.b.build_conditional_branch(p, to(then), to(els)).unwrap();
                 }
-                _ => {
+                (Term::Ret(_) | Term::Exit | Term::Unreachable, _) if all_exit => {
                     let done = e.ret_bb;
                     e.b.build_unconditional_branch(done).unwrap();
+                }
+                _ => {
+                    e.b.build_unconditional_branch(dispatch).unwrap();
                 }
             }
         } else {
@@ -542,7 +573,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
     e.b.build_store(at, succ).unwrap();
     close(e, lp.take().unwrap());
-    match (&blk.term, converged_uniform) {
+    match (&blk.term, all_exit) {
         (Term::CondBr { then, els, .. }, true) => {
             // Every live lane took the same side: the lowest successor is theirs.
             let all = e.b.build_load(v32, next, "").unwrap();

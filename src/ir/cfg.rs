@@ -174,6 +174,43 @@ impl Cfg {
     }
 }
 
+impl Cfg {
+    /// The blocks that successor `k` of `c` reaches before `c`'s reconvergence point (that
+    /// point included when reached), without passing through `c` again.
+    pub fn side(&self, c: BlockId, k: usize) -> Vec<BlockId> {
+        let stop = self.ipdom[c as usize];
+        let mut seen = vec![false; self.succs.len()];
+        let mut out = Vec::new();
+        let mut work: Vec<BlockId> = self.succs[c as usize].get(k).copied().into_iter().collect();
+        while let Some(x) = work.pop() {
+            if x == c || seen[x as usize] {
+                continue;
+            }
+            seen[x as usize] = true;
+            out.push(x);
+            if x != stop {
+                work.extend(self.succs[x as usize].iter().copied());
+            }
+        }
+        out
+    }
+
+    /// Where the paths of a divergent branch at `c` meet: blocks that more than one of its
+    /// successors reaches (`side`), which lie between `c` and its reconvergence point.
+    pub fn joins(&self, c: BlockId) -> Vec<BlockId> {
+        let mut count = vec![0u32; self.succs.len()];
+        for k in 0..self.succs[c as usize].len() {
+            if self.succs[c as usize][..k].contains(&self.succs[c as usize][k]) {
+                continue;
+            }
+            for x in self.side(c, k) {
+                count[x as usize] += 1;
+            }
+        }
+        (0..self.succs.len() as BlockId).filter(|x| count[*x as usize] >= 2).collect()
+    }
+}
+
 fn reverse_post_order(n: usize, root: BlockId, succs: &[Vec<BlockId>]) -> Vec<BlockId> {
     let mut seen = vec![false; n];
     let mut post = Vec::with_capacity(n);

@@ -28,7 +28,7 @@
 //! ([`Uniformity::converged`]): blocks outside every divergent branch's region. The
 //! warp-vector code generator keeps uniform values of such blocks in scalars.
 
-use super::cfg::{Cfg, EXIT};
+use super::cfg::Cfg;
 use super::{BlockId, Def, Func, Opnd, Term, ValueId};
 
 /// How a value relates to the lanes of a warp.
@@ -96,6 +96,20 @@ pub struct Uniformity {
     /// Per block: every live lane of a warp runs it together (it lies in no divergent
     /// branch's region). Unreachable blocks are not converged.
     pub converged: Vec<bool>,
+    /// Per block: which lanes run it together.
+    pub group: Vec<Group>,
+}
+
+/// The lanes of a warp that run a block together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Every live lane (a converged block).
+    All,
+    /// The lanes that left converged divergent branch `c` through its successor `k`, and
+    /// only they: the block lies in one side of `c` and in no other divergent region.
+    Arm(BlockId, u32),
+    /// Anything else (nested or looping divergence), and unreachable blocks.
+    Mixed,
 }
 
 /// Special registers and how they vary along the lanes of a warp.
@@ -264,13 +278,8 @@ impl Analysis<'_, '_> {
                 if !self.branch_divergent(b) {
                     continue;
                 }
-                let region = self.cfg.region(b);
-                for &x in &region {
+                for x in self.cfg.joins(b) {
                     joins[x as usize] = true;
-                }
-                let stop = self.cfg.ipdom[b as usize];
-                if stop != EXIT {
-                    joins[stop as usize] = true;
                 }
                 for (k, (_, blocks)) in self.cfg.loops.iter().enumerate() {
                     if blocks.contains(&b) && self.cfg.succs[b as usize].iter().any(|s| !blocks.contains(s)) {
@@ -379,13 +388,29 @@ pub fn analyze(f: &Func) -> Uniformity {
     a.run();
     let divergent: Vec<bool> = (0..n as BlockId).map(|b| a.cfg.order[b as usize] != u32::MAX && a.branch_divergent(b)).collect();
     let mut converged: Vec<bool> = (0..n).map(|b| a.cfg.order[b] != u32::MAX).collect();
+    let mut regions: Vec<Vec<BlockId>> = vec![Vec::new(); n];
     for &b in &a.cfg.rpo {
         if divergent[b as usize] {
             for x in a.cfg.region(b) {
                 converged[x as usize] = false;
+                regions[x as usize].push(b);
             }
         }
     }
+    let group = (0..n)
+        .map(|b| match regions[b].as_slice() {
+            _ if a.cfg.order[b] == u32::MAX => Group::Mixed,
+            [] => Group::All,
+            [c] if converged[*c as usize] => {
+                let from: Vec<u32> = (0..a.cfg.succs[*c as usize].len() as u32).filter(|k| a.cfg.side(*c, *k as usize).contains(&(b as BlockId))).collect();
+                match from.as_slice() {
+                    [k] => Group::Arm(*c, *k),
+                    _ => Group::Mixed,
+                }
+            }
+            _ => Group::Mixed,
+        })
+        .collect();
     // Parameters of a `.func` are per-thread values.
     for (k, info) in f.values.iter().enumerate() {
         if info.def == Def::Param {
@@ -393,7 +418,7 @@ pub fn analyze(f: &Func) -> Uniformity {
         }
     }
     let values = a.values.iter().map(|s| if *s == Shape::Unknown { Shape::Uniform } else { *s }).collect();
-    Uniformity { cfg: a.cfg, values, divergent, converged }
+    Uniformity { cfg: a.cfg, values, divergent, converged, group }
 }
 
 impl Uniformity {
