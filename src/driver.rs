@@ -263,9 +263,9 @@ pub fn report(src: &SourceFile) -> Result<String> {
         } else if crate::lanes::needs_scheduler(body, &sync_funcs) {
             "thread (barriers, warp collectives or spin loops: the per-thread scheduler)".to_string()
         } else {
-            match &plan {
-                Ok(_) => "simd (warp-vector)".to_string(),
-                Err(why) => format!("thread ({why})"),
+            match plan.as_ref().map_err(|w| w.clone()).map(|p| crate::codegen::warp::takes_warp_path(exec, p)) {
+                Ok(Ok(())) => "simd (warp-vector)".to_string(),
+                Ok(Err(why)) | Err(why) => format!("thread ({why})"),
             }
         };
         let _ = writeln!(out, "kernel {}: {path}", f.name.name);

@@ -51,9 +51,10 @@ enum Cmd {
         /// uniformity analysis behind it, instead of compiling.
         #[arg(long)]
         report: bool,
-        /// simd: warp-vector code where a kernel allows it (default); thread: per-thread
-        /// code for every kernel (the reference path).
-        #[arg(long, default_value = "simd")]
+        /// auto (default): warp-vector code for kernels with a loop of their own; simd:
+        /// warp-vector code wherever a kernel allows it; thread: per-thread code for every
+        /// kernel (the reference path). `--report` says which kernel takes which and why.
+        #[arg(long, default_value = "auto")]
         exec: String,
     },
     /// Compile a PTX file and run one kernel on this CPU.
@@ -79,8 +80,8 @@ enum Cmd {
         binds: Vec<String>,
         #[arg(short = 'O', default_value = "3", value_parser = clap::value_parser!(u32).range(0..=3))]
         opt: u32,
-        /// simd (default) or thread: see `compile --exec`.
-        #[arg(long, default_value = "simd")]
+        /// auto (default), simd or thread: see `compile --exec`.
+        #[arg(long, default_value = "auto")]
         exec: String,
     },
     /// PTX → ptxr → LLVM NVPTX → PTX': validate PTX' with ptxas, run both on the CPU on the
@@ -129,7 +130,7 @@ fn main() -> ExitCode {
     ptxr::runtime::set_guarded_buffers(true);
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
-        Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if ptxr::codegen::warp::Exec::parse(&exec).is_none() => Err(anyhow::anyhow!("--exec takes simd or thread, not `{exec}`")),
+        Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if ptxr::codegen::warp::Exec::parse(&exec).is_none() => Err(anyhow::anyhow!("--exec takes auto, simd or thread, not `{exec}`")),
         Cmd::Compile { file, report: true, exec, .. } => {
             ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
             ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}"))

@@ -563,10 +563,11 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
 
 /// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`).
 fn warp_plan(e: &FnEmitter, f: &ast::Function) -> Option<super::warp::Plan> {
-    if !f.entry || e.m.nvptx || super::warp::exec() != super::warp::Exec::Simd {
+    if !f.entry || e.m.nvptx || super::warp::exec() == super::warp::Exec::Thread {
         return None;
     }
-    super::warp::plan(&e.irs.func).ok()
+    let plan = super::warp::plan(&e.irs.func).ok()?;
+    super::warp::takes_warp_path(super::warp::exec(), &plan).ok().map(|_| plan)
 }
 
 /// Parameter buffer layout of a kernel: each parameter at its natural (or declared) alignment.

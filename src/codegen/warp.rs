@@ -50,7 +50,12 @@ pub const LANE_ARRAY: &str = "ptxr.lanes";
 /// Which execution path kernels take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exec {
-    /// Warp-vector code where the kernel allows it, else per-thread code.
+    /// The warp path for kernels with a loop of their own, which it runs as scalar loops
+    /// around vector code; straight-line kernels keep per-thread code, whose loop over the
+    /// threads LLVM vectorizes with consecutive accesses (the warp path's lane arrays make
+    /// their loads gathers today: measured 5x slower on saxpy).
+    Auto,
+    /// Warp-vector code wherever the kernel allows it, else per-thread code.
     Simd,
     /// Per-thread code for every kernel (the exact reference path).
     Thread,
@@ -59,6 +64,7 @@ pub enum Exec {
 impl Exec {
     pub fn parse(s: &str) -> Option<Exec> {
         match s {
+            "auto" => Some(Exec::Auto),
             "simd" => Some(Exec::Simd),
             "thread" => Some(Exec::Thread),
             _ => None,
@@ -75,9 +81,19 @@ pub fn set_exec(e: Exec) {
     EXEC.with(|c| c.set(Some(e)));
 }
 
-/// The path set by [`set_exec`], else `$PTXR_EXEC` (`simd` or `thread`), else `simd`.
+/// The path set by [`set_exec`], else `$PTXR_EXEC` (`auto`, `simd` or `thread`), else `auto`.
 pub fn exec() -> Exec {
-    EXEC.with(|c| c.get()).unwrap_or_else(|| std::env::var("PTXR_EXEC").ok().and_then(|s| Exec::parse(&s)).unwrap_or(Exec::Simd))
+    EXEC.with(|c| c.get()).unwrap_or_else(|| std::env::var("PTXR_EXEC").ok().and_then(|s| Exec::parse(&s)).unwrap_or(Exec::Auto))
+}
+
+/// Whether a kernel that the warp path can run takes it under `exec`: `Auto` takes it for
+/// kernels with a loop.
+pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
+    match exec {
+        Exec::Thread => Err("forced by --exec thread".into()),
+        Exec::Auto if plan.uni.cfg.loops.is_empty() => Err("no loop of its own: LLVM vectorizes the loop over its threads; --exec simd forces the warp path".into()),
+        _ => Ok(()),
+    }
 }
 
 /// What the warp path needs to know about a kernel.
