@@ -269,7 +269,14 @@ pub fn report(src: &SourceFile) -> Result<String> {
             }
         };
         let _ = writeln!(out, "kernel {}: {path}", f.name.name);
-        let uni = crate::ir::uniformity::analyze(irf);
+        let own;
+        let uni = match &plan {
+            Ok(p) => &p.uni,
+            Err(_) => {
+                own = crate::ir::uniformity::analyze(irf);
+                &own
+            }
+        };
         let count = |want: fn(&Shape) -> bool| uni.values.iter().filter(|s| want(s)).count();
         let _ = writeln!(
             out,
@@ -281,7 +288,7 @@ pub fn report(src: &SourceFile) -> Result<String> {
         let reachable: Vec<u32> = uni.cfg.rpo.clone();
         let branches = reachable.iter().filter(|b| matches!(irf.blocks[**b as usize].term, crate::ir::Term::CondBr { .. } | crate::ir::Term::Switch { .. })).count();
         let divergent = reachable.iter().filter(|b| uni.divergent[**b as usize]).count();
-        let converged = reachable.iter().filter(|b| uni.converged[**b as usize]).count();
+        let converged = reachable.iter().filter(|b| uni.group[**b as usize] == crate::ir::uniformity::Group::All).count();
         let _ = writeln!(out, "  branches: {divergent} divergent of {branches}; blocks run by all live lanes together: {converged} of {}", reachable.len());
         if let Ok(p) = &plan {
             let vars: std::collections::HashSet<_> = irf.values.iter().map(|v| v.var.clone()).collect();

@@ -130,19 +130,10 @@ fn main() -> ExitCode {
     ptxr::runtime::set_guarded_buffers(true);
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
-        Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if ptxr::codegen::warp::Exec::parse(&exec).is_none() => Err(anyhow::anyhow!("--exec takes auto, simd or thread, not `{exec}`")),
-        Cmd::Compile { file, report: true, exec, .. } => {
-            ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
-            ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}"))
-        }
-        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, exec, .. } => {
-            ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
-            compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output)
-        }
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, exec } => {
-            ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::parse(&exec).unwrap());
-            run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt)
-        }
+        Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if set_exec(&exec).is_err() => Err(anyhow::anyhow!("--exec takes auto, simd or thread, not `{exec}`")),
+        Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
+        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt),
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep, exec_diff } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2, exec_diff };
             roundtrip(&file, &o)
@@ -158,6 +149,11 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--exec`: the execution path of the kernels compiled from here on.
+fn set_exec(s: &str) -> Result<(), ()> {
+    ptxr::codegen::warp::Exec::parse(s).map(ptxr::codegen::warp::set_exec).ok_or(())
 }
 
 fn roundtrip(file: &PathBuf, o: &ptxr::roundtrip::Options) -> anyhow::Result<()> {

@@ -365,7 +365,6 @@ fn show(bytes: &[u8], ty: Option<Type>) -> String {
     }
 }
 
-/// Round trip of a PTX file.
 /// Runs the kernels of `path` on both execution paths (warp-vector and per-thread) on the
 /// same seeded launches as a round trip and compares every output byte: the per-thread
 /// path is the warp path's oracle.
@@ -376,6 +375,7 @@ pub fn exec_differential(path: &Path, o: &Options) -> Result<Outcome> {
     roundtrip_source(&src, spec.as_deref(), &o, &format!("ptxr roundtrip {} --exec-diff", path.display()))
 }
 
+/// Round trip of a PTX file.
 pub fn roundtrip_ptx(path: &Path, o: &Options) -> Result<Outcome> {
     let src = SourceFile::load(path)?;
     let spec = match &o.spec {
@@ -415,7 +415,11 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
     let mut r = String::new();
     let mut failures = 0usize;
     let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
-    let _ = writeln!(r, "roundtrip {} ({}, PTX ISA {})", src.name, o.nvptx.sm, o.nvptx.ptx);
+    if o.exec_diff {
+        let _ = writeln!(r, "{}: the warp-vector path (--exec simd) against the per-thread path (--exec thread)", src.name);
+    } else {
+        let _ = writeln!(r, "roundtrip {} ({}, PTX ISA {})", src.name, o.nvptx.sm, o.nvptx.ptx);
+    }
     // PTX'.
     let prime_text = match &o.against {
         _ if o.exec_diff => src.text.clone(),
@@ -471,7 +475,7 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
     let prime = match prime {
         Ok(l) => l,
         Err(e) => {
-            let _ = writeln!(r, "FAIL ptxr cannot compile PTX' for the CPU:\n{}", indent(&format!("{e:#}")));
+            let _ = writeln!(r, "FAIL ptxr cannot compile {} for the CPU:\n{}", prime_src.name, indent(&format!("{e:#}")));
             return Ok(Outcome { report: r, failures: failures + 1, ptxas_ok });
         }
     };

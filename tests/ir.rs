@@ -8,12 +8,7 @@ use ptxr::ir::{build_module, print_module, verify, Def, Opnd, Term};
 use std::path::PathBuf;
 
 
-/// The IR of `text` (which borrows the parsed module: both live to the end of the test).
-fn ir_of(text: &str) -> ptxr::ir::Module<'static> {
-    let src: &'static ptxr::SourceFile = Box::leak(Box::new(ptxr::SourceFile { name: "t.ptx".into(), text: text.into() }));
-    let ast = Box::leak(Box::new(ptxr::check_source(src).unwrap_or_else(|m| panic!("{m}"))));
-    build_module(ast, &src.text).unwrap_or_else(|d| panic!("{d:?}"))
-}
+use common::ir_of;
 
 #[test]
 fn every_corpus_file_and_filetest_builds_and_verifies() {

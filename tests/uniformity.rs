@@ -3,12 +3,12 @@
 //! branches, join points, lane groups, temporal divergence at a loop exit.
 
 use ptxr::ir::uniformity::{analyze, Group, Shape, Uniformity};
-use ptxr::ir::{build_module, Def, Func};
+use ptxr::ir::{Def, Func};
+
+mod common;
 
 fn func_of(text: &str) -> Func<'static> {
-    let src: &'static ptxr::SourceFile = Box::leak(Box::new(ptxr::SourceFile { name: "t.ptx".into(), text: text.into() }));
-    let ast = Box::leak(Box::new(ptxr::check_source(src).unwrap_or_else(|m| panic!("{m}"))));
-    build_module(ast, &src.text).unwrap_or_else(|d| panic!("{d:?}")).funcs.remove(0)
+    common::ir_of(text).funcs.remove(0)
 }
 
 /// The shape of the value the instruction on source line `line` defines.

@@ -438,26 +438,13 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             super::warp::setup(&mut e, setup, plan);
         } else {
         // Thread loops over z, y, x of the CTA.
-        let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
-        let zh = ctx.append_basic_block(func, "tz.head");
-        let yh = ctx.append_basic_block(func, "ty.head");
-        let xh = ctx.append_basic_block(func, "tx.head");
-        let body_bb = ctx.append_basic_block(func, "thread");
-        let xl = ctx.append_basic_block(func, "tx.latch");
-        let yl = ctx.append_basic_block(func, "ty.latch");
-        let zl = ctx.append_basic_block(func, "tz.latch");
-        let done = ctx.append_basic_block(func, "cta.done");
-        e.b.build_unconditional_branch(zh).unwrap();
-        let tz = crate::lanes::index_loop(&e.b, [zh, setup, zl], nt[2], yh, done, "tid.z");
-        let ty = crate::lanes::index_loop(&e.b, [yh, zh, yl], nt[1], xh, zl, "tid.y");
-        let tx = crate::lanes::index_loop(&e.b, [xh, yh, xl], nt[0], body_bb, yl, "tid.x");
-        e.b.position_at_end(done);
-        e.b.build_return(Some(&i32t.const_zero())).unwrap();
-        e.tid = [tx, ty, tz];
-        e.lane_latches.push(xl);
-        e.exit_bb = xl;
-        e.ret_bb = xl;
-        e.b.position_at_end(body_bb);
+        let ntx = e.load_cta_u32(field::NTID, Some(0));
+        let l = crate::lanes::cta_loops(&mut e, setup, ntx, "tid.x");
+        e.tid = [l.inner, l.y, l.z];
+        e.lane_latches.push(l.latch);
+        e.exit_bb = l.latch;
+        e.ret_bb = l.latch;
+        e.b.position_at_end(l.body);
         }
     } else {
         let mut idx = 0;
@@ -817,20 +804,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.irs.func.clone()
     }
 
-    pub(crate) fn enter_scope_pub(&mut self, scope: u32) {
-        self.enter_scope(scope)
-    }
-
-    pub(crate) fn unguarded_pub(&mut self, i: &'a Instr<'a>) -> R<()> {
-        self.unguarded(i)
-    }
-
-    pub(crate) fn read_pred_pub(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
-        self.read_pred_name(id)
-    }
-
     /// Makes `scope` the one registers and variables are looked up in.
-    fn enter_scope(&mut self, scope: u32) {
+    pub(crate) fn enter_scope(&mut self, scope: u32) {
         if scope == self.irs.scope {
             return;
         }
@@ -1153,7 +1128,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
     }
 
-    fn unguarded(&mut self, i: &'a Instr<'a>) -> R<()> {
+    pub(crate) fn unguarded(&mut self, i: &'a Instr<'a>) -> R<()> {
         match i.opcode.name {
             // PTX ISA 9.7.11.3 bra
             "bra" => {
@@ -1496,7 +1471,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     // ---------------------------------------------------------------- operands
 
-    fn read_pred_name(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
+    pub(crate) fn read_pred_name(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
         match self.reg_read(id.name)? {
             Some((p, Type::Pred)) => Ok(self.b.build_load(self.ctx().bool_type(), p, "").unwrap().into_int_value()),
             _ => Err(self.err(id.span, format!("`{}` is not a predicate register", id.name))),

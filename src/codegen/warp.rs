@@ -118,7 +118,7 @@ fn hoistable(f: &Func, inst: &crate::ir::Inst) -> bool {
         | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "testp" => true,
         "cvta" => !i.has_mod("local"),
         "ld" if i.has_mod("const") => true,
-        "ld" if i.has_mod("param") => f.kernel && inst.operands.iter().any(|o| matches!(o, Opnd::Addr(Some(b), _) if matches!(&**b, Opnd::Name(n) if f.params.iter().any(|p| &p.0 == n)))),
+        "ld" if i.has_mod("param") => uniformity::loads_kernel_param(f, inst),
         _ => false,
     }
 }
@@ -148,7 +148,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             && !inst.defs.is_empty()
             && hoistable(f, inst)
             && inst.defs.iter().all(|d| uni.values[*d as usize] == Shape::Uniform)
-            && uniformity::reads(inst).iter().all(|v| scalar.contains(&var_of(*v)))
+            && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)))
             && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform))
     };
     loop {
@@ -218,10 +218,9 @@ pub struct WarpState<'ctx> {
     pub carry: PointerValue<'ctx>,
     /// `%tid.x` of lane 0.
     pub x0: IntValue<'ctx>,
-    pub ntid_x: IntValue<'ctx>,
     pub dispatch: BasicBlock<'ctx>,
     /// The dispatch's switch, which gets a case per block.
-    dispatch_switch: Option<inkwell::values::InstructionValue<'ctx>>,
+    dispatch_switch: inkwell::values::InstructionValue<'ctx>,
 }
 
 /// A lane loop being emitted.
@@ -232,8 +231,7 @@ struct LaneLoop<'ctx> {
     head: BasicBlock<'ctx>,
     phi: PhiValue<'ctx>,
     lane: IntValue<'ctx>,
-    /// Where inactive lanes go (to the latch, made at `close`).
-    skip: BasicBlock<'ctx>,
+    latch: BasicBlock<'ctx>,
     /// Variables read inside the loop so far.
     reads: HashSet<(u32, String)>,
 }
@@ -280,48 +278,34 @@ pub(crate) fn lane_slot<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &st
 pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, plan: Plan) {
     use super::abi::field;
     let ctx = e.ctx();
-    let func = e.f;
     let i32t = ctx.i32_type();
-    let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
-    let chunks = e.b.build_right_shift(e.b.build_int_add(nt[0], i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap();
-    let zh = ctx.append_basic_block(func, "tz.head");
-    let yh = ctx.append_basic_block(func, "ty.head");
-    let wh = ctx.append_basic_block(func, "warp.head");
-    let warp_bb = ctx.append_basic_block(func, "warp");
-    let wl = ctx.append_basic_block(func, "warp.latch");
-    let yl = ctx.append_basic_block(func, "ty.latch");
-    let zl = ctx.append_basic_block(func, "tz.latch");
-    let done = ctx.append_basic_block(func, "cta.done");
-    let dispatch = ctx.append_basic_block(func, "warp.dispatch");
-    e.b.build_unconditional_branch(zh).unwrap();
-    let tz = crate::lanes::index_loop(&e.b, [zh, setup, zl], nt[2], yh, done, "tid.z");
-    let ty = crate::lanes::index_loop(&e.b, [yh, zh, yl], nt[1], wh, zl, "tid.y");
-    let wx = crate::lanes::index_loop(&e.b, [wh, yh, wl], chunks, warp_bb, yl, "warp.x");
-    e.b.position_at_end(done);
-    e.b.build_return(Some(&i32t.const_zero())).unwrap();
+    let ntx = e.load_cta_u32(field::NTID, Some(0));
+    let warps = e.b.build_right_shift(e.b.build_int_add(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap();
+    let l = crate::lanes::cta_loops(e, setup, warps, "warp");
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
     // Lanes past the row's end never run.
-    e.b.position_at_end(warp_bb);
-    let x0 = crate::lanes::exact(e.b.build_left_shift(wx, i32t.const_int(5, false), "x0").unwrap());
+    e.b.position_at_end(l.body);
+    let x0 = crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap());
     let v32 = i32t.vec_type(LANES);
     let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| i32t.const_int(k as u64, false)).collect::<Vec<_>>());
     let xs = e.b.build_int_add(splat(e, x0), lanes, "").unwrap();
-    let alive = e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, nt[0]), "").unwrap();
+    let alive = e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, ntx), "").unwrap();
     let init = e.b.build_select(alive, v32.const_zero(), splat(e, i32t.const_int(DONE, false)), "").unwrap();
     e.b.build_store(next, init).unwrap();
-    // The dispatch: the lowest block any lane waits for.
+    // The dispatch: the lowest block any lane waits for (cases added by `walk`).
+    let dispatch = ctx.append_basic_block(e.f, "warp.dispatch");
     e.b.position_at_end(dispatch);
     let all = e.b.build_load(v32, next, "next").unwrap();
     let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
-    let sw = e.b.build_switch(low, wl, &[]).unwrap();
-    e.b.position_at_end(warp_bb);
-    e.tid = [x0, ty, tz];
-    e.exit_bb = wl;
-    e.ret_bb = wl;
-    e.carry = carry;
+    let dispatch_switch = e.b.build_switch(low, l.latch, &[]).unwrap();
+    e.b.position_at_end(l.body);
+    e.tid = [x0, l.y, l.z];
+    e.exit_bb = l.latch;
+    e.ret_bb = l.latch;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, ntid_x: nt[0], dispatch, dispatch_switch: Some(sw) }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch }));
+    set_lane(e, None);
 }
 
 fn splat<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
@@ -335,6 +319,23 @@ fn w<'b, 'ctx>(e: &'b FnEmitter<'ctx, '_, '_>) -> &'b WarpState<'ctx> {
     e.warp.as_ref().expect("warp path")
 }
 
+/// Makes `lane` the lane being emitted (`None`: code that runs once per warp): its `%tid.x`,
+/// its carry flag, and (through `lane_slot`) its elements of the lane arrays. Lane
+/// addresses are built in the open lane loop's entry, so that they dominate its body.
+fn set_lane<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, lane: Option<IntValue<'ctx>>) {
+    let i32t = e.ctx().i32_type();
+    let bools = e.ctx().bool_type().array_type(LANES);
+    let ws = e.warp.as_mut().unwrap();
+    ws.lane = lane;
+    let (b, l) = match lane {
+        Some(l) => (&ws.gep_b, l),
+        None => (&e.alloca_b, i32t.const_zero()),
+    };
+    e.tid[0] = if lane.is_some() { crate::lanes::exact(b.build_int_add(ws.x0, l, "tid.x").unwrap()) } else { ws.x0 };
+    e.carry = unsafe { b.build_in_bounds_gep(bools, ws.carry, &[i32t.const_zero(), l], "cc.cf").unwrap() };
+    e.regs.clear();
+}
+
 /// Opens a lane loop running the lanes waiting for block number `id`.
 fn open<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> LaneLoop<'ctx> {
     let ctx = e.ctx();
@@ -343,63 +344,41 @@ fn open<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> LaneLoop<'ctx> {
     let head = ctx.append_basic_block(e.f, "lane.head");
     let geps = ctx.append_basic_block(e.f, "lane");
     let body = ctx.append_basic_block(e.f, "lane.body");
+    let latch = ctx.append_basic_block(e.f, "lane.latch");
     e.b.position_at_end(head);
     let phi = e.b.build_phi(i32t, "lane").unwrap();
     let lane = phi.as_basic_value().into_int_value();
-    let (next, carry, x0) = (w(e).next, w(e).carry, w(e).x0);
+    let next = w(e).next;
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
     let n = e.b.build_load(i32t, at, "").unwrap().into_int_value();
     let here = e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_int(id as u64, false), "").unwrap();
-    // The latch is made at `close`; until then the inactive edge goes through a stub.
-    let skip = ctx.append_basic_block(e.f, "lane.skip");
-    e.b.build_conditional_branch(here, geps, skip).unwrap();
+    e.b.build_conditional_branch(here, geps, latch).unwrap();
     e.b.position_at_end(geps);
     let br = e.b.build_unconditional_branch(body).unwrap();
-    let ws = e.warp.as_mut().unwrap();
-    ws.gep_b.position_before(&br);
-    ws.lane = Some(lane);
-    let tx = crate::lanes::exact(ws.gep_b.build_int_add(x0, lane, "tid.x").unwrap());
-    let cf = unsafe { ws.gep_b.build_in_bounds_gep(ctx.bool_type().array_type(LANES), carry, &[i32t.const_zero(), lane], "").unwrap() };
-    e.tid[0] = tx;
-    e.carry = cf;
-    e.regs.clear();
+    e.warp.as_mut().unwrap().gep_b.position_before(&br);
+    set_lane(e, Some(lane));
     e.b.position_at_end(body);
-    LaneLoop { pre, head, phi, lane, skip, reads: HashSet::new() }
+    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new() }
 }
 
 /// Closes a lane loop and leaves the builder after it.
 fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
-    let latch = ctx.append_basic_block(e.f, "lane.latch");
     let after = ctx.append_basic_block(e.f, "lane.done");
     if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
-        e.b.build_unconditional_branch(latch).unwrap();
+        e.b.build_unconditional_branch(l.latch).unwrap();
     }
-    // The stub of inactive lanes.
-    e.b.position_at_end(l.skip);
-    e.b.build_unconditional_branch(latch).unwrap();
-    e.b.position_at_end(latch);
+    e.b.position_at_end(l.latch);
     let l1 = crate::lanes::exact(e.b.build_int_add(l.lane, i32t.const_int(1, false), "").unwrap());
     let more = e.b.build_int_compare(IntPredicate::ULT, l1, i32t.const_int(LANES as u64, false), "").unwrap();
     e.b.build_conditional_branch(more, l.head, after).unwrap();
     e.b.position_at_end(l.pre);
     e.b.build_unconditional_branch(l.head).unwrap();
-    l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1, latch)]);
-    e.lane_latches.push(latch);
-    leave_lane(e);
+    l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1, l.latch)]);
+    e.lane_latches.push(l.latch);
+    set_lane(e, None);
     e.b.position_at_end(after);
-}
-
-/// Back to code that runs once per warp.
-fn leave_lane(e: &mut FnEmitter<'_, '_, '_>) {
-    let i32t = e.ctx().i32_type();
-    let ws = e.warp.as_mut().unwrap();
-    ws.lane = None;
-    e.tid[0] = ws.x0;
-    let carry = ws.carry;
-    e.carry = unsafe { e.alloca_b.build_in_bounds_gep(e.ctx().bool_type().array_type(LANES), carry, &[i32t.const_zero(), i32t.const_zero()], "").unwrap() };
-    e.regs.clear();
 }
 
 fn var_key(f: &Func, v: u32) -> (u32, String) {
@@ -415,12 +394,11 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let code: Vec<Option<BasicBlock<'ctx>>> = (0..func.blocks.len()).map(|b| (cfg.order[b] != u32::MAX).then(|| ctx.append_basic_block(e.f, func.blocks[b].label.unwrap_or("bb")))).collect();
-    if let Some(sw) = w(e).dispatch_switch {
-        for &b in &cfg.rpo {
-            let sw: inkwell::values::InstructionValue = sw;
-            let case = i32t.const_int(cfg.order[b as usize] as u64, false);
-            unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), code[b as usize].unwrap().as_mut_ptr()) };
-        }
+    let sw = w(e).dispatch_switch;
+    for &b in &cfg.rpo {
+        let case = i32t.const_int(cfg.order[b as usize] as u64, false);
+        // inkwell builds a switch with all its cases at once; the blocks exist only now.
+        unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), code[b as usize].unwrap().as_mut_ptr()) };
     }
     e.b.build_unconditional_branch(code[0].expect("entry block")).unwrap();
     for &b in &cfg.rpo {
@@ -434,7 +412,7 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
 fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
         let mut vs = Vec::new();
-        uniformity::operand_values(o, &mut vs);
+        o.values(&mut vs);
         vs.iter().all(|v| plan.scalar_vars.contains(&var_key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
     };
     match &f.blocks[b as usize].term {
@@ -452,7 +430,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     let order = |t: BlockId| i32t.const_int(cfg.order[t as usize] as u64, false);
     let mut lp: Option<LaneLoop<'ctx>> = None;
     for (k, inst) in blk.insts.iter().enumerate() {
-        e.enter_scope_pub(inst.scope);
+        e.enter_scope(inst.scope);
         e.span = inst.src.span;
         if plan.scalar_inst[b as usize][k] {
             let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| var_key(func, *d)).collect();
@@ -460,42 +438,32 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
                 Some(l) if defs.iter().all(|d| !l.reads.contains(d)) => {
                     // Runs before the open lane loop, which does not read what it writes.
                     let cur = e.b.get_insert_block().unwrap();
-                    let lane = w(e).lane;
-                    leave_lane(e);
+                    set_lane(e, None);
                     e.b.position_at_end(l.pre);
-                    e.unguarded_pub(inst.src)?;
+                    e.unguarded(inst.src)?;
                     l.pre = e.b.get_insert_block().unwrap();
                     e.b.position_at_end(cur);
-                    let bool_arr = e.ctx().bool_type().array_type(LANES);
-                    let ws = e.warp.as_mut().unwrap();
-                    ws.lane = lane;
-                    let x0 = ws.x0;
-                    let l_lane = l.lane;
-                    // Rebuild the lane's view (the register cache was cleared).
-                    let tx = crate::lanes::exact(ws.gep_b.build_int_add(x0, l_lane, "tid.x").unwrap());
-                    let carry = ws.carry;
-                    e.carry = unsafe { ws.gep_b.build_in_bounds_gep(bool_arr, carry, &[i32t.const_zero(), l_lane], "").unwrap() };
-                    e.tid[0] = tx;
+                    set_lane(e, Some(l.lane));
                 }
                 Some(_) => {
                     close(e, lp.take().unwrap());
-                    e.unguarded_pub(inst.src)?;
+                    e.unguarded(inst.src)?;
                 }
-                None => e.unguarded_pub(inst.src)?,
+                None => e.unguarded(inst.src)?,
             }
         } else {
             if lp.is_none() {
                 lp = Some(open(e, id));
             }
             let l = lp.as_mut().unwrap();
-            for v in uniformity::reads(inst) {
+            for v in inst.reads() {
                 l.reads.insert(var_key(func, v));
             }
-            e.unguarded_pub(inst.src)?;
+            e.unguarded(inst.src)?;
         }
     }
     if let Some((i, scope)) = blk.term_src {
-        e.enter_scope_pub(scope);
+        e.enter_scope(scope);
         e.span = i.span;
     }
     // A uniform terminator may branch straight to a successor that the same lanes run
@@ -560,11 +528,10 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             let p = guard_value(e, blk)?;
             e.b.build_select(p, order(*then), order(*els), "").unwrap().into_int_value()
         }
-        Term::Switch { index, targets } => {
+        Term::Switch { targets, .. } => {
             // PTX ISA 9.7.11.4 brx.idx: an index out of range is undefined on a GPU and
             // stops the CTA here as a trap.
             let (i, _) = blk.term_src.ok_or_else(|| e.err(e.span, "internal error: brx.idx without its instruction"))?;
-            let _ = index;
             let idx = i.operands.first().ok_or_else(|| e.err(i.span, "`brx.idx` takes an index and a `.branchtargets` label"))?;
             let v = e.read_int(idx, crate::syntax::ast::Type::U32)?;
             let bad = e.ctx().append_basic_block(e.f, "brx.out_of_range");
@@ -608,6 +575,6 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
 fn guard_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, blk: &crate::ir::Block<'a>) -> R<IntValue<'ctx>> {
     let (i, _) = blk.term_src.ok_or_else(|| e.err(e.span, "internal error: conditional branch without its instruction"))?;
     let g = i.guard.as_ref().ok_or_else(|| e.err(i.span, "internal error: conditional branch without a guard"))?;
-    let p = e.read_pred_pub(&g.pred)?;
+    let p = e.read_pred_name(&g.pred)?;
     Ok(if g.negated { e.b.build_not(p, "").unwrap() } else { p })
 }

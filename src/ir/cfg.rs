@@ -158,32 +158,38 @@ impl Cfg {
     /// reachable from `c`'s successors without passing its immediate post-dominator (`c`
     /// itself among them when it sits in a loop that the region contains).
     pub fn region(&self, c: BlockId) -> Vec<BlockId> {
-        let stop = self.ipdom[c as usize];
-        let mut seen = vec![false; self.succs.len()];
-        let mut out = Vec::new();
-        let mut work: Vec<BlockId> = self.succs[c as usize].clone();
-        while let Some(x) = work.pop() {
-            if x == stop || seen[x as usize] {
-                continue;
-            }
-            seen[x as usize] = true;
-            out.push(x);
-            work.extend(self.succs[x as usize].iter().copied());
-        }
-        out
+        self.reach(c, self.succs[c as usize].clone(), false)
     }
-}
 
-impl Cfg {
     /// The blocks that successor `k` of `c` reaches before `c`'s reconvergence point (that
     /// point included when reached), without passing through `c` again.
     pub fn side(&self, c: BlockId, k: usize) -> Vec<BlockId> {
+        self.reach(c, self.succs[c as usize].get(k).copied().into_iter().collect(), true)
+    }
+
+    /// Where the paths of a divergent branch at `c` meet: blocks that more than one of its
+    /// successors reaches (`side`), which lie between `c` and its reconvergence point.
+    pub fn joins(&self, c: BlockId) -> Vec<BlockId> {
+        let mut count = vec![0u32; self.succs.len()];
+        let succs = &self.succs[c as usize];
+        for k in (0..succs.len()).filter(|k| !succs[..*k].contains(&succs[*k])) {
+            for x in self.side(c, k) {
+                count[x as usize] += 1;
+            }
+        }
+        (0..self.succs.len() as BlockId).filter(|x| count[*x as usize] >= 2).collect()
+    }
+
+    /// Blocks reachable from `starts` up to the immediate post-dominator of the branch at
+    /// `c` (`with_stop`: that block included, not walked past; else left out), entering `c`
+    /// itself only when `!with_stop`.
+    fn reach(&self, c: BlockId, starts: Vec<BlockId>, with_stop: bool) -> Vec<BlockId> {
         let stop = self.ipdom[c as usize];
         let mut seen = vec![false; self.succs.len()];
         let mut out = Vec::new();
-        let mut work: Vec<BlockId> = self.succs[c as usize].get(k).copied().into_iter().collect();
+        let mut work = starts;
         while let Some(x) = work.pop() {
-            if x == c || seen[x as usize] {
+            if seen[x as usize] || (x == stop && !with_stop) || (x == c && with_stop) {
                 continue;
             }
             seen[x as usize] = true;
@@ -193,21 +199,6 @@ impl Cfg {
             }
         }
         out
-    }
-
-    /// Where the paths of a divergent branch at `c` meet: blocks that more than one of its
-    /// successors reaches (`side`), which lie between `c` and its reconvergence point.
-    pub fn joins(&self, c: BlockId) -> Vec<BlockId> {
-        let mut count = vec![0u32; self.succs.len()];
-        for k in 0..self.succs[c as usize].len() {
-            if self.succs[c as usize][..k].contains(&self.succs[c as usize][k]) {
-                continue;
-            }
-            for x in self.side(c, k) {
-                count[x as usize] += 1;
-            }
-        }
-        (0..self.succs.len() as BlockId).filter(|x| count[*x as usize] >= 2).collect()
     }
 }
 

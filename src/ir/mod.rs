@@ -149,6 +149,24 @@ pub enum Opnd {
     Sink,
 }
 
+impl Opnd {
+    /// The values this operand reads (for a destination, the values it defines).
+    pub fn values(&self, out: &mut Vec<ValueId>) {
+        match self {
+            Opnd::Val(v) | Opnd::NotVal(v) => out.push(*v),
+            Opnd::Addr(Some(b), _) => b.values(out),
+            Opnd::Vector(xs) | Opnd::List(xs) => xs.iter().for_each(|x| x.values(out)),
+            Opnd::Pair(a, b) => {
+                a.values(out);
+                b.values(out);
+            }
+            Opnd::Sel(a, _) => a.values(out),
+            Opnd::Expr(_, vs) => out.extend(vs.iter().copied()),
+            _ => {}
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Inst<'a> {
     /// The instruction as parsed (modifiers, types, operand syntax).
@@ -177,6 +195,16 @@ pub enum Term {
     /// `ret` (with the values of `.reg` return parameters of a `.func`).
     Ret(Vec<Opnd>),
     Exit,
+}
+
+impl Inst<'_> {
+    /// The values this instruction reads (its operands less the values it defines).
+    pub fn reads(&self) -> Vec<ValueId> {
+        let mut all = Vec::new();
+        self.operands.iter().for_each(|o| o.values(&mut all));
+        all.retain(|v| !self.defs.contains(v));
+        all
+    }
 }
 
 impl Term {

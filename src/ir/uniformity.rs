@@ -24,9 +24,10 @@
 //! - **Temporal divergence.** A value defined in a loop with a divergent exit and read after
 //!   the loop varies at that read: lanes leave in different iterations.
 //!
-//! The result also says which blocks every live lane of a warp runs together
-//! ([`Uniformity::converged`]): blocks outside every divergent branch's region. The
-//! warp-vector code generator keeps uniform values of such blocks in scalars.
+//! The result also says which lanes run each block together ([`Uniformity::group`]): every
+//! live lane outside every divergent branch's region, the lanes of one side inside one
+//! divergent branch's region. The warp-vector code generator keeps uniform values of such
+//! blocks in scalars.
 
 use super::cfg::Cfg;
 use super::{BlockId, Def, Func, Opnd, Term, ValueId};
@@ -93,11 +94,10 @@ pub struct Uniformity {
     pub values: Vec<Shape>,
     /// Per block: its terminator depends on a varying condition or index.
     pub divergent: Vec<bool>,
-    /// Per block: every live lane of a warp runs it together (it lies in no divergent
-    /// branch's region). Unreachable blocks are not converged.
-    pub converged: Vec<bool>,
     /// Per block: which lanes run it together.
     pub group: Vec<Group>,
+    /// Per loop of `cfg.loops`: it has a divergent exit (values defined in it vary after it).
+    pub divergent_loop: Vec<bool>,
 }
 
 /// The lanes of a warp that run a block together.
@@ -128,45 +128,70 @@ pub fn special_shape(name: &str) -> Shape {
     }
 }
 
-/// Values an operand reads.
-pub fn operand_values(o: &Opnd, out: &mut Vec<ValueId>) {
-    match o {
-        Opnd::Val(v) | Opnd::NotVal(v) => out.push(*v),
-        Opnd::Expr(_, vs) => out.extend(vs.iter().copied()),
-        Opnd::Addr(Some(b), _) => operand_values(b, out),
-        Opnd::Vector(xs) | Opnd::List(xs) => xs.iter().for_each(|x| operand_values(x, out)),
-        Opnd::Pair(a, b) => {
-            operand_values(a, out);
-            operand_values(b, out);
-        }
-        Opnd::Sel(x, _) => operand_values(x, out),
-        _ => {}
-    }
+/// Whether an instruction loads a kernel's own parameter (`ld.param` of a `.param` of an
+/// `.entry`): the same for every thread of the launch. A `.func`'s parameters, and the
+/// `.param` variables of a call sequence, are per thread.
+pub fn loads_kernel_param(f: &Func, inst: &super::Inst) -> bool {
+    let is_param = |o: &Opnd| matches!(o, Opnd::Addr(Some(b), _) if matches!(&**b, Opnd::Name(n) if f.params.iter().any(|p| &p.0 == n)));
+    f.kernel && inst.src.opcode.name == "ld" && inst.src.has_mod("param") && inst.operands.iter().any(is_param)
 }
 
-/// The values an instruction reads (its operands less the values it defines).
-pub fn reads(inst: &super::Inst) -> Vec<ValueId> {
-    let mut all = Vec::new();
-    for o in &inst.operands {
-        operand_values(o, &mut all);
-    }
-    all.retain(|v| !inst.defs.contains(v));
-    all
-}
-
-/// Whether an instruction's result differs per lane whatever its operands. `ld.param`
-/// is uniform only on a kernel's own parameters (a `.func`'s, and the `.param` variables
-/// of a call sequence, are per thread).
+/// Whether an instruction's result differs per lane whatever its operands.
 fn always_varying(f: &Func, inst: &super::Inst) -> bool {
     let i = inst.src;
     match i.opcode.name {
         "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "ldmatrix" | "alloca" | "stacksave" => true,
         "ld" if i.has_mod("local") => true,
-        "ld" if i.has_mod("param") => !(f.kernel && inst.operands.iter().any(|o| matches!(o, Opnd::Addr(Some(b), _) if matches!(&**b, Opnd::Name(n) if f.params.iter().any(|p| &p.0 == n))))),
+        "ld" if i.has_mod("param") => !loads_kernel_param(f, inst),
         "cvta" => i.has_mod("local") && !i.has_mod("to"),
         // A partial write (video selectors) keeps bits of the old value, which is not an
         // operand here.
         _ => inst.operands.iter().any(|o| matches!(o, Opnd::Sel(..))) && !inst.defs.is_empty(),
+    }
+}
+
+/// Reads shapes with temporal divergence applied: what the analysis iterates on, and what
+/// [`Uniformity::operand_shape`] answers from once it is done.
+struct View<'x, 'a> {
+    f: &'x Func<'a>,
+    cfg: &'x Cfg,
+    values: &'x [Shape],
+    divergent_loop: &'x [bool],
+}
+
+impl View<'_, '_> {
+    /// The shape of value `v` as read in block `at`: varying after a loop with a divergent
+    /// exit that defines it.
+    fn read(&self, v: ValueId, at: BlockId) -> Shape {
+        let s = self.values[v as usize];
+        let (Def::Inst { block, .. } | Def::Phi { block }) = self.f.values[v as usize].def else { return s };
+        let escapes = self.cfg.loops.iter().zip(self.divergent_loop).any(|((_, blocks), d)| *d && blocks.contains(&block) && !blocks.contains(&at));
+        if escapes {
+            Shape::Varying
+        } else {
+            s
+        }
+    }
+
+    fn operand(&self, o: &Opnd, at: BlockId) -> Shape {
+        // Composite operands are uniform or varying, never affine.
+        fn all(mut xs: impl Iterator<Item = Shape>) -> Shape {
+            if xs.all(Shape::is_uniform) {
+                Shape::Uniform
+            } else {
+                Shape::Varying
+            }
+        }
+        match o {
+            Opnd::Val(v) | Opnd::NotVal(v) => self.read(*v, at),
+            Opnd::Name(n) if n.starts_with('%') => special_shape(n),
+            Opnd::Imm(_) | Opnd::Name(_) | Opnd::Addr(None, _) | Opnd::Sink => Shape::Uniform,
+            Opnd::Addr(Some(b), _) => self.operand(b, at),
+            Opnd::Expr(_, vs) => all(vs.iter().map(|v| self.read(*v, at))),
+            Opnd::Vector(xs) | Opnd::List(xs) => all(xs.iter().map(|x| self.operand(x, at))),
+            Opnd::Pair(a, b) => all([self.operand(a, at), self.operand(b, at)].into_iter()),
+            Opnd::Sel(x, _) => all(std::iter::once(self.operand(x, at))),
+        }
     }
 }
 
@@ -180,42 +205,11 @@ struct Analysis<'f, 'a> {
     divergent_loop: Vec<bool>,
 }
 
-impl Analysis<'_, '_> {
-    /// The shape of value `v` as read in block `at` (temporal divergence applied).
-    fn read(&self, v: ValueId, at: BlockId) -> Shape {
-        let s = self.values[v as usize];
-        if s == Shape::Varying {
-            return s;
-        }
-        let def_block = match self.f.values[v as usize].def {
-            Def::Inst { block, .. } | Def::Phi { block } => block,
-            _ => return s,
-        };
-        for (k, (_, blocks)) in self.cfg.loops.iter().enumerate() {
-            if self.divergent_loop[k] && blocks.contains(&def_block) && !blocks.contains(&at) {
-                return Shape::Varying;
-            }
-        }
-        s
+impl<'a> Analysis<'_, 'a> {
+    fn view(&self) -> View<'_, 'a> {
+        View { f: self.f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }
     }
 
-    fn operand(&self, o: &Opnd, at: BlockId) -> Shape {
-        match o {
-            Opnd::Val(v) | Opnd::NotVal(v) => self.read(*v, at),
-            Opnd::Imm(_) => Shape::Uniform,
-            Opnd::Name(n) if n.starts_with('%') => special_shape(n),
-            Opnd::Name(_) => Shape::Uniform,
-            Opnd::Expr(_, vs) => vs.iter().fold(Shape::Uniform, |s, v| if self.read(*v, at).is_uniform() { s } else { Shape::Varying }),
-            Opnd::Addr(Some(b), off) => {
-                let _ = off;
-                self.operand(b, at)
-            }
-            Opnd::Addr(None, _) | Opnd::Sink => Shape::Uniform,
-            Opnd::Vector(xs) | Opnd::List(xs) => xs.iter().fold(Shape::Uniform, |s, x| if self.operand(x, at).is_uniform() { s } else { Shape::Varying }),
-            Opnd::Pair(a, b) => self.operand(a, at).join(self.operand(b, at)).max_varying(),
-            Opnd::Sel(x, _) => self.operand(x, at).max_varying(),
-        }
-    }
 
     /// The shape of an instruction's results from its operands.
     fn transfer(&self, inst: &super::Inst, at: BlockId) -> Shape {
@@ -223,7 +217,7 @@ impl Analysis<'_, '_> {
             return Shape::Varying;
         }
         let srcs: Vec<&Opnd> = inst.operands.iter().filter(|o| !is_def(o, &inst.defs)).collect();
-        let shapes: Vec<Shape> = srcs.iter().map(|o| self.operand(o, at)).collect();
+        let shapes: Vec<Shape> = srcs.iter().map(|o| self.view().operand(o, at)).collect();
         if shapes.iter().all(|s| s.is_uniform()) {
             return Shape::Uniform;
         }
@@ -297,8 +291,8 @@ impl Analysis<'_, '_> {
 
     fn branch_divergent(&self, b: BlockId) -> bool {
         match &self.f.blocks[b as usize].term {
-            Term::CondBr { cond, .. } => !self.operand(cond, b).is_uniform(),
-            Term::Switch { index, .. } => !self.operand(index, b).is_uniform(),
+            Term::CondBr { cond, .. } => !self.view().operand(cond, b).is_uniform(),
+            Term::Switch { index, .. } => !self.view().operand(index, b).is_uniform(),
             _ => false,
         }
     }
@@ -314,7 +308,7 @@ impl Analysis<'_, '_> {
                 for phi in &blk.phis {
                     let mut s = Shape::Unknown;
                     for &(pred, v) in &phi.incoming {
-                        s = s.join(self.read(v, pred));
+                        s = s.join(self.view().read(v, pred));
                     }
                     if self.joins[b as usize] && s != Shape::Unknown {
                         s = Shape::Varying;
@@ -339,44 +333,23 @@ impl Analysis<'_, '_> {
     }
 }
 
-trait MaxVarying {
-    fn max_varying(self) -> Shape;
-}
-
-impl MaxVarying for Shape {
-    /// Uniform stays uniform, anything else varies (for composite operands).
-    fn max_varying(self) -> Shape {
-        if self.is_uniform() {
-            Shape::Uniform
-        } else {
-            Shape::Varying
-        }
-    }
-}
-
 fn is_def(o: &Opnd, defs: &[ValueId]) -> bool {
     match o {
         Opnd::Val(v) => defs.contains(v),
         Opnd::Vector(xs) | Opnd::List(xs) => !xs.is_empty() && xs.iter().all(|x| is_def(x, defs) || matches!(x, Opnd::Sink)),
         Opnd::Pair(a, b) => is_def(a, defs) || is_def(b, defs),
-        Opnd::Sink => false,
         _ => false,
     }
 }
 
+/// An integer immediate as printed in the IR (`4`, `-4`, `0x10`, `010`, `0b1`, `4U`).
 fn parse_int(s: &str) -> Option<i64> {
     let t = s.trim();
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t),
-    };
-    let t = t.trim_end_matches(['U', 'u']);
-    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()? as i64
-    } else {
-        t.parse::<i64>().ok()?
-    };
-    Some(if neg { v.wrapping_neg() } else { v })
+    let (neg, t) = t.strip_prefix('-').map_or((false, t), |r| (true, r.trim_start()));
+    match crate::syntax::lex::int_literal(t)? {
+        ("", v, _) => Some(if neg { (v as i64).wrapping_neg() } else { v as i64 }),
+        _ => None,
+    }
 }
 
 /// Analyzes function `f`.
@@ -387,12 +360,11 @@ pub fn analyze(f: &Func) -> Uniformity {
     let mut a = Analysis { f, cfg, values: vec![Shape::Unknown; f.values.len()], joins: vec![false; n], divergent_loop: vec![false; loops] };
     a.run();
     let divergent: Vec<bool> = (0..n as BlockId).map(|b| a.cfg.order[b as usize] != u32::MAX && a.branch_divergent(b)).collect();
-    let mut converged: Vec<bool> = (0..n).map(|b| a.cfg.order[b] != u32::MAX).collect();
+    // The divergent branches whose region holds each block.
     let mut regions: Vec<Vec<BlockId>> = vec![Vec::new(); n];
     for &b in &a.cfg.rpo {
         if divergent[b as usize] {
             for x in a.cfg.region(b) {
-                converged[x as usize] = false;
                 regions[x as usize].push(b);
             }
         }
@@ -401,7 +373,7 @@ pub fn analyze(f: &Func) -> Uniformity {
         .map(|b| match regions[b].as_slice() {
             _ if a.cfg.order[b] == u32::MAX => Group::Mixed,
             [] => Group::All,
-            [c] if converged[*c as usize] => {
+            [c] if regions[*c as usize].is_empty() => {
                 let from: Vec<u32> = (0..a.cfg.succs[*c as usize].len() as u32).filter(|k| a.cfg.side(*c, *k as usize).contains(&(b as BlockId))).collect();
                 match from.as_slice() {
                     [k] => Group::Arm(*c, *k),
@@ -418,36 +390,13 @@ pub fn analyze(f: &Func) -> Uniformity {
         }
     }
     let values = a.values.iter().map(|s| if *s == Shape::Unknown { Shape::Uniform } else { *s }).collect();
-    Uniformity { cfg: a.cfg, values, divergent, converged, group }
+    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop }
 }
 
 impl Uniformity {
     /// The shape of an operand read in block `at`, with temporal divergence at loop exits.
     pub fn operand_shape(&self, f: &Func, o: &Opnd, at: BlockId) -> Shape {
-        let mut vs = Vec::new();
-        operand_values(o, &mut vs);
-        let mut s = Shape::Uniform;
-        for v in vs {
-            let mut x = self.values[v as usize];
-            if let Def::Inst { block, .. } | Def::Phi { block } = f.values[v as usize].def {
-                for (_, blocks) in &self.cfg.loops {
-                    if blocks.contains(&block) && !blocks.contains(&at) && blocks.iter().any(|b| self.divergent[*b as usize] && self.cfg.succs[*b as usize].iter().any(|s| !blocks.contains(s))) {
-                        x = Shape::Varying;
-                    }
-                }
-            }
-            s = match (s, x) {
-                (Shape::Uniform, x) => x,
-                (s, Shape::Uniform) => s,
-                _ => Shape::Varying,
-            };
-        }
-        if let Opnd::Name(n) = o {
-            if n.starts_with('%') {
-                return special_shape(n);
-            }
-        }
-        s
+        View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }.operand(o, at)
     }
 
     /// How the lanes access memory at `inst` (`ld`, `st`, `atom`, `red`, ...): from the

@@ -116,20 +116,6 @@ pub fn verify(f: &Func) -> Result<(), String> {
             Err(format!("{what}: %v{v} ({}) is used where its definition in bb{db} does not dominate", info.reg))
         }
     };
-    fn vals(o: &Opnd, out: &mut Vec<ValueId>) {
-        match o {
-            Opnd::Val(v) | Opnd::NotVal(v) => out.push(*v),
-            Opnd::Addr(Some(b), _) => vals(b, out),
-            Opnd::Vector(xs) | Opnd::List(xs) => xs.iter().for_each(|x| vals(x, out)),
-            Opnd::Pair(a, b) => {
-                vals(a, out);
-                vals(b, out);
-            }
-            Opnd::Sel(a, _) => vals(a, out),
-            Opnd::Expr(_, vs) => out.extend(vs.iter().copied()),
-            _ => {}
-        }
-    }
     for (b, blk) in f.blocks.iter().enumerate() {
         for p in &blk.phis {
             for (pb, v) in &p.incoming {
@@ -139,7 +125,7 @@ pub fn verify(f: &Func) -> Result<(), String> {
         }
         for (k, i) in blk.insts.iter().enumerate() {
             let mut us = Vec::new();
-            i.operands.iter().for_each(|o| vals(o, &mut us));
+            i.operands.iter().for_each(|o| Opnd::values(o, &mut us));
             for u in us {
                 if i.defs.contains(&u) {
                     continue;
@@ -155,10 +141,10 @@ pub fn verify(f: &Func) -> Result<(), String> {
                         return Err(format!("bb{b}: branch condition %v{v} is .{}, not .pred", f.values[*v as usize].ty.as_str()));
                     }
                 }
-                vals(cond, &mut us)
+                Opnd::values(cond, &mut us)
             }
-            Term::Switch { index, .. } => vals(index, &mut us),
-            Term::Ret(vs) => vs.iter().for_each(|o| vals(o, &mut us)),
+            Term::Switch { index, .. } => Opnd::values(index, &mut us),
+            Term::Ret(vs) => vs.iter().for_each(|o| Opnd::values(o, &mut us)),
             _ => {}
         }
         for u in us {

@@ -344,6 +344,41 @@ pub fn index_loop<'ctx>(b: &inkwell::builder::Builder<'ctx>, [head, pre, latch]:
     v
 }
 
+/// The loops of a CTA over `%tid.z`, `%tid.y` and an inner index.
+pub struct CtaLoops<'ctx> {
+    pub z: IntValue<'ctx>,
+    pub y: IntValue<'ctx>,
+    pub inner: IntValue<'ctx>,
+    /// The inner loop's body (empty) and latch.
+    pub body: BasicBlock<'ctx>,
+    pub latch: BasicBlock<'ctx>,
+}
+
+/// Builds loops over `%tid.z` and `%tid.y` around an inner loop of `n` iterations (`%tid.x`
+/// for per-thread code, the warps of a row on the warp path), entered from `setup` (the
+/// builder's block), and a `cta.done` block that returns 0 after the last iteration.
+pub fn cta_loops<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, n: IntValue<'ctx>, name: &str) -> CtaLoops<'ctx> {
+    use crate::codegen::abi::field;
+    let ntz = e.load_cta_u32(field::NTID, Some(2));
+    let nty = e.load_cta_u32(field::NTID, Some(1));
+    let (ctx, f) = (e.ctx(), e.f);
+    let zh = ctx.append_basic_block(f, "tz.head");
+    let yh = ctx.append_basic_block(f, "ty.head");
+    let xh = ctx.append_basic_block(f, &format!("{name}.head"));
+    let body = ctx.append_basic_block(f, name);
+    let latch = ctx.append_basic_block(f, &format!("{name}.latch"));
+    let yl = ctx.append_basic_block(f, "ty.latch");
+    let zl = ctx.append_basic_block(f, "tz.latch");
+    let done = ctx.append_basic_block(f, "cta.done");
+    e.b.build_unconditional_branch(zh).unwrap();
+    let z = index_loop(&e.b, [zh, setup, zl], ntz, yh, done, "tid.z");
+    let y = index_loop(&e.b, [yh, zh, yl], nty, xh, zl, "tid.y");
+    let inner = index_loop(&e.b, [xh, yh, latch], n, body, yl, name);
+    e.b.position_at_end(done);
+    e.b.build_return(Some(&ctx.i32_type().const_zero())).unwrap();
+    CtaLoops { z, y, inner, body, latch }
+}
+
 /// Makes `l` the thread loop that the body being emitted belongs to.
 fn enter_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: &ThreadLoop<'ctx>) {
     e.tid = l.tid;

@@ -18,3 +18,10 @@ pub fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Deterministic test inputs (xorshift64*).
 #[allow(unused_imports)] // not every test crate that includes `common` draws inputs
 pub use ptxr::rng::Rng;
+
+/// The IR of `text` (which borrows the parsed module: both live to the end of the test).
+pub fn ir_of(text: &str) -> ptxr::ir::Module<'static> {
+    let src: &'static ptxr::SourceFile = Box::leak(Box::new(ptxr::SourceFile { name: "t.ptx".into(), text: text.into() }));
+    let ast = Box::leak(Box::new(ptxr::check_source(src).unwrap_or_else(|m| panic!("{m}"))));
+    ptxr::ir::build_module(ast, &src.text).unwrap_or_else(|d| panic!("{d:?}"))
+}
