@@ -254,3 +254,24 @@ fn an_array_indexed_by_a_register_is_refused_at_its_operand() {
     assert_ne!(rc, 0);
     assert!(err.contains("array_register_index.ptx:8:20:") && err.contains("indexes arrays by constants only"), "{err}");
 }
+
+#[test]
+fn report_names_each_kernels_execution_path_and_why() {
+    let (code, out, err) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report"]);
+    assert_eq!(code, 0, "{err}");
+    for k in ["saxpy_grid", "matmul_naive", "mandelbrot"] {
+        assert!(out.contains(&format!("kernel {k}: simd (warp-vector)")), "{out}");
+    }
+    // The uniform row of a[row*n+k] and the consecutive b[k*n+col] of the k loop.
+    assert!(out.contains("ld uniform") && out.contains("ld consecutive"), "{out}");
+    let (code, out, err) = ptxr(&["compile", "examples/saxpy.ptx", "--report"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("kernel saxpy: thread (no loop of its own"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "examples/saxpy.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains("kernel saxpy: simd (warp-vector)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report", "--exec", "thread"]);
+    assert!(out.contains("kernel mandelbrot: thread (forced by --exec thread)"), "{out}");
+    let (code, _, err) = ptxr(&["run", "examples/saxpy.ptx", "--kernel", "saxpy", "--exec", "vector"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--exec takes auto, simd or thread, not `vector`"), "{err}");
+}
