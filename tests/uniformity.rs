@@ -99,6 +99,79 @@ fn divergence_joins_groups_and_temporal_divergence() {
     assert_eq!(at_line(&f, &u, 27), Shape::Uniform);
     let l2 = block_of_line(&f, 27);
     assert!(u.divergent[l2]);
-    assert_eq!(u.group[l2], Group::Mixed, "a loop with a divergent exit");
+    // Warps run the loop in lockstep (its one latch is its last block in the dispatch
+    // order): the lanes still in it run it together, the exit splits none of them.
+    assert_eq!(u.group[l2], Group::All, "a lockstep loop with a divergent exit");
+    assert!(u.in_divergent_loop(l2 as u32) && !u.in_divergent_loop(entry as u32));
     assert_eq!(at_line(&f, &u, 30), Shape::Varying, "read after a divergent loop exit");
+}
+
+/// A loop that a uniform branch may skip, with a divergent exit: the value that leaves it
+/// meets the skipped path's value in a phi where the loop exits. Worked by hand: with
+/// `n != 0`, lane `l` leaves after `max(1, l)` iterations, so `%r3` there differs per lane
+/// although no divergent branch joins there.
+#[test]
+fn values_leaving_a_divergent_loop_through_a_phi_vary() {
+    let f = func_of(
+        "\
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+.reg .b32 %r<6>;
+.reg .pred %p<3>;
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+mov.u32 %r3, 0;
+setp.eq.u32 %p1, %r1, 0;
+@%p1 bra DONE;
+LOOP:
+add.u32 %r3, %r3, 1;
+setp.lt.u32 %p2, %r3, %r2;
+@%p2 bra LOOP;
+DONE:
+add.u32 %r4, %r3, 0;
+ret;
+}
+",
+    );
+    let u = analyze(&f);
+    assert!(!u.divergent[block_of_line(&f, 11)], "the skip is uniform");
+    assert!(u.divergent[block_of_line(&f, 14)], "the exit is divergent");
+    assert_eq!(at_line(&f, &u, 14), Shape::Uniform, "the count inside the loop");
+    assert_eq!(at_line(&f, &u, 18), Shape::Varying, "the count after it");
+}
+
+/// The dispatch order of the warp path (`Cfg::rpo`) on every corpus kernel: a topological
+/// order of the forward edges in which each loop's blocks stand together, header first.
+#[test]
+fn dispatch_order_keeps_each_loop_together() {
+    let mut files = Vec::new();
+    common::ptx_files(std::path::Path::new("tests/corpus"), &mut files);
+    let mut loops = 0;
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for f in common::ir_of(&text).funcs {
+            let cfg = ptxr::ir::cfg::Cfg::new(&f);
+            if !cfg.reducible {
+                continue;
+            }
+            assert!(cfg.together, "{}: {}", p.display(), f.name);
+            for (b, ss) in cfg.succs.iter().enumerate() {
+                for s in ss {
+                    let back = cfg.dominates(*s, b as u32);
+                    assert!(back || cfg.order[*s as usize] > cfg.order[b], "{}: {}: forward edge {b} -> {s} goes back", p.display(), f.name);
+                }
+            }
+            for (h, blocks) in &cfg.loops {
+                loops += 1;
+                let mut at: Vec<u32> = blocks.iter().map(|b| cfg.order[*b as usize]).collect();
+                at.sort();
+                assert_eq!(at[0], cfg.order[*h as usize], "{}: {}: header first", p.display(), f.name);
+                assert_eq!(at[at.len() - 1] - at[0] + 1, at.len() as u32, "{}: {}: loop at {h} is not contiguous", p.display(), f.name);
+            }
+        }
+    }
+    assert!(loops > 20, "the corpus has loops ({loops})");
 }

@@ -37,7 +37,7 @@ use inkwell::values::{IntValue, PhiValue, PointerValue};
 use inkwell::types::BasicType;
 use inkwell::IntPredicate;
 use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Lanes of a warp.
 pub const LANES: u32 = 32;
@@ -99,8 +99,12 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
 /// What the warp path needs to know about a kernel.
 pub struct Plan {
     pub uni: Uniformity,
-    /// Register variables (declaring scope, name) held in one scalar per warp.
+    /// Register variables (declaring scope, name) held in one scalar per warp: uniform ones,
+    /// and the affine ones of `affine`.
     pub scalar_vars: HashSet<(u32, String)>,
+    /// Scalar variables that hold `base + stride * lane` exactly (in their own width): the
+    /// scalar is the base, lane `l` reads `base + stride * l`.
+    pub affine: HashMap<(u32, String), i64>,
     /// Per block, per instruction: it runs once per warp.
     pub scalar_inst: Vec<Vec<bool>>,
 }
@@ -119,6 +123,27 @@ fn hoistable(f: &Func, inst: &crate::ir::Inst) -> bool {
         "cvta" => !i.has_mod("local"),
         "ld" if i.has_mod("const") => true,
         "ld" if i.has_mod("param") => uniformity::loads_kernel_param(f, inst),
+        _ => false,
+    }
+}
+
+/// Integer instructions whose result at lane `l` is exactly `r0 + s*l` in its own width
+/// when their operands are `a0 + sa*l` (uniform: `sa = 0`) and the other factor of a
+/// product is a constant: arithmetic modulo 2^width, which wraps the same way for the base
+/// and for every lane. Widening (`mul.wide`, `cvt` to a wider type), saturation and the
+/// high half are not: they stay per lane.
+fn exact_affine(inst: &crate::ir::Inst) -> bool {
+    let i = inst.src;
+    if i.has_mod("sat") || i.has_mod("hi") || i.has_mod("wide") || i.has_mod("cc") {
+        return false;
+    }
+    let tys = super::types_of(i);
+    if !tys.iter().all(|t| t.is_int() || t.is_bits()) {
+        return false;
+    }
+    match i.opcode.name {
+        "mov" | "add" | "sub" | "neg" | "mul" | "mad" | "shl" => true,
+        "cvt" => matches!(tys.as_slice(), [d, s] if d.size() <= s.size()),
         _ => false,
     }
 }
@@ -142,20 +167,61 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         }
     }
     let var_of = |v: u32| (f.values[v as usize].var.0, f.values[v as usize].var.1.clone());
-    let mut scalar: HashSet<(u32, String)> = f.values.iter().map(|v| (v.var.0, v.var.1.clone())).collect();
+    // Each variable's lane stride: one shape for all of its values (0: uniform), integer
+    // typed when affine.
+    let mut stride: HashMap<(u32, String), Option<i64>> = HashMap::new();
+    for (k, v) in f.values.iter().enumerate() {
+        if v.def == Def::Undef {
+            continue;
+        }
+        let s = match uni.values[k] {
+            Shape::Uniform | Shape::Unknown => Some(0),
+            Shape::Affine(s) if v.ty.is_int() || v.ty.is_bits() => Some(s),
+            _ => None,
+        };
+        stride.entry(var_of(k as u32)).and_modify(|o| if *o != s { *o = None }).or_insert(s);
+    }
+    let mut scalar: HashSet<(u32, String)> = f.values.iter().map(|v| (v.var.0, v.var.1.clone())).filter(|k| stride.get(k).map_or(true, |s| s.is_some())).collect();
+    let affine_var = |k: &(u32, String)| stride.get(k).copied().flatten().map_or(false, |s| s != 0);
+    // A scalar holds what every lane reads: a value read where it varies by temporal
+    // divergence (after a loop with a divergent exit that defines it) needs its lanes.
+    let mut reads: Vec<(u32, BlockId)> = Vec::new();
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for phi in &blk.phis {
+            reads.extend(phi.incoming.iter().map(|(_, v)| (*v, b as BlockId)));
+        }
+        for inst in &blk.insts {
+            reads.extend(inst.reads().into_iter().map(|v| (v, b as BlockId)));
+        }
+        let mut vs = Vec::new();
+        match &blk.term {
+            Term::CondBr { cond, .. } => cond.values(&mut vs),
+            Term::Switch { index, .. } => index.values(&mut vs),
+            _ => {}
+        }
+        reads.extend(vs.into_iter().map(|v| (v, b as BlockId)));
+    }
+    for (v, at) in reads {
+        if uni.value_at(f, v, at) != uni.values[v as usize] {
+            scalar.remove(&var_of(v));
+        }
+    }
     let ok_inst = |scalar: &HashSet<(u32, String)>, b: usize, inst: &crate::ir::Inst| -> bool {
+        let affine = inst.defs.iter().chain(inst.reads().iter()).any(|v| affine_var(&var_of(*v)))
+            || inst.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform));
         uni.group[b] != Group::Mixed
             && !inst.defs.is_empty()
             && hoistable(f, inst)
-            && inst.defs.iter().all(|d| uni.values[*d as usize] == Shape::Uniform)
+            && inst.defs.iter().all(|d| scalar.contains(&var_of(*d)))
             && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)))
-            && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform))
+            && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))))
+            && (!affine || exact_affine(inst))
     };
     loop {
         let before = scalar.len();
         for (b, blk) in f.blocks.iter().enumerate() {
             for phi in &blk.phis {
-                if uni.group[b] == Group::Mixed || uni.values[phi.dst as usize] != Shape::Uniform {
+                if uni.group[b] == Group::Mixed || uni.values[phi.dst as usize] == Shape::Varying {
                     scalar.remove(&var_of(phi.dst));
                 }
             }
@@ -169,7 +235,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         }
         // A scalar serves one group of lanes at a time: every live lane, and the lanes of at
         // most one side of one divergent branch (two sides may be run interleaved).
-        let mut arms: std::collections::HashMap<(u32, String), Group> = std::collections::HashMap::new();
+        let mut arms: HashMap<(u32, String), Group> = HashMap::new();
         for (k, v) in f.values.iter().enumerate() {
             let key = var_of(k as u32);
             let block = match v.def {
@@ -200,9 +266,10 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         .blocks
         .iter()
         .enumerate()
-        .map(|(b, blk)| blk.insts.iter().map(|i| ok_inst(&scalar, b, i) && i.defs.iter().all(|d| scalar.contains(&var_of(*d)))).collect())
+        .map(|(b, blk)| blk.insts.iter().map(|i| ok_inst(&scalar, b, i)).collect())
         .collect();
-    Ok(Plan { uni, scalar_vars: scalar, scalar_inst })
+    let affine = scalar.iter().filter(|k| affine_var(k)).map(|k| (k.clone(), stride[k].unwrap())).collect();
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -221,6 +288,8 @@ pub struct WarpState<'ctx> {
     pub dispatch: BasicBlock<'ctx>,
     /// The dispatch's switch, which gets a case per block.
     dispatch_switch: inkwell::values::InstructionValue<'ctx>,
+    /// Per affine variable: the temporary holding the current lane's value in a lane loop.
+    affine_tmp: std::cell::RefCell<HashMap<(u32, String), PointerValue<'ctx>>>,
 }
 
 /// A lane loop being emitted.
@@ -259,10 +328,28 @@ pub(crate) fn new_reg<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str,
 /// The address of the current lane's element of a register's lane array, if it has one.
 pub(crate) fn lane_slot<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str, arr: PointerValue<'ctx>, ty: crate::syntax::ast::Type) -> Option<PointerValue<'ctx>> {
     let w = e.warp.as_ref()?;
-    if w.plan.scalar_vars.contains(&(scope, name.to_string())) {
+    let key = (scope, name.to_string());
+    if w.plan.scalar_vars.contains(&key) && !w.plan.affine.contains_key(&key) {
         return None;
     }
     let i32t = e.ctx().i32_type();
+    if let Some(&stride) = w.plan.affine.get(&(scope, name.to_string())) {
+        // Lane `l` of an affine variable: `base + stride * l`, in a temporary of the lane
+        // loop (promoted to a register) so that LLVM sees the lane's address arithmetic.
+        let lane = w.lane?;
+        let it = reg_t(e.ctx(), ty);
+        let tmp = *w.affine_tmp.borrow_mut().entry((scope, name.to_string())).or_insert_with(|| e.alloca_b.build_alloca(it, name).unwrap());
+        let b = &w.gep_b;
+        let base = b.build_load(it, arr, "").unwrap().into_int_value();
+        let l = match it.get_bit_width() {
+            32 => lane,
+            w if w > 32 => b.build_int_z_extend(lane, it, "").unwrap(),
+            _ => b.build_int_truncate(lane, it, "").unwrap(),
+        };
+        let v = b.build_int_add(base, b.build_int_mul(l, it.const_int(stride as u64, false), "").unwrap(), name).unwrap();
+        b.build_store(tmp, v).unwrap();
+        return Some(tmp);
+    }
     let t = reg_t(e.ctx(), ty).array_type(LANES);
     // Outside a lane loop only a lane-array register's first element is meaningful (the
     // plan keeps code that runs once per warp off lane arrays).
@@ -304,7 +391,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = l.latch;
     e.ret_bb = l.latch;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default() }));
     set_lane(e, None);
 }
 
@@ -413,7 +500,7 @@ fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
         let mut vs = Vec::new();
         o.values(&mut vs);
-        vs.iter().all(|v| plan.scalar_vars.contains(&var_key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
+        vs.iter().all(|v| plan.scalar_vars.contains(&var_key(f, *v)) && !plan.affine.contains_key(&var_key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
     };
     match &f.blocks[b as usize].term {
         Term::CondBr { cond, .. } => is_scalar(cond),
@@ -471,9 +558,10 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     // lane catch up first (a branch out of one side of a divergent `if` must not enter the
     // join before the other side's lanes).
     let group = plan.uni.group[b as usize];
-    let direct = |t: BlockId| group == Group::All || plan.uni.group[t as usize] == group;
+    // Lanes that leave a loop with a divergent exit wait for the others in the dispatch.
+    let direct = |t: BlockId| (group == Group::All || plan.uni.group[t as usize] == group) && !plan.uni.leaves_divergent_loop(b, t);
     let uniform = group != Group::Mixed && !plan.uni.divergent[b as usize];
-    let all_exit = group == Group::All && !plan.uni.divergent[b as usize];
+    let all_exit = group == Group::All && !plan.uni.divergent[b as usize] && !plan.uni.in_divergent_loop(b);
     let (next, dispatch) = (w(e).next, w(e).dispatch);
     let v32 = i32t.vec_type(LANES);
     if scalar_term(func, plan, b) {

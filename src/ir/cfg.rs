@@ -16,7 +16,10 @@ pub const EXIT: BlockId = BlockId::MAX;
 pub struct Cfg {
     pub succs: Vec<Vec<BlockId>>,
     pub preds: Vec<Vec<BlockId>>,
-    /// The blocks reachable from the entry, in reverse post-order (the entry first).
+    /// The blocks reachable from the entry in a reverse post-order (the entry first) that, in
+    /// a reducible graph, keeps the blocks of each loop together: a loop's header comes
+    /// first, and every block after the loop comes after all of its blocks (see
+    /// [`Cfg::lockstep`]).
     pub rpo: Vec<BlockId>,
     /// Position of each block in `rpo`; `u32::MAX` for an unreachable block.
     pub order: Vec<u32>,
@@ -28,6 +31,8 @@ pub struct Cfg {
     pub loops: Vec<(BlockId, Vec<BlockId>)>,
     /// No retreating edge enters a loop other than through its header.
     pub reducible: bool,
+    /// `rpo` keeps each loop's blocks together.
+    pub together: bool,
 }
 
 impl Cfg {
@@ -98,9 +103,107 @@ impl Cfg {
             Some(p) if p as usize != n => p,
             _ => EXIT,
         }).collect();
-        let mut cfg = Cfg { succs, preds, rpo, order, idom, ipdom, loops: Vec::new(), reducible: true };
+        let mut cfg = Cfg { succs, preds, rpo, order, idom, ipdom, loops: Vec::new(), reducible: true, together: false };
         cfg.find_loops();
+        if cfg.reducible {
+            if let Some(lin) = cfg.loops_together() {
+                for (k, &b) in lin.iter().enumerate() {
+                    cfg.order[b as usize] = k as u32;
+                }
+                cfg.rpo = lin;
+                cfg.together = true;
+            }
+        }
         cfg
+    }
+
+    /// A topological order of the forward edges (Kahn's algorithm) that takes the blocks of
+    /// the innermost loop being placed before any other: each loop's blocks stay together.
+    /// `None` if that ever gets stuck (it does not for reducible graphs).
+    fn loops_together(&self) -> Option<Vec<BlockId>> {
+        let n = self.succs.len();
+        // Innermost loop of each block, and each loop's parent (loops are nested or disjoint).
+        let mut inner: Vec<Option<usize>> = vec![None; n];
+        let mut by_size: Vec<usize> = (0..self.loops.len()).collect();
+        by_size.sort_by_key(|k| std::cmp::Reverse(self.loops[*k].1.len()));
+        let mut parent: Vec<Option<usize>> = vec![None; self.loops.len()];
+        for &k in &by_size {
+            parent[k] = inner[self.loops[k].0 as usize];
+            for &b in &self.loops[k].1 {
+                inner[b as usize] = Some(k);
+            }
+        }
+        let within = |b: BlockId, k: usize| {
+            let mut x = inner[b as usize];
+            while let Some(y) = x {
+                if y == k {
+                    return true;
+                }
+                x = parent[y];
+            }
+            false
+        };
+        let forward = |b: BlockId, s: BlockId| self.order[s as usize] > self.order[b as usize];
+        let mut indeg = vec![0u32; n];
+        for &b in &self.rpo {
+            for &s in &self.preds[b as usize] {
+                if self.order[s as usize] != u32::MAX && forward(s, b) {
+                    indeg[b as usize] += 1;
+                }
+            }
+        }
+        let mut left: Vec<usize> = self.loops.iter().map(|l| l.1.len()).collect();
+        let mut open: Vec<usize> = Vec::new();
+        let mut ready: Vec<BlockId> = vec![self.rpo[0]];
+        let mut out = Vec::with_capacity(self.rpo.len());
+        while out.len() < self.rpo.len() {
+            while open.last().map_or(false, |k| left[*k] == 0) {
+                open.pop();
+            }
+            let pick = ready.iter().enumerate().filter(|(_, b)| open.last().map_or(true, |k| within(**b, *k))).min_by_key(|(_, b)| self.order[**b as usize])?.0;
+            let b = ready.swap_remove(pick);
+            out.push(b);
+            let mut x = inner[b as usize];
+            while let Some(k) = x {
+                left[k] -= 1;
+                x = parent[k];
+            }
+            if let Some(k) = self.loops.iter().position(|l| l.0 == b) {
+                open.push(k);
+            }
+            let mut seen: Vec<BlockId> = Vec::new();
+            for &s in &self.succs[b as usize] {
+                if forward(b, s) && !seen.contains(&s) {
+                    seen.push(s);
+                    indeg[s as usize] -= 1;
+                    if indeg[s as usize] == 0 {
+                        ready.push(s);
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The single block with an edge back to `header` inside loop `k`, when the loop has one
+    /// and no loop nested in it contains that block: then, in [`Cfg::rpo`], that block comes
+    /// after every other block of the loop.
+    pub fn latch(&self, k: usize) -> Option<BlockId> {
+        let (h, blocks) = &self.loops[k];
+        let back: Vec<BlockId> = self.preds[*h as usize].iter().copied().filter(|p| blocks.contains(p)).collect();
+        match back.as_slice() {
+            [l] if !self.loops.iter().any(|(h2, b2)| h2 != h && b2.len() < blocks.len() && b2.contains(l) && blocks.contains(h2)) => Some(*l),
+            _ => None,
+        }
+    }
+
+    /// Whether warps run loop `k` in lockstep under a dispatch that always runs the lowest
+    /// block in [`Cfg::rpo`] that any lane waits for: the lanes in the loop start each
+    /// iteration together, because the loop's one latch is its last block and the blocks
+    /// after the loop come after all of its blocks. A lane that leaves the loop waits after
+    /// it until every lane has left.
+    pub fn lockstep(&self, k: usize) -> bool {
+        self.together && self.latch(k).is_some()
     }
 
     /// Whether `a` dominates `b` (both reachable).

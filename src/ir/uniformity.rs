@@ -307,8 +307,10 @@ impl<'a> Analysis<'_, 'a> {
                 let blk = &self.f.blocks[b as usize];
                 for phi in &blk.phis {
                     let mut s = Shape::Unknown;
-                    for &(pred, v) in &phi.incoming {
-                        s = s.join(self.view().read(v, pred));
+                    // Read where the phi is: a value that leaves a loop with a divergent
+                    // exit through the edge differs per lane there.
+                    for &(_, v) in &phi.incoming {
+                        s = s.join(self.view().read(v, b));
                     }
                     if self.joins[b as usize] && s != Shape::Unknown {
                         s = Shape::Varying;
@@ -352,6 +354,24 @@ fn parse_int(s: &str) -> Option<i64> {
     }
 }
 
+/// The loop that a divergent branch at `c` leaves without dividing it: `c` leaves loops
+/// (the outermost of them returned) through one successor and stays in them through the
+/// other, and each of those loops runs in lockstep ([`Cfg::lockstep`]). The lanes that
+/// leave wait after the loop, and the lanes that stay run the loop's blocks together, one
+/// iteration at a time: the branch splits no group of lanes inside the loop (its values
+/// still vary after it, by temporal divergence).
+fn lockstep_exit(cfg: &Cfg, c: BlockId) -> Option<usize> {
+    let mut succs = cfg.succs[c as usize].clone();
+    succs.dedup();
+    if succs.len() != 2 {
+        return None;
+    }
+    let left: Vec<usize> = (0..cfg.loops.len()).filter(|k| cfg.loops[*k].1.contains(&c) && succs.iter().any(|s| !cfg.loops[*k].1.contains(s))).collect();
+    let outer = *left.iter().max_by_key(|k| cfg.loops[**k].1.len())?;
+    let inside = succs.iter().filter(|s| cfg.loops[outer].1.contains(s)).count();
+    (inside <= 1 && left.iter().all(|k| cfg.lockstep(*k))).then_some(outer)
+}
+
 /// Analyzes function `f`.
 pub fn analyze(f: &Func) -> Uniformity {
     let cfg = Cfg::new(f);
@@ -364,8 +384,11 @@ pub fn analyze(f: &Func) -> Uniformity {
     let mut regions: Vec<Vec<BlockId>> = vec![Vec::new(); n];
     for &b in &a.cfg.rpo {
         if divergent[b as usize] {
+            let stays = lockstep_exit(&a.cfg, b).map(|k| &a.cfg.loops[k].1);
             for x in a.cfg.region(b) {
-                regions[x as usize].push(b);
+                if !stays.map_or(false, |l| l.contains(&x)) {
+                    regions[x as usize].push(b);
+                }
             }
         }
     }
@@ -394,6 +417,22 @@ pub fn analyze(f: &Func) -> Uniformity {
 }
 
 impl Uniformity {
+    /// Whether block `b` lies in a loop with a divergent exit.
+    pub fn in_divergent_loop(&self, b: BlockId) -> bool {
+        self.cfg.loops.iter().zip(&self.divergent_loop).any(|((_, l), d)| *d && l.contains(&b))
+    }
+
+    /// Whether the edge `b -> t` leaves a loop with a divergent exit.
+    pub fn leaves_divergent_loop(&self, b: BlockId, t: BlockId) -> bool {
+        self.cfg.loops.iter().zip(&self.divergent_loop).any(|((_, l), d)| *d && l.contains(&b) && !l.contains(&t))
+    }
+
+    /// The shape of value `v` as read in block `at` (varying after a loop with a divergent
+    /// exit that defines it).
+    pub fn value_at(&self, f: &Func, v: ValueId, at: BlockId) -> Shape {
+        View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }.read(v, at)
+    }
+
     /// The shape of an operand read in block `at`, with temporal divergence at loop exits.
     pub fn operand_shape(&self, f: &Func, o: &Opnd, at: BlockId) -> Shape {
         View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }.operand(o, at)
