@@ -257,16 +257,11 @@ pub fn report(src: &SourceFile) -> Result<String> {
         let crate::syntax::ast::Item::Func(f) = item else { continue };
         let (Some(body), true) = (f.body.as_ref(), f.entry) else { continue };
         let Some(irf) = m.funcs.iter().find(|g| g.name == f.name.name) else { continue };
-        let plan = crate::codegen::warp::plan(irf);
-        let path = if exec == crate::codegen::warp::Exec::Thread {
-            "thread (forced by --exec thread)".to_string()
-        } else if crate::lanes::needs_scheduler(body, &sync_funcs) {
-            "thread (barriers, warp collectives or spin loops: the per-thread scheduler)".to_string()
-        } else {
-            match plan.as_ref().map_err(|w| w.clone()).map(|p| crate::codegen::warp::takes_warp_path(exec, p)) {
-                Ok(Ok(())) => "simd (warp-vector)".to_string(),
-                Ok(Err(why)) | Err(why) => format!("thread ({why})"),
-            }
+        let plan = crate::codegen::warp::choose(irf, body, &sync_funcs, exec);
+        let path = match &plan {
+            Ok(p) if p.barriers.is_empty() => "simd (warp-vector)".to_string(),
+            Ok(p) => format!("simd (warp-vector; the CTA's warps run in phases between its {} barriers)", p.barriers.len()),
+            Err(why) => format!("thread ({why})"),
         };
         let _ = writeln!(out, "kernel {}: {path}", f.name.name);
         let own;
@@ -295,6 +290,11 @@ pub fn report(src: &SourceFile) -> Result<String> {
             let insts: usize = p.scalar_inst.iter().map(|b| b.iter().filter(|x| **x).count()).sum();
             let total: usize = irf.blocks.iter().map(|b| b.insts.len()).sum();
             let _ = writeln!(out, "  once per warp: {} of {} registers, {insts} of {total} instructions", p.scalar_vars.len(), vars.len());
+            if !p.affine.is_empty() {
+                let mut a: Vec<String> = p.affine.iter().map(|((_, n), s)| format!("{n} ({s})")).collect();
+                a.sort();
+                let _ = writeln!(out, "  affine registers held as one base per warp (lane stride): {}", a.join(", "));
+            }
         }
         let mut acc = Vec::new();
         for &b in &reachable {

@@ -419,8 +419,11 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         for (p, pi) in f.params.iter().zip(info.params.iter()) {
             e.vars.insert(p.name.name, VarLoc::KParam(pi.offset, p.ty));
         }
+        let warp = if e.m.nvptx { None } else { warp_plan(&e, f, body) };
         if e.m.nvptx {
             super::nvvm::kernel_prologue(&mut e, info)?;
+        } else if let Some(plan) = warp {
+            super::warp::setup(&mut e, setup, plan);
         } else if crate::lanes::needs_scheduler(body, &e.m.sync_funcs) {
             crate::lanes::setup_scheduler(&mut e, setup, &f.name.name)?;
             let params: std::collections::HashSet<&str> = f.params.iter().map(|p| p.name.name).collect();
@@ -434,8 +437,6 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
                 st.regs.push((c, ctx.i32_type().into(), 4));
                 st.yield_count = Some(c);
             }
-        } else if let Some(plan) = warp_plan(&e, f) {
-            super::warp::setup(&mut e, setup, plan);
         } else {
         // Thread loops over z, y, x of the CTA.
         let ntx = e.load_cta_u32(field::NTID, Some(0));
@@ -536,25 +537,25 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     }
     e.alloca_b.position_at_end(entry);
     e.alloca_b.build_unconditional_branch(setup).unwrap();
-    let frame_size = crate::lanes::finish_scheduler(&mut e);
+    let warp_frame = super::warp::finish(&mut e);
+    let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
         crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches);
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size;
         k.frame_size = frame_size;
-        k.uses_sync = e.sync.is_some();
+        k.uses_sync = e.sync.is_some() || warp_frame.is_some();
         k
     }))
 }
 
 /// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`).
-fn warp_plan(e: &FnEmitter, f: &ast::Function) -> Option<super::warp::Plan> {
-    if !f.entry || e.m.nvptx || super::warp::exec() == super::warp::Exec::Thread {
+fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<super::warp::Plan> {
+    if !f.entry || e.m.nvptx {
         return None;
     }
-    let plan = super::warp::plan(&e.irs.func).ok()?;
-    super::warp::takes_warp_path(super::warp::exec(), &plan).ok().map(|_| plan)
+    super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok()
 }
 
 /// Parameter buffer layout of a kernel: each parameter at its natural (or declared) alignment.
@@ -797,6 +798,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub(crate) fn body_reg(&self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
         let (scope, _) = self.irs.func.resolve(name, 1)?;
         self.irs.slots.get(&(scope, name)).copied()
+    }
+
+    /// The storage of every register variable made so far: (declaring scope, name).
+    pub(crate) fn reg_storage(&self) -> HashMap<(u32, String), (PointerValue<'ctx>, Type)> {
+        self.irs.slots.iter().map(|((s, n), v)| ((*s, n.to_string()), *v)).collect()
     }
 
     /// The IR function being lowered.

@@ -92,8 +92,29 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
         Exec::Auto if plan.uni.cfg.loops.is_empty() => Err("no loop of its own: LLVM vectorizes the loop over its threads; --exec simd forces the warp path".into()),
+        Exec::Auto if !plan.barriers.is_empty() => Err("CTA barriers: the per-thread scheduler runs them faster today (measured on tiled sgemm and a shared histogram); --exec simd forces the warp path".into()),
         _ => Ok(()),
     }
+}
+
+/// The warp-vector plan of kernel `f` (its IR, its body) when it takes that path under
+/// `exec`; else why it runs per thread. `sync_funcs`: the module's functions that
+/// synchronize (`lanes::sync_funcs`).
+pub fn choose(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&str>, exec: Exec) -> Result<Plan, String> {
+    if exec == Exec::Thread {
+        return Err("forced by --exec thread".into());
+    }
+    let mut calls = Vec::new();
+    crate::lanes::callees(body, &mut calls);
+    if let Some(c) = calls.iter().find(|c| sync_funcs.contains(*c)) {
+        return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
+    }
+    if crate::lanes::lockstep::has_spin_loop(body) {
+        return Err("spins on shared memory (the per-thread scheduler yields in the loop)".into());
+    }
+    let plan = plan(f)?;
+    takes_warp_path(exec, &plan)?;
+    Ok(plan)
 }
 
 /// What the warp path needs to know about a kernel.
@@ -107,6 +128,145 @@ pub struct Plan {
     pub affine: HashMap<(u32, String), i64>,
     /// Per block, per instruction: it runs once per warp.
     pub scalar_inst: Vec<Vec<bool>>,
+    /// The CTA barriers (block, instruction index) and the variables live across each: the
+    /// warps of a CTA then run in phases between barriers, each keeping those in a frame.
+    pub barriers: Vec<((BlockId, usize), Vec<(u32, String)>)>,
+}
+
+/// Whether `inst` is a CTA barrier the warp path runs: `bar.sync`/`bar`/`barrier.sync` for
+/// all threads of the CTA (PTX ISA 9.7.12.1; no thread count, not `arrive` or `red`).
+fn is_cta_barrier(inst: &crate::ir::Inst) -> bool {
+    let i = inst.src;
+    matches!(i.opcode.name, "bar" | "barrier") && !i.has_mod("warp") && !i.has_mod("arrive") && !i.has_mod("red") && i.operands.len() <= 1
+}
+
+/// Why kernel `f`'s synchronization keeps it off the warp path, if it does: warp-level
+/// operations and warp-synchronous (volatile shared) accesses need the lanes of a hardware
+/// warp (not yet here). A CTA barrier must be reached by all lanes of a warp that reach a
+/// barrier at all: it lies in no loop with a divergent exit, and the lanes that a divergent
+/// branch sends elsewhere reach no barrier (they end, as after `if (i >= n) return;`; on a
+/// GPU, lanes that went on to another barrier would deadlock the CTA, which the per-thread
+/// scheduler reports).
+fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
+    let cfg = &uni.cfg;
+    let n = f.blocks.len();
+    // Blocks from which a barrier can be reached.
+    let mut to_bar = vec![false; n];
+    let mut work: Vec<usize> = (0..n).filter(|b| f.blocks[*b].insts.iter().any(|i| crate::lanes::is_sync(i.src))).collect();
+    while let Some(b) = work.pop() {
+        if std::mem::replace(&mut to_bar[b], true) {
+            continue;
+        }
+        work.extend(cfg.preds[b].iter().map(|p| *p as usize));
+    }
+    let reaches = |from: BlockId, to: BlockId| {
+        let mut seen = vec![false; n];
+        let mut work = vec![from];
+        while let Some(x) = work.pop() {
+            if x == to {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[x as usize], true) {
+                work.extend(cfg.succs[x as usize].iter().copied());
+            }
+        }
+        false
+    };
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for inst in &blk.insts {
+            let i = inst.src;
+            if crate::lanes::is_lockstep_access(i).is_some() {
+                return Some(format!("warp-synchronous volatile shared access (line {}) is not on the warp path yet", inst.line));
+            }
+            if !crate::lanes::is_sync(i) {
+                continue;
+            }
+            if !is_cta_barrier(inst) {
+                return Some(format!("`{}` (line {}) is not on the warp path yet", super::func::instr_name(i), inst.line));
+            }
+            if uni.in_divergent_loop(b as BlockId) {
+                return Some(format!("barrier (line {}) in a loop with a divergent exit", inst.line));
+            }
+            for &c in &uni.regions[b] {
+                if cfg.succs[c as usize].iter().any(|&s| !reaches(s, b as BlockId) && to_bar[s as usize]) {
+                    return Some(format!("barrier (line {}) where lanes that a divergent branch sends elsewhere reach a barrier too", inst.line));
+                }
+            }
+            if inst.operands.iter().any(|o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
+                return Some(format!("barrier (line {}) with a per-lane barrier id", inst.line));
+            }
+        }
+    }
+    None
+}
+
+/// The values live right after each CTA barrier of `f` (backward liveness over the IR; a
+/// phi's operand is used at the end of its predecessor).
+fn live_across_barriers(f: &Func, cfg: &crate::ir::cfg::Cfg) -> Vec<((BlockId, usize), Vec<u32>)> {
+    let n = f.blocks.len();
+    let term_reads = |b: usize| {
+        let mut vs = Vec::new();
+        match &f.blocks[b].term {
+            Term::CondBr { cond, .. } => cond.values(&mut vs),
+            Term::Switch { index, .. } => index.values(&mut vs),
+            Term::Ret(os) => os.iter().for_each(|o| o.values(&mut vs)),
+            _ => {}
+        }
+        vs
+    };
+    let live_out = |b: usize, live_in: &[HashSet<u32>]| {
+        let mut out: HashSet<u32> = HashSet::new();
+        for &s in &cfg.succs[b] {
+            let sb = &f.blocks[s as usize];
+            out.extend(live_in[s as usize].iter().copied().filter(|v| !sb.phis.iter().any(|p| p.dst == *v)));
+            for phi in &sb.phis {
+                out.extend(phi.incoming.iter().filter(|(p, _)| *p as usize == b).map(|(_, v)| *v));
+            }
+        }
+        out.extend(term_reads(b));
+        out
+    };
+    let mut live_in: Vec<HashSet<u32>> = vec![HashSet::new(); n];
+    loop {
+        let mut changed = false;
+        for &b in cfg.rpo.iter().rev() {
+            let b = b as usize;
+            let mut live = live_out(b, &live_in);
+            for inst in f.blocks[b].insts.iter().rev() {
+                for d in &inst.defs {
+                    live.remove(d);
+                }
+                live.extend(inst.reads());
+            }
+            for phi in &f.blocks[b].phis {
+                live.remove(&phi.dst);
+            }
+            if live != live_in[b] {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    for &b in &cfg.rpo {
+        let blk = &f.blocks[b as usize];
+        let mut live = live_out(b as usize, &live_in);
+        for (k, inst) in blk.insts.iter().enumerate().rev() {
+            if is_cta_barrier(inst) {
+                let mut vs: Vec<u32> = live.iter().copied().collect();
+                vs.sort();
+                out.push(((b, k), vs));
+            }
+            for d in &inst.defs {
+                live.remove(d);
+            }
+            live.extend(inst.reads());
+        }
+    }
+    out
 }
 
 /// Instructions that may run once for all lanes when their operands are uniform: pure
@@ -153,6 +313,9 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let uni = uniformity::analyze(f);
     if !uni.cfg.reducible {
         return Err("irreducible control flow".into());
+    }
+    if let Some(why) = sync_obstacle(f, &uni) {
+        return Err(why);
     }
     for s in &f.scopes {
         if let Some(d) = s.decls.iter().find(|d| matches!(d.space, StateSpace::Local | StateSpace::Param)) {
@@ -269,7 +432,16 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         .map(|(b, blk)| blk.insts.iter().map(|i| ok_inst(&scalar, b, i)).collect())
         .collect();
     let affine = scalar.iter().filter(|k| affine_var(k)).map(|k| (k.clone(), stride[k].unwrap())).collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst })
+    let barriers = live_across_barriers(f, &uni.cfg)
+        .into_iter()
+        .map(|(at, vs)| {
+            let mut keys: Vec<(u32, String)> = vs.into_iter().map(var_of).collect();
+            keys.sort();
+            keys.dedup();
+            (at, keys)
+        })
+        .collect();
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -290,6 +462,8 @@ pub struct WarpState<'ctx> {
     dispatch_switch: inkwell::values::InstructionValue<'ctx>,
     /// Per affine variable: the temporary holding the current lane's value in a lane loop.
     affine_tmp: std::cell::RefCell<HashMap<(u32, String), PointerValue<'ctx>>>,
+    /// Phases between CTA barriers, for a kernel that has them.
+    bars: Option<Bars<'ctx>>,
 }
 
 /// A lane loop being emitted.
@@ -362,37 +536,241 @@ pub(crate) fn lane_slot<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &st
 
 /// Sets up the loops over the warps of a CTA (z, y, then runs of 32 in x) and leaves the
 /// builder where the warp's code starts.
+///
+/// A kernel with CTA barriers runs its warps in phases: each warp runs until it reaches a
+/// barrier (it saves what is live across it to its frame and records where it resumes) or
+/// ends; once every warp has had its turn, another phase starts if any waits at a barrier.
+/// Frames are `KernelInfo::frame_size` bytes per thread slot of the runtime, 32 slots per
+/// warp: a resume site, the lanes' next blocks and carry flags, then the live variables.
 pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, plan: Plan) {
     use super::abi::field;
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
+    let i64t = ctx.i64_type();
     let ntx = e.load_cta_u32(field::NTID, Some(0));
     let warps = e.b.build_right_shift(e.b.build_int_add(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap();
-    let l = crate::lanes::cta_loops(e, setup, warps, "warp");
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
+    let phased = !plan.barriers.is_empty();
+    let mut bars = None;
+    let mut x0 = None;
+    let l = if phased {
+        let nty = e.load_cta_u32(field::NTID, Some(1));
+        let ntz = e.load_cta_u32(field::NTID, Some(2));
+        let frames = e.cta_ptr_field(field::FRAMES);
+        let stride_g = e.m.module.add_global(i64t, None, &format!("__ptxr_warp_frame_{}", e.fname));
+        stride_g.set_linkage(inkwell::module::Linkage::Internal);
+        stride_g.set_constant(true);
+        let stride = e.b.build_load(i64t, stride_g.as_pointer_value(), "warp.frame").unwrap().into_int_value();
+        // Every warp starts at the kernel's entry.
+        let nw = e.b.build_int_mul(e.b.build_int_mul(warps, nty, "").unwrap(), ntz, "warps").unwrap();
+        let ih = ctx.append_basic_block(e.f, "frames.init");
+        let ib = ctx.append_basic_block(e.f, "frames.init.body");
+        let phase = ctx.append_basic_block(e.f, "phase");
+        let k = crate::lanes::index_loop(&e.b, [ih, setup, ib], nw, ib, phase, "w");
+        e.b.build_unconditional_branch(ih).unwrap();
+        e.b.position_before(&ib.get_first_instruction().unwrap());
+        let off = e.b.build_int_mul(e.b.build_int_z_extend(k, i64t, "").unwrap(), stride, "").unwrap();
+        let fp = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "").unwrap() };
+        e.b.build_store(fp, i32t.const_zero()).unwrap();
+        let waiting = e.alloca_b.build_alloca(ctx.bool_type(), "phase.waiting").unwrap();
+        let phase_bar = e.alloca_b.build_alloca(i32t, "phase.barrier").unwrap();
+        let mismatch = e.alloca_b.build_alloca(i32t, "phase.mismatch").unwrap();
+        e.b.position_at_end(phase);
+        e.b.build_store(waiting, ctx.bool_type().const_zero()).unwrap();
+        e.b.build_store(phase_bar, i32t.const_int(DONE, false)).unwrap();
+        e.b.build_store(mismatch, i32t.const_zero()).unwrap();
+        let l = crate::lanes::cta_loops(e, phase, warps, "warp");
+        // After the last warp: another phase while warps wait at a barrier.
+        let done = l.done;
+        if let Some(t) = done.get_terminator() {
+            t.erase_from_basic_block();
+        }
+        e.b.position_at_end(done);
+        let bad = ctx.append_basic_block(e.f, "phase.deadlock");
+        let ok = ctx.append_basic_block(e.f, "phase.end");
+        let mm = e.b.build_load(i32t, mismatch, "").unwrap().into_int_value();
+        let is_bad = e.b.build_int_compare(IntPredicate::NE, mm, i32t.const_zero(), "").unwrap();
+        e.b.build_conditional_branch(is_bad, bad, ok).unwrap();
+        e.b.position_at_end(bad);
+        // PTX ISA 9.7.12.1: every thread of the CTA waits at barrier a until all arrive;
+        // warps waiting at different barriers never all arrive.
+        let st = e.cta_field_ptr(field::STATUS, None);
+        e.b.build_store(st, i32t.const_int(super::abi::STATUS_DEADLOCK as u64, false)).unwrap();
+        let sl = e.cta_field_ptr(field::STATUS_LINE, None);
+        e.b.build_store(sl, mm).unwrap();
+        e.b.build_unconditional_branch(e.abort_bb).unwrap();
+        e.b.position_at_end(ok);
+        let again = e.b.build_load(ctx.bool_type(), waiting, "").unwrap().into_int_value();
+        let ret = ctx.append_basic_block(e.f, "cta.ret");
+        e.b.build_conditional_branch(again, phase, ret).unwrap();
+        e.b.position_at_end(ret);
+        e.b.build_return(Some(&i32t.const_zero())).unwrap();
+        // This warp's frame and where it resumes.
+        e.b.position_at_end(l.body);
+        let wl = e.b.build_int_add(e.b.build_int_mul(e.b.build_int_add(e.b.build_int_mul(l.z, nty, "").unwrap(), l.y, "").unwrap(), warps, "").unwrap(), l.inner, "warp.id").unwrap();
+        let off = e.b.build_int_mul(e.b.build_int_z_extend(wl, i64t, "").unwrap(), stride, "").unwrap();
+        let frame = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "frame").unwrap() };
+        x0 = Some(crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap()));
+        let finished = ctx.append_basic_block(e.f, "warp.finished");
+        let start = ctx.append_basic_block(e.f, "warp.start");
+        let at = e.b.build_load(i32t, frame, "resume").unwrap().into_int_value();
+        let sw = e.b.build_switch(at, start, &[(i32t.const_int(DONE, false), l.latch)]).unwrap();
+        let b2 = ctx.create_builder();
+        b2.position_at_end(finished);
+        b2.build_store(frame, i32t.const_int(DONE, false)).unwrap();
+        b2.build_unconditional_branch(l.latch).unwrap();
+        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, mismatch });
+        e.b.position_at_end(start);
+        l
+    } else {
+        let l = crate::lanes::cta_loops(e, setup, warps, "warp");
+        e.b.position_at_end(l.body);
+        l
+    };
     // Lanes past the row's end never run.
-    e.b.position_at_end(l.body);
-    let x0 = crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap());
+    let x0 = x0.unwrap_or_else(|| crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap()));
     let v32 = i32t.vec_type(LANES);
     let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| i32t.const_int(k as u64, false)).collect::<Vec<_>>());
     let xs = e.b.build_int_add(splat(e, x0), lanes, "").unwrap();
     let alive = e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, ntx), "").unwrap();
     let init = e.b.build_select(alive, v32.const_zero(), splat(e, i32t.const_int(DONE, false)), "").unwrap();
     e.b.build_store(next, init).unwrap();
+    let body_start = e.b.get_insert_block().unwrap();
     // The dispatch: the lowest block any lane waits for (cases added by `walk`).
+    let end = bars.as_ref().map_or(l.latch, |b| b.finished);
     let dispatch = ctx.append_basic_block(e.f, "warp.dispatch");
     e.b.position_at_end(dispatch);
     let all = e.b.build_load(v32, next, "next").unwrap();
     let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
-    let dispatch_switch = e.b.build_switch(low, l.latch, &[]).unwrap();
-    e.b.position_at_end(l.body);
+    let dispatch_switch = e.b.build_switch(low, end, &[]).unwrap();
+    e.b.position_at_end(body_start);
     e.tid = [x0, l.y, l.z];
-    e.exit_bb = l.latch;
-    e.ret_bb = l.latch;
+    e.exit_bb = end;
+    e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), bars }));
     set_lane(e, None);
+}
+
+/// The phases of a kernel with CTA barriers (see [`setup`]).
+pub struct Bars<'ctx> {
+    /// This warp's frame.
+    frame: PointerValue<'ctx>,
+    /// Bytes per warp frame (set by [`finish`]).
+    stride: inkwell::values::GlobalValue<'ctx>,
+    /// The switch on the site a warp resumes at (cases added per barrier).
+    resume: inkwell::values::InstructionValue<'ctx>,
+    /// Per barrier site (numbered from 1): the block that saves the live variables (before
+    /// its first instruction), the one that restores them, and the variables.
+    sites: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, Vec<(u32, String)>)>,
+    /// The next warp.
+    latch: BasicBlock<'ctx>,
+    /// Where a warp whose lanes have all ended goes.
+    finished: BasicBlock<'ctx>,
+    /// Some warp waits at a barrier in this phase.
+    waiting: PointerValue<'ctx>,
+    /// The barrier id the warps of this phase wait at (`DONE`: none yet).
+    phase_bar: PointerValue<'ctx>,
+    /// Line of a barrier whose id differs from the phase's (0: none).
+    mismatch: PointerValue<'ctx>,
+}
+
+/// Frame offsets: the resume site, then `next` and the carry flags.
+const FRAME_NEXT: u64 = 16;
+const FRAME_CARRY: u64 = FRAME_NEXT + 4 * LANES as u64;
+const FRAME_VARS: u64 = FRAME_CARRY + LANES as u64;
+
+/// PTX ISA 9.7.12.1 bar.sync / barrier.sync for all threads of the CTA: the warp stops here
+/// until every other warp has reached a barrier (or ended). Its lanes are all here (the
+/// plan allows barriers only where every live lane runs together).
+fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, inst: &crate::ir::Inst<'a>, live: Vec<(u32, String)>) -> R<()> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let i = inst.src;
+    let id = match i.operands.first() {
+        Some(op) => e.read_int(op, crate::syntax::ast::Type::U32)?,
+        None => i32t.const_zero(),
+    };
+    // Ids are 0..15; a register's value is taken modulo 16 as the per-thread scheduler does.
+    let id = match id.get_zero_extended_constant() {
+        Some(c) if c > 15 => return Err(e.err(i.span, format!("barrier id {c} is out of range (0..15)"))),
+        Some(_) => id,
+        None => e.b.build_and(id, i32t.const_int(15, false), "").unwrap(),
+    };
+    let line = e.line();
+    let bars = w(e).bars.as_ref().expect("a kernel with barriers runs in phases");
+    let (frame, waiting, phase_bar, mismatch, latch, resume) = (bars.frame, bars.waiting, bars.phase_bar, bars.mismatch, bars.latch, bars.resume);
+    let site = bars.sites.len() as u64 + 1;
+    // The first warp at a barrier names the phase's barrier; another id is a deadlock.
+    let pb = e.b.build_load(i32t, phase_bar, "").unwrap().into_int_value();
+    let none = e.b.build_int_compare(IntPredicate::EQ, pb, i32t.const_int(DONE, false), "").unwrap();
+    let same = e.b.build_int_compare(IntPredicate::EQ, pb, id, "").unwrap();
+    let fine = e.b.build_or(none, same, "").unwrap();
+    let mm = e.b.build_load(i32t, mismatch, "").unwrap().into_int_value();
+    let mm = e.b.build_select(fine, mm, i32t.const_int(line as u64, false), "").unwrap();
+    e.b.build_store(mismatch, mm).unwrap();
+    e.b.build_store(phase_bar, id).unwrap();
+    e.b.build_store(frame, i32t.const_int(site, false)).unwrap();
+    e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();
+    let save = ctx.append_basic_block(e.f, "bar.save");
+    let restore = ctx.append_basic_block(e.f, "bar.restore");
+    let cont = ctx.append_basic_block(e.f, "bar.resume");
+    e.b.build_unconditional_branch(save).unwrap();
+    e.b.position_at_end(save);
+    e.b.build_unconditional_branch(latch).unwrap();
+    e.b.position_at_end(restore);
+    e.b.build_unconditional_branch(cont).unwrap();
+    unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), restore.as_mut_ptr()) };
+    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live));
+    e.b.position_at_end(cont);
+    Ok(())
+}
+
+/// Completes the barrier sites once every register has its storage: lays out the warp
+/// frame and fills in the saves and restores. Returns the frame bytes per thread slot.
+pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
+    let ws = e.warp.as_ref()?;
+    let bars = ws.bars.as_ref()?;
+    let ctx = e.ctx();
+    let i8t = ctx.i8_type();
+    let i64t = ctx.i64_type();
+    let storage = e.reg_storage();
+    let mut offsets: HashMap<(u32, String), (u64, u64)> = HashMap::new();
+    let mut top = FRAME_VARS;
+    for (_, _, live) in &bars.sites {
+        for k in live {
+            if offsets.contains_key(k) {
+                continue;
+            }
+            let Some((_, ty)) = storage.get(k) else { continue };
+            let size = ty.size() as u64 * if ws.plan.scalar_vars.contains(k) { 1 } else { LANES as u64 };
+            top = (top + 15) / 16 * 16;
+            offsets.insert(k.clone(), (top, size));
+            top += size;
+        }
+    }
+    let stride = (top + 63) / 64 * 64;
+    bars.stride.set_initializer(&i64t.const_int(stride, false));
+    let b = ctx.create_builder();
+    let at = |b: &inkwell::builder::Builder<'ctx>, off: u64| unsafe { b.build_in_bounds_gep(i8t, bars.frame, &[i64t.const_int(off, false)], "").unwrap() };
+    for (save, restore, live) in &bars.sites {
+        let mut copies: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64), (ws.carry, FRAME_CARRY, LANES as u64)];
+        for k in live {
+            if let (Some((p, _)), Some((off, size))) = (storage.get(k), offsets.get(k)) {
+                copies.push((*p, *off, *size));
+            }
+        }
+        b.position_before(&save.get_first_instruction().unwrap());
+        for (p, off, size) in &copies {
+            b.build_memcpy(at(&b, *off), 1, *p, 1, i64t.const_int(*size, false)).unwrap();
+        }
+        b.position_before(&restore.get_first_instruction().unwrap());
+        for (p, off, size) in &copies {
+            b.build_memcpy(*p, 1, at(&b, *off), 1, i64t.const_int(*size, false)).unwrap();
+        }
+    }
+    Some((stride / LANES as u64) as u32)
 }
 
 fn splat<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
@@ -519,6 +897,13 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     for (k, inst) in blk.insts.iter().enumerate() {
         e.enter_scope(inst.scope);
         e.span = inst.src.span;
+        if let Some((_, live)) = plan.barriers.iter().find(|(at, _)| *at == (b, k)) {
+            if let Some(l) = lp.take() {
+                close(e, l);
+            }
+            barrier(e, inst, live.clone())?;
+            continue;
+        }
         if plan.scalar_inst[b as usize][k] {
             let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| var_key(func, *d)).collect();
             match lp.as_mut() {

@@ -98,6 +98,9 @@ pub struct Uniformity {
     pub group: Vec<Group>,
     /// Per loop of `cfg.loops`: it has a divergent exit (values defined in it vary after it).
     pub divergent_loop: Vec<bool>,
+    /// Per block: the divergent branches whose region holds it (those that divide the lanes
+    /// running it from others; see `group`).
+    pub regions: Vec<Vec<BlockId>>,
 }
 
 /// The lanes of a warp that run a block together.
@@ -413,7 +416,7 @@ pub fn analyze(f: &Func) -> Uniformity {
         }
     }
     let values = a.values.iter().map(|s| if *s == Shape::Unknown { Shape::Uniform } else { *s }).collect();
-    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop }
+    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop, regions }
 }
 
 impl Uniformity {

@@ -127,7 +127,7 @@ pub fn has_sync(body: &[Stmt]) -> bool {
 }
 
 /// The direct callees of a body (`call ... f, ...`).
-fn callees<'a>(body: &[Stmt<'a>], out: &mut Vec<&'a str>) {
+pub(crate) fn callees<'a>(body: &[Stmt<'a>], out: &mut Vec<&'a str>) {
     for s in body {
         match s {
             Stmt::Instr(i) if i.opcode.name == "call" => {
@@ -352,6 +352,8 @@ pub struct CtaLoops<'ctx> {
     /// The inner loop's body (empty) and latch.
     pub body: BasicBlock<'ctx>,
     pub latch: BasicBlock<'ctx>,
+    /// After the last iteration (returns 0).
+    pub done: BasicBlock<'ctx>,
 }
 
 /// Builds loops over `%tid.z` and `%tid.y` around an inner loop of `n` iterations (`%tid.x`
@@ -376,7 +378,7 @@ pub fn cta_loops<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>,
     let inner = index_loop(&e.b, [xh, yh, latch], n, body, yl, name);
     e.b.position_at_end(done);
     e.b.build_return(Some(&ctx.i32_type().const_zero())).unwrap();
-    CtaLoops { z, y, inner, body, latch }
+    CtaLoops { z, y, inner, body, latch, done }
 }
 
 /// Makes `l` the thread loop that the body being emitted belongs to.

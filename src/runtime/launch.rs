@@ -465,7 +465,10 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
     let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let nthreads = threads as usize;
-    let frame_words = if k.uses_sync { (k.frame_size as usize * nthreads + 15) / 16 } else { 0 };
+    // One frame slot per lane of each warp (a row of the block in runs of 32 threads:
+    // warp-vector kernels keep a frame of 32 slots per warp).
+    let lanes = (cfg.block.0 as usize + 31) / 32 * 32 * cfg.block.1 as usize * cfg.block.2 as usize;
+    let frame_words = if k.uses_sync { (k.frame_size as usize * lanes + 15) / 16 } else { 0 };
     let uses_sync = k.uses_sync;
     // The slots are written only on the way to the runtime's `resolve`: after a CTA that
     // never called it (every collective completed in generated code) they are still clear.
@@ -546,7 +549,8 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
             }
             abi::STATUS_DEADLOCK => {
                 let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
-                format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point ({d})")
+                let d = if d.is_empty() { String::new() } else { format!(" ({d})") };
+                format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point{d}")
             }
             abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
             abi::STATUS_SYNC_INDIRECT => format!("{whr}: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)"),

@@ -640,7 +640,10 @@ static void run_cta(void *vl, uint32_t i) {
     if (k->uses_sync) {
         /* Frames need no clearing: registers are written before they are read, and .local
          * memory starts uninitialized on a GPU too. */
-        size_t fbytes = ((size_t)k->frame_size * nthreads + 15) / 16 * 16;
+        /* One frame slot per lane of each warp (a row of the block in runs of 32 threads:
+         * warp-vector kernels keep a frame of 32 slots per warp). */
+        size_t lanes = ((size_t)cfg->block[0] + 31) / 32 * 32 * cfg->block[1] * cfg->block[2];
+        size_t fbytes = ((size_t)k->frame_size * lanes + 15) / 16 * 16;
         size_t sbytes = nthreads * sizeof(SyncSlot);
         uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
         if (sbytes > tls.slots_cap) tls.slots_clean = 0;
@@ -754,7 +757,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_TRAP: return error(PTXR_ERR_TRAP, "%s: error: `trap` executed", whr);
         case STATUS_BRKPT: return error(PTXR_ERR_BRKPT, "%s: error: `brkpt` executed (no debugger)", whr);
         case STATUS_ASSERT: return error(PTXR_ERR_ASSERT, "%s: error: device assertion failed: %s", whr, l.assert_msg);
-        case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point (%s)", whr, l.detail);
+        case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point%s%s%s", whr, l.detail[0] ? " (" : "", l.detail, l.detail[0] ? ")" : "");
         case STATUS_BAD_BARRIER: return error(PTXR_ERR_BARRIER, "%s: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)", whr);
         case STATUS_SYNC_INDIRECT: return error(PTXR_ERR_LAUNCH, "%s: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)", whr);
         case STATUS_PARTIAL_WARP: return error(PTXR_ERR_LAUNCH, "%s: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial", whr);
