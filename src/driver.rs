@@ -290,6 +290,10 @@ pub fn report(src: &SourceFile) -> Result<String> {
             let insts: usize = p.scalar_inst.iter().map(|b| b.iter().filter(|x| **x).count()).sum();
             let total: usize = irf.blocks.iter().map(|b| b.insts.len()).sum();
             let _ = writeln!(out, "  once per warp: {} of {} registers, {insts} of {total} instructions", p.scalar_vars.len(), vars.len());
+            if !p.inline.is_empty() {
+                let blocks: usize = p.inline.values().map(|(r, _)| r.len()).sum();
+                let _ = writeln!(out, "  divergent branches whose region runs inside their lane loop: {} ({blocks} blocks)", p.inline.len());
+            }
             if !p.affine.is_empty() {
                 let mut a: Vec<String> = p.affine.iter().map(|((_, n), s)| format!("{n} ({s})")).collect();
                 a.sort();

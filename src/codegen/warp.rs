@@ -131,6 +131,50 @@ pub struct Plan {
     /// The CTA barriers (block, instruction index) and the variables live across each: the
     /// warps of a CTA then run in phases between barriers, each keeping those in a frame.
     pub barriers: Vec<((BlockId, usize), Vec<(u32, String)>)>,
+    /// Divergent branches whose region runs inside the branch's lane loop, each lane on its
+    /// own path (LLVM predicates it), instead of through the dispatch: branch → (the
+    /// region's blocks in dispatch order, the reconvergence point).
+    pub inline: HashMap<BlockId, (Vec<BlockId>, BlockId)>,
+    /// Per block: it runs inside another block's lane loop (a block of an `inline` region).
+    pub inlined: Vec<bool>,
+}
+
+/// The divergent branches whose regions can run inside one lane loop: an acyclic region
+/// entered only through the branch, every path of which reaches the reconvergence point or
+/// ends the thread, with nothing that needs the lanes together (barriers, warp operations)
+/// and no `brx.idx`. Outermost regions only (an inner one runs inside its outer one).
+fn inline_regions(f: &Func, uni: &Uniformity) -> HashMap<BlockId, (Vec<BlockId>, BlockId)> {
+    let cfg = &uni.cfg;
+    let mut out = HashMap::new();
+    let mut inside = vec![false; f.blocks.len()];
+    for &c in &cfg.rpo {
+        if inside[c as usize] || !uni.divergent[c as usize] || !matches!(f.blocks[c as usize].term, Term::CondBr { .. }) {
+            continue;
+        }
+        let join = cfg.ipdom[c as usize];
+        if join == crate::ir::cfg::EXIT {
+            continue;
+        }
+        let mut r = cfg.region(c);
+        if r.contains(&c) {
+            continue; // a loop back to the branch
+        }
+        r.sort_by_key(|b| cfg.order[*b as usize]);
+        let ok = r.iter().all(|&x| {
+            let blk = &f.blocks[x as usize];
+            cfg.preds[x as usize].iter().all(|p| *p == c || r.contains(p))
+                && cfg.succs[x as usize].iter().all(|s| *s == join || cfg.order[*s as usize] > cfg.order[x as usize] && r.contains(s))
+                && !matches!(blk.term, Term::Switch { .. })
+                && !blk.insts.iter().any(|i| crate::lanes::is_sync(i.src) || crate::lanes::is_lockstep_access(i.src).is_some())
+        });
+        if ok {
+            for &x in &r {
+                inside[x as usize] = true;
+            }
+            out.insert(c, (r, join));
+        }
+    }
+    out
 }
 
 /// Whether `inst` is a CTA barrier the warp path runs: `bar.sync`/`bar`/`barrier.sync` for
@@ -329,6 +373,13 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             }
         }
     }
+    let inline = inline_regions(f, &uni);
+    let mut inlined = vec![false; f.blocks.len()];
+    for (r, _) in inline.values() {
+        for &x in r {
+            inlined[x as usize] = true;
+        }
+    }
     let var_of = |v: u32| (f.values[v as usize].var.0, f.values[v as usize].var.1.clone());
     // Each variable's lane stride: one shape for all of its values (0: uniform), integer
     // typed when affine.
@@ -373,6 +424,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         let affine = inst.defs.iter().chain(inst.reads().iter()).any(|v| affine_var(&var_of(*v)))
             || inst.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform));
         uni.group[b] != Group::Mixed
+            && !inlined[b]
             && !inst.defs.is_empty()
             && hoistable(f, inst)
             && inst.defs.iter().all(|d| scalar.contains(&var_of(*d)))
@@ -384,7 +436,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         let before = scalar.len();
         for (b, blk) in f.blocks.iter().enumerate() {
             for phi in &blk.phis {
-                if uni.group[b] == Group::Mixed || uni.values[phi.dst as usize] == Shape::Varying {
+                if uni.group[b] == Group::Mixed || inlined[b] || uni.values[phi.dst as usize] == Shape::Varying {
                     scalar.remove(&var_of(phi.dst));
                 }
             }
@@ -441,7 +493,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             (at, keys)
         })
         .collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers })
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, inline, inlined })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -858,15 +910,15 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
     let cfg = &plan.uni.cfg;
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
-    let code: Vec<Option<BasicBlock<'ctx>>> = (0..func.blocks.len()).map(|b| (cfg.order[b] != u32::MAX).then(|| ctx.append_basic_block(e.f, func.blocks[b].label.unwrap_or("bb")))).collect();
+    let code: Vec<Option<BasicBlock<'ctx>>> = (0..func.blocks.len()).map(|b| (cfg.order[b] != u32::MAX && !plan.inlined[b]).then(|| ctx.append_basic_block(e.f, func.blocks[b].label.unwrap_or("bb")))).collect();
     let sw = w(e).dispatch_switch;
-    for &b in &cfg.rpo {
+    for &b in cfg.rpo.iter().filter(|b| !plan.inlined[**b as usize]) {
         let case = i32t.const_int(cfg.order[b as usize] as u64, false);
         // inkwell builds a switch with all its cases at once; the blocks exist only now.
         unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), code[b as usize].unwrap().as_mut_ptr()) };
     }
     e.b.build_unconditional_branch(code[0].expect("entry block")).unwrap();
-    for &b in &cfg.rpo {
+    for &b in cfg.rpo.iter().filter(|b| !plan.inlined[**b as usize]) {
         e.b.position_at_end(code[b as usize].unwrap());
         block(e, &func, &plan, b, &code)?;
     }
@@ -943,8 +995,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     // lane catch up first (a branch out of one side of a divergent `if` must not enter the
     // join before the other side's lanes).
     let group = plan.uni.group[b as usize];
-    // Lanes that leave a loop with a divergent exit wait for the others in the dispatch.
-    let direct = |t: BlockId| (group == Group::All || plan.uni.group[t as usize] == group) && !plan.uni.leaves_divergent_loop(b, t);
+    let direct = |t: BlockId| uniform_group(plan, b, t);
     let uniform = group != Group::Mixed && !plan.uni.divergent[b as usize];
     let all_exit = group == Group::All && !plan.uni.divergent[b as usize] && !plan.uni.in_divergent_loop(b);
     let (next, dispatch) = (w(e).next, w(e).dispatch);
@@ -996,6 +1047,19 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         lp = Some(open(e, id));
     }
     let lane = lp.as_ref().unwrap().lane;
+    if let Some((region, join)) = plan.inline.get(&b) {
+        // Each lane runs its own path through the region in this lane loop, and waits at
+        // the reconvergence point.
+        let join = *join;
+        inline_region(e, func, plan, b, region, join, lane)?;
+        close(e, lp.take().unwrap());
+        if uniform_group(plan, b, join) {
+            e.b.build_unconditional_branch(code[join as usize].unwrap()).unwrap();
+        } else {
+            e.b.build_unconditional_branch(dispatch).unwrap();
+        }
+        return Ok(());
+    }
     let succ = match &blk.term {
         Term::CondBr { then, els, .. } => {
             let p = guard_value(e, blk)?;
@@ -1041,6 +1105,73 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             e.b.build_unconditional_branch(dispatch).unwrap();
         }
     }
+    Ok(())
+}
+
+/// Whether the lanes of block `b` that go to `t` may go there directly, without the
+/// dispatch: `t` runs the same group of lanes (or `b` every live lane), and the edge leaves
+/// no loop with a divergent exit (lanes that leave such a loop wait for the others).
+fn uniform_group(plan: &Plan, b: BlockId, t: BlockId) -> bool {
+    let group = plan.uni.group[b as usize];
+    group != Group::Mixed && (group == Group::All || plan.uni.group[t as usize] == group) && !plan.uni.leaves_divergent_loop(b, t)
+}
+
+/// Emits divergent branch `c`'s terminator and its `region` inside the open lane loop of
+/// `c` (lane `lane`): the region's blocks become blocks of the loop body, their branches
+/// branches of the lane; a lane that reaches `join` records it as its next block, one that
+/// ends records `DONE`. The builder is left at the end of the loop body.
+fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, c: BlockId, region: &[BlockId], join: BlockId, lane: IntValue<'ctx>) -> R<()> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let cfg = &plan.uni.cfg;
+    let next = w(e).next;
+    let slot = unsafe { w(e).gep_b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "next.lane").unwrap() };
+    let end = ctx.append_basic_block(e.f, "region.end");
+    let to_join = ctx.append_basic_block(e.f, "region.join");
+    let ended = ctx.append_basic_block(e.f, "region.ended");
+    let bbs: HashMap<BlockId, BasicBlock<'ctx>> = region.iter().map(|&x| (x, ctx.append_basic_block(e.f, func.blocks[x as usize].label.unwrap_or("region")))).collect();
+    let target = |t: BlockId| if t == join { to_join } else { bbs[&t] };
+    let term = |e: &mut FnEmitter<'ctx, 'a, '_>, x: BlockId| -> R<()> {
+        let blk = &func.blocks[x as usize];
+        if let Some((i, scope)) = blk.term_src {
+            e.enter_scope(scope);
+            e.span = i.span;
+        }
+        match &blk.term {
+            Term::Br(t) => {
+                e.b.build_unconditional_branch(target(*t)).unwrap();
+            }
+            Term::CondBr { then, els, .. } => {
+                let p = guard_value(e, blk)?;
+                e.b.build_conditional_branch(p, target(*then), target(*els)).unwrap();
+            }
+            Term::Ret(_) | Term::Exit | Term::Unreachable => {
+                e.b.build_unconditional_branch(ended).unwrap();
+            }
+            Term::Switch { .. } => unreachable!("inline_regions leaves out brx.idx"),
+        }
+        Ok(())
+    };
+    term(e, c)?;
+    for &x in region {
+        e.b.position_at_end(bbs[&x]);
+        for inst in &func.blocks[x as usize].insts {
+            e.enter_scope(inst.scope);
+            e.span = inst.src.span;
+            e.unguarded(inst.src)?;
+        }
+        if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+            term(e, x)?;
+        }
+    }
+    let _ = cfg;
+    e.b.position_at_end(to_join);
+    e.b.build_store(slot, i32t.const_int(plan.uni.cfg.order[join as usize] as u64, false)).unwrap();
+    e.b.build_unconditional_branch(end).unwrap();
+    e.b.position_at_end(ended);
+    e.b.build_store(slot, i32t.const_int(DONE, false)).unwrap();
+    e.b.build_unconditional_branch(end).unwrap();
+    e.b.position_at_end(end);
     Ok(())
 }
 
