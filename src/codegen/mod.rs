@@ -556,7 +556,15 @@ fn init_bytes(v: &ast::VarDecl, init: &ast::Init, size: u32) -> Result<Vec<u8>, 
             (false, Const::F32(f)) => f.to_bits() as u64,
             (false, c) => c.as_u64(),
         };
-        out[off..off + es].copy_from_slice(&bits.to_le_bytes()[..es]);
+        // Constants are 64-bit (PTX ISA 4.5.1); a wider element (`.b128`) gets the value
+        // extended by its sign when the constant is signed.
+        let wide = match c {
+            Const::S64(x) if x < 0 && !v.ty.is_float() => [0xffu8; 16],
+            _ => [0u8; 16],
+        };
+        let mut elem = wide;
+        elem[..8].copy_from_slice(&bits.to_le_bytes());
+        out[off..off + es].copy_from_slice(&elem[..es.min(16)]);
     }
     Ok(out)
 }

@@ -122,6 +122,14 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
             _ => {}
         }
     }
+    let sigs: HashMap<&str, (usize, usize)> = m
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Func(f) => Some((f.name.name, (f.rets.len(), f.params.len()))),
+            _ => None,
+        })
+        .collect();
     for item in &m.items {
         if let Item::Func(f) = item {
             if let Some(body) = &f.body {
@@ -130,7 +138,9 @@ pub fn validate(m: &Module) -> Vec<Diagnostic> {
                     declare(&mut scope, p);
                 }
                 collect_labels(body, &mut scope);
-                let mut v = FnValidator { errs: &mut errs };
+                let mut sigs = sigs.clone();
+                collect_prototypes(body, &mut sigs);
+                let mut v = FnValidator { errs: &mut errs, sigs: &sigs };
                 v.stmts(body, &mut scope);
             }
         }
@@ -150,6 +160,19 @@ fn declare<'a>(scope: &mut Scope<'a, '_>, v: &VarDecl<'a>) {
     }
 }
 
+/// The call prototypes of a body (`label: .callprototype ...`), by label.
+fn collect_prototypes<'a>(body: &[Stmt<'a>], out: &mut HashMap<&'a str, (usize, usize)>) {
+    for s in body {
+        match s {
+            Stmt::CallPrototype { label, rets, params, .. } => {
+                out.insert(label.name, (rets.len(), params.len()));
+            }
+            Stmt::Block(b, _) => collect_prototypes(b, out),
+            _ => {}
+        }
+    }
+}
+
 fn collect_labels<'a>(body: &[Stmt<'a>], scope: &mut Scope<'a, '_>) {
     for s in body {
         match s {
@@ -162,11 +185,14 @@ fn collect_labels<'a>(body: &[Stmt<'a>], scope: &mut Scope<'a, '_>) {
     }
 }
 
-struct FnValidator<'e> {
+struct FnValidator<'e, 'a> {
     errs: &'e mut Vec<Diagnostic>,
+    /// Return value and parameter counts of each function (`.func` declarations and
+    /// definitions) and call prototype, by name.
+    sigs: &'e HashMap<&'a str, (usize, usize)>,
 }
 
-impl<'e> FnValidator<'e> {
+impl<'e, 'b> FnValidator<'e, 'b> {
     fn stmts<'a>(&mut self, body: &[Stmt<'a>], scope: &mut Scope<'a, '_>) {
         // Declarations are visible to the whole block they appear in (PTX declares before use
         // in practice, but ptxas accepts uses that precede a declaration in the same scope).
@@ -245,6 +271,43 @@ impl<'e> FnValidator<'e> {
         }
         if self.errs.len() == before {
             self.operand_types(i, scope);
+            if i.opcode.name == "call" {
+                self.call(i, scope);
+            }
+        }
+    }
+
+    /// PTX ISA 9.7.11.5 call: the return values and arguments a call passes must match the
+    /// callee's declaration (for an indirect call, the prototype or the function named last).
+    fn call<'a>(&mut self, i: &Instr<'a>, scope: &Scope<'a, '_>) {
+        let ops = &i.operands;
+        let (rets, rest): (usize, &[Operand]) = match ops.first() {
+            Some(Operand::List(r, _)) => (r.len(), &ops[1..]),
+            _ => (0, &ops[..]),
+        };
+        let Some(Operand::Name(callee, _)) = rest.first() else { return };
+        let args = match rest.get(1) {
+            Some(Operand::List(a, _)) => a.len(),
+            _ => 0,
+        };
+        // Direct: the function. Indirect (a register): the prototype or function list named
+        // after the arguments, when it is one function or prototype.
+        let sig_name = if matches!(scope.lookup(callee.name), Some(Sym::Reg(_))) {
+            match rest.last() {
+                Some(Operand::Name(p, _)) if rest.len() >= 2 && p.name != callee.name => Some(p),
+                _ => None,
+            }
+        } else {
+            Some(callee)
+        };
+        let Some(sig_name) = sig_name else { return };
+        let Some(&(nr, np)) = self.sigs.get(sig_name.name) else { return };
+        if nr != rets || np != args {
+            let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+            self.errs.push(Diagnostic::error(
+                i.span,
+                format!("`{}` is declared with {} and {}, but this call passes {} and {}", sig_name.name, plural(nr, "return value"), plural(np, "parameter"), plural(rets, "return value"), plural(args, "argument")),
+            ));
         }
     }
 
