@@ -289,7 +289,8 @@ pub fn report(src: &SourceFile) -> Result<String> {
             let vars: std::collections::HashSet<_> = irf.values.iter().map(|v| v.var.clone()).collect();
             let insts: usize = p.scalar_inst.iter().map(|b| b.iter().filter(|x| **x).count()).sum();
             let total: usize = irf.blocks.iter().map(|b| b.insts.len()).sum();
-            let _ = writeln!(out, "  once per warp: {} of {} registers, {insts} of {total} instructions", p.scalar_vars.len(), vars.len());
+            let webs: std::collections::HashSet<_> = (0..irf.values.len() as u32).map(|v| p.key(irf, v)).collect();
+            let _ = writeln!(out, "  once per warp: {} of {} register webs ({} registers), {insts} of {total} instructions", p.scalar_vars.iter().filter(|k| webs.contains(*k)).count(), webs.len(), vars.len());
             if !p.inline.is_empty() {
                 let blocks: usize = p.inline.values().map(|(r, _)| r.len()).sum();
                 let _ = writeln!(out, "  divergent branches whose region runs inside their lane loop: {} ({blocks} blocks)", p.inline.len());

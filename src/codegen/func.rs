@@ -86,7 +86,7 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// (`lanes::lockstep::yield_then_branch`).
     yield_heads: HashMap<&'a str, BasicBlock<'ctx>>,
     /// Registers redirected while a node is emitted (consulted by `reg`).
-    overrides: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
+    pub(crate) overrides: HashMap<&'a str, (PointerValue<'ctx>, Type)>,
     /// The base that host addresses are built from (see [`FnEmitter::space_ptr`]).
     mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// The CTA's shared memory, loaded once in the entry block.
@@ -798,11 +798,6 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub(crate) fn body_reg(&self, name: &'a str) -> Option<(PointerValue<'ctx>, Type)> {
         let (scope, _) = self.irs.func.resolve(name, 1)?;
         self.irs.slots.get(&(scope, name)).copied()
-    }
-
-    /// The storage of every register variable made so far: (declaring scope, name).
-    pub(crate) fn reg_storage(&self) -> HashMap<(u32, String), (PointerValue<'ctx>, Type)> {
-        self.irs.slots.iter().map(|((s, n), v)| ((*s, n.to_string()), *v)).collect()
     }
 
     /// The IR function being lowered.

@@ -137,6 +137,77 @@ pub struct Plan {
     pub inline: HashMap<BlockId, (Vec<BlockId>, BlockId)>,
     /// Per block: it runs inside another block's lane loop (a block of an `inline` region).
     pub inlined: Vec<bool>,
+    /// Per value: its web, the values that share storage (a phi with its operands, an
+    /// instruction's result with what it reads of the same register); the storage key of a
+    /// value is its register and web ([`Plan::key`]). A register reused for unrelated values
+    /// (NVRTC reuses `%r` registers freely) gets one storage per use, each its own shape.
+    pub web: Vec<u32>,
+    /// Values that copy a special register (`mov.u32 %r, %tid.x`), which a read takes from
+    /// the special register itself: the copy's web may be a lane array (the register is
+    /// reused later), the special register is uniform or affine wherever it is read.
+    pub copies: HashMap<u32, (BlockId, usize)>,
+}
+
+impl Plan {
+    /// The storage key of value `v`: (declaring scope, `register#web`).
+    pub fn key(&self, f: &Func, v: u32) -> (u32, String) {
+        let info = &f.values[v as usize];
+        (info.var.0, format!("{}#{}", info.var.1, self.web[v as usize]))
+    }
+}
+
+/// The webs of `f`'s values (see [`Plan::web`]): union-find over phis and over the values an
+/// instruction reads and defines under one register name; a register written through a
+/// video selector (a partial write) keeps one web for all its values.
+fn webs(f: &Func) -> Vec<u32> {
+    let n = f.values.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn find(p: &mut [u32], mut x: u32) -> u32 {
+        while p[x as usize] != x {
+            p[x as usize] = p[p[x as usize] as usize];
+            x = p[x as usize];
+        }
+        x
+    }
+    fn union(p: &mut [u32], a: u32, b: u32) {
+        let (ra, rb) = (find(p, a), find(p, b));
+        if ra != rb {
+            p[ra.max(rb) as usize] = ra.min(rb);
+        }
+    }
+    let mut partial: HashSet<(u32, String)> = HashSet::new();
+    for blk in &f.blocks {
+        for phi in &blk.phis {
+            for (_, v) in &phi.incoming {
+                union(&mut parent, phi.dst, *v);
+            }
+        }
+        for inst in &blk.insts {
+            let reads = inst.reads();
+            for d in &inst.defs {
+                for r in &reads {
+                    if f.values[*r as usize].var == f.values[*d as usize].var {
+                        union(&mut parent, *d, *r);
+                    }
+                }
+            }
+            if inst.operands.iter().any(|o| matches!(o, Opnd::Sel(..))) {
+                for d in &inst.defs {
+                    partial.insert(f.values[*d as usize].var.clone());
+                }
+            }
+        }
+    }
+    if !partial.is_empty() {
+        let mut first: HashMap<(u32, String), u32> = HashMap::new();
+        for (k, v) in f.values.iter().enumerate() {
+            if partial.contains(&v.var) {
+                let r = *first.entry(v.var.clone()).or_insert(k as u32);
+                union(&mut parent, r, k as u32);
+            }
+        }
+    }
+    (0..n as u32).map(|v| find(&mut parent, v)).collect()
 }
 
 /// The divergent branches whose regions can run inside one lane loop: an acyclic region
@@ -380,7 +451,18 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             inlined[x as usize] = true;
         }
     }
-    let var_of = |v: u32| (f.values[v as usize].var.0, f.values[v as usize].var.1.clone());
+    let web = webs(f);
+    let mut copies: HashMap<u32, (BlockId, usize)> = HashMap::new();
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for (k, inst) in blk.insts.iter().enumerate() {
+            if let (["mov", ..], [_, Opnd::Name(n)], [d]) = (inst.op.split('.').collect::<Vec<_>>().as_slice(), inst.operands.as_slice(), inst.defs.as_slice()) {
+                if n.starts_with('%') && matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_)) && f.values[*d as usize].ty.is_int() | f.values[*d as usize].ty.is_bits() {
+                    copies.insert(*d, (b as BlockId, k));
+                }
+            }
+        }
+    }
+    let var_of = |v: u32| (f.values[v as usize].var.0, format!("{}#{}", f.values[v as usize].var.1, web[v as usize]));
     // Each variable's lane stride: one shape for all of its values (0: uniform), integer
     // typed when affine.
     let mut stride: HashMap<(u32, String), Option<i64>> = HashMap::new();
@@ -395,7 +477,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         };
         stride.entry(var_of(k as u32)).and_modify(|o| if *o != s { *o = None }).or_insert(s);
     }
-    let mut scalar: HashSet<(u32, String)> = f.values.iter().map(|v| (v.var.0, v.var.1.clone())).filter(|k| stride.get(k).map_or(true, |s| s.is_some())).collect();
+    let mut scalar: HashSet<(u32, String)> = (0..f.values.len() as u32).map(var_of).filter(|k| stride.get(k).map_or(true, |s| s.is_some())).collect();
     let affine_var = |k: &(u32, String)| stride.get(k).copied().flatten().map_or(false, |s| s != 0);
     // A scalar holds what every lane reads: a value read where it varies by temporal
     // divergence (after a loop with a divergent exit that defines it) needs its lanes.
@@ -421,14 +503,15 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         }
     }
     let ok_inst = |scalar: &HashSet<(u32, String)>, b: usize, inst: &crate::ir::Inst| -> bool {
-        let affine = inst.defs.iter().chain(inst.reads().iter()).any(|v| affine_var(&var_of(*v)))
+        let affine = inst.defs.iter().any(|v| affine_var(&var_of(*v)))
+            || inst.reads().iter().any(|v| affine_var(&var_of(*v)) || copies.contains_key(v) && uni.values[*v as usize] != Shape::Uniform)
             || inst.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform));
         uni.group[b] != Group::Mixed
             && !inlined[b]
             && !inst.defs.is_empty()
             && hoistable(f, inst)
             && inst.defs.iter().all(|d| scalar.contains(&var_of(*d)))
-            && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)))
+            && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)) || copies.contains_key(v) && !inst.defs.iter().any(|d| f.values[*d as usize].var == f.values[*v as usize].var))
             && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))))
             && (!affine || exact_affine(inst))
     };
@@ -493,7 +576,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             (at, keys)
         })
         .collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, inline, inlined })
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, inline, inlined, web, copies })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -516,6 +599,8 @@ pub struct WarpState<'ctx> {
     affine_tmp: std::cell::RefCell<HashMap<(u32, String), PointerValue<'ctx>>>,
     /// Phases between CTA barriers, for a kernel that has them.
     bars: Option<Bars<'ctx>>,
+    /// The storage of each web (see [`Plan::web`]).
+    storage: std::cell::RefCell<HashMap<(u32, String), (PointerValue<'ctx>, crate::syntax::ast::Type)>>,
 }
 
 /// A lane loop being emitted.
@@ -551,20 +636,30 @@ pub(crate) fn new_reg<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str,
     Some(lane_array(e, reg_t(e.ctx(), ty).into(), name))
 }
 
-/// The address of the current lane's element of a register's lane array, if it has one.
+/// The address of the current lane's element of a register's lane array, if it has one
+/// (registers the warp path does not bind to webs: none in practice).
 pub(crate) fn lane_slot<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str, arr: PointerValue<'ctx>, ty: crate::syntax::ast::Type) -> Option<PointerValue<'ctx>> {
+    e.warp.as_ref()?;
+    lane_slot_of(e, &(scope, name.to_string()), arr, ty)
+}
+
+/// The address to use for web `key` (storage `arr`) in the lane being emitted: `None` for a
+/// scalar (`arr` itself); in a lane loop, the lane's element of a lane array, or for an
+/// affine web a temporary holding `base + stride * lane`. Outside a lane loop, a lane array's
+/// first element.
+fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: PointerValue<'ctx>, ty: crate::syntax::ast::Type) -> Option<PointerValue<'ctx>> {
     let w = e.warp.as_ref()?;
-    let key = (scope, name.to_string());
-    if w.plan.scalar_vars.contains(&key) && !w.plan.affine.contains_key(&key) {
+    if w.plan.scalar_vars.contains(key) && !w.plan.affine.contains_key(key) {
         return None;
     }
     let i32t = e.ctx().i32_type();
-    if let Some(&stride) = w.plan.affine.get(&(scope, name.to_string())) {
+    if let Some(&stride) = w.plan.affine.get(key) {
         // Lane `l` of an affine variable: `base + stride * l`, in a temporary of the lane
         // loop (promoted to a register) so that LLVM sees the lane's address arithmetic.
         let lane = w.lane?;
         let it = reg_t(e.ctx(), ty);
-        let tmp = *w.affine_tmp.borrow_mut().entry((scope, name.to_string())).or_insert_with(|| e.alloca_b.build_alloca(it, name).unwrap());
+        let name = key.1.split('#').next().unwrap_or("affine");
+        let tmp = *w.affine_tmp.borrow_mut().entry(key.clone()).or_insert_with(|| e.alloca_b.build_alloca(it, name).unwrap());
         let b = &w.gep_b;
         let base = b.build_load(it, arr, "").unwrap().into_int_value();
         let l = match it.get_bit_width() {
@@ -701,7 +796,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), bars }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), bars, storage: Default::default() }));
     set_lane(e, None);
 }
 
@@ -736,12 +831,17 @@ const FRAME_VARS: u64 = FRAME_CARRY + LANES as u64;
 /// PTX ISA 9.7.12.1 bar.sync / barrier.sync for all threads of the CTA: the warp stops here
 /// until every other warp has reached a barrier (or ended). Its lanes are all here (the
 /// plan allows barriers only where every live lane runs together).
-fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, inst: &crate::ir::Inst<'a>, live: Vec<(u32, String)>) -> R<()> {
+fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, live: Vec<(u32, String)>) -> R<()> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i = inst.src;
     let id = match i.operands.first() {
-        Some(op) => e.read_int(op, crate::syntax::ast::Type::U32)?,
+        Some(op) => {
+            bind(e, func, i, inst.scope, &inst.reads());
+            let v = e.read_int(op, crate::syntax::ast::Type::U32);
+            e.overrides.clear();
+            v?
+        }
         None => i32t.const_zero(),
     };
     // Ids are 0..15; a register's value is taken modulo 16 as the per-thread scheduler does.
@@ -787,7 +887,7 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let ctx = e.ctx();
     let i8t = ctx.i8_type();
     let i64t = ctx.i64_type();
-    let storage = e.reg_storage();
+    let storage = ws.storage.borrow().clone();
     let mut offsets: HashMap<(u32, String), (u64, u64)> = HashMap::new();
     let mut top = FRAME_VARS;
     for (_, _, live) in &bars.sites {
@@ -898,8 +998,110 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     e.b.position_at_end(after);
 }
 
-fn var_key(f: &Func, v: u32) -> (u32, String) {
-    (f.values[v as usize].var.0, f.values[v as usize].var.1.clone())
+/// Register names an instruction mentions: its operands (operand expressions included) and
+/// its guard.
+fn reg_names<'a>(i: &'a crate::syntax::ast::Instr<'a>, out: &mut Vec<&'a str>) {
+    use crate::syntax::ast::Operand as O;
+    fn op<'a>(o: &'a O<'a>, out: &mut Vec<&'a str>) {
+        match o {
+            O::Name(id, _) | O::Not(id) => out.push(id.name),
+            O::Imm(x) => x.symbols(out),
+            O::Mem(a) => out.extend(a.base.as_ref().map(|b| b.name)),
+            O::MemList(xs, _) | O::Vector(xs, _) | O::List(xs, _) => xs.iter().for_each(|x| op(x, out)),
+            O::Index(id, idx, _) => {
+                out.push(id.name);
+                op(idx, out);
+            }
+            O::Pair(a, b) => {
+                op(a, out);
+                op(b, out);
+            }
+            O::Sel(a, _, _) => op(a, out),
+            O::Sink(_) => {}
+        }
+    }
+    i.operands.iter().for_each(|o| op(o, out));
+    if let Some(g) = &i.guard {
+        out.push(g.pred.name);
+    }
+}
+
+/// The register names an operand mentions.
+fn names_of<'a>(o: &'a crate::syntax::ast::Operand<'a>) -> Vec<&'a str> {
+    let mut v = Vec::new();
+    if let crate::syntax::ast::Operand::Name(id, _) = o {
+        v.push(id.name);
+    }
+    v
+}
+
+/// The storage of web `key` (made on first use): a scalar for the plan's scalar webs, else
+/// an array of lanes.
+fn web_storage<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), ty: crate::syntax::ast::Type) -> PointerValue<'ctx> {
+    let ws = w(e);
+    if let Some(p) = ws.storage.borrow().get(key) {
+        return p.0;
+    }
+    let name = key.1.split('#').next().unwrap_or("reg");
+    let p = if ws.plan.scalar_vars.contains(key) { e.alloca_b.build_alloca(reg_t(e.ctx(), ty), name).unwrap() } else { lane_array(e, reg_t(e.ctx(), ty).into(), name) };
+    ws.storage.borrow_mut().insert(key.clone(), (p, ty));
+    p
+}
+
+/// Points the register names of `i` (read in scope `scope`) at the storage of the webs of
+/// `values` (the values `i` reads and defines), for the lane being emitted.
+fn bind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i: &'a crate::syntax::ast::Instr<'a>, scope: u32, values: &[u32]) {
+    let plan = w(e).plan.clone();
+    let mut names = Vec::new();
+    reg_names(i, &mut names);
+    e.overrides.clear();
+    for name in names {
+        let Some((dscope, ty)) = func.resolve(name, scope) else { continue };
+        let Some(&v) = values.iter().find(|v| func.values[**v as usize].var.0 == dscope && func.values[**v as usize].var.1 == name) else { continue };
+        if let Some(&(b, k)) = plan.copies.get(&v).filter(|_| !i.operands.first().map_or(false, |d| names_of(d).contains(&name))) {
+            // Read from the special register the value copies, for the lane being emitted.
+            let src = &func.blocks[b as usize].insts[k].src.operands[1];
+            let it = reg_t(e.ctx(), ty);
+            let tmp = e.alloca_b.build_alloca(it, "special").unwrap();
+            if let Ok(x) = e.read(src, ty) {
+                let x = x.into_int_value();
+                let x = if x.get_type() == it { x } else { e.b.build_int_cast(x, it, "").unwrap() };
+                e.b.build_store(tmp, x).unwrap();
+                e.overrides.insert(name, (tmp, ty));
+                continue;
+            }
+        }
+        let key = plan.key(func, v);
+        let base = web_storage(e, &key, ty);
+        let p = lane_slot_of(e, &key, base, ty).unwrap_or(base);
+        e.overrides.insert(name, (p, ty));
+    }
+}
+
+/// Emits instruction `inst` for the lane being emitted, its registers bound to their webs.
+fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>) -> R<()> {
+    let mut values = inst.reads();
+    values.extend(inst.defs.iter().copied());
+    bind(e, func, inst.src, inst.scope, &values);
+    let r = e.unguarded(inst.src);
+    e.overrides.clear();
+    r
+}
+
+/// Binds the registers a block's terminator reads (its guard predicate, a `brx.idx` index).
+fn bind_term<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, blk: &crate::ir::Block<'a>) {
+    let Some((i, scope)) = blk.term_src else { return };
+    let mut values = Vec::new();
+    match &blk.term {
+        Term::CondBr { cond, .. } => cond.values(&mut values),
+        Term::Switch { index, .. } => index.values(&mut values),
+        _ => {}
+    }
+    bind(e, func, i, scope, &values);
+}
+
+fn var_key(plan: &Plan, f: &Func, v: u32) -> (u32, String) {
+    plan.key(f, v)
 }
 
 /// Lowers the kernel's IR on the warp path (the counterpart of `FnEmitter::walk`).
@@ -930,7 +1132,7 @@ fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
         let mut vs = Vec::new();
         o.values(&mut vs);
-        vs.iter().all(|v| plan.scalar_vars.contains(&var_key(f, *v)) && !plan.affine.contains_key(&var_key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
+        vs.iter().all(|v| plan.scalar_vars.contains(&var_key(plan, f, *v)) && !plan.affine.contains_key(&var_key(plan, f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
     };
     match &f.blocks[b as usize].term {
         Term::CondBr { cond, .. } => is_scalar(cond),
@@ -953,27 +1155,27 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             if let Some(l) = lp.take() {
                 close(e, l);
             }
-            barrier(e, inst, live.clone())?;
+            barrier(e, func, inst, live.clone())?;
             continue;
         }
         if plan.scalar_inst[b as usize][k] {
-            let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| var_key(func, *d)).collect();
+            let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| var_key(plan, func, *d)).collect();
             match lp.as_mut() {
                 Some(l) if defs.iter().all(|d| !l.reads.contains(d)) => {
                     // Runs before the open lane loop, which does not read what it writes.
                     let cur = e.b.get_insert_block().unwrap();
                     set_lane(e, None);
                     e.b.position_at_end(l.pre);
-                    e.unguarded(inst.src)?;
+                    emit(e, func, inst)?;
                     l.pre = e.b.get_insert_block().unwrap();
                     e.b.position_at_end(cur);
                     set_lane(e, Some(l.lane));
                 }
                 Some(_) => {
                     close(e, lp.take().unwrap());
-                    e.unguarded(inst.src)?;
+                    emit(e, func, inst)?;
                 }
-                None => e.unguarded(inst.src)?,
+                None => emit(e, func, inst)?,
             }
         } else {
             if lp.is_none() {
@@ -981,9 +1183,9 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             }
             let l = lp.as_mut().unwrap();
             for v in inst.reads() {
-                l.reads.insert(var_key(func, v));
+                l.reads.insert(var_key(plan, func, v));
             }
-            e.unguarded(inst.src)?;
+            emit(e, func, inst)?;
         }
     }
     if let Some((i, scope)) = blk.term_src {
@@ -1008,7 +1210,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         let (succ, cond) = match &blk.term {
             Term::Br(t) => (order(*t), None),
             Term::CondBr { then, els, .. } => {
-                let p = guard_value(e, blk)?;
+                let p = guard_value(e, func, blk)?;
                 (e.b.build_select(p, order(*then), order(*els), "").unwrap().into_int_value(), Some((p, *then, *els)))
             }
             _ => (i32t.const_int(DONE, false), None),
@@ -1062,7 +1264,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     }
     let succ = match &blk.term {
         Term::CondBr { then, els, .. } => {
-            let p = guard_value(e, blk)?;
+            let p = guard_value(e, func, blk)?;
             e.b.build_select(p, order(*then), order(*els), "").unwrap().into_int_value()
         }
         Term::Switch { targets, .. } => {
@@ -1070,7 +1272,10 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             // stops the CTA here as a trap.
             let (i, _) = blk.term_src.ok_or_else(|| e.err(e.span, "internal error: brx.idx without its instruction"))?;
             let idx = i.operands.first().ok_or_else(|| e.err(i.span, "`brx.idx` takes an index and a `.branchtargets` label"))?;
-            let v = e.read_int(idx, crate::syntax::ast::Type::U32)?;
+            bind_term(e, func, blk);
+            let v = e.read_int(idx, crate::syntax::ast::Type::U32);
+            e.overrides.clear();
+            let v = v?;
             let bad = e.ctx().append_basic_block(e.f, "brx.out_of_range");
             let ok = e.ctx().append_basic_block(e.f, "brx.ok");
             let inr = e.b.build_int_compare(IntPredicate::ULT, v, i32t.const_int(targets.len() as u64, false), "").unwrap();
@@ -1092,7 +1297,30 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     };
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
     e.b.build_store(at, succ).unwrap();
+    // The latch of a lockstep loop: while any lane goes round again, the loop's header is
+    // the lowest block any lane waits for (every lane still in the loop is here, the others
+    // wait after it), so the warp goes there without the dispatch. Whether any lane does is
+    // a reduction in the lane loop (reading `next` back as a vector right after the lanes
+    // wrote it one by one would stall on store forwarding).
+    let header = cfg.loops.iter().enumerate().find(|(k, (h, _))| cfg.latch(*k) == Some(b) && cfg.lockstep(*k) && blk.term.succs().contains(h)).map(|(_, (h, _))| *h);
+    let again = header.filter(|h| code[*h as usize].is_some()).map(|h| {
+        let flag = e.alloca_b.build_alloca(e.ctx().bool_type(), "again").unwrap();
+        let pre = lp.as_ref().unwrap().pre;
+        let cur = e.b.get_insert_block().unwrap();
+        e.b.position_at_end(pre);
+        e.b.build_store(flag, e.ctx().bool_type().const_zero()).unwrap();
+        e.b.position_at_end(cur);
+        let goes = e.b.build_int_compare(IntPredicate::EQ, succ, order(h), "").unwrap();
+        let old = e.b.build_load(e.ctx().bool_type(), flag, "").unwrap().into_int_value();
+        e.b.build_store(flag, e.b.build_or(old, goes, "").unwrap()).unwrap();
+        (flag, h)
+    });
     close(e, lp.take().unwrap());
+    if let Some((flag, h)) = again {
+        let any = e.b.build_load(e.ctx().bool_type(), flag, "").unwrap().into_int_value();
+        e.b.build_conditional_branch(any, code[h as usize].unwrap(), dispatch).unwrap();
+        return Ok(());
+    }
     match (&blk.term, all_exit) {
         (Term::CondBr { then, els, .. }, true) => {
             // Every live lane took the same side: the lowest successor is theirs.
@@ -1142,7 +1370,7 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
                 e.b.build_unconditional_branch(target(*t)).unwrap();
             }
             Term::CondBr { then, els, .. } => {
-                let p = guard_value(e, blk)?;
+                let p = guard_value(e, func, blk)?;
                 e.b.build_conditional_branch(p, target(*then), target(*els)).unwrap();
             }
             Term::Ret(_) | Term::Exit | Term::Unreachable => {
@@ -1158,7 +1386,7 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
         for inst in &func.blocks[x as usize].insts {
             e.enter_scope(inst.scope);
             e.span = inst.src.span;
-            e.unguarded(inst.src)?;
+            emit(e, func, inst)?;
         }
         if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             term(e, x)?;
@@ -1176,7 +1404,14 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
 }
 
 /// The value of the guard that a `CondBr` terminator tests (PTX ISA 9.7.11.2: `@p`/`@!p`).
-fn guard_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, blk: &crate::ir::Block<'a>) -> R<IntValue<'ctx>> {
+fn guard_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, blk: &crate::ir::Block<'a>) -> R<IntValue<'ctx>> {
+    bind_term(e, func, blk);
+    let r = guard_value_bound(e, blk);
+    e.overrides.clear();
+    r
+}
+
+fn guard_value_bound<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, blk: &crate::ir::Block<'a>) -> R<IntValue<'ctx>> {
     let (i, _) = blk.term_src.ok_or_else(|| e.err(e.span, "internal error: conditional branch without its instruction"))?;
     let g = i.guard.as_ref().ok_or_else(|| e.err(i.span, "internal error: conditional branch without a guard"))?;
     let p = e.read_pred_name(&g.pred)?;
