@@ -51,9 +51,10 @@ enum Cmd {
         /// uniformity analysis behind it, instead of compiling.
         #[arg(long)]
         report: bool,
-        /// auto (default): warp-vector code for kernels with a loop of their own; simd:
-        /// warp-vector code wherever a kernel allows it; thread: per-thread code for every
-        /// kernel (the reference path). `--report` says which kernel takes which and why.
+        /// auto (default): warp-vector code for every kernel the warp path runs except those
+        /// with CTA barriers; simd: warp-vector code wherever a kernel allows it; thread:
+        /// per-thread code for every kernel (the reference path). `--report` says which kernel
+        /// takes which and why.
         #[arg(long, default_value = "auto")]
         exec: String,
     },

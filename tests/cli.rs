@@ -266,9 +266,15 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("ld uniform") && out.contains("ld consecutive"), "{out}");
     let (code, out, err) = ptxr(&["compile", "examples/saxpy.ptx", "--report"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("kernel saxpy: thread (no loop of its own"), "{out}");
-    let (_, out, _) = ptxr(&["compile", "examples/saxpy.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel saxpy: simd (warp-vector)"), "{out}");
+    // A kernel with CTA barriers stays per thread under auto; simd runs its warps in phases.
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report"]);
+    assert!(out.contains("kernel histogram256: thread (CTA barriers"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
+    // Warp collectives are not on the warp path yet: the reason names the instruction.
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_vote.nvrtc.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains(": thread (`vote.sync.ballot.b32`"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report", "--exec", "thread"]);
     assert!(out.contains("kernel mandelbrot: thread (forced by --exec thread)"), "{out}");
     let (code, _, err) = ptxr(&["run", "examples/saxpy.ptx", "--kernel", "saxpy", "--exec", "vector"]);

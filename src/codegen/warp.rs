@@ -50,10 +50,8 @@ pub const LANE_ARRAY: &str = "ptxr.lanes";
 /// Which execution path kernels take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exec {
-    /// The warp path for kernels with a loop of their own, which it runs as scalar loops
-    /// around vector code; straight-line kernels keep per-thread code, whose loop over the
-    /// threads LLVM vectorizes with consecutive accesses (the warp path's lane arrays make
-    /// their loads gathers today: measured 5x slower on saxpy).
+    /// The warp path for every kernel it runs, except kernels with CTA barriers, which
+    /// the per-thread scheduler runs faster today; the per-thread path for the others.
     Auto,
     /// Warp-vector code wherever the kernel allows it, else per-thread code.
     Simd,
@@ -91,7 +89,6 @@ pub fn exec() -> Exec {
 pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
-        Exec::Auto if plan.uni.cfg.loops.is_empty() => Err("no loop of its own: LLVM vectorizes the loop over its threads; --exec simd forces the warp path".into()),
         Exec::Auto if !plan.barriers.is_empty() => Err("CTA barriers: the per-thread scheduler runs them faster today (measured on tiled sgemm and a shared histogram); --exec simd forces the warp path".into()),
         _ => Ok(()),
     }
@@ -692,6 +689,9 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
 pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, plan: Plan) {
     use super::abi::field;
     let ctx = e.ctx();
+    // A lane loop is 32 iterations: on AVX-512, two 512-bit vectors of 32-bit lanes rather
+    // than four 256-bit ones (LLVM's default preference on these CPUs).
+    e.f.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_string_attribute("prefer-vector-width", "512"));
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let ntx = e.load_cta_u32(field::NTID, Some(0));
