@@ -27,6 +27,10 @@ for k in p:
     unit, amount = work[base]
     tp, tc = float(p[k]), float(c[base])
     print(f"{k:10} {tp:9.4f} {tc:9.4f} {amount/tp/1e9:7.2f} {unit:>2} {amount/tc/1e9:7.2f} {unit:>2}  {tp/tc:5.2f}x")
+if "saxpy_grid" in p and "saxpy_grid_cta_order" in c:
+    tp, tc = float(p["saxpy_grid"]), float(c["saxpy_grid_cta_order"])
+    print(f"saxpy_grid against C visiting the elements in the kernel's CTA/warp/grid-stride order "
+          f"(baselines.c saxpy_grid_cta_order, {tc:.4f} s): {tp/tc:5.2f}x")
 if "histogram" in p and "histogram_cta_order" in c:
     tp, tc = float(p["histogram"]), float(c["histogram_cta_order"])
     print(f"histogram against C visiting the bytes in the kernel's CTA/grid-stride order "

@@ -109,6 +109,20 @@ static void saxpy_grid(const float *x, float *y, float a, int n) {
   for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
 }
 
+// The grid-stride saxpy in the order the warp path runs it: CTAs across the cores, in each
+// CTA warp after warp, each warp's 32 consecutive elements, then the next grid stride (1 MiB
+// further on). Not a baseline to beat: it shows what the grid-stride order costs on a CPU.
+static void saxpy_grid_cta_order(const float *x, float *y, float a, int n) {
+  const int ctas = 1024, threads = 256, stride = ctas * threads;
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < ctas; c++)
+    for (int w = 0; w < threads / 32; w++)
+      for (int i = c * threads + w * 32; i < n; i += stride)
+#pragma omp simd
+        for (int l = 0; l < 32; l++)
+          if (i + l < n) y[i + l] = a * x[i + l] + y[i + l];
+}
+
 static void matmul_naive(const float *a, const float *b, float *c, int n) {
 #pragma omp parallel for
   for (int row = 0; row < n; row++)
@@ -160,6 +174,7 @@ int main(int argc, char **argv) {
   TIME("stencil", reps, stencil(in, out, w, w));
   for (int i = 0; i < n; i++) y[i] = (float)(i % 7);
   TIME("saxpy_grid", reps, saxpy_grid(x, y, 2.0f, n));
+  TIME("saxpy_grid_cta_order", reps, saxpy_grid_cta_order(x, y, 2.0f, n));
   int k = 512;
   TIME("matmul_naive", reps, matmul_naive(A, B, C, k));
   int *img = malloc(sizeof(int) * 1024 * 1024);

@@ -143,6 +143,12 @@ pub struct Plan {
     /// the special register itself: the copy's web may be a lane array (the register is
     /// reused later), the special register is uniform or affine wherever it is read.
     pub copies: HashMap<u32, (BlockId, usize)>,
+    /// Values kept in lane arrays that a read recomputes instead, from special registers,
+    /// kernel parameters and constants through pure integer arithmetic (an address such as
+    /// `As + 4 * %tid.x` widened by `mul.wide`, computed once and read in later lane loops):
+    /// recomputed where it is read, it shows LLVM the lane's address arithmetic, so the
+    /// access is a vector access rather than a gather.
+    pub remat: HashSet<u32>,
 }
 
 impl Plan {
@@ -151,6 +157,42 @@ impl Plan {
         let info = &f.values[v as usize];
         (info.var.0, format!("{}#{}", info.var.1, self.web[v as usize]))
     }
+}
+
+/// The values a read may recompute (see [`Plan::remat`]).
+fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, usize)>) -> HashSet<u32> {
+    let pure = |inst: &crate::ir::Inst| -> bool {
+        let i = inst.src;
+        if inst.defs.len() != 1 || i.has_mod("cc") || inst.operands.iter().any(|o| matches!(o, Opnd::Sel(..) | Opnd::Vector(_) | Opnd::Pair(..))) {
+            return false;
+        }
+        if !super::types_of(i).iter().all(|t| t.is_int() || t.is_bits()) {
+            return false;
+        }
+        let specials_ok = inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))));
+        specials_ok
+            && match i.opcode.name {
+                "mov" | "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" => true,
+                "cvta" => !i.has_mod("local"),
+                "ld" => uniformity::loads_kernel_param(f, inst),
+                _ => false,
+            }
+    };
+    let mut ok: HashSet<u32> = HashSet::new();
+    loop {
+        let before = ok.len();
+        for &b in &uni.cfg.rpo {
+            for inst in &f.blocks[b as usize].insts {
+                if pure(inst) && !ok.contains(&inst.defs[0]) && inst.reads().iter().all(|r| ok.contains(r) || copies.contains_key(r)) {
+                    ok.insert(inst.defs[0]);
+                }
+            }
+        }
+        if ok.len() == before {
+            break;
+        }
+    }
+    ok
 }
 
 /// The webs of `f`'s values (see [`Plan::web`]): union-find over phis and over the values an
@@ -573,7 +615,8 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             (at, keys)
         })
         .collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, inline, inlined, web, copies })
+    let remat = rematerializable(f, &uni, &copies);
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, inline, inlined, web, copies, remat })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -837,7 +880,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     let i = inst.src;
     let id = match i.operands.first() {
         Some(op) => {
-            bind(e, func, i, inst.scope, &inst.reads());
+            bind(e, func, i, inst.scope, &inst.reads(), &[]);
             let v = e.read_int(op, crate::syntax::ast::Type::U32);
             e.overrides.clear();
             v?
@@ -1026,15 +1069,6 @@ fn reg_names<'a>(i: &'a crate::syntax::ast::Instr<'a>, out: &mut Vec<&'a str>) {
     }
 }
 
-/// The register names an operand mentions.
-fn names_of<'a>(o: &'a crate::syntax::ast::Operand<'a>) -> Vec<&'a str> {
-    let mut v = Vec::new();
-    if let crate::syntax::ast::Operand::Name(id, _) = o {
-        v.push(id.name);
-    }
-    v
-}
-
 /// The storage of web `key` (made on first use): a scalar for the plan's scalar webs, else
 /// an array of lanes.
 fn web_storage<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), ty: crate::syntax::ast::Type) -> PointerValue<'ctx> {
@@ -1049,40 +1083,98 @@ fn web_storage<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), ty: crate
 }
 
 /// Points the register names of `i` (read in scope `scope`) at the storage of the webs of
-/// `values` (the values `i` reads and defines), for the lane being emitted.
-fn bind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i: &'a crate::syntax::ast::Instr<'a>, scope: u32, values: &[u32]) {
+/// `reads` and `defs` (the values `i` reads and defines), for the lane being emitted; a read
+/// of a copy of a special register, or of a value a read may recompute, gets a temporary
+/// holding it instead.
+fn bind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i: &'a crate::syntax::ast::Instr<'a>, scope: u32, reads: &[u32], defs: &[u32]) {
     let plan = w(e).plan.clone();
     let mut names = Vec::new();
     reg_names(i, &mut names);
     e.overrides.clear();
     for name in names {
+        if e.overrides.contains_key(name) {
+            continue;
+        }
         let Some((dscope, ty)) = func.resolve(name, scope) else { continue };
-        let Some(&v) = values.iter().find(|v| func.values[**v as usize].var.0 == dscope && func.values[**v as usize].var.1 == name) else { continue };
-        if let Some(&(b, k)) = plan.copies.get(&v).filter(|_| !i.operands.first().map_or(false, |d| names_of(d).contains(&name))) {
-            // Read from the special register the value copies, for the lane being emitted.
-            let src = &func.blocks[b as usize].insts[k].src.operands[1];
-            let it = reg_t(e.ctx(), ty);
-            let tmp = e.alloca_b.build_alloca(it, "special").unwrap();
-            if let Ok(x) = e.read(src, ty) {
-                let x = x.into_int_value();
-                let x = if x.get_type() == it { x } else { e.b.build_int_cast(x, it, "").unwrap() };
-                e.b.build_store(tmp, x).unwrap();
-                e.overrides.insert(name, (tmp, ty));
+        let is = |v: &&u32| func.values[**v as usize].var.0 == dscope && func.values[**v as usize].var.1 == name;
+        let (v, written) = match (defs.iter().find(is), reads.iter().find(is)) {
+            (Some(d), _) => (*d, true),
+            (None, Some(r)) => (*r, false),
+            (None, None) => continue,
+        };
+        let key = plan.key(func, v);
+        if !written && !(plan.scalar_vars.contains(&key) && !plan.affine.contains_key(&key)) {
+            let saved = std::mem::take(&mut e.overrides);
+            let t = value_temp(e, func, &plan, v, ty, 0);
+            e.overrides = saved;
+            if let Some(t) = t {
+                e.overrides.insert(name, (t, ty));
                 continue;
             }
         }
-        let key = plan.key(func, v);
         let base = web_storage(e, &key, ty);
         let p = lane_slot_of(e, &key, base, ty).unwrap_or(base);
         e.overrides.insert(name, (p, ty));
     }
 }
 
+/// A temporary holding value `v` for the lane being emitted, when `v` copies a special
+/// register or can be recomputed ([`Plan::remat`]); `None` otherwise (read its storage).
+fn value_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, ty: crate::syntax::ast::Type, depth: u32) -> Option<PointerValue<'ctx>> {
+    let it = reg_t(e.ctx(), ty);
+    if let Some(&(b, k)) = plan.copies.get(&v) {
+        // Read from the special register the value copies.
+        let src = &func.blocks[b as usize].insts[k].src.operands[1];
+        let x = e.read(src, ty).ok()?.into_int_value();
+        let x = if x.get_type() == it { x } else { e.b.build_int_cast(x, it, "").unwrap() };
+        let tmp = e.alloca_b.build_alloca(it, "special").unwrap();
+        e.b.build_store(tmp, x).unwrap();
+        return Some(tmp);
+    }
+    if !plan.remat.contains(&v) || depth > 8 {
+        return None;
+    }
+    let Def::Inst { block, inst } = func.values[v as usize].def else { return None };
+    let inst = &func.blocks[block as usize].insts[inst as usize];
+    let mut names = Vec::new();
+    reg_names(inst.src, &mut names);
+    let reads = inst.reads();
+    let mut binds: Vec<(&'a str, (PointerValue<'ctx>, crate::syntax::ast::Type))> = Vec::new();
+    let mut dst = None;
+    for name in names {
+        let Some((dscope, nty)) = func.resolve(name, inst.scope) else { continue };
+        let var = (dscope, name.to_string());
+        if func.values[v as usize].var == var {
+            if dst.is_none() {
+                let t = e.alloca_b.build_alloca(reg_t(e.ctx(), nty), "remat").unwrap();
+                // A read of the same register (`add %r, %r, 1`) starts from its value.
+                if let Some(&r) = reads.iter().find(|r| func.values[**r as usize].var == var) {
+                    let src = value_temp(e, func, plan, r, nty, depth + 1)?;
+                    let x = e.b.build_load(reg_t(e.ctx(), nty), src, "").unwrap();
+                    e.b.build_store(t, x).unwrap();
+                }
+                dst = Some(t);
+                binds.push((name, (t, nty)));
+            }
+            continue;
+        }
+        let r = *reads.iter().find(|r| func.values[**r as usize].var == var)?;
+        let t = value_temp(e, func, plan, r, nty, depth + 1)?;
+        binds.push((name, (t, nty)));
+    }
+    let dst = dst?;
+    let saved = std::mem::take(&mut e.overrides);
+    for (n, b) in binds {
+        e.overrides.insert(n, b);
+    }
+    let ok = e.unguarded(inst.src).is_ok();
+    e.overrides = saved;
+    ok.then_some(dst)
+}
+
 /// Emits instruction `inst` for the lane being emitted, its registers bound to their webs.
 fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>) -> R<()> {
-    let mut values = inst.reads();
-    values.extend(inst.defs.iter().copied());
-    bind(e, func, inst.src, inst.scope, &values);
+    bind(e, func, inst.src, inst.scope, &inst.reads(), &inst.defs);
     let r = e.unguarded(inst.src);
     e.overrides.clear();
     r
@@ -1097,7 +1189,7 @@ fn bind_term<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'
         Term::Switch { index, .. } => index.values(&mut values),
         _ => {}
     }
-    bind(e, func, i, scope, &values);
+    bind(e, func, i, scope, &values, &[]);
 }
 
 fn var_key(plan: &Plan, f: &Func, v: u32) -> (u32, String) {
