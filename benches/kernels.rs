@@ -96,6 +96,12 @@ fn main() {
             let cfg = LaunchConfig { grid: Dim3((k / 32) as u32, (k / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
             time(&format!("matmul_naive{tag}"), reps, || m.launch("matmul_naive", &cfg, &mut args).unwrap());
         }
+        if want("softmax") {
+            let (rows, cols) = (4096usize, 1024usize);
+            let mut args = vec![ArgSpec::Buffer(f32s((0..rows * cols).map(|i| (i % 97) as f32 * 0.01))), ArgSpec::Buffer(vec![0; rows * cols * 4]), s32(cols)];
+            let cfg = LaunchConfig { grid: Dim3(rows as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+            time(&format!("softmax{tag}"), reps, || m.launch("softmax_rows", &cfg, &mut args).unwrap());
+        }
         if want("mandelbrot") {
             let (w, h) = (1024usize, 1024usize);
             let mut args = vec![ArgSpec::Buffer(vec![0; w * h * 4]), s32(w), s32(h), s32(256)];

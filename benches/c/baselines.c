@@ -1,6 +1,7 @@
 // Native C baselines for scripts/bench-kernels.sh: the same algorithms as the corpus kernels
 // (tests/cuda/*.cu), parallelized with OpenMP over all cores.
 // Build: gcc -O3 -march=native -fopenmp baselines.c -o baselines
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -123,6 +124,21 @@ static void saxpy_grid_cta_order(const float *x, float *y, float a, int n) {
           if (i + l < n) y[i + l] = a * x[i + l] + y[i + l];
 }
 
+// Softmax of each row (benches/cuda/idioms.cu softmax_rows): the row's max, the sum of
+// exponentials, then each output.
+static void softmax_rows(const float *x, float *y, int rows, int cols) {
+#pragma omp parallel for
+  for (int r = 0; r < rows; r++) {
+    const float *row = x + (size_t)r * cols;
+    float *out = y + (size_t)r * cols;
+    float m = -3.402823466e38f;
+    for (int c = 0; c < cols; c++) m = fmaxf(m, row[c]);
+    float s = 0.0f;
+    for (int c = 0; c < cols; c++) s += expf(row[c] - m);
+    for (int c = 0; c < cols; c++) out[c] = expf(row[c] - m) / s;
+  }
+}
+
 static void matmul_naive(const float *a, const float *b, float *c, int n) {
 #pragma omp parallel for
   for (int row = 0; row < n; row++)
@@ -175,6 +191,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) y[i] = (float)(i % 7);
   TIME("saxpy_grid", reps, saxpy_grid(x, y, 2.0f, n));
   TIME("saxpy_grid_cta_order", reps, saxpy_grid_cta_order(x, y, 2.0f, n));
+  {
+    int rows = 4096, cols = 1024;
+    float *sx = malloc(sizeof(float) * rows * cols), *sy = malloc(sizeof(float) * rows * cols);
+    for (int i = 0; i < rows * cols; i++) sx[i] = (float)(i % 97) * 0.01f;
+    TIME("softmax", reps, softmax_rows(sx, sy, rows, cols));
+  }
   int k = 512;
   TIME("matmul_naive", reps, matmul_naive(A, B, C, k));
   int *img = malloc(sizeof(int) * 1024 * 1024);

@@ -1,6 +1,8 @@
 // Kernels of common CUDA idioms where a thread has a loop of its own, for the warp-vector
 // benchmark (scripts/bench-kernels.sh; C baselines of the same algorithms in
-// benches/c/baselines.c). NVRTC 12.9 compiles this to benches/idioms.nvrtc.ptx.
+// benches/c/baselines.c). NVRTC 12.9 compiles this to benches/idioms.nvrtc.ptx:
+//   .venv/bin/python scripts/nvrtc_compile.py benches/cuda/idioms.cu benches/idioms.nvrtc.ptx \
+//       --gpu-architecture=compute_70 -std=c++17 --fmad=false
 
 // saxpy as a grid-stride loop (NVIDIA's recommended form).
 extern "C" __global__ void saxpy_grid(const float *x, float *y, float a, int n) {
@@ -35,4 +37,32 @@ extern "C" __global__ void mandelbrot(int *out, int w, int h, int maxit) {
         ++it;
     }
     out[py * w + px] = it;
+}
+
+// Softmax of each row: one 256-thread block per row, tree reductions in shared memory with
+// barriers inside loops (the row's max, then the sum of exponentials).
+extern "C" __global__ void softmax_rows(const float *x, float *y, int cols) {
+    __shared__ float red[256];
+    const float *row = x + (size_t)blockIdx.x * cols;
+    float *out = y + (size_t)blockIdx.x * cols;
+    float m = -3.402823466e38f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, row[c]);
+    red[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+        __syncthreads();
+    }
+    m = red[0];
+    __syncthreads();
+    float sum = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += expf(row[c] - m);
+    red[threadIdx.x] = sum;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+        __syncthreads();
+    }
+    sum = red[0];
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) out[c] = expf(row[c] - m) / sum;
 }
