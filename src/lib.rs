@@ -13,6 +13,7 @@ pub mod lanes;
 /// LLVM-IR passes and pipelines (the top-level `llvm-passes/` directory).
 #[path = "../llvm-passes/mod.rs"]
 pub mod passes;
+pub mod mutate;
 pub mod rng;
 pub mod roundtrip;
 pub mod runtime;

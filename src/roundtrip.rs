@@ -138,6 +138,15 @@ fn make_args(l: &Launch, seed: u64) -> Result<Vec<ArgSpec>, String> {
         .collect()
 }
 
+/// A launch of every kernel of `src` inferred from its signature (as `roundtrip` does for
+/// kernels without a `// run:` line); the fuzzing of the whole pipeline launches these.
+pub fn inferred_launches(src: &crate::SourceFile) -> Result<Vec<Launch>> {
+    let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    let kernels = driver::kernels_of(src)?;
+    let dyn_shared = has_dyn_shared(&module);
+    Ok(kernels.iter().map(|k| infer_launch(k, &module, dyn_shared)).collect())
+}
+
 /// Default buffer size of an inferred launch.
 const INFER_BUF: usize = 4 << 20;
 

@@ -1,0 +1,114 @@
+//! Whole-pipeline fuzzing, a short deterministic campaign (issue 25; the libFuzzer target is
+//! `fuzz/fuzz_targets/pipeline.rs`): structural mutants of the corpus (`ptxr::mutate`: types,
+//! state spaces, opcodes, modifiers, operands, lines, braces) go through `ptxr check`,
+//! `ptxr compile -O0` and `-O1`, and a short `ptxr run` of each kernel with arguments guessed
+//! from its signature, each stage a process of its own with a time limit. No stage may panic,
+//! die of a signal, or report an internal error; a stage may refuse the input with an error.
+//! A run that exceeds its time limit is not a failure here (a mutant may loop forever;
+//! `ptxr run` has no watchdog yet).
+//!
+//! `PIPELINE_FUZZ_ITERS=N` runs N mutants (default 24), `PIPELINE_FUZZ_SEED=S` another
+//! campaign; each failure names the seed and mutant so that it can be replayed.
+
+use ptxr::rng::Rng;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+/// Runs `ptxr args` with a time limit: `Some((exit code, stderr))`, `None` when it ran out of
+/// time (killed). A death by signal is exit code -1.
+fn ptxr(args: &[&str], limit: Duration) -> Option<(i32, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxr")).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("run ptxr");
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            let mut err = String::new();
+            use std::io::Read;
+            child.stderr.take().map(|mut e| e.read_to_string(&mut err));
+            return Some((st.code().unwrap_or(-1), err));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Why a stage's outcome is a bug, if it is one.
+fn bug(stage: &str, r: &Option<(i32, String)>, timed: bool) -> Option<String> {
+    match r {
+        None if timed => Some(format!("{stage} ran out of time")),
+        None => None,
+        Some((101, e)) => Some(format!("{stage} panicked: {e}")),
+        Some((-1, e)) => Some(format!("{stage} died of a signal: {e}")),
+        Some((_, e)) if e.contains("internal error") => Some(format!("{stage} reported an internal error: {e}")),
+        _ => None,
+    }
+}
+
+#[test]
+fn mutants_never_crash_the_pipeline() {
+    let iters: usize = std::env::var("PIPELINE_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
+    let seed: u64 = std::env::var("PIPELINE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(25);
+    let mut files: Vec<PathBuf> = Vec::new();
+    common::ptx_files(Path::new("tests/corpus"), &mut files);
+    files.sort();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(seed);
+    let mut failures = Vec::new();
+    let (mut checked, mut compiled, mut ran) = (0, 0, 0);
+    for m in 0..iters {
+        let f = &files[rng.range(0, files.len() as i64) as usize];
+        let text = std::fs::read_to_string(f).unwrap();
+        let mutant = ptxr::mutate::mutate(&text, &mut rng);
+        let path = dir.path().join(format!("m{m}.ptx"));
+        std::fs::write(&path, &mutant).unwrap();
+        let p = path.to_str().unwrap();
+        let name = format!("seed {seed} mutant {m} of {}", f.display());
+        let r = ptxr(&["check", p], Duration::from_secs(20));
+        if let Some(b) = bug("check", &r, true) {
+            failures.push(format!("{name}: {b}"));
+            continue;
+        }
+        if r.map_or(true, |(c, _)| c != 0) {
+            continue;
+        }
+        checked += 1;
+        let mut ok = true;
+        for opt in ["-O0", "-O1"] {
+            let r = ptxr(&["compile", p, opt, "--emit", "obj", "--no-c-abi", "-o", dir.path().join("m.o").to_str().unwrap()], Duration::from_secs(120));
+            if let Some(b) = bug(&format!("compile {opt}"), &r, true) {
+                failures.push(format!("{name}: {b}"));
+            }
+            ok &= r.map_or(false, |(c, _)| c == 0);
+        }
+        if !ok {
+            continue;
+        }
+        compiled += 1;
+        let src = ptxr::SourceFile { name: p.to_string(), text: mutant.clone() };
+        let Ok(launches) = ptxr::roundtrip::inferred_launches(&src) else { continue };
+        for l in launches.iter().take(2) {
+            let g = l.cfg.grid;
+            let b = l.cfg.block;
+            let (grid, block, shared) = (format!("{},{},{}", g.0.min(2), g.1, g.2), format!("{},{},{}", b.0, b.1, b.2), l.cfg.dyn_smem.to_string());
+            let mut args: Vec<String> = vec!["run".into(), p.into(), "-O1".into(), "--kernel".into(), l.kernel.clone(), "--grid".into(), grid, "--block".into(), block, "--shared".into(), shared];
+            for a in &l.args {
+                args.push("--arg".into());
+                args.push(if a.starts_with("buf:rand:") { "buf:zero:65536".into() } else { a.clone() });
+            }
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let r = ptxr(&argv, Duration::from_secs(20));
+            if let Some(b) = bug(&format!("run {}", l.kernel), &r, false) {
+                failures.push(format!("{name}: {b}"));
+            }
+            ran += 1;
+        }
+    }
+    eprintln!("pipeline fuzz: {iters} mutants, {checked} valid, {compiled} compiled, {ran} runs");
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
