@@ -84,6 +84,10 @@ enum Cmd {
         /// auto (default), simd or thread: see `compile --exec`.
         #[arg(long, default_value = "auto")]
         exec: String,
+        /// Stop the launch with an error after SECONDS (as a GPU's watchdog reports "launch
+        /// timed out"), naming the kernel and the CTAs still running.
+        #[arg(long)]
+        timeout: Option<f64>,
     },
     /// PTX → ptxr → LLVM NVPTX → PTX': validate PTX' with ptxas, run both on the CPU on the
     /// same seeded inputs and compare every output byte. FILE.ll: LLVM IR → NVPTX → PTX, then
@@ -134,7 +138,8 @@ fn main() -> ExitCode {
         Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if set_exec(&exec).is_err() => Err(anyhow::anyhow!("--exec takes auto, simd or thread, not `{exec}`")),
         Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt),
+        Cmd::Run { timeout: Some(t), .. } if !(t > 0.0 && t.is_finite()) => Err(anyhow::anyhow!("--timeout takes a positive number of seconds, not `{t}`")),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout),
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep, exec_diff } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2, exec_diff };
             roundtrip(&file, &o)
@@ -238,7 +243,7 @@ fn compile(file: &PathBuf, target: &str, emit: Option<&str>, ptx: &str, c_abi: b
 
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
-fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32) -> anyhow::Result<()> {
+fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32, timeout: Option<f64>) -> anyhow::Result<()> {
     let grid = Dim3::parse(grid).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
     let block = Dim3::parse(block).map_err(|e| anyhow::anyhow!("--block {e}"))?;
     let mut argv: Vec<ArgSpec> = args.iter().map(|a| parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}"))).collect::<Result<_, _>>()?;
@@ -265,7 +270,32 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
             _ => anyhow::bail!("--bind `{b}`: a reference is bound to tex:... or surf:..."),
         }
     }
-    loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
+    if let Some(t) = timeout {
+        // The watchdog: the launch runs on the worker threads; if it is still running after
+        // `t` seconds, report where it is and end the process (generated code has no point
+        // where it could be stopped and resumed).
+        let (name, file) = (kernel.to_string(), src.name.clone());
+        let done = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let d2 = done.clone();
+        std::thread::spawn(move || {
+            let (m, cv) = &*d2;
+            let g = m.lock().unwrap_or_else(|e| e.into_inner());
+            let (g, _) = cv.wait_timeout_while(g, std::time::Duration::from_secs_f64(t), |finished| !*finished).unwrap_or_else(|e| e.into_inner());
+            if !*g {
+                let ctas = ptxr::runtime::running_ctas();
+                let list: Vec<String> = ctas.iter().take(8).map(|c| format!("({},{},{})", c[0], c[1], c[2])).collect();
+                let more = if ctas.len() > 8 { format!(" and {} more", ctas.len() - 8) } else { String::new() };
+                let _ = writeln!(std::io::stderr(), "{file}: error: kernel `{name}`: launch timed out after {t} s (--timeout); CTAs still running: {}{more}", if list.is_empty() { "none".to_string() } else { list.join(", ") });
+                std::process::exit(1);
+            }
+        });
+        let r = loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs);
+        *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        done.1.notify_all();
+        r?;
+    } else {
+        loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
+    }
     for (n, p) in dump_specs {
         let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {

@@ -281,3 +281,19 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert_ne!(code, 0);
     assert!(err.contains("--exec takes auto, simd or thread, not `vector`"), "{err}");
 }
+
+#[test]
+fn run_timeout_stops_a_kernel_that_never_ends() {
+    let start = std::time::Instant::now();
+    let (rc, _, err) = ptxr(&["run", "tests/cli/spin_forever.ptx", "--kernel", "spin", "--grid", "2", "--block", "32", "--arg", "u32:1", "--timeout", "0.5"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("spin_forever.ptx: error: kernel `spin`: launch timed out after 0.5 s"), "{err}");
+    assert!(err.contains("CTAs still running: (0,0,0)") || err.contains("CTAs still running: (1,0,0)"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    // The same kernel that ends runs to completion under the watchdog.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/spin_forever.ptx", "--kernel", "spin", "--grid", "2", "--block", "32", "--arg", "u32:0", "--timeout", "30"]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/spin_forever.ptx", "--kernel", "spin", "--arg", "u32:0", "--timeout", "0"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("--timeout takes a positive number of seconds"), "{err}");
+}

@@ -214,6 +214,45 @@ pub struct Loaded {
     pub deferred: Vec<(u32, u32, String)>,
 }
 
+/// The CTA each worker thread is running, as its linear index + 1 (0: none), and the grid
+/// they belong to: what a watchdog reports (`running_ctas`). One relaxed store per CTA.
+static RUNNING: [std::sync::atomic::AtomicU64; 256] = [const { std::sync::atomic::AtomicU64::new(0) }; 256];
+static RUNNING_GRID: std::sync::Mutex<[u32; 3]> = std::sync::Mutex::new([1, 1, 1]);
+
+/// Marks CTA `c` as running on this worker thread until dropped.
+struct Running(usize);
+
+impl Running {
+    fn enter(c: u64) -> Running {
+        let k = rayon::current_thread_index().unwrap_or(0) % RUNNING.len();
+        RUNNING[k].store(c + 1, std::sync::atomic::Ordering::Relaxed);
+        Running(k)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING[self.0].store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The CTAs (`%ctaid`) running right now, one per busy worker thread.
+pub fn running_ctas() -> Vec<[u32; 3]> {
+    let g = *RUNNING_GRID.lock().unwrap_or_else(|e| e.into_inner());
+    let (gx, gy) = (g[0].max(1) as u64, g[1].max(1) as u64);
+    let mut v: Vec<[u32; 3]> = RUNNING
+        .iter()
+        .map(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+        .filter(|c| *c != 0)
+        .map(|c| {
+            let c = c - 1;
+            [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32]
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Shared-memory limit per CTA (the sm_70 maximum opt-in).
 pub const MAX_SMEM: u64 = 96 * 1024;
 
@@ -465,6 +504,7 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
     let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let nthreads = threads as usize;
+    *RUNNING_GRID.lock().unwrap_or_else(|e| e.into_inner()) = [cfg.grid.0, cfg.grid.1, cfg.grid.2];
     // One frame slot per lane of each warp (a row of the block in runs of 32 threads:
     // warp-vector kernels keep a frame of 32 slots per warp).
     let lanes = (cfg.block.0 as usize + 31) / 32 * 32 * cfg.block.1 as usize * cfg.block.2 as usize;
@@ -481,6 +521,7 @@ unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Resu
             }
             let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
             let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
+            let _running = Running::enter(c);
             // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
             smem.clear();
             let mut ctx = CtaCtx {

@@ -10,4 +10,4 @@ pub(crate) mod host;
 mod launch;
 pub mod warp;
 
-pub use launch::{launch_cta_fn, parse_arg, set_guarded_buffers, set_serial, parse_scalar, ArgSpec, ArgValue, CtaFn, Dim3, KernelBuf, KernelDesc, LaunchConfig, LaunchError, Loaded, ParamDesc, Plain, MAX_SMEM};
+pub use launch::{launch_cta_fn, parse_arg, running_ctas, set_guarded_buffers, set_serial, parse_scalar, ArgSpec, ArgValue, CtaFn, Dim3, KernelBuf, KernelDesc, LaunchConfig, LaunchError, Loaded, ParamDesc, Plain, MAX_SMEM};
