@@ -1,32 +1,41 @@
-//! Warp-vector execution of kernels without synchronization: one instance of the kernel's
-//! code runs the 32 lanes of a warp together.
+//! Warp-vector execution: one instance of the kernel's code runs the 32 lanes of a warp
+//! together.
 //!
 //! The unit of code is a warp: a run of 32 consecutive `%tid.x` in one row of the block
 //! (`x0 .. x0+31` at one `%tid.y`, `%tid.z`; a true warp when `%ntid.x` is a multiple of 32,
 //! and in a kernel without warp-level operations a grouping whose results are those of any
 //! other). Per IR block, from the uniformity analysis (`ir::uniformity`):
 //!
-//! - **Uniform instructions** of blocks that every live lane runs together
-//!   (`Uniformity::converged`) run once per warp, in scalars: pure arithmetic on uniform
-//!   registers, kernel parameters, `.const` loads. A register all of whose definitions are
-//!   such instructions (and whose phis are uniform) lives in one scalar.
+//! - **Storage** is per register web ([`Plan::web`]): the values a phi joins, and an
+//!   instruction's result with what it reads of the same register, share one; a register
+//!   reused for unrelated values gets one storage per use.
+//! - **Uniform instructions** of blocks that a known group of lanes runs together
+//!   (`Uniformity::group`) run once per warp, in scalars: pure arithmetic on uniform
+//!   registers, kernel parameters, `.const` loads. A web all of whose definitions are such
+//!   instructions lives in one scalar; an exactly affine one (`base + stride * lane` modulo
+//!   its width) keeps its base there and a lane reads `base + stride * lane`.
 //! - **Everything else** runs in a *lane loop*, `for l in 0..32 if next[l] == this block`,
-//!   each other register in an array of 32 lanes indexed by `l`. The loop has a constant trip
+//!   each other web in an array of 32 lanes indexed by `l`. The loop has a constant trip
 //!   count and independent iterations (marked parallel, `passes::parallel_lanes`), so LLVM
 //!   vectorizes it: the lane loop is the SIMD vector, and a loop of one thread (a k loop, a
-//!   grid-stride loop) is now a scalar loop around vector code instead of a loop inside a
-//!   loop over threads that LLVM's vectorizer cannot take.
-//! - **Control flow.** `next[l]` is each lane's next block (its reverse post-order number;
-//!   `DONE` once the lane has exited). A block whose lanes all leave it the same way
-//!   (a uniform terminator in a converged block) branches there directly, the way a scalar
-//!   program does. Otherwise the warp returns to a dispatch that runs the block with the
+//!   grid-stride loop) is a scalar loop around vector code. A read of a copy of a special
+//!   register, or of a pure function of special registers and parameters, recomputes it
+//!   there, so that LLVM sees the lane's address arithmetic.
+//! - **Control flow.** `next[l]` is each lane's next block (its number in `Cfg::rpo`, which
+//!   keeps each loop's blocks together; `DONE` once the lane has exited). A block whose lanes
+//!   all leave it the same way branches there directly, the way a scalar program does. An
+//!   acyclic region of a divergent branch runs inside the branch's lane loop, each lane on
+//!   its own path. Otherwise the warp returns to a dispatch that runs the block with the
 //!   lowest number any lane waits for: lanes that diverged run their paths one after another
-//!   and meet again at the first block both reach (for reducible control flow, reverse
-//!   post-order runs every block after the blocks that lead to it). Each lane runs exactly
-//!   its own path, instruction by instruction, so every instruction keeps its semantics.
+//!   and meet again at the first block both reach, and the lanes still in a loop run each of
+//!   its iterations together (`Cfg::lockstep`). Each lane runs exactly its own path,
+//!   instruction by instruction, so every instruction keeps its semantics.
+//! - **CTA barriers.** The warps of a CTA run in phases: each to its next barrier, where it
+//!   saves the webs live across it to its frame ([`setup`], [`finish`]).
 //!
-//! Kernels this path does not take yet, with the reason `ptxr compile --report` prints,
-//! run on the per-thread path (`--exec thread` forces it for every kernel).
+//! Kernels this path does not take yet (warp collectives, `.local`/`.param` variables,
+//! irreducible control flow, ...), with the reason `ptxr compile --report` prints, run on
+//! the per-thread path (`--exec thread` forces it for every kernel).
 
 use super::func::{reg_t, FnEmitter, R};
 use crate::ir::uniformity::{self, Group, Shape, Uniformity};

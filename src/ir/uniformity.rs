@@ -26,7 +26,9 @@
 //!
 //! The result also says which lanes run each block together ([`Uniformity::group`]): every
 //! live lane outside every divergent branch's region, the lanes of one side inside one
-//! divergent branch's region. The warp-vector code generator keeps uniform values of such
+//! divergent branch's region. A divergent exit of loops that run in lockstep
+//! (`Cfg::lockstep`: the lanes still in the loop run each iteration together) divides no
+//! lanes inside those loops. The warp-vector code generator keeps uniform values of such
 //! blocks in scalars.
 
 use super::cfg::Cfg;
@@ -106,7 +108,8 @@ pub struct Uniformity {
 /// The lanes of a warp that run a block together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
-    /// Every live lane (a converged block).
+    /// Every live lane (a converged block); inside a loop with a divergent exit that runs in
+    /// lockstep (`Cfg::lockstep`), every lane still in the loop.
     All,
     /// The lanes that left converged divergent branch `c` through its successor `k`, and
     /// only they: the block lies in one side of `c` and in no other divergent region.
