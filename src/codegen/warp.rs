@@ -656,6 +656,8 @@ pub struct WarpState<'ctx> {
     dispatch_switch: inkwell::values::InstructionValue<'ctx>,
     /// Per affine variable: the temporary holding the current lane's value in a lane loop.
     affine_tmp: std::cell::RefCell<HashMap<(u32, String), PointerValue<'ctx>>>,
+    /// The affine webs whose lane value the open lane loop has computed already.
+    affine_ready: std::cell::RefCell<HashSet<(u32, String)>>,
     /// Phases between CTA barriers, for a kernel that has them.
     bars: Option<Bars<'ctx>>,
     /// The storage of each web (see [`Plan::web`]).
@@ -719,6 +721,10 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
         let it = reg_t(e.ctx(), ty);
         let name = key.1.split('#').next().unwrap_or("affine");
         let tmp = *w.affine_tmp.borrow_mut().entry(key.clone()).or_insert_with(|| e.alloca_b.build_alloca(it, name).unwrap());
+        // Once per lane loop: every later read in it finds the lane's value in `tmp`.
+        if !w.affine_ready.borrow_mut().insert(key.clone()) {
+            return Some(tmp);
+        }
         let b = &w.gep_b;
         let base = b.build_load(it, arr, "").unwrap().into_int_value();
         let l = match it.get_bit_width() {
@@ -858,7 +864,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), bars, storage: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default() }));
     set_lane(e, None);
 }
 
@@ -1006,6 +1012,7 @@ fn set_lane<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, lane: Option<IntValue<'ctx>>)
     let bools = e.ctx().bool_type().array_type(LANES);
     let ws = e.warp.as_mut().unwrap();
     ws.lane = lane;
+    ws.affine_ready.borrow_mut().clear();
     let (b, l) = match lane {
         Some(l) => (&ws.gep_b, l),
         None => (&e.alloca_b, i32t.const_zero()),
@@ -1211,9 +1218,6 @@ fn bind_term<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'
     bind(e, func, i, scope, &values, &[]);
 }
 
-fn var_key(plan: &Plan, f: &Func, v: u32) -> (u32, String) {
-    plan.key(f, v)
-}
 
 /// Lowers the kernel's IR on the warp path (the counterpart of `FnEmitter::walk`).
 pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
@@ -1243,7 +1247,7 @@ fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
         let mut vs = Vec::new();
         o.values(&mut vs);
-        vs.iter().all(|v| plan.scalar_vars.contains(&var_key(plan, f, *v)) && !plan.affine.contains_key(&var_key(plan, f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
+        vs.iter().all(|v| plan.scalar_vars.contains(&plan.key(f, *v)) && !plan.affine.contains_key(&plan.key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
     };
     match &f.blocks[b as usize].term {
         Term::CondBr { cond, .. } => is_scalar(cond),
@@ -1270,7 +1274,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             continue;
         }
         if plan.scalar_inst[b as usize][k] {
-            let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| var_key(plan, func, *d)).collect();
+            let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| plan.key(func, *d)).collect();
             match lp.as_mut() {
                 Some(l) if defs.iter().all(|d| !l.reads.contains(d)) => {
                     // Runs before the open lane loop, which does not read what it writes.
@@ -1294,7 +1298,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             }
             let l = lp.as_mut().unwrap();
             for v in inst.reads() {
-                l.reads.insert(var_key(plan, func, v));
+                l.reads.insert(plan.key(func, v));
             }
             emit(e, func, inst)?;
         }
