@@ -331,7 +331,11 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         (super::nvvm::declare_kernel(m, f, &info), Some(info))
     } else if f.entry {
         let fnt = i32t.fn_type(&[ptr_t.into()], false);
-        let func = m.module.add_function(&format!("__ptxr_cta_{}", f.name.name), fnt, None);
+        let name = if m.thread_version { format!("{}{}", cta_symbol(f.name.name), THREAD_VERSION) } else { cta_symbol(f.name.name) };
+        let func = m.module.get_function(&name).unwrap_or_else(|| m.module.add_function(&name, fnt, None));
+        if m.thread_version {
+            func.set_linkage(inkwell::module::Linkage::Internal);
+        }
         (func, Some(kernel_layout(f)))
     } else {
         match m.globals.get(f.name.name) {
@@ -550,9 +554,17 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     }))
 }
 
+/// The symbol of kernel `name`'s CTA function.
+pub(crate) fn cta_symbol(name: &str) -> String {
+    format!("__ptxr_cta_{name}")
+}
+
+/// Suffix of the per-thread version of a warp-path kernel ([`ModCtx::thread_version`]).
+pub(crate) const THREAD_VERSION: &str = ".thread";
+
 /// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`).
 fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<super::warp::Plan> {
-    if !f.entry || e.m.nvptx {
+    if !f.entry || e.m.nvptx || e.m.thread_version {
         return None;
     }
     super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok()

@@ -39,6 +39,7 @@ use inkwell::AddressSpace;
 use std::collections::HashMap;
 
 pub mod warp;
+pub mod warp_collective;
 pub use func::FnEmitter;
 pub use func::types_of;
 
@@ -118,6 +119,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// ptxr's IR of every function with a body, which code generation lowers from; or the
     /// error that building it gave.
     pub ir: HashMap<&'a str, Result<std::rc::Rc<crate::ir::Func<'a>>, Diagnostic>>,
+    /// Emitting the per-thread version of a warp-path kernel (`__ptxr_cta_<kernel>.thread`,
+    /// which the warp version calls for block shapes whose rows are not hardware warps).
+    pub thread_version: bool,
 }
 
 /// `x` rounded up to a multiple of `a` (saturating: a shared-memory window that large is
@@ -176,7 +180,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new() };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -255,7 +259,27 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
                 continue;
             }
             match func::emit_function(&mut m, f) {
-                Ok(Some(k)) => kernels.push(k),
+                Ok(Some(mut k)) => {
+                    // The per-thread version a warp-path kernel falls back to, if it has one.
+                    let fallback = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), func::THREAD_VERSION));
+                    if fallback.map_or(false, |g| g.count_basic_blocks() == 0) {
+                        m.thread_version = true;
+                        let t = func::emit_function(&mut m, f);
+                        m.thread_version = false;
+                        match t {
+                            Ok(Some(t)) => {
+                                k.frame_size = k.frame_size.max(t.frame_size);
+                                k.uses_sync = true;
+                            }
+                            Ok(None) => {}
+                            Err(d) => {
+                                m.errors.push(d);
+                                continue;
+                            }
+                        }
+                    }
+                    kernels.push(k)
+                }
                 Ok(None) => {}
                 Err(d) if lenient => {
                     let line = crate::syntax::diag::line_col(src, d.span.start as usize).0 as u32;

@@ -165,6 +165,11 @@ pub struct Plan {
     /// recomputed where it is read, it shows LLVM the lane's address arithmetic, so the
     /// access is a vector access rather than a gather.
     pub remat: HashSet<u32>,
+    /// The kernel has warp collectives (`warp_collective`): its warps must be the
+    /// hardware's (runs of 32 in the linear thread index), which rows of the block are
+    /// when `%ntid.x` is a multiple of 32 or the block is one row; for other shapes a CTA
+    /// runs the kernel's per-thread version.
+    pub collectives: bool,
 }
 
 impl Plan {
@@ -351,16 +356,27 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
             if !crate::lanes::is_sync(i) {
                 continue;
             }
-            if !is_cta_barrier(inst) {
+            let collective = super::warp_collective::is_collective(i);
+            let what = if collective { format!("`{}`", super::func::instr_name(i)) } else { "barrier".to_string() };
+            if !collective && !is_cta_barrier(inst) {
                 return Some(format!("`{}` (line {}) is not on the warp path yet", super::func::instr_name(i), inst.line));
             }
             if uni.in_divergent_loop(b as BlockId) {
-                return Some(format!("barrier (line {}) in a loop with a divergent exit", inst.line));
+                return Some(format!("{what} (line {}) in a loop with a divergent exit", inst.line));
             }
             for &c in &uni.regions[b] {
                 if cfg.succs[c as usize].iter().any(|&s| !reaches(s, b as BlockId) && to_bar[s as usize]) {
-                    return Some(format!("barrier (line {}) where lanes that a divergent branch sends elsewhere reach a barrier too", inst.line));
+                    return Some(format!("{what} (line {}) where lanes that a divergent branch sends elsewhere reach a barrier or warp collective too", inst.line));
                 }
+            }
+            if collective {
+                // One membermask for the warp.
+                if let Some(o) = super::warp_collective::membermask(i).and_then(|k| inst.operands.get(k)) {
+                    if !uni.operand_shape(f, o, b as BlockId).is_uniform() {
+                        return Some(format!("{what} (line {}) with a per-lane membermask", inst.line));
+                    }
+                }
+                continue;
             }
             if inst.operands.iter().any(|o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
                 return Some(format!("barrier (line {}) with a per-lane barrier id", inst.line));
@@ -635,7 +651,8 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, barrier_free_loop, inline, inlined, web, copies, remat })
+    let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, barrier_free_loop, inline, inlined, web, copies, remat, collectives })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -763,6 +780,26 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let ntx = e.load_cta_u32(field::NTID, Some(0));
+    if plan.collectives {
+        // Warp collectives need hardware warps (32 consecutive linear thread indices): rows
+        // of the block are those when %ntid.x is a multiple of 32 or the block is one row.
+        // Other shapes run the kernel's per-thread version.
+        let nty = e.load_cta_u32(field::NTID, Some(1));
+        let ntz = e.load_cta_u32(field::NTID, Some(2));
+        let ragged = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_zero(), "").unwrap();
+        let rows = e.b.build_int_compare(IntPredicate::NE, e.b.build_int_mul(nty, ntz, "").unwrap(), i32t.const_int(1, false), "").unwrap();
+        let other = e.b.build_and(ragged, rows, "not.warps").unwrap();
+        let name = format!("{}{}", super::func::cta_symbol(e.fname), super::func::THREAD_VERSION);
+        let fallback = e.m.module.get_function(&name).unwrap_or_else(|| e.m.module.add_function(&name, e.f.get_type(), None));
+        let per_thread = ctx.append_basic_block(e.f, "per_thread");
+        let rows_ok = ctx.append_basic_block(e.f, "warps");
+        e.b.build_conditional_branch(other, per_thread, rows_ok).unwrap();
+        e.b.position_at_end(per_thread);
+        let r = e.b.build_call(fallback, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap();
+        e.b.build_return(Some(&r)).unwrap();
+        e.b.position_at_end(rows_ok);
+    }
+    let setup = e.b.get_insert_block().unwrap_or(setup);
     let warps = e.b.build_right_shift(e.b.build_int_add(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap();
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
@@ -993,7 +1030,41 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     Some((stride / LANES as u64) as u32)
 }
 
-fn splat<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
+/// Each lane's next block (`next`) as a vector.
+pub(super) fn next_lanes<'ctx>(e: &FnEmitter<'ctx, '_, '_>) -> inkwell::values::VectorValue<'ctx> {
+    e.b.build_load(e.ctx().i32_type().vec_type(LANES), w(e).next, "next").unwrap().into_vector_value()
+}
+
+/// The plan of the kernel being emitted.
+pub(super) fn plan_of(e: &FnEmitter) -> std::rc::Rc<Plan> {
+    w(e).plan.clone()
+}
+
+/// Binds the registers `inst` reads (`defs`: that it writes) for the lane being emitted.
+pub(super) fn bind_inst<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, defs: bool) {
+    if defs {
+        bind(e, func, inst.src, inst.scope, &[], &inst.defs);
+    } else {
+        bind(e, func, inst.src, inst.scope, &inst.reads(), &[]);
+    }
+}
+
+/// A lane loop of the lanes waiting for block number `id` (see [`open`]).
+pub(super) struct Lanes<'ctx>(LaneLoop<'ctx>);
+
+pub(super) fn open_lanes<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> Lanes<'ctx> {
+    Lanes(open(e, id))
+}
+
+pub(super) fn current_lane<'ctx>(l: &Lanes<'ctx>) -> IntValue<'ctx> {
+    l.0.lane
+}
+
+pub(super) fn close_lanes<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: Lanes<'ctx>) {
+    close(e, l.0)
+}
+
+pub(super) fn splat<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
     let t = v.get_type().vec_type(LANES);
     let undef = t.get_undef();
     let ins = e.b.build_insert_element(undef, v, e.ctx().i32_type().const_zero(), "").unwrap();
@@ -1266,6 +1337,13 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     for (k, inst) in blk.insts.iter().enumerate() {
         e.enter_scope(inst.scope);
         e.span = inst.src.span;
+        if super::warp_collective::is_collective(inst.src) {
+            if let Some(l) = lp.take() {
+                close(e, l);
+            }
+            super::warp_collective::emit(e, func, inst, id)?;
+            continue;
+        }
         if let Some((_, live)) = plan.barriers.iter().find(|(at, _)| *at == (b, k)) {
             if let Some(l) = lp.take() {
                 close(e, l);

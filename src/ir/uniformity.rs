@@ -147,6 +147,13 @@ fn always_varying(f: &Func, inst: &super::Inst) -> bool {
     let i = inst.src;
     match i.opcode.name {
         "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "ldmatrix" | "alloca" | "stacksave" => true,
+        // With a membermask short of the whole warp, lanes outside it count themselves in
+        // (`codegen::warp_collective`): per-lane results.
+        "vote" | "redux" => match crate::codegen::warp_collective::membermask(i).and_then(|k| inst.operands.get(k)) {
+            Some(Opnd::Imm(t)) => !crate::codegen::warp_collective::full_mask(t),
+            Some(_) => true,
+            None => false,
+        },
         "ld" if i.has_mod("local") => true,
         "ld" if i.has_mod("param") => !loads_kernel_param(f, inst),
         "cvta" => i.has_mod("local") && !i.has_mod("to"),

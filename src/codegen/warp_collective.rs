@@ -1,0 +1,454 @@
+//! Warp collectives on the warp path: `shfl`/`shfl.sync`, `vote`/`vote.sync`, `match.sync`,
+//! `redux.sync`, `activemask` and `bar.warp.sync` as operations on the 32 lanes of the warp
+//! at once.
+//!
+//! The plan takes a collective only where every live lane of the warp runs it together (a
+//! converged block: outside every divergent branch's region and every loop with a divergent
+//! exit; `warp::sync_obstacle`), with a uniform membermask, in a kernel whose warps are the
+//! hardware's (`warp::setup` runs the per-thread version of a kernel otherwise). The lanes
+//! taking part are then the warp's active lanes `A` (those waiting for this block: every
+//! lane that has not exited), and the results are those of the per-thread scheduler
+//! (`runtime::warp::complete`), which is this path's oracle in the tests:
+//!
+//! - the participants of lane `l` are `(membermask | 1 << l) & A`;
+//! - a shuffle reads lane `j`'s operand when `j` is in range and active, else the lane's
+//!   own operand (sourcing from an inactive lane is undefined on a GPU);
+//! - vote, match and redux reduce over the participants.
+//!
+//! Each collective closes the open lane loop (every lane's operand must be written before
+//! any lane reads another's), copies its per-lane operands to arrays in one lane loop,
+//! computes, and writes the results in a second.
+
+use super::func::{FnEmitter, R};
+use super::warp::{self, LANES};
+use crate::syntax::ast::{Instr, Operand, Type};
+use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+
+/// Whether `i` is a warp collective this path runs.
+pub fn is_collective(i: &Instr) -> bool {
+    matches!(i.opcode.name, "shfl" | "vote" | "match" | "activemask" | "redux") || (matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("warp"))
+}
+
+/// The operand index of a collective's membermask (`None`: the deprecated forms without
+/// `.sync`, which take the active lanes, and `activemask`).
+pub fn membermask(i: &Instr) -> Option<usize> {
+    match i.opcode.name {
+        "shfl" if i.has_mod("sync") => Some(4),
+        "vote" if i.has_mod("sync") => Some(2),
+        "match" | "redux" => Some(2),
+        "bar" | "barrier" => Some(0),
+        _ => None,
+    }
+}
+
+/// Whether an immediate membermask names all 32 lanes.
+pub fn full_mask(text: &str) -> bool {
+    let t = text.trim();
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        i128::from_str_radix(h.trim_end_matches(['U', 'u']), 16).ok()
+    } else {
+        t.trim_end_matches(['U', 'u']).parse::<i128>().ok()
+    };
+    v.map_or(false, |v| v as u32 == u32::MAX)
+}
+
+/// A `[32 x T]` scratch array.
+fn scratch<'ctx>(e: &FnEmitter<'ctx, '_, '_>, bits: u32, name: &str) -> PointerValue<'ctx> {
+    let t = super::func::int_t(e.ctx(), bits).array_type(LANES);
+    let p = e.alloca_builder().build_alloca(t, name).unwrap();
+    if let Some(inst) = p.as_instruction() {
+        let _ = inst.set_alignment(64);
+    }
+    p
+}
+
+fn elem<'ctx>(e: &FnEmitter<'ctx, '_, '_>, arr: PointerValue<'ctx>, bits: u32, lane: IntValue<'ctx>) -> PointerValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let t = super::func::int_t(e.ctx(), bits).array_type(LANES);
+    unsafe { e.b.build_in_bounds_gep(t, arr, &[i32t.const_zero(), lane], "").unwrap() }
+}
+
+fn load_vec<'ctx>(e: &FnEmitter<'ctx, '_, '_>, arr: PointerValue<'ctx>, bits: u32) -> VectorValue<'ctx> {
+    let t = super::func::int_t(e.ctx(), bits).vec_type(LANES);
+    e.b.build_load(t, arr, "").unwrap().into_vector_value()
+}
+
+/// The bits of a `<32 x i1>` as an `i32`.
+fn bits_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: VectorValue<'ctx>) -> IntValue<'ctx> {
+    e.b.build_bit_cast(v, e.ctx().i32_type(), "").unwrap().into_int_value()
+}
+
+/// Emits collective `inst` of the block numbered `id`, with no lane loop open.
+pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32) -> R<()> {
+    let i = inst.src;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let ops = &i.operands;
+    // The active lanes: every lane waiting for this block.
+    let next = warp::next_lanes(e);
+    let here = e.b.build_int_compare(IntPredicate::EQ, next, warp::splat(e, c32(id as u64)), "").unwrap();
+    let active = bits_of(e, here);
+    // The membermask, uniform (read once for the warp).
+    let mask = match membermask(i) {
+        Some(_) if matches!(i.opcode.name, "bar" | "barrier") => c32(u32::MAX as u64),
+        Some(k) => {
+            if k >= ops.len() {
+                return Err(e.err(i.span, format!("`{}` needs a membermask", super::func::instr_name(i))));
+            }
+            uniform_operand(e, func, inst, id, k, active)?
+        }
+        None => c32(u32::MAX as u64),
+    };
+    match i.opcode.name {
+        // PTX ISA 9.7.12.2 bar.warp.sync: every lane of the membermask that has not exited
+        // is here already.
+        "bar" | "barrier" => Ok(()),
+        // PTX ISA 9.7.12.9 activemask: the lanes executing it.
+        "activemask" => write_lanes(e, func, inst, id, &[(&ops[0], Type::B32, Val::Uniform(active))]),
+        // PTX ISA 9.7.8.4 shfl (deprecated), 9.7.8.5 shfl.sync
+        "shfl" => shfl(e, func, inst, id, active),
+        // PTX ISA 9.7.12.6 vote (deprecated), 9.7.12.7 vote.sync
+        "vote" => {
+            let mode = if i.has_mod("all") {
+                0
+            } else if i.has_mod("any") {
+                1
+            } else if i.has_mod("uni") {
+                2
+            } else {
+                3
+            };
+            let pa = gather(e, func, inst, id, &[(&ops[1], Type::Pred, 8)])?[0];
+            let pv = load_vec(e, pa, 8);
+            let set = e.b.build_int_compare(IntPredicate::NE, pv, ctx.i8_type().vec_type(LANES).const_zero(), "").unwrap();
+            let yes = e.b.build_and(bits_of(e, set), active, "").unwrap();
+            let (ty, per) = if mode == 3 { (Type::B32, "ballot") } else { (Type::Pred, "vote") };
+            let out = per_lane(e, id, ty.bits().max(1), per, |e, lane| {
+                let parts = participants(e, mask, active, lane);
+                let ballot = e.b.build_and(yes, parts, "").unwrap();
+                let none = e.b.build_int_compare(IntPredicate::EQ, ballot, c32(0), "").unwrap();
+                let all = e.b.build_int_compare(IntPredicate::EQ, ballot, parts, "").unwrap();
+                match mode {
+                    0 => all,
+                    1 => e.b.build_not(none, "").unwrap(),
+                    2 => e.b.build_or(none, all, "").unwrap(),
+                    _ => ballot,
+                }
+            });
+            write_lanes(e, func, inst, id, &[(&ops[0], ty, Val::Lanes(out, ty.bits().max(1)))])
+        }
+        // PTX ISA 9.7.12.8 match.sync
+        "match" => {
+            let ty = super::func::types_of(i).last().copied().unwrap_or(Type::B32);
+            let bits = ty.bits();
+            let all_mode = i.has_mod("all");
+            let a = gather(e, func, inst, id, &[(&ops[1], ty, bits)])?[0];
+            let av = load_vec(e, a, bits);
+            let (d, p) = match &ops[0] {
+                Operand::Pair(d, p) => (&**d, Some(&**p)),
+                d => (d, None),
+            };
+            let pred = scratch(e, 8, "match.p");
+            let out = per_lane(e, id, 32, "match", |e, lane| {
+                let parts = participants(e, mask, active, lane);
+                let mine = e.b.build_load(super::func::int_t(ctx, bits), elem(e, a, bits, lane), "").unwrap().into_int_value();
+                let eq = e.b.build_int_compare(IntPredicate::EQ, av, warp::splat(e, mine), "").unwrap();
+                let same = e.b.build_and(bits_of(e, eq), parts, "").unwrap();
+                if all_mode {
+                    // match.all: membermask's lanes if all equal, else 0; p = all equal.
+                    let all = e.b.build_int_compare(IntPredicate::EQ, same, parts, "").unwrap();
+                    e.b.build_store(elem(e, pred, 8, lane), e.b.build_int_z_extend(all, ctx.i8_type(), "").unwrap()).unwrap();
+                    e.b.build_select(all, parts, c32(0), "").unwrap().into_int_value()
+                } else {
+                    same
+                }
+            });
+            let mut w = vec![(d, Type::B32, Val::Lanes(out, 32))];
+            if let Some(p) = p {
+                w.push((p, Type::Pred, Val::Lanes(pred, 8)));
+            }
+            write_lanes(e, func, inst, id, &w)
+        }
+        // redux.sync (PTX ISA 9.7.12.10 in 8.x; PTX 7.0)
+        "redux" => {
+            let ty = super::func::types_of(i).last().copied().unwrap_or(Type::U32);
+            let mode = ["add", "min", "max", "and", "or", "xor"].iter().position(|m| i.has_mod(m)).unwrap_or(0);
+            let signed = ty.is_signed();
+            let a = gather(e, func, inst, id, &[(&ops[1], ty, 32)])?[0];
+            let av = load_vec(e, a, 32);
+            let v32 = i32t.vec_type(LANES);
+            let (name, identity) = match (mode, signed) {
+                (0, _) => ("add", 0u64),
+                (1, true) => ("smin", i32::MAX as u64),
+                (1, false) => ("umin", u32::MAX as u64),
+                (2, true) => ("smax", i32::MIN as u32 as u64),
+                (2, false) => ("umax", 0),
+                (3, _) => ("and", u32::MAX as u64),
+                (4, _) => ("or", 0),
+                _ => ("xor", 0),
+            };
+            let intr = format!("llvm.vector.reduce.{name}");
+            let out = per_lane(e, id, 32, "redux", |e, lane| {
+                let parts = participants(e, mask, active, lane);
+                let sel = e.b.build_bit_cast(parts, ctx.bool_type().vec_type(LANES), "").unwrap().into_vector_value();
+                let vals = e.b.build_select(sel, av, warp::splat(e, c32(identity)), "").unwrap();
+                e.intrinsic(&intr, &[v32.into()], &[vals]).into_int_value()
+            });
+            write_lanes(e, func, inst, id, &[(&ops[0], ty, Val::Lanes(out, 32))])
+        }
+        _ => Err(e.err(i.span, format!("internal error: `{}` is not a warp collective", super::func::instr_name(i)))),
+    }
+}
+
+/// Operand `k` of `inst`, uniform over the active lanes: read once for the warp from an
+/// immediate or a scalar register, else from the first active lane.
+fn uniform_operand<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, k: usize, active: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+    let op = &inst.src.operands[k];
+    if scalar_operand(e, func, inst, k) {
+        warp::bind_inst(e, func, inst, false);
+        let v = e.read_int(op, Type::B32);
+        e.overrides.clear();
+        return v;
+    }
+    let arr = gather(e, func, inst, id, &[(op, Type::B32, 32)])?[0];
+    let i32t = e.ctx().i32_type();
+    let first = e.intrinsic("llvm.cttz", &[i32t.into()], &[active.into(), e.ctx().bool_type().const_all_ones().into()]).into_int_value();
+    Ok(e.b.build_load(i32t, elem(e, arr, 32, first), "").unwrap().into_int_value())
+}
+
+/// Whether operand `k` of `inst` is an immediate or reads only scalar (uniform, not affine)
+/// registers.
+fn scalar_operand(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst, k: usize) -> bool {
+    let plan = warp::plan_of(e);
+    let mut vs = Vec::new();
+    match inst.operands.get(k) {
+        Some(o) => o.values(&mut vs),
+        None => return false,
+    }
+    !matches!(inst.operands[k], crate::ir::Opnd::Name(_)) && vs.iter().all(|v| plan.scalar_vars.contains(&plan.key(func, *v)) && !plan.affine.contains_key(&plan.key(func, *v)))
+}
+
+/// Lane `lane`'s participants: `(mask | 1 << lane) & active`.
+fn participants<'ctx>(e: &FnEmitter<'ctx, '_, '_>, mask: IntValue<'ctx>, active: IntValue<'ctx>, lane: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let bit = e.b.build_left_shift(i32t.const_int(1, false), lane, "").unwrap();
+    e.b.build_and(e.b.build_or(mask, bit, "").unwrap(), active, "").unwrap()
+}
+
+/// A value a collective writes to each active lane: one for all, or each lane's element of
+/// an array of `bits`-wide elements.
+#[derive(Clone, Copy)]
+enum Val<'ctx> {
+    Uniform(IntValue<'ctx>),
+    Lanes(PointerValue<'ctx>, u32),
+}
+
+/// Copies operands `ops` (operand, type, element bits) of each active lane to scratch arrays.
+fn gather<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, ops: &[(&'a Operand<'a>, Type, u32)]) -> R<Vec<PointerValue<'ctx>>> {
+    let arrays: Vec<PointerValue<'ctx>> = ops.iter().map(|(_, _, bits)| scratch(e, *bits, "coll.op")).collect();
+    let l = warp::open_lanes(e, id);
+    let lane = warp::current_lane(&l);
+    warp::bind_inst(e, func, inst, false);
+    let mut r = Ok(());
+    for ((op, ty, bits), arr) in ops.iter().zip(&arrays) {
+        match e.read_int(op, *ty) {
+            Ok(v) => {
+                let v = if *ty == Type::Pred { e.b.build_int_z_extend(v, super::func::int_t(e.ctx(), *bits), "").unwrap() } else { e.resize(v, *bits, false) };
+                let p = elem(e, *arr, *bits, lane);
+                e.b.build_store(p, v).unwrap();
+            }
+            Err(d) => {
+                r = Err(d);
+                break;
+            }
+        }
+    }
+    e.overrides.clear();
+    warp::close_lanes(e, l);
+    r.map(|_| arrays)
+}
+
+/// Computes `f(lane)` (an integer of `bits`, an `i1` stored as a byte) for each active lane
+/// into a scratch array.
+fn per_lane<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: u32, bits: u32, name: &str, f: impl FnOnce(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> IntValue<'ctx>) -> PointerValue<'ctx> {
+    let store_bits = if bits == 1 { 8 } else { bits };
+    let arr = scratch(e, store_bits, name);
+    let l = warp::open_lanes(e, id);
+    let lane = warp::current_lane(&l);
+    let v = f(e, lane);
+    let v = if bits == 1 { e.b.build_int_z_extend(v, e.ctx().i8_type(), "").unwrap() } else { v };
+    let p = elem(e, arr, store_bits, lane);
+    e.b.build_store(p, v).unwrap();
+    warp::close_lanes(e, l);
+    arr
+}
+
+/// Writes the results of `inst` to its destinations in each active lane.
+fn write_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, outs: &[(&'a Operand<'a>, Type, Val<'ctx>)]) -> R<()> {
+    let l = warp::open_lanes(e, id);
+    let lane = warp::current_lane(&l);
+    warp::bind_inst(e, func, inst, true);
+    let mut r = Ok(());
+    for (op, ty, v) in outs {
+        let x = match *v {
+            Val::Uniform(x) => x,
+            Val::Lanes(arr, bits) => {
+                let x = e.b.build_load(super::func::int_t(e.ctx(), bits), elem(e, arr, bits, lane), "").unwrap().into_int_value();
+                if *ty == Type::Pred {
+                    e.b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "").unwrap()
+                } else {
+                    x
+                }
+            }
+        };
+        if let Err(d) = e.write(op, *ty, x.into()) {
+            r = Err(d);
+            break;
+        }
+    }
+    e.overrides.clear();
+    warp::close_lanes(e, l);
+    r
+}
+
+/// The source lane of `lane` and whether it is in range, for shuffle `mode` (an index of
+/// `sync::SHFL_MODES`) with operands `b` and `c` (PTX ISA 9.7.8.5): the same rule as
+/// `runtime::warp::shfl_source`, on LLVM values.
+fn shfl_source<'ctx>(e: &FnEmitter<'ctx, '_, '_>, mode: usize, lane: IntValue<'ctx>, b: IntValue<'ctx>, c: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let i32t = e.ctx().i32_type();
+    let k = |v: u64| i32t.const_int(v, false);
+    let bd = &e.b;
+    let bval = bd.build_and(b, k(31), "").unwrap();
+    let cval = bd.build_and(c, k(31), "").unwrap();
+    let segmask = bd.build_and(bd.build_right_shift(c, k(8), false, "").unwrap(), k(31), "").unwrap();
+    let max_lane = bd.build_or(bd.build_and(lane, segmask, "").unwrap(), bd.build_and(cval, bd.build_not(segmask, "").unwrap(), "").unwrap(), "").unwrap();
+    let min_lane = bd.build_and(lane, segmask, "").unwrap();
+    match mode {
+        0 => {
+            // up: j = lane - b, valid when j >= maxLane (signed: j may be negative).
+            let j = bd.build_int_sub(lane, bval, "").unwrap();
+            (j, bd.build_int_compare(IntPredicate::SGE, j, max_lane, "").unwrap())
+        }
+        1 => {
+            let j = bd.build_int_add(lane, bval, "").unwrap();
+            (j, bd.build_int_compare(IntPredicate::ULE, j, max_lane, "").unwrap())
+        }
+        2 => {
+            let j = bd.build_xor(lane, bval, "").unwrap();
+            (j, bd.build_int_compare(IntPredicate::ULE, j, max_lane, "").unwrap())
+        }
+        _ => {
+            let j = bd.build_or(min_lane, bd.build_and(bval, bd.build_not(segmask, "").unwrap(), "").unwrap(), "").unwrap();
+            (j, bd.build_int_compare(IntPredicate::ULE, j, max_lane, "").unwrap())
+        }
+    }
+}
+
+/// The source lane and range flag of every lane when `b` and `c` are constants.
+fn shfl_table(mode: usize, b: u32, c: u32) -> Vec<(u32, bool)> {
+    let (bval, cval, segmask) = (b & 31, c & 31, (c >> 8) & 31);
+    (0..LANES)
+        .map(|lane| {
+            let max_lane = (lane & segmask) | (cval & !segmask);
+            let min_lane = lane & segmask;
+            let (j, p) = match mode {
+                0 => {
+                    let j = lane as i64 - bval as i64;
+                    (j, j >= max_lane as i64)
+                }
+                1 => ((lane + bval) as i64, lane + bval <= max_lane),
+                2 => ((lane ^ bval) as i64, lane ^ bval <= max_lane),
+                _ => {
+                    let j = min_lane | (bval & !segmask);
+                    (j as i64, j <= max_lane)
+                }
+            };
+            if p {
+                (j as u32, true)
+            } else {
+                (lane, false)
+            }
+        })
+        .collect()
+}
+
+/// `shfl{.sync}.mode.b32 d{|p}, a, b, c{, membermask}`.
+fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, active: IntValue<'ctx>) -> R<()> {
+    let i = inst.src;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let ops = &i.operands;
+    let need = if i.has_mod("sync") { 5 } else { 4 };
+    if ops.len() != need {
+        return Err(e.err(i.span, format!("`shfl{}` takes {need} operands", if need == 5 { ".sync" } else { "" })));
+    }
+    let mode = super::sync::SHFL_MODES.iter().position(|m| i.has_mod(m)).unwrap_or(3);
+    let (d, p) = match &ops[0] {
+        Operand::Pair(d, p) => (&**d, Some(&**p)),
+        d => (d, None),
+    };
+    // b and c once for the warp when they are uniform (the usual case: constants).
+    let bc_uniform = scalar_operand(e, func, inst, 2) && scalar_operand(e, func, inst, 3);
+    let (a, bc) = if bc_uniform {
+        let a = gather(e, func, inst, id, &[(&ops[1], Type::B32, 32)])?[0];
+        warp::bind_inst(e, func, inst, false);
+        let b = e.read_int(&ops[2], Type::B32);
+        let c = e.read_int(&ops[3], Type::B32);
+        e.overrides.clear();
+        (a, Ok((b?, c?)))
+    } else {
+        let g = gather(e, func, inst, id, &[(&ops[1], Type::B32, 32), (&ops[2], Type::B32, 32), (&ops[3], Type::B32, 32)])?;
+        (g[0], Err((g[1], g[2])))
+    };
+    let av = load_vec(e, a, 32);
+    let v32 = i32t.vec_type(LANES);
+    let k = |v: u64| i32t.const_int(v, false);
+    let consts = match bc {
+        Ok((b, c)) => b.get_zero_extended_constant().zip(c.get_zero_extended_constant()),
+        Err(_) => None,
+    };
+    let (res, pred) = if let Some((b, c)) = consts {
+        // A constant permutation of the vector.
+        let t = shfl_table(mode, b as u32, c as u32);
+        let perm = inkwell::types::VectorType::const_vector(&t.iter().map(|(j, _)| k(*j as u64)).collect::<Vec<_>>());
+        let pvec = inkwell::types::VectorType::const_vector(&t.iter().map(|(_, p)| ctx.bool_type().const_int(*p as u64, false)).collect::<Vec<_>>());
+        let moved = e.b.build_shuffle_vector(av, v32.get_undef(), perm, "shfl").unwrap();
+        // The source must be active: bit j of the active lanes.
+        let src_on = e.b.build_right_shift(warp::splat(e, active), perm, false, "").unwrap();
+        let src_on = e.b.build_int_truncate(src_on, ctx.bool_type().vec_type(LANES), "").unwrap();
+        let ok = e.b.build_and(src_on, pvec, "").unwrap();
+        let v = e.b.build_select(ok, moved, av, "").unwrap().into_vector_value();
+        let res = scratch(e, 32, "shfl.d");
+        e.b.build_store(res, v).unwrap();
+        let pr = scratch(e, 8, "shfl.p");
+        let pbytes = inkwell::types::VectorType::const_vector(&t.iter().map(|(_, p)| ctx.i8_type().const_int(*p as u64, false)).collect::<Vec<_>>());
+        e.b.build_store(pr, pbytes).unwrap();
+        (res, pr)
+    } else {
+        let pr = scratch(e, 8, "shfl.p");
+        let res = per_lane(e, id, 32, "shfl.d", |e, lane| {
+            let (b, c) = match bc {
+                Ok(bc) => bc,
+                Err((ba, ca)) => (
+                    e.b.build_load(i32t, elem(e, ba, 32, lane), "").unwrap().into_int_value(),
+                    e.b.build_load(i32t, elem(e, ca, 32, lane), "").unwrap().into_int_value(),
+                ),
+            };
+            let (j, inr) = shfl_source(e, mode, lane, b, c);
+            let jj = e.b.build_select(inr, j, lane, "").unwrap().into_int_value();
+            let on = e.b.build_and(e.b.build_right_shift(active, jj, false, "").unwrap(), k(1), "").unwrap();
+            let on = e.b.build_int_compare(IntPredicate::NE, on, k(0), "").unwrap();
+            let src = e.b.build_select(on, jj, lane, "").unwrap().into_int_value();
+            e.b.build_store(elem(e, pr, 8, lane), e.b.build_int_z_extend(inr, ctx.i8_type(), "").unwrap()).unwrap();
+            e.b.build_load(i32t, elem(e, a, 32, src), "").unwrap().into_int_value()
+        });
+        (res, pr)
+    };
+    let mut outs = vec![(d, Type::B32, Val::Lanes(res, 32))];
+    if let Some(p) = p {
+        outs.push((p, Type::Pred, Val::Lanes(pred, 8)));
+    }
+    write_lanes(e, func, inst, id, &outs)
+}
