@@ -272,9 +272,13 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("kernel histogram256: thread (CTA barriers"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
-    // Warp collectives are not on the warp path yet: the reason names the instruction.
+    // Warp collectives run on the warp path where every live lane runs them together; where
+    // not, or for instructions not on it yet, the reason names the instruction.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_vote.nvrtc.ptx", "--report", "--exec", "simd"]);
-    assert!(out.contains(": thread (`vote.sync.ballot.b32`"), "{out}");
+    assert!(out.contains("kernel warp_vote: simd (warp-vector)"), "{out}");
+    assert!(out.contains("kernel block_count_positive: thread (`bar.red.popc.u32` (line 106) is not on the warp path yet)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/vote.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains("kernel vote: thread (`vote.sync.ballot.b32` (line 39) where lanes that a divergent branch sends elsewhere reach a barrier or warp collective too)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report", "--exec", "thread"]);
     assert!(out.contains("kernel mandelbrot: thread (forced by --exec thread)"), "{out}");
     let (code, _, err) = ptxr(&["run", "examples/saxpy.ptx", "--kernel", "saxpy", "--exec", "vector"]);

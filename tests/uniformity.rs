@@ -175,3 +175,44 @@ fn dispatch_order_keeps_each_loop_together() {
     }
     assert!(loops > 20, "the corpus has loops ({loops})");
 }
+
+/// Rows of 32 lanes start at a multiple of 32 of `%tid.x`: its bits from bit 5 up (the warp
+/// index of a one-row block) are the same for the lanes of a warp, its low five bits are the
+/// lane; arithmetic that mixes them is not.
+#[test]
+fn warp_index_and_lane_of_tid_x() {
+    let f = func_of(
+        "\
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<12>;
+.reg .b64 %rd<4>;
+mov.u32 %r1, %tid.x;
+shr.u32 %r2, %r1, 5;
+div.u32 %r3, %r1, 64;
+and.b32 %r4, %r1, -32;
+and.b32 %r5, %r1, 31;
+rem.u32 %r6, %r1, 32;
+shr.u32 %r7, %r1, 4;
+and.b32 %r8, %r1, 15;
+add.u32 %r9, %r1, 1;
+shr.u32 %r10, %r9, 5;
+shr.u32 %r11, %tid.x, 6;
+ret;
+}
+",
+    );
+    let u = analyze(&f);
+    assert_eq!(at_line(&f, &u, 9), Shape::Uniform, "tid.x >> 5");
+    assert_eq!(at_line(&f, &u, 10), Shape::Uniform, "tid.x / 64");
+    assert_eq!(at_line(&f, &u, 11), Shape::Uniform, "tid.x & ~31: {:?}", at_line(&f, &u, 11));
+    assert_eq!(at_line(&f, &u, 12), Shape::Affine(1), "tid.x & 31");
+    assert_eq!(at_line(&f, &u, 13), Shape::Affine(1), "tid.x % 32");
+    assert_eq!(at_line(&f, &u, 14), Shape::Varying, "tid.x >> 4 splits a warp");
+    assert_eq!(at_line(&f, &u, 15), Shape::Varying, "tid.x & 15 wraps inside a warp");
+    assert_eq!(at_line(&f, &u, 17), Shape::Varying, "(tid.x + 1) >> 5: lane 31 crosses into the next row");
+    assert_eq!(at_line(&f, &u, 18), Shape::Uniform, "%tid.x >> 6 read directly");
+}

@@ -44,7 +44,8 @@ pub fn membermask(i: &Instr) -> Option<usize> {
 
 /// Whether an immediate membermask names all 32 lanes.
 pub fn full_mask(text: &str) -> bool {
-    let t = text.trim();
+    let t: String = text.chars().filter(|c| !matches!(c, '(' | ')') && !c.is_whitespace()).collect();
+    let t = t.as_str();
     let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         i128::from_str_radix(h.trim_end_matches(['U', 'u']), 16).ok()
     } else {

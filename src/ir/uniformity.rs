@@ -224,6 +224,21 @@ impl<'a> Analysis<'_, 'a> {
     }
 
 
+    /// Whether operand `o` is `%tid.x` or a copy of it (`mov`, `cvt` to 16 bits or more).
+    fn lane_aligned(&self, o: &Opnd, depth: u32) -> bool {
+        match o {
+            Opnd::Name(n) => n == "%tid.x",
+            Opnd::Val(v) if depth < 4 => {
+                let Def::Inst { block, inst } = self.f.values[*v as usize].def else { return false };
+                let inst = &self.f.blocks[block as usize].insts[inst as usize];
+                let tys = crate::codegen::types_of(inst.src);
+                let wide = !tys.is_empty() && tys.iter().all(|t| (t.is_int() || t.is_bits()) && t.bits() >= 16);
+                matches!(inst.src.opcode.name, "mov" | "cvt") && wide && inst.operands.len() == 2 && self.lane_aligned(&inst.operands[1], depth + 1)
+            }
+            _ => false,
+        }
+    }
+
     /// The shape of an instruction's results from its operands.
     fn transfer(&self, inst: &super::Inst, at: BlockId) -> Shape {
         if always_varying(self.f, inst) {
@@ -249,6 +264,18 @@ impl<'a> Analysis<'_, 'a> {
         };
         let st = |k: usize| shapes.get(k).copied().and_then(Shape::stride);
         let i = inst.src;
+        // `%tid.x` is `x0 + lane` with `x0` a multiple of 32: its bits from bit 5 up are the
+        // warp's, its low five bits the lane (the warp id and lane of a one-row block).
+        if srcs.len() == 2 && self.lane_aligned(srcs[0], 0) {
+            match (i.opcode.name, imm(1)) {
+                ("shr", Some(k)) if k >= 5 => return Shape::Uniform,
+                ("div", Some(c)) if c > 0 && c % 32 == 0 && !i.has_mod("full") => return Shape::Uniform,
+                ("and", Some(m)) if m & 31 == 0 => return Shape::Uniform,
+                ("and", Some(m)) if m & 31 == 31 && (m as u64 & 0xffff_ffff) >> 5 == 0 => return Shape::Affine(1),
+                ("rem", Some(32)) => return Shape::Affine(1),
+                _ => {}
+            }
+        }
         let s = (|| match i.opcode.name {
             "mov" | "cvt" | "cvta" => st(0),
             "add" if srcs.len() == 2 => Some(st(0)?.wrapping_add(st(1)?)),
@@ -359,7 +386,9 @@ fn is_def(o: &Opnd, defs: &[ValueId]) -> bool {
 
 /// An integer immediate as printed in the IR (`4`, `-4`, `0x10`, `010`, `0b1`, `4U`).
 fn parse_int(s: &str) -> Option<i64> {
-    let t = s.trim();
+    // The printer writes a negative constant as `(-32)`, maybe spaced.
+    let s: String = s.chars().filter(|c| !matches!(c, '(' | ')') && !c.is_whitespace()).collect();
+    let t = s.as_str();
     let (neg, t) = t.strip_prefix('-').map_or((false, t), |r| (true, r.trim_start()));
     match crate::syntax::lex::int_literal(t)? {
         ("", v, _) => Some(if neg { (v as i64).wrapping_neg() } else { v as i64 }),
