@@ -334,7 +334,13 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         let name = if m.thread_version { format!("{}{}", cta_symbol(f.name.name), THREAD_VERSION) } else { cta_symbol(f.name.name) };
         let func = m.module.get_function(&name).unwrap_or_else(|| m.module.add_function(&name, fnt, None));
         if m.thread_version {
+            // Taken only by block shapes whose rows are not warps (a rare launch): kept out
+            // of the warp version and compiled without optimization, so that it costs little
+            // compile time.
             func.set_linkage(inkwell::module::Linkage::Internal);
+            for a in ["noinline", "optnone", "cold"] {
+                func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
+            }
         }
         (func, Some(kernel_layout(f)))
     } else {

@@ -1049,6 +1049,37 @@ pub(super) fn bind_inst<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate:
     }
 }
 
+/// How value `v` is held, for code that reads or writes all lanes at once: `None` where a
+/// read recomputes it (copies of special registers, [`Plan::remat`]).
+pub(super) enum WebView<'ctx> {
+    /// An array of 32 lanes.
+    Lanes(PointerValue<'ctx>),
+    /// One scalar for the warp.
+    Scalar(PointerValue<'ctx>),
+    /// The base of `base + stride * lane` (its stride).
+    Affine(PointerValue<'ctx>, i64),
+}
+
+pub(super) fn web_view<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, v: u32) -> Option<(WebView<'ctx>, crate::syntax::ast::Type)> {
+    let plan = plan_of(e);
+    let key = plan.key(func, v);
+    let ty = func.values[v as usize].ty;
+    let scalar = plan.scalar_vars.contains(&key);
+    let affine = plan.affine.get(&key).copied();
+    if !(scalar && affine.is_none()) && (plan.copies.contains_key(&v) || plan.remat.contains(&v)) {
+        return None;
+    }
+    let p = web_storage(e, &key, ty);
+    Some((
+        match (scalar, affine) {
+            (true, Some(s)) => WebView::Affine(p, s),
+            (true, None) => WebView::Scalar(p),
+            _ => WebView::Lanes(p),
+        },
+        ty,
+    ))
+}
+
 /// A lane loop of the lanes waiting for block number `id` (see [`open`]).
 pub(super) struct Lanes<'ctx>(LaneLoop<'ctx>);
 

@@ -107,7 +107,7 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
         // is here already.
         "bar" | "barrier" => Ok(()),
         // PTX ISA 9.7.12.9 activemask: the lanes executing it.
-        "activemask" => write_lanes(e, func, inst, id, &[(&ops[0], Type::B32, Val::Uniform(active))]),
+        "activemask" => write_lanes(e, func, inst, id, active, &[(&ops[0], Type::B32, Val::Uniform(active))]),
         // PTX ISA 9.7.8.4 shfl (deprecated), 9.7.8.5 shfl.sync
         "shfl" => shfl(e, func, inst, id, active),
         // PTX ISA 9.7.12.6 vote (deprecated), 9.7.12.7 vote.sync
@@ -138,7 +138,7 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
                     _ => ballot,
                 }
             });
-            write_lanes(e, func, inst, id, &[(&ops[0], ty, Val::Lanes(out, ty.bits().max(1)))])
+            write_lanes(e, func, inst, id, active, &[(&ops[0], ty, Val::Lanes(out, if ty == Type::Pred { 8 } else { 32 }))])
         }
         // PTX ISA 9.7.12.8 match.sync
         "match" => {
@@ -170,7 +170,7 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
             if let Some(p) = p {
                 w.push((p, Type::Pred, Val::Lanes(pred, 8)));
             }
-            write_lanes(e, func, inst, id, &w)
+            write_lanes(e, func, inst, id, active, &w)
         }
         // redux.sync (PTX ISA 9.7.12.10 in 8.x; PTX 7.0)
         "redux" => {
@@ -197,7 +197,7 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
                 let vals = e.b.build_select(sel, av, warp::splat(e, c32(identity)), "").unwrap();
                 e.intrinsic(&intr, &[v32.into()], &[vals]).into_int_value()
             });
-            write_lanes(e, func, inst, id, &[(&ops[0], ty, Val::Lanes(out, 32))])
+            write_lanes(e, func, inst, id, active, &[(&ops[0], ty, Val::Lanes(out, 32))])
         }
         _ => Err(e.err(i.span, format!("internal error: `{}` is not a warp collective", super::func::instr_name(i)))),
     }
@@ -246,18 +246,105 @@ enum Val<'ctx> {
     Lanes(PointerValue<'ctx>, u32),
 }
 
-/// Copies operands `ops` (operand, type, element bits) of each active lane to scratch arrays.
+/// Operand `o` of every lane as a `<32 x i<bits>>` vector, read straight from its storage
+/// (no lane loop), when it is a register of that width; lanes that are not active hold
+/// anything.
+fn read_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, o: &crate::ir::Opnd, bits: u32) -> Option<VectorValue<'ctx>> {
+    let (v, not) = match o {
+        crate::ir::Opnd::Val(v) => (*v, false),
+        crate::ir::Opnd::NotVal(v) => (*v, true),
+        _ => return None,
+    };
+    let (view, ty) = warp::web_view(e, func, v)?;
+    let it = super::func::int_t(e.ctx(), bits);
+    let st = super::func::reg_t(e.ctx(), ty);
+    let pred = ty == Type::Pred;
+    if (pred && bits != 8) || (!pred && st.get_bit_width() != bits) || (not && !pred) {
+        return None;
+    }
+    let vt = it.vec_type(LANES);
+    let x = match view {
+        warp::WebView::Lanes(p) => e.b.build_load(vt, p, "").unwrap().into_vector_value(),
+        warp::WebView::Scalar(p) => {
+            let x = e.b.build_load(st, p, "").unwrap().into_int_value();
+            let x = if pred { e.b.build_int_z_extend(x, it, "").unwrap() } else { x };
+            warp::splat(e, x)
+        }
+        warp::WebView::Affine(p, stride) => {
+            let x = e.b.build_load(st, p, "").unwrap().into_int_value();
+            let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| it.const_int((k as i64).wrapping_mul(stride) as u64, false)).collect::<Vec<_>>());
+            e.b.build_int_add(warp::splat(e, x), lanes, "").unwrap()
+        }
+    };
+    Some(if not { e.b.build_xor(x, warp::splat(e, it.const_int(1, false)), "").unwrap() } else { x })
+}
+
+/// Writes `x` (`<32 x i<bits>>`; for a predicate, bytes 0 or 1) to the active lanes of
+/// destination `o` straight to its storage, when it is a lane array of that width.
+fn write_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, o: &crate::ir::Opnd, x: VectorValue<'ctx>, on: VectorValue<'ctx>) -> bool {
+    let crate::ir::Opnd::Val(v) = o else { return false };
+    let Some((warp::WebView::Lanes(p), ty)) = warp::web_view(e, func, *v) else { return false };
+    let bits = x.get_type().get_element_type().into_int_type().get_bit_width();
+    let ok = if ty == Type::Pred { bits == 8 } else { super::func::reg_t(e.ctx(), ty).get_bit_width() == bits };
+    if !ok {
+        return false;
+    }
+    let old = e.b.build_load(x.get_type(), p, "").unwrap().into_vector_value();
+    let new = e.b.build_select(on, x, old, "").unwrap();
+    e.b.build_store(p, new).unwrap();
+    true
+}
+
+/// The active lanes as a `<32 x i1>` mask.
+fn active_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, active: IntValue<'ctx>) -> VectorValue<'ctx> {
+    e.b.build_bit_cast(active, e.ctx().bool_type().vec_type(LANES), "").unwrap().into_vector_value()
+}
+
+/// The IR operand of `inst` for its operand `op` (one of its operands, or a part of a
+/// `d|p` pair).
+fn ir_operand<'x>(inst: &'x crate::ir::Inst, op: &Operand) -> Option<&'x crate::ir::Opnd> {
+    for (k, o) in inst.src.operands.iter().enumerate() {
+        if std::ptr::eq(o, op) {
+            return inst.operands.get(k);
+        }
+        if let (Operand::Pair(d, p), Some(crate::ir::Opnd::Pair(x, y))) = (o, inst.operands.get(k)) {
+            if std::ptr::eq(&**d, op) {
+                return Some(x);
+            }
+            if std::ptr::eq(&**p, op) {
+                return Some(y);
+            }
+        }
+    }
+    None
+}
+
+/// Copies operands `ops` (operand, type, element bits) of each active lane to scratch arrays:
+/// straight from a register's storage where it can, else in a lane loop.
 fn gather<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, ops: &[(&'a Operand<'a>, Type, u32)]) -> R<Vec<PointerValue<'ctx>>> {
     let arrays: Vec<PointerValue<'ctx>> = ops.iter().map(|(_, _, bits)| scratch(e, *bits, "coll.op")).collect();
+    let mut rest = Vec::new();
+    for (k, (op, _, bits)) in ops.iter().enumerate() {
+        match ir_operand(inst, op).and_then(|o| read_vector(e, func, o, *bits)) {
+            Some(x) => {
+                e.b.build_store(arrays[k], x).unwrap();
+            }
+            None => rest.push(k),
+        }
+    }
+    if rest.is_empty() {
+        return Ok(arrays);
+    }
     let l = warp::open_lanes(e, id);
     let lane = warp::current_lane(&l);
     warp::bind_inst(e, func, inst, false);
     let mut r = Ok(());
-    for ((op, ty, bits), arr) in ops.iter().zip(&arrays) {
-        match e.read_int(op, *ty) {
+    for k in rest {
+        let (op, ty, bits) = ops[k];
+        match e.read_int(op, ty) {
             Ok(v) => {
-                let v = if *ty == Type::Pred { e.b.build_int_z_extend(v, super::func::int_t(e.ctx(), *bits), "").unwrap() } else { e.resize(v, *bits, false) };
-                let p = elem(e, *arr, *bits, lane);
+                let v = if ty == Type::Pred { e.b.build_int_z_extend(v, super::func::int_t(e.ctx(), bits), "").unwrap() } else { e.resize(v, bits, false) };
+                let p = elem(e, arrays[k], bits, lane);
                 e.b.build_store(p, v).unwrap();
             }
             Err(d) => {
@@ -286,25 +373,49 @@ fn per_lane<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: u32, bits: u32, name:
     arr
 }
 
-/// Writes the results of `inst` to its destinations in each active lane.
-fn write_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, outs: &[(&'a Operand<'a>, Type, Val<'ctx>)]) -> R<()> {
+/// Writes the results of `inst` to its destinations in each active lane: straight to a
+/// lane array's storage where it can, else in a lane loop.
+fn write_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, active: IntValue<'ctx>, outs: &[(&'a Operand<'a>, Type, Val<'ctx>)]) -> R<()> {
+    let on = active_vector(e, active);
+    let mut rest = Vec::new();
+    for (k, (op, ty, v)) in outs.iter().enumerate() {
+        let bits = match *v {
+            Val::Uniform(x) => x.get_type().get_bit_width(),
+            Val::Lanes(_, b) => b,
+        };
+        let Some(o) = ir_operand(inst, op) else {
+            rest.push(k);
+            continue;
+        };
+        let x = match *v {
+            Val::Uniform(x) => warp::splat(e, x),
+            Val::Lanes(arr, b) => load_vec(e, arr, b),
+        };
+        if (*ty == Type::Pred) != (bits == 8) || !write_vector(e, func, o, x, on) {
+            rest.push(k);
+        }
+    }
+    if rest.is_empty() {
+        return Ok(());
+    }
     let l = warp::open_lanes(e, id);
     let lane = warp::current_lane(&l);
     warp::bind_inst(e, func, inst, true);
     let mut r = Ok(());
-    for (op, ty, v) in outs {
-        let x = match *v {
+    for k in rest {
+        let (op, ty, v) = outs[k];
+        let x = match v {
             Val::Uniform(x) => x,
             Val::Lanes(arr, bits) => {
                 let x = e.b.build_load(super::func::int_t(e.ctx(), bits), elem(e, arr, bits, lane), "").unwrap().into_int_value();
-                if *ty == Type::Pred {
+                if ty == Type::Pred {
                     e.b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "").unwrap()
                 } else {
                     x
                 }
             }
         };
-        if let Err(d) = e.write(op, *ty, x.into()) {
+        if let Err(d) = e.write(op, ty, x.into()) {
             r = Err(d);
             break;
         }
@@ -451,5 +562,5 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     if let Some(p) = p {
         outs.push((p, Type::Pred, Val::Lanes(pred, 8)));
     }
-    write_lanes(e, func, inst, id, &outs)
+    write_lanes(e, func, inst, id, active, &outs)
 }
