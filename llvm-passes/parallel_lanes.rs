@@ -48,7 +48,12 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 
 /// Marks the loops whose latches (blocks ending with the back edge) are `latches` as
 /// parallel loops of `f` (see the module comment). Returns how many accesses were marked.
-pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>]) -> usize {
+/// Loops whose latches are also in `whole` keep their form until the loop vectorizer sees
+/// them (`llvm.loop.unroll.disable`): a lane loop of 32 iterations without a test per lane
+/// is one vector operation per instruction for the vectorizer, while the full unroller,
+/// which runs first, would turn it into 32 copies that the SLP vectorizer only partly
+/// regroups.
+pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>]) -> usize {
     if latches.is_empty() {
         return 0;
     }
@@ -86,7 +91,8 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
             }
         }
     }
-    let Some((group, loops)) = distinct_nodes(ctx, latches.len()) else { return 0 };
+    let keep: Vec<bool> = latches.iter().map(|l| whole.contains(l)).collect();
+    let Some((group, loops)) = distinct_nodes(ctx, &keep) else { return 0 };
     for inst in &accesses {
         let _ = inst.set_metadata(group, group_kind);
     }
@@ -98,16 +104,21 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
     accesses.len()
 }
 
-/// A distinct access group and `n` distinct loop ids that list it as parallel.
-fn distinct_nodes(ctx: &Context, n: usize) -> Option<(MetadataValue<'_>, Vec<MetadataValue<'_>>)> {
+/// A distinct access group and a distinct loop id per element of `keep` that lists it as
+/// parallel (and, where `keep` is true, disables unrolling).
+fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[bool]) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
+    let n = keep.len();
     let mut ir = String::from("define void @lanes(ptr %p) {\nentry:\n  %v = load i8, ptr %p, !llvm.access.group !0\n  br label %l0\n");
     for k in 0..n {
         ir += &format!("l{k}:\n  br label %l{}, !llvm.loop !{}\n", k, 2 * k + 1);
     }
     ir += "}\n!0 = distinct !{}\n";
+    let nounroll = 2 * n + 1;
     for k in 0..n {
-        ir += &format!("!{} = distinct !{{!{}, !{}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
+        let extra = if keep[k] { format!(", !{nounroll}") } else { String::new() };
+        ir += &format!("!{} = distinct !{{!{}, !{}{extra}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
     }
+    ir += &format!("!{nounroll} = !{{!\"llvm.loop.unroll.disable\"}}\n");
     let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
     // Metadata nodes belong to the context (distinct ones live until it is destroyed); the
     // module only carries them here and is dropped.

@@ -102,6 +102,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     nan_free: std::collections::HashSet<&'a str>,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
     pub lane_latches: Vec<BasicBlock<'ctx>>,
+    /// Lane loops kept whole for the loop vectorizer (`passes::parallel_lanes::mark`).
+    pub whole_lane_latches: Vec<BasicBlock<'ctx>>,
     /// Whether the kernel declares its cluster shape (`.explicitcluster`,
     /// `.reqnctapercluster`): `%is_explicit_cluster`.
     pub explicit_cluster: bool,
@@ -404,6 +406,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         local_ranges: Vec::new(),
         nan_free: std::collections::HashSet::new(),
         lane_latches: Vec::new(),
+        whole_lane_latches: Vec::new(),
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
     };
@@ -550,7 +553,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let warp_frame = super::warp::finish(&mut e);
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
-        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches);
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches);
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size;
@@ -772,7 +775,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// The storage of register variable `name` declared in `scope`: an entry-block alloca
     /// (in a region copy, the one the general copy made: `Storage` replay).
     fn new_reg(&mut self, scope: u32, name: &'a str, ty: Type) -> PointerValue<'ctx> {
-        let t = reg_t(self.ctx(), ty);
+        let t = self.storage_t(ty);
         if let Some(st) = self.sync.as_mut() {
             if let Some(i) = st.replay {
                 let Storage::Reg(p) = st.storage_log[i] else { unreachable!("region copies request storage in the same order") };
@@ -1403,7 +1406,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 if let Some((slot, ty)) = self.reg_read(id.name)? {
                     let t = reg_t(self.ctx(), ty);
                     let tmp = self.alloca_b.build_alloca(t, "arg").unwrap();
-                    let v = self.b.build_load(t, slot, "").unwrap();
+                    let v = self.load_reg(slot, ty);
                     self.b.build_store(tmp, v).unwrap();
                     if is_ret {
                         reg_rets.push((tmp, op, ty));
@@ -1490,9 +1493,38 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     // ---------------------------------------------------------------- operands
 
+    /// The type a register of type `ty` is kept in: `reg_t`, except that the predicates of a
+    /// warp-path kernel are bytes (LLVM's loop vectorizer scalarizes every access to an array
+    /// of `i1`, so per-lane predicates as bits would cost a branch per lane).
+    pub fn storage_t(&self, ty: Type) -> IntType<'ctx> {
+        if ty == Type::Pred && self.warp.is_some() {
+            self.ctx().i8_type()
+        } else {
+            reg_t(self.ctx(), ty)
+        }
+    }
+
+    /// Loads register storage `p` of type `ty` (a predicate as `i1`).
+    pub fn load_reg(&self, p: PointerValue<'ctx>, ty: Type) -> IntValue<'ctx> {
+        let t = self.storage_t(ty);
+        let v = self.b.build_load(t, p, "").unwrap().into_int_value();
+        if ty == Type::Pred && t.get_bit_width() != 1 {
+            self.b.build_int_compare(IntPredicate::NE, v, t.const_zero(), "").unwrap()
+        } else {
+            v
+        }
+    }
+
+    /// Stores `v` (of `reg_t(ty)`) to register storage `p` of type `ty`.
+    pub fn store_reg(&self, p: PointerValue<'ctx>, ty: Type, v: IntValue<'ctx>) {
+        let t = self.storage_t(ty);
+        let v = if v.get_type() != t { self.b.build_int_z_extend(v, t, "").unwrap() } else { v };
+        self.b.build_store(p, v).unwrap();
+    }
+
     pub(crate) fn read_pred_name(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
         match self.reg_read(id.name)? {
-            Some((p, Type::Pred)) => Ok(self.b.build_load(self.ctx().bool_type(), p, "").unwrap().into_int_value()),
+            Some((p, Type::Pred)) => Ok(self.load_reg(p, Type::Pred)),
             _ => Err(self.err(id.span, format!("`{}` is not a predicate register", id.name))),
         }
     }
@@ -1557,7 +1589,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     if comp.is_some() {
                         return Err(self.err(id.span, "vector components of registers are not supported"));
                     }
-                    let raw = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
+                    let raw = self.load_reg(p, rty);
                     if ty == Type::Pred {
                         if rty == Type::Pred {
                             return Ok(raw.into());
@@ -1745,7 +1777,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 } else {
                     self.resize(bits, rty.bits(), ty.is_signed())
                 };
-                self.b.build_store(p, val).unwrap();
+                self.store_reg(p, rty, val);
                 Ok(())
             }
             _ => Err(self.err(op.span(), "destination must be a register")),
@@ -1755,8 +1787,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// Writes raw register bits (for call return copies).
     fn write_raw(&mut self, op: &'a Operand<'a>, ty: Type, v: IntValue<'ctx>) -> R<()> {
         if let Operand::Name(id, None) = op {
-            if let Some((p, _)) = self.reg(id.name) {
-                self.b.build_store(p, v).unwrap();
+            if let Some((p, rty)) = self.reg(id.name) {
+                self.store_reg(p, rty, v);
                 return Ok(());
             }
             if let Some(VarLoc::Ptr(_, _)) = self.vars.get(id.name) {

@@ -33,9 +33,18 @@
 //! - **CTA barriers.** The warps of a CTA run in phases: each to its next barrier, where it
 //!   saves the webs live across it to its frame ([`setup`], [`finish`]).
 //!
-//! Kernels this path does not take yet (warp collectives, `.local`/`.param` variables,
-//! irreducible control flow, ...), with the reason `ptxr compile --report` prints, run on
-//! the per-thread path (`--exec thread` forces it for every kernel).
+//! - **Warp collectives** (`warp_collective`) run on all lanes at once where every lane
+//!   that has not ended runs them together; a kernel with collectives also gets its
+//!   per-thread version, which runs CTAs whose rows are not hardware warps.
+//! - **Lane loops without a per-lane test**: in a converged block the lanes not waiting
+//!   for it have ended, so a run of instructions that only compute registers may run for
+//!   all 32 lanes ([`unguarded_run`]); LLVM keeps such a loop whole for its vectorizer.
+//!   Predicates of this path are kept as bytes (`FnEmitter::storage_t`).
+//!
+//! Kernels this path does not take yet (`.local`/`.param` variables, `mma`/`wmma`,
+//! collectives where lanes may have diverged, irreducible control flow, ...), with the
+//! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
+//! forces it for every kernel).
 
 use super::func::{reg_t, FnEmitter, R};
 use crate::ir::uniformity::{self, Group, Shape, Uniformity};
@@ -59,8 +68,9 @@ pub const LANE_ARRAY: &str = "ptxr.lanes";
 /// Which execution path kernels take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exec {
-    /// The warp path for every kernel it runs, except kernels with CTA barriers, which
-    /// the per-thread scheduler runs faster today; the per-thread path for the others.
+    /// The warp path for every kernel it runs, except kernels with CTA barriers or warp
+    /// collectives and no loop of a thread's own (no atomics in it), which the per-thread
+    /// scheduler runs faster today; the per-thread path for the others.
     Auto,
     /// Warp-vector code wherever the kernel allows it, else per-thread code.
     Simd,
@@ -99,6 +109,7 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
         Exec::Auto if !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm, a shared-memory histogram); --exec simd forces the warp path".into()),
+        Exec::Auto if plan.collectives && !plan.barrier_free_loop => Err("warp collectives and no loop of a thread's own: the per-thread scheduler runs such kernels faster today (a shuffle reduction of one element per thread: 0.95x of C against 2.1x); --exec simd forces the warp path".into()),
         _ => Ok(()),
     }
 }
@@ -692,6 +703,9 @@ struct LaneLoop<'ctx> {
     latch: BasicBlock<'ctx>,
     /// Variables read inside the loop so far.
     reads: HashSet<(u32, String)>,
+    /// The loop runs only the lanes waiting for its block (else every lane: see
+    /// [`unguarded_run`]).
+    guarded: bool,
 }
 
 fn lane_array<'ctx>(e: &FnEmitter<'ctx, '_, '_>, elem: inkwell::types::BasicTypeEnum<'ctx>, name: &str) -> PointerValue<'ctx> {
@@ -711,7 +725,7 @@ pub(crate) fn new_reg<'ctx>(e: &FnEmitter<'ctx, '_, '_>, scope: u32, name: &str,
     if w.plan.scalar_vars.contains(&(scope, name.to_string())) {
         return None;
     }
-    Some(lane_array(e, reg_t(e.ctx(), ty).into(), name))
+    Some(lane_array(e, e.storage_t(ty).into(), name))
 }
 
 /// The address of the current lane's element of a register's lane array, if it has one
@@ -753,7 +767,7 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
         b.build_store(tmp, v).unwrap();
         return Some(tmp);
     }
-    let t = reg_t(e.ctx(), ty).array_type(LANES);
+    let t = e.storage_t(ty).array_type(LANES);
     // Outside a lane loop only a lane-array register's first element is meaningful (the
     // plan keeps code that runs once per warp off lane arrays).
     let (b, lane) = match w.lane {
@@ -1126,6 +1140,26 @@ fn set_lane<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, lane: Option<IntValue<'ctx>>)
 
 /// Opens a lane loop running the lanes waiting for block number `id`.
 fn open<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> LaneLoop<'ctx> {
+    open_with(e, id, true)
+}
+
+/// Whether the instructions `insts` of block `b` may run for every lane of the warp, not
+/// only the lanes waiting for `b`: `b` is converged (every live lane runs it together: the
+/// others have exited, and nothing reads their registers again) and the instructions only
+/// compute registers from registers, with nothing a lane that is not there could observe
+/// or fault on (no memory access, no division). A lane loop without the per-lane test is
+/// plain vector code for LLVM (no masked stores, no per-lane selects).
+fn unguarded_run(f: &Func, plan: &Plan, b: BlockId, insts: &[crate::ir::Inst]) -> bool {
+    let uni = &plan.uni;
+    uni.group[b as usize] == Group::All
+        && uni.regions[b as usize].is_empty()
+        && !uni.in_divergent_loop(b)
+        && !plan.inlined[b as usize]
+        && insts.iter().all(|i| hoistable(f, i) && !matches!(i.src.opcode.name, "div" | "rem" | "ld"))
+}
+
+/// Opens a lane loop for block number `id`; `guarded`: only the lanes waiting for it run.
+fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> LaneLoop<'ctx> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let pre = e.b.get_insert_block().unwrap();
@@ -1140,13 +1174,17 @@ fn open<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> LaneLoop<'ctx> {
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
     let n = e.b.build_load(i32t, at, "").unwrap().into_int_value();
     let here = e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_int(id as u64, false), "").unwrap();
-    e.b.build_conditional_branch(here, geps, latch).unwrap();
+    if guarded {
+        e.b.build_conditional_branch(here, geps, latch).unwrap();
+    } else {
+        e.b.build_unconditional_branch(geps).unwrap();
+    }
     e.b.position_at_end(geps);
     let br = e.b.build_unconditional_branch(body).unwrap();
     e.warp.as_mut().unwrap().gep_b.position_before(&br);
     set_lane(e, Some(lane));
     e.b.position_at_end(body);
-    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new() }
+    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), guarded }
 }
 
 /// Closes a lane loop and leaves the builder after it.
@@ -1165,6 +1203,9 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     e.b.build_unconditional_branch(l.head).unwrap();
     l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1, l.latch)]);
     e.lane_latches.push(l.latch);
+    if !l.guarded {
+        e.whole_lane_latches.push(l.latch);
+    }
     set_lane(e, None);
     e.b.position_at_end(after);
 }
@@ -1205,7 +1246,7 @@ fn web_storage<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), ty: crate
         return p.0;
     }
     let name = key.1.split('#').next().unwrap_or("reg");
-    let p = if ws.plan.scalar_vars.contains(key) { e.alloca_b.build_alloca(reg_t(e.ctx(), ty), name).unwrap() } else { lane_array(e, reg_t(e.ctx(), ty).into(), name) };
+    let p = if ws.plan.scalar_vars.contains(key) { e.alloca_b.build_alloca(e.storage_t(ty), name).unwrap() } else { lane_array(e, e.storage_t(ty).into(), name) };
     ws.storage.borrow_mut().insert(key.clone(), (p, ty));
     p
 }
@@ -1274,12 +1315,12 @@ fn value_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
         let var = (dscope, name.to_string());
         if func.values[v as usize].var == var {
             if dst.is_none() {
-                let t = e.alloca_b.build_alloca(reg_t(e.ctx(), nty), "remat").unwrap();
+                let t = e.alloca_b.build_alloca(e.storage_t(nty), "remat").unwrap();
                 // A read of the same register (`add %r, %r, 1`) starts from its value.
                 if let Some(&r) = reads.iter().find(|r| func.values[**r as usize].var == var) {
                     let src = value_temp(e, func, plan, r, nty, depth + 1)?;
-                    let x = e.b.build_load(reg_t(e.ctx(), nty), src, "").unwrap();
-                    e.b.build_store(t, x).unwrap();
+                    let x = e.load_reg(src, nty);
+                    e.store_reg(t, nty, x);
                 }
                 dst = Some(t);
                 binds.push((name, (t, nty)));
@@ -1403,7 +1444,12 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             }
         } else {
             if lp.is_none() {
-                lp = Some(open(e, id));
+                // Up to the next collective or barrier, or the block's end (then its
+                // terminator, if the lanes decide it, runs in this loop too).
+                let end = (k..blk.insts.len()).find(|&j| super::warp_collective::is_collective(blk.insts[j].src) || plan.barriers.iter().any(|(at, _)| *at == (b, j))).unwrap_or(blk.insts.len());
+                let term_ok = end < blk.insts.len() || scalar_term(func, plan, b) || (matches!(blk.term, Term::CondBr { .. }) && !plan.inline.contains_key(&b));
+                let guarded = !(term_ok && unguarded_run(func, plan, b, &blk.insts[k..end]));
+                lp = Some(open_with(e, id, guarded));
             }
             let l = lp.as_mut().unwrap();
             for v in inst.reads() {
@@ -1520,6 +1566,14 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         _ => unreachable!("scalar_term covers the other terminators"),
     };
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
+    let succ = if lp.as_ref().unwrap().guarded {
+        succ
+    } else {
+        // Lanes that are not here keep their place.
+        let old = e.b.build_load(i32t, at, "").unwrap().into_int_value();
+        let here = e.b.build_int_compare(IntPredicate::EQ, old, i32t.const_int(id as u64, false), "").unwrap();
+        e.b.build_select(here, succ, old, "").unwrap().into_int_value()
+    };
     e.b.build_store(at, succ).unwrap();
     // The latch of a lockstep loop: while any lane goes round again, the loop's header is
     // the lowest block any lane waits for (every lane still in the loop is here, the others

@@ -60,6 +60,10 @@ fn scratch<'ctx>(e: &FnEmitter<'ctx, '_, '_>, bits: u32, name: &str) -> PointerV
     let p = e.alloca_builder().build_alloca(t, name).unwrap();
     if let Some(inst) = p.as_instruction() {
         let _ = inst.set_alignment(64);
+        // Lane loops read and write their own lane's element (a shuffle's loop also reads
+        // other lanes' elements of an array it does not write): see `passes::parallel_lanes`.
+        let md = e.ctx().metadata_node(&[]);
+        let _ = inst.set_metadata(md, e.ctx().get_kind_id(warp::LANE_ARRAY));
     }
     p
 }
@@ -257,7 +261,7 @@ fn read_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, o: &cr
     };
     let (view, ty) = warp::web_view(e, func, v)?;
     let it = super::func::int_t(e.ctx(), bits);
-    let st = super::func::reg_t(e.ctx(), ty);
+    let st = e.storage_t(ty);
     let pred = ty == Type::Pred;
     if (pred && bits != 8) || (!pred && st.get_bit_width() != bits) || (not && !pred) {
         return None;
@@ -267,7 +271,6 @@ fn read_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, o: &cr
         warp::WebView::Lanes(p) => e.b.build_load(vt, p, "").unwrap().into_vector_value(),
         warp::WebView::Scalar(p) => {
             let x = e.b.build_load(st, p, "").unwrap().into_int_value();
-            let x = if pred { e.b.build_int_z_extend(x, it, "").unwrap() } else { x };
             warp::splat(e, x)
         }
         warp::WebView::Affine(p, stride) => {
@@ -425,6 +428,25 @@ fn write_lanes<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func
     r
 }
 
+/// The value of an operand that is a constant: an immediate, or a register set by `mov`
+/// from one (NVRTC puts a shuffle's lane and clamp operands in registers).
+fn constant(func: &crate::ir::Func, o: &crate::ir::Opnd, depth: u32) -> Option<u64> {
+    match o {
+        crate::ir::Opnd::Imm(t) => {
+            let t: String = t.chars().filter(|c| !matches!(c, '(' | ')') && !c.is_whitespace()).collect();
+            let (neg, t) = t.strip_prefix('-').map_or((false, t.as_str()), |r| (true, r));
+            let (suffix, v, _) = crate::syntax::lex::int_literal(t)?;
+            suffix.is_empty().then_some(if neg { v.wrapping_neg() } else { v })
+        }
+        crate::ir::Opnd::Val(v) if depth < 4 => {
+            let crate::ir::Def::Inst { block, inst } = func.values[*v as usize].def else { return None };
+            let i = &func.blocks[block as usize].insts[inst as usize];
+            (i.src.opcode.name == "mov" && i.operands.len() == 2).then(|| constant(func, &i.operands[1], depth + 1)).flatten()
+        }
+        _ => None,
+    }
+}
+
 /// The source lane of `lane` and whether it is in range, for shuffle `mode` (an index of
 /// `sync::SHFL_MODES`) with operands `b` and `c` (PTX ISA 9.7.8.5): the same rule as
 /// `runtime::warp::shfl_source`, on LLVM values.
@@ -517,8 +539,9 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     let av = load_vec(e, a, 32);
     let v32 = i32t.vec_type(LANES);
     let k = |v: u64| i32t.const_int(v, false);
+    let konst = |k: usize, v: IntValue<'ctx>| v.get_zero_extended_constant().or_else(|| constant(func, &inst.operands[k], 0));
     let consts = match bc {
-        Ok((b, c)) => b.get_zero_extended_constant().zip(c.get_zero_extended_constant()),
+        Ok((b, c)) => konst(2, b).zip(konst(3, c)),
         Err(_) => None,
     };
     let (res, pred) = if let Some((b, c)) = consts {
