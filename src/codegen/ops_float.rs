@@ -141,13 +141,17 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             // GPU-verified: sin/cos flush subnormal inputs even without .ftz (the spec's table).
             let x = if matches!(op, "sin" | "cos") { ftz_val(e, src[0].into()).into_float_value() } else { src[0] };
             let src = [x];
-            let name = match op {
-                "sin" => "llvm.sin",
-                "cos" => "llvm.cos",
-                "lg2" => "llvm.log2",
-                _ => "llvm.exp2",
-            };
-            e.intrinsic(name, &[ft.into()], &[src[0].into()]).into_float_value()
+            if op == "ex2" && ty == Type::F32 {
+                exp2_f32(e, src[0])
+            } else {
+                let name = match op {
+                    "sin" => "llvm.sin",
+                    "cos" => "llvm.cos",
+                    "lg2" => "llvm.log2",
+                    _ => "llvm.exp2",
+                };
+                e.intrinsic(name, &[ft.into()], &[src[0].into()]).into_float_value()
+            }
         }
         "tanh" => {
             let f = e.m.module.get_function(if ty == Type::F32 { "tanhf" } else { "tanh" }).unwrap_or_else(|| {
@@ -188,6 +192,50 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         r = ftz_val(e, r);
     }
     e.write(&i.operands[0], ty, r).map(|_| true)
+}
+
+/// `2^x` for an f32 `x` (PTX ISA 9.7.3.21 ex2.approx.f32), as straight-line code that LLVM
+/// vectorizes (a call of the host's `exp2f` runs once per lane): evaluated in f64 as
+/// `2^n * 2^f` with `n = round(x)`, `|f| <= 1/2`, and `2^f = e^(f ln 2)` by its Taylor series
+/// to degree 13 (relative error below 1e-17 on that interval), then rounded to f32 once. So
+/// the result is the correctly rounded `2^x` except when `2^x` lies within about 1e-16 of
+/// a midpoint between two floats, far inside the spec's bound (absolute error 2^-22.5 on the
+/// primary range). Special values as the spec's table: -inf gives +0, +inf gives +inf, NaN
+/// stays NaN; results below the f32 range round to subnormals or zero as f64 -> f32 does.
+fn exp2_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let ctx = e.ctx();
+    let f64t = ctx.f64_type();
+    let i64t = ctx.i64_type();
+    let b = &e.b;
+    let xd = b.build_float_ext(x, f64t, "").unwrap();
+    // Beyond +-200 the result is inf or 0 in f32 either way; this keeps 2^n an f64 normal.
+    let xd = e.intrinsic("llvm.minnum", &[f64t.into()], &[xd.into(), f64t.const_float(200.0).into()]).into_float_value();
+    let xd = e.intrinsic("llvm.maxnum", &[f64t.into()], &[xd.into(), f64t.const_float(-200.0).into()]).into_float_value();
+    let n = e.intrinsic("llvm.rint", &[f64t.into()], &[xd.into()]).into_float_value();
+    let f = b.build_float_sub(xd, n, "").unwrap();
+    let t = b.build_float_mul(f, f64t.const_float(std::f64::consts::LN_2), "").unwrap();
+    // Horner: sum of t^k / k! for k = 0..=13.
+    let mut fact = 1.0f64;
+    let coef: Vec<f64> = (0..=13)
+        .map(|k| {
+            if k > 0 {
+                fact *= k as f64;
+            }
+            1.0 / fact
+        })
+        .collect();
+    let mut p = f64t.const_float(coef[13]);
+    for k in (0..13).rev() {
+        p = e.intrinsic("llvm.fma", &[f64t.into()], &[p.into(), t.into(), f64t.const_float(coef[k]).into()]).into_float_value();
+    }
+    let ni = b.build_float_to_signed_int(n, i64t, "").unwrap();
+    let bits = b.build_left_shift(b.build_int_add(ni, i64t.const_int(1023, false), "").unwrap(), i64t.const_int(52, false), "").unwrap();
+    let scale = b.build_bit_cast(bits, f64t, "").unwrap().into_float_value();
+    let r = b.build_float_mul(p, scale, "").unwrap();
+    let r = b.build_float_trunc(r, x.get_type(), "").unwrap();
+    // A NaN input (min/max dropped it) stays NaN.
+    let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "").unwrap();
+    b.build_select(nan, x, r, "").unwrap().into_float_value()
 }
 
 fn fabs<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: FloatValue<'ctx>) -> FloatValue<'ctx> {
