@@ -143,6 +143,8 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
             let src = [x];
             if op == "ex2" && ty == Type::F32 {
                 exp2_f32(e, src[0])
+            } else if op == "lg2" && ty == Type::F32 {
+                log2_f32(e, src[0])
             } else {
                 let name = match op {
                     "sin" => "llvm.sin",
@@ -235,6 +237,53 @@ fn exp2_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>) -> FloatValu
     let r = b.build_float_trunc(r, x.get_type(), "").unwrap();
     // A NaN input (min/max dropped it) stays NaN.
     let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "").unwrap();
+    b.build_select(nan, x, r, "").unwrap().into_float_value()
+}
+
+/// `log2(x)` for an f32 `x` (PTX ISA 9.7.3.20 lg2.approx.f32), as straight-line code that
+/// LLVM vectorizes: in f64 (where every f32, subnormals included, is normal), `x = 2^k * m`
+/// with `m` in `[sqrt(1/2), sqrt(2))`, and `log2(m) = 2 atanh(s) / ln 2` with
+/// `s = (m - 1) / (m + 1)`, `|s| < 0.172`, by its series to `s^25` (relative error below
+/// 1e-18), then `k + log2(m)` rounded to f32 once. Special values as the spec's table for
+/// normal inputs: +-0 gives -inf, a negative input (-inf included) NaN, +inf +inf, NaN NaN.
+fn log2_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>) -> FloatValue<'ctx> {
+    let ctx = e.ctx();
+    let f64t = ctx.f64_type();
+    let i64t = ctx.i64_type();
+    let b = &e.b;
+    let k = |v: f64| f64t.const_float(v);
+    let xd = b.build_float_ext(x, f64t, "").unwrap();
+    let bits = b.build_bit_cast(xd, i64t, "").unwrap().into_int_value();
+    // Exponent and mantissa, the mantissa moved to [sqrt(1/2), sqrt(2)): subtracting the
+    // bits of sqrt(1/2) puts the exponent step at that mantissa.
+    let sqrt_half = 0x3FE6_A09E_667F_3BCDu64;
+    let off = b.build_int_sub(bits, i64t.const_int(sqrt_half, false), "").unwrap();
+    let ex = b.build_right_shift(off, i64t.const_int(52, false), true, "").unwrap();
+    let mbits = b.build_int_sub(bits, b.build_left_shift(ex, i64t.const_int(52, false), "").unwrap(), "").unwrap();
+    let m = b.build_bit_cast(mbits, f64t, "").unwrap().into_float_value();
+    let num = b.build_float_sub(m, k(1.0), "").unwrap();
+    let den = b.build_float_add(m, k(1.0), "").unwrap();
+    let sv = b.build_float_div(num, den, "").unwrap();
+    let s2 = b.build_float_mul(sv, sv, "").unwrap();
+    // sum over j of s^(2j) / (2j + 1), j = 0..=12, by Horner in s^2.
+    let mut p = k(1.0 / 25.0);
+    for j in (0..12).rev() {
+        p = e.intrinsic("llvm.fma", &[f64t.into()], &[p.into(), s2.into(), k(1.0 / (2 * j + 1) as f64).into()]).into_float_value();
+    }
+    let ln_m = b.build_float_mul(b.build_float_mul(sv, p, "").unwrap(), k(2.0), "").unwrap();
+    let lg_m = b.build_float_mul(ln_m, k(std::f64::consts::LOG2_E), "").unwrap();
+    // `ex` is k: the bits of 2^k * m less those of sqrt(1/2) are k << 52 plus less than 2^52.
+    let kf = b.build_signed_int_to_float(ex, f64t, "").unwrap();
+    let r = b.build_float_add(kf, lg_m, "").unwrap();
+    let r = b.build_float_trunc(r, x.get_type(), "").unwrap();
+    let ft = x.get_type();
+    let zero = b.build_float_compare(FloatPredicate::OEQ, x, ft.const_zero(), "").unwrap();
+    let neg = b.build_float_compare(FloatPredicate::OLT, x, ft.const_zero(), "").unwrap();
+    let inf = b.build_float_compare(FloatPredicate::OEQ, x, ft.const_float(f64::INFINITY), "").unwrap();
+    let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "").unwrap();
+    let r = b.build_select(zero, ft.const_float(f64::NEG_INFINITY), r, "").unwrap().into_float_value();
+    let r = b.build_select(inf, x, r, "").unwrap().into_float_value();
+    let r = b.build_select(neg, ft.const_float(f64::NAN), r, "").unwrap().into_float_value();
     b.build_select(nan, x, r, "").unwrap().into_float_value()
 }
 
