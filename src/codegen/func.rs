@@ -109,6 +109,10 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub explicit_cluster: bool,
     /// Set for kernels on the warp-vector path (`codegen::warp`).
     pub(crate) warp: Option<Box<super::warp::WarpState<'ctx>>>,
+    /// On the warp path, the lane loop a warp matrix instruction (`mma`, `wmma.mma`,
+    /// `ldmatrix`) is emitted in (`ops_wmma`): the one that hands over each lane's words,
+    /// or the one that computes each lane's results from them.
+    pub(crate) warp_exchange: Option<super::ops_wmma::WarpExchange<'ctx>>,
 }
 
 /// The IR function being lowered and where its variables live.
@@ -409,6 +413,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         whole_lane_latches: Vec::new(),
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
+        warp_exchange: None,
     };
     if let Some(ast::PerfDirective::ReqNCtaPerCluster(d)) = f.perf.iter().find(|d| matches!(d, ast::PerfDirective::ReqNCtaPerCluster(_))) {
         if d.iter().product::<u32>() > 1 {

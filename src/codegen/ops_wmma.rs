@@ -11,7 +11,9 @@
 //! scheduler's warp barrier: each lane copies its A, B and C fragments into an area of its
 //! thread frame, the warp meets, each lane computes its own D elements reading A, B and C from
 //! the frames of the lanes that hold them, and the warp meets again before anyone can overwrite
-//! its area.
+//! its area. On the warp path (`warp_collective::matrix`) the same lowering runs in two lane
+//! loops instead of around two warp barriers: one hands each lane's words to an exchange array
+//! ([`WarpExchange`]), the next computes each lane's results from it.
 
 use super::abi::{self, slot};
 use super::func::{FnEmitter, R};
@@ -439,7 +441,7 @@ fn k_loop<'ctx, 'a, 'm>(
 /// .dtype is .f16. Integer forms accumulate exactly and wrap to 32 bits, or clamp with
 /// .satfinite. The deprecated float .satfinite maps ±inf to ±max finite and NaN to +0.
 fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    if e.sync.is_none() && !e.m.nvptx {
+    if e.sync.is_none() && !e.m.nvptx && e.warp_exchange.is_none() {
         return Err(e.err(i.opcode.span, "internal error: `wmma.mma` outside a kernel's scheduler"));
     }
     let (shape, shape_name) = shape_of(e, i)?;
@@ -523,11 +525,19 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let i64t = ctx.i64_type();
     let f32t = ctx.f32_type();
     // A, B and C words go to this thread's exchange area, in that order.
-    let mut words = Vec::new();
-    for r in a_regs.iter().chain(b_regs).chain(c_regs) {
-        words.push(e.read_int(r, Type::B32)?);
-    }
-    let ex = exchange(e, &words);
+    let ex = match e.warp_exchange {
+        Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
+        _ => {
+            let mut words = Vec::new();
+            for r in a_regs.iter().chain(b_regs).chain(c_regs) {
+                words.push(e.read_int(r, Type::B32)?);
+            }
+            match exchange(e, &words) {
+                Some(ex) => ex,
+                None => return Ok(()),
+            }
+        }
+    };
     // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
     let inverse = |f: &Frag| -> Vec<u16> {
         let (rows, cols) = f.dims();
@@ -649,6 +659,18 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     Ok(())
 }
 
+/// Where a warp matrix instruction is on the warp path (`warp_collective::matrix`): the
+/// lanes hand over their words in one lane loop (each to its area of 24 words in `area`, an
+/// array of 32 areas), then compute their results from all lanes' words in another.
+#[derive(Clone, Copy)]
+pub(crate) enum WarpExchange<'ctx> {
+    Gather { area: PointerValue<'ctx>, lane: IntValue<'ctx> },
+    Compute { area: PointerValue<'ctx>, lane: IntValue<'ctx> },
+}
+
+/// Bytes of one lane's exchange area.
+pub(crate) const AREA_BYTES: u32 = 4 * 24;
+
 // ------------------------------------------------------------------ NVPTX (round trip)
 
 /// The LLVM type of one fragment register for the NVVM wmma intrinsics.
@@ -718,6 +740,14 @@ struct Exchange<'ctx> {
 }
 
 impl<'ctx> Exchange<'ctx> {
+    /// The exchange of the warp path: lane `lane`'s area is `area + lane * AREA_BYTES`.
+    fn of_warp(e: &FnEmitter<'ctx, '_, '_>, area: PointerValue<'ctx>, lane: IntValue<'ctx>) -> Exchange<'ctx> {
+        let i64t = e.ctx().i64_type();
+        let off = e.b.build_int_mul(e.resize(lane, 64, false), i64t.const_int(AREA_BYTES as u64, false), "").unwrap();
+        let frame_t = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[off], "").unwrap() };
+        Exchange { frame_t, area: 0, frame_size: i64t.const_int(AREA_BYTES as u64, false), lane }
+    }
+
     /// Word `w` of the area of lane `other`.
     fn word(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: IntValue<'ctx>) -> PointerValue<'ctx> {
         let i64t = e.ctx().i64_type();
@@ -729,9 +759,19 @@ impl<'ctx> Exchange<'ctx> {
     }
 }
 
-fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> Exchange<'ctx> {
+fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> Option<Exchange<'ctx>> {
     let ctx = e.ctx();
     let (i32t, i64t, i8t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type());
+    if let Some(WarpExchange::Gather { area, lane }) = e.warp_exchange {
+        // The warp path: this lane's words to its area; the results come in the next loop.
+        let mut byte = lane_area_offset(e, lane);
+        for w in words {
+            let p = unsafe { e.b.build_in_bounds_gep(i8t, area, &[byte], "").unwrap() };
+            e.b.build_store(p, *w).unwrap();
+            byte = e.b.build_int_add(byte, i64t.const_int((w.get_type().get_bit_width() / 8) as u64, false), "").unwrap();
+        }
+        return None;
+    }
     // The whole warp must exist: (linear tid | 31) < number of threads.
     let nt: Vec<IntValue> = (0..3).map(|k| e.load_cta_u32(abi::field::NTID, Some(k))).collect();
     let n = e.b.build_int_mul(e.b.build_int_mul(nt[0], nt[1], "").unwrap(), nt[2], "").unwrap();
@@ -764,10 +804,19 @@ fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> 
     let st = e.sync.as_ref().unwrap();
     let (frame_t, fsg) = (st.frame_t, st.frame_size_global);
     let frame_size = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
-    Exchange { frame_t, area, frame_size, lane: e.lane_id() }
+    Some(Exchange { frame_t, area, frame_size, lane: e.lane_id() })
+}
+
+/// Byte offset of lane `lane`'s area in the warp path's exchange array.
+fn lane_area_offset<'ctx>(e: &FnEmitter<'ctx, '_, '_>, lane: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    e.b.build_int_mul(e.resize(lane, 64, false), i64t.const_int(AREA_BYTES as u64, false), "").unwrap()
 }
 
 fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
+    if e.warp_exchange.is_some() {
+        return;
+    }
     let full = e.ctx().i32_type().const_int(u32::MAX as u64, false);
     sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
 }
@@ -784,8 +833,12 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let regs = regs_of(e, &i.operands[0], num, "ldmatrix destination")?;
     let ctx = e.ctx();
     let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
-    let p = e.address(&i.operands[1], space)?;
-    if e.m.nvptx {
+    // (On the warp path the lane loop that computes the results has only them bound.)
+    let p = match e.warp_exchange {
+        Some(WarpExchange::Compute { .. }) => None,
+        _ => Some(e.address(&i.operands[1], space)?),
+    };
+    if let (true, Some(p)) = (e.m.nvptx, p) {
         let name = format!("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{num}{}.b16", if trans { ".trans" } else { "" });
         let res = e.try_intrinsic(&name, &[p.get_type().into()], &[p.into()]).or_else(|| e.try_intrinsic(&name, &[], &[p.into()]));
         let Some(res) = res.and_then(|c| c.try_as_basic_value().basic()) else {
@@ -797,11 +850,18 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         }
         return Ok(());
     }
-    if e.sync.is_none() {
+    if e.sync.is_none() && e.warp_exchange.is_none() {
         return Err(e.err(i.opcode.span, "internal error: `ldmatrix` outside a kernel's scheduler"));
     }
     // Each lane's row address, as a host address.
-    let ex = exchange(e, &[e.b.build_ptr_to_int(p, i64t, "").unwrap()]);
+    let ex = match (e.warp_exchange, p) {
+        (Some(WarpExchange::Compute { area, lane }), _) => Exchange::of_warp(e, area, lane),
+        (_, Some(p)) => match exchange(e, &[e.b.build_ptr_to_int(p, i64t, "").unwrap()]) {
+            Some(ex) => ex,
+            None => return Ok(()),
+        },
+        (_, None) => return Err(e.err(i.opcode.span, "internal error: `ldmatrix` without its address")),
+    };
     let lane = ex.lane;
     // Row `row` of matrix `mi`: the address lane 8 mi + row stored.
     let row_addr = |e: &FnEmitter<'ctx, '_, '_>, mi: u32, row: IntValue<'ctx>| {

@@ -33,15 +33,16 @@
 //! - **CTA barriers.** The warps of a CTA run in phases: each to its next barrier, where it
 //!   saves the webs live across it to its frame ([`setup`], [`finish`]).
 //!
-//! - **Warp collectives** (`warp_collective`) run on all lanes at once where every lane
-//!   that has not ended runs them together; a kernel with collectives also gets its
-//!   per-thread version, which runs CTAs whose rows are not hardware warps.
+//! - **Warp collectives** (`warp_collective`: shuffles, votes, ..., and the warp matrix
+//!   instructions) run on all lanes at once where every lane that has not ended runs them
+//!   together; a kernel with collectives also gets its per-thread version, which runs CTAs
+//!   whose rows are not hardware warps.
 //! - **Lane loops without a per-lane test**: in a converged block the lanes not waiting
 //!   for it have ended, so a run of instructions that only compute registers may run for
 //!   all 32 lanes ([`unguarded_run`]); LLVM keeps such a loop whole for its vectorizer.
 //!   Predicates of this path are kept as bytes (`FnEmitter::storage_t`).
 //!
-//! Kernels this path does not take yet (`.local`/`.param` variables, `mma`/`wmma`,
+//! Kernels this path does not take yet (`.local`/`.param` variables, `bar.red`,
 //! collectives where lanes may have diverged, irreducible control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).

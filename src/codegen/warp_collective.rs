@@ -1,6 +1,6 @@
 //! Warp collectives on the warp path: `shfl`/`shfl.sync`, `vote`/`vote.sync`, `match.sync`,
 //! `redux.sync`, `activemask` and `bar.warp.sync` as operations on the 32 lanes of the warp
-//! at once.
+//! at once; `mma`, `wmma.mma` and `ldmatrix` through an exchange array ([`matrix`]).
 //!
 //! The plan takes a collective only where every live lane of the warp runs it together (a
 //! converged block: outside every divergent branch's region and every loop with a divergent
@@ -27,7 +27,12 @@ use inkwell::IntPredicate;
 
 /// Whether `i` is a warp collective this path runs.
 pub fn is_collective(i: &Instr) -> bool {
-    matches!(i.opcode.name, "shfl" | "vote" | "match" | "activemask" | "redux") || (matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("warp"))
+    matches!(i.opcode.name, "shfl" | "vote" | "match" | "activemask" | "redux") || (matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("warp")) || is_matrix(i)
+}
+
+/// The warp matrix instructions (PTX ISA 9.7.13): `mma`, `wmma.mma`, `ldmatrix`.
+pub fn is_matrix(i: &Instr) -> bool {
+    matches!(i.opcode.name, "mma" | "ldmatrix") || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
 }
 
 /// The operand index of a collective's membermask (`None`: the deprecated forms without
@@ -87,6 +92,9 @@ fn bits_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: VectorValue<'ctx>) -> IntValue<
 /// Emits collective `inst` of the block numbered `id`, with no lane loop open.
 pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32) -> R<()> {
     let i = inst.src;
+    if is_matrix(i) {
+        return matrix(e, func, inst, id);
+    }
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let c32 = |v: u64| i32t.const_int(v, false);
@@ -586,4 +594,44 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
         outs.push((p, Type::Pred, Val::Lanes(pred, 8)));
     }
     write_lanes(e, func, inst, id, active, &outs)
+}
+
+/// `mma`, `wmma.mma` and `ldmatrix` (PTX ISA 9.7.13) on the warp path: the lowering of
+/// `ops_wmma` runs twice, first in a lane loop where each lane hands its fragment words (or
+/// row address) to its area of an exchange array, then, once every lane has, in a lane loop
+/// where each computes its own results from the areas of the lanes that hold its operands.
+/// The whole warp must exist, as on the per-thread path (`STATUS_PARTIAL_WARP` otherwise).
+fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32) -> R<()> {
+    use super::ops_wmma::{WarpExchange, AREA_BYTES};
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let t = ctx.i8_type().array_type(AREA_BYTES * LANES);
+    let area = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
+    if let Some(a) = area.as_instruction() {
+        let _ = a.set_alignment(64);
+    }
+    // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
+    let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
+    let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
+    let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "").unwrap();
+    let (bad, ok) = (ctx.append_basic_block(e.f, "partial.warp"), ctx.append_basic_block(e.f, "whole.warp"));
+    e.b.build_conditional_branch(partial, bad, ok).unwrap();
+    e.b.position_at_end(bad);
+    e.abort_with(super::abi::STATUS_PARTIAL_WARP);
+    if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+        e.b.build_unreachable().unwrap();
+    }
+    e.b.position_at_end(ok);
+    for (phase, defs) in [(0, false), (1, true)] {
+        let l = warp::open_lanes(e, id);
+        let lane = warp::current_lane(&l);
+        warp::bind_inst(e, func, inst, defs);
+        e.warp_exchange = Some(if phase == 0 { WarpExchange::Gather { area, lane } } else { WarpExchange::Compute { area, lane } });
+        let r = e.unguarded(inst.src);
+        e.warp_exchange = None;
+        e.overrides.clear();
+        warp::close_lanes(e, l);
+        r?;
+    }
+    Ok(())
 }
