@@ -110,6 +110,7 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
         Exec::Auto if !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm, a shared-memory histogram); --exec simd forces the warp path".into()),
+        Exec::Auto if plan.matrix => Err("warp matrix instructions: the warp path runs them (--exec simd), but a fuzzing campaign crashed it on mutated wmma kernels not yet diagnosed, so `auto` keeps the per-thread scheduler for now".into()),
         Exec::Auto if plan.collectives && !plan.barrier_free_loop => Err("warp collectives and no loop of a thread's own: the per-thread scheduler runs such kernels faster today (a shuffle reduction of one element per thread: 0.95x of C against 2.1x); --exec simd forces the warp path".into()),
         _ => Ok(()),
     }
@@ -182,6 +183,8 @@ pub struct Plan {
     /// when `%ntid.x` is a multiple of 32 or the block is one row; for other shapes a CTA
     /// runs the kernel's per-thread version.
     pub collectives: bool,
+    /// The kernel has warp matrix instructions (`mma`, `wmma.mma`, `ldmatrix`).
+    pub matrix: bool,
 }
 
 impl Plan {
@@ -664,7 +667,8 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, barrier_free_loop, inline, inlined, web, copies, remat, collectives })
+    let matrix = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_matrix(i.src)));
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, barrier_free_loop, inline, inlined, web, copies, remat, collectives, matrix })
 }
 
 /// Emission state of a kernel on the warp path.
