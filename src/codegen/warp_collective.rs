@@ -488,32 +488,10 @@ fn shfl_source<'ctx>(e: &FnEmitter<'ctx, '_, '_>, mode: usize, lane: IntValue<'c
     }
 }
 
-/// The source lane and range flag of every lane when `b` and `c` are constants.
+/// The source lane and range flag of every lane when `b` and `c` are constants: the
+/// per-thread scheduler's rule (`runtime::warp::shfl_source`), at compile time.
 fn shfl_table(mode: usize, b: u32, c: u32) -> Vec<(u32, bool)> {
-    let (bval, cval, segmask) = (b & 31, c & 31, (c >> 8) & 31);
-    (0..LANES)
-        .map(|lane| {
-            let max_lane = (lane & segmask) | (cval & !segmask);
-            let min_lane = lane & segmask;
-            let (j, p) = match mode {
-                0 => {
-                    let j = lane as i64 - bval as i64;
-                    (j, j >= max_lane as i64)
-                }
-                1 => ((lane + bval) as i64, lane + bval <= max_lane),
-                2 => ((lane ^ bval) as i64, lane ^ bval <= max_lane),
-                _ => {
-                    let j = min_lane | (bval & !segmask);
-                    (j as i64, j <= max_lane)
-                }
-            };
-            if p {
-                (j as u32, true)
-            } else {
-                (lane, false)
-            }
-        })
-        .collect()
+    (0..LANES).map(|lane| crate::runtime::warp::shfl_source(lane, mode as u32, b, c)).map(|(j, p)| (j as u32, p)).collect()
 }
 
 /// `shfl{.sync}.mode.b32 d{|p}, a, b, c{, membermask}`.

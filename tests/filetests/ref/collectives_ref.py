@@ -15,31 +15,21 @@ block (tid.x + tid.y * ntid.x); threads with a global index t >= n exit first. T
 source lane they read is active.
 """
 
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shfl_ref  # noqa: E402
+
 N_OUT = 16  # words per thread
 
 
 def shfl(mode, lane, b, c, src):
-    bval = b & 0x1F
-    cval = c & 0x1F
-    segmask = (c >> 8) & 0x1F
-    max_lane = (lane & segmask) | (cval & ~segmask & 0x1F)
-    min_lane = lane & segmask
-    if mode == "up":
-        j = lane - bval
-        pval = j >= max_lane
-    elif mode == "down":
-        j = lane + bval
-        pval = j <= max_lane
-    elif mode == "bfly":
-        j = lane ^ bval
-        pval = j <= max_lane
-    else:
-        j = min_lane | (bval & ~segmask & 0x1F)
-        pval = j <= max_lane
-    if not pval:
-        j = lane
-    assert src[j] is not None, "a shuffle reads an exited lane"
-    return src[j], pval
+    """PTX ISA 9.7.9.6 shfl.sync (shfl_ref.py's transcription of the spec's pseudo-code); every
+    source lane read here must be active."""
+    v, p = shfl_ref.shfl(mode, lane, b, c, [-1 if x is None else x for x in src])
+    assert v != -1, "a shuffle reads an exited lane"
+    return v, p
 
 
 def s32(x):
