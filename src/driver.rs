@@ -291,6 +291,12 @@ pub fn report(src: &SourceFile) -> Result<String> {
             let total: usize = irf.blocks.iter().map(|b| b.insts.len()).sum();
             let webs: std::collections::HashSet<_> = (0..irf.values.len() as u32).map(|v| p.key(irf, v)).collect();
             let _ = writeln!(out, "  once per warp: {} of {} register webs ({} registers), {insts} of {total} instructions", p.scalar_vars.iter().filter(|k| webs.contains(*k)).count(), webs.len(), vars.len());
+            if !p.yields.is_empty() {
+                let mut lines: Vec<u32> = p.yields.iter().filter_map(|(l, _)| irf.blocks[*l as usize].insts.last().map(|i| i.line)).collect();
+                lines.sort();
+                let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                let _ = writeln!(out, "  grid-stride loops whose iterations the CTA's warps interleave, {} iterations at a time: {} (latches at lines {})", crate::codegen::warp::YIELD_EVERY, p.yields.len(), lines.join(", "));
+            }
             if !p.inline.is_empty() {
                 let blocks: usize = p.inline.values().map(|(r, _)| r.len()).sum();
                 let _ = writeln!(out, "  divergent branches whose region runs inside their lane loop: {} ({blocks} blocks)", p.inline.len());

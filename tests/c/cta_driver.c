@@ -2,8 +2,9 @@
  *
  * Used by tests/aarch64.rs: the kernel object comes from `ptxr compile --target aarch64
  * --emit obj`, this driver is cross-compiled with it (`-DKERNEL=<name>`), and the program runs
- * under qemu-aarch64. Only kernels WITHOUT synchronization points are supported (frames, slots
- * and the scheduler stay null, and `resolve` reports a deadlock if it is ever called).
+ * under qemu-aarch64. Kernels of the per-thread scheduler are not supported (slots and the
+ * scheduler stay null, and `resolve` reports a deadlock if it is ever called); warp-path
+ * kernels that run in phases (CTA barriers, grid-stride loops) get their warp frames.
  *
  * The structs mirror src/codegen/abi.rs (#[repr(C)], LP64): CtaCtx, SyncSlot, HostFns.
  *
@@ -12,6 +13,7 @@
  *
  * IN (all little-endian):
  *   u32 grid[3], u32 block[3], u32 dyn_smem, u32 static_smem, u32 param_size, u32 nargs,
+ *   u32 frame_size (KernelInfo::frame_size: bytes per thread slot, 32 slots per warp),
  *   then per argument: u32 kind (0 = scalar, 1 = buffer), u32 offset (in the parameter
  *   buffer), u64 length (bytes), then `length` bytes of data (the scalar's bits, or the
  *   buffer's initial contents).
@@ -135,7 +137,7 @@ int main(int argc, char **argv) {
   if (argc != 3) { fprintf(stderr, "usage: %s IN OUT | --layout\n", argv[0]); return 2; }
   FILE *in = fopen(argv[1], "rb");
   if (!in) { perror(argv[1]); return 2; }
-  uint32_t hdr[10];
+  uint32_t hdr[11];
   rd(in, hdr, sizeof hdr);
   uint32_t grid[3] = {hdr[0], hdr[1], hdr[2]}, block[3] = {hdr[3], hdr[4], hdr[5]};
   uint32_t dyn_smem = hdr[6], static_smem = hdr[7], param_size = hdr[8], nargs = hdr[9];
@@ -163,6 +165,8 @@ int main(int argc, char **argv) {
 
   uint32_t total_smem = static_smem + dyn_smem;
   uint8_t *smem = xmalloc(((size_t)total_smem + 15) / 16 * 16 + 16);
+  size_t lanes = ((size_t)block[0] + 31) / 32 * 32 * block[1] * block[2];
+  uint8_t *frames = hdr[10] ? xmalloc((size_t)hdr[10] * lanes) : NULL;
   uint64_t ncta = (uint64_t)grid[0] * grid[1] * grid[2];
   for (uint64_t c = 0; c < ncta; c++) {
     memset(smem, 0, ((size_t)total_smem + 15) / 16 * 16 + 16);
@@ -179,6 +183,7 @@ int main(int argc, char **argv) {
     ctx.total_smem = total_smem;
     ctx.rt = &HOST_FNS;
     ctx.host = NULL;
+    ctx.frames = frames;
     int32_t st = CAT(__ptxr_cta_, KERNEL)(&ctx);
     if (st != 0 || ctx.status != STATUS_OK) {
       fprintf(stderr, "%s: CTA (%u,%u,%u) failed: return %d, status %u, line %u, thread %u\n",
