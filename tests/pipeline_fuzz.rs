@@ -8,7 +8,9 @@
 //! `ptxr run` has no watchdog yet).
 //!
 //! `PIPELINE_FUZZ_ITERS=N` runs N mutants (default 24), `PIPELINE_FUZZ_SEED=S` another
-//! campaign; each failure names the seed and mutant so that it can be replayed.
+//! campaign; each failure names the seed and mutant so that it can be replayed:
+//! `PIPELINE_FUZZ_ONLY=M1,M2` runs only those mutants of the campaign (the others are still
+//! generated, which takes no time) and keeps their files in `target/pipeline_fuzz/`.
 
 use ptxr::rng::Rng;
 use std::path::{Path, PathBuf};
@@ -58,6 +60,8 @@ fn mutants_never_crash_the_pipeline() {
     common::ptx_files(Path::new("tests/corpus"), &mut files);
     files.sort();
     let dir = tempfile::tempdir().unwrap();
+    let only: Option<Vec<usize>> = std::env::var("PIPELINE_FUZZ_ONLY").ok().map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    let keep = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pipeline_fuzz");
     let mut rng = Rng::new(seed);
     let mut failures = Vec::new();
     let (mut checked, mut compiled, mut ran) = (0, 0, 0);
@@ -65,7 +69,15 @@ fn mutants_never_crash_the_pipeline() {
         let f = &files[rng.range(0, files.len() as i64) as usize];
         let text = std::fs::read_to_string(f).unwrap();
         let mutant = ptxr::mutate::mutate(&text, &mut rng);
-        let path = dir.path().join(format!("m{m}.ptx"));
+        if only.as_ref().map_or(false, |o| !o.contains(&m)) {
+            continue;
+        }
+        let path = if only.is_some() {
+            std::fs::create_dir_all(&keep).unwrap();
+            keep.join(format!("seed{seed}_m{m}.ptx"))
+        } else {
+            dir.path().join(format!("m{m}.ptx"))
+        };
         std::fs::write(&path, &mutant).unwrap();
         let p = path.to_str().unwrap();
         let name = format!("seed {seed} mutant {m} of {}", f.display());
@@ -102,7 +114,13 @@ fn mutants_never_crash_the_pipeline() {
                 args.push(if a.starts_with("buf:rand:") { "buf:zero:65536".into() } else { a.clone() });
             }
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            if only.is_some() {
+                eprintln!("{name}: ptxr {}", argv.join(" "));
+            }
             let r = ptxr(&argv, Duration::from_secs(20));
+            if only.is_some() {
+                eprintln!("  -> {:?}", r.as_ref().map(|(c, e)| (c, e.lines().next().unwrap_or(""))));
+            }
             if let Some(b) = bug(&format!("run {}", l.kernel), &r, false) {
                 failures.push(format!("{name}: {b}"));
             }
