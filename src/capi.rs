@@ -132,7 +132,7 @@ pub fn header(guard: &str, kernels: &[CKernel]) -> String {
             s += &format!(" *   args[{n}] -> {} ({} bytes)\n", c_param_type(p.ty, p.size), p.size);
         }
         if i.uses_sync {
-            s += " * Uses barriers or warp collectives.\n";
+            s += " * Runs in phases (CTA barriers, warp collectives or interleaved grid-stride loops).\n";
         }
         if let Some(r) = i.reqntid {
             s += &format!(" * Requires a block of {}x{}x{} threads.\n", r[0], r[1], r[2]);

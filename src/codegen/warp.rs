@@ -441,8 +441,8 @@ fn liveness(f: &Func, cfg: &crate::ir::cfg::Cfg) -> Vec<HashSet<u32>> {
     live_in
 }
 
-/// The values live at the end of block `b` (what its terminator reads included).
-fn live_out(f: &Func, cfg: &crate::ir::cfg::Cfg, b: usize, live_in: &[HashSet<u32>]) -> HashSet<u32> {
+/// The values block `b` passes on to its successors.
+fn passed_on(f: &Func, cfg: &crate::ir::cfg::Cfg, b: usize, live_in: &[HashSet<u32>]) -> HashSet<u32> {
     let mut out: HashSet<u32> = HashSet::new();
     for &s in &cfg.succs[b] {
         let sb = &f.blocks[s as usize];
@@ -451,6 +451,12 @@ fn live_out(f: &Func, cfg: &crate::ir::cfg::Cfg, b: usize, live_in: &[HashSet<u3
             out.extend(phi.incoming.iter().filter(|(p, _)| *p as usize == b).map(|(_, v)| *v));
         }
     }
+    out
+}
+
+/// The values live at the end of block `b` (what its terminator reads included).
+fn live_out(f: &Func, cfg: &crate::ir::cfg::Cfg, b: usize, live_in: &[HashSet<u32>]) -> HashSet<u32> {
+    let mut out = passed_on(f, cfg, b, live_in);
     let mut vs = Vec::new();
     match &f.blocks[b].term {
         Term::CondBr { cond, .. } => cond.values(&mut vs),
@@ -536,7 +542,8 @@ fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) ->
             continue;
         }
         let from = cfg.order[*h as usize];
-        let mut live: HashSet<u32> = live_out(f, cfg, latch as usize, live_in);
+        // What the latch passes on (not what its terminator read: that has run).
+        let mut live: HashSet<u32> = passed_on(f, cfg, latch as usize, live_in);
         for (b, li) in live_in.iter().enumerate() {
             if cfg.order[b] != u32::MAX && cfg.order[b] >= from {
                 live.extend(li.iter().copied());
