@@ -5,4 +5,4 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 source scripts/env.sh
-cargo test --release 2>&1
+cargo test --release --workspace 2>&1

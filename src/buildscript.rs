@@ -23,7 +23,8 @@
 //! scalar (declared `.ptr`, or told with [`Build::buffers`], [`Build::buffer_param`],
 //! [`Build::scalar_param`]) — a safe `fn k(cfg, params...)` that takes each pointer parameter
 //! as a buffer (`&mut [T]`, `&mut Vec<T>` of plain numbers). Both launch through
-//! [`crate::runtime::launch_cta_fn`] on all cores. The library also holds the C-ABI launch
+//! `ptxr_runtime::launch_cta_fn` on all cores: the crate that uses the bindings lists
+//! `ptxr-runtime` in its `[dependencies]` (and `ptxr` only in `[build-dependencies]`). The library also holds the C-ABI launch
 //! functions (docs/abi.md) unless [`Build::c_abi`] is off; `OUT_DIR/ptxr_<name>.h` is their
 //! header.
 
@@ -322,7 +323,7 @@ impl Build {
             }
             mods.push(m.clone());
             s += &format!("/// The kernels of `{}`.\n#[allow(dead_code, non_snake_case, non_upper_case_globals, unused_imports, clippy::all)]\npub mod {m} {{\n", f.display());
-            s += "    use ::ptxr::runtime::{ArgValue, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc};\n\n";
+            s += "    use ::ptxr_runtime::{ArgValue, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc};\n\n";
             let mut names: HashSet<String> = HashSet::new();
             for (_, file, k) in kernels.iter().filter(|(kf, _, _)| kf == f) {
                 let mut fname = rust_ident(&snake(&k.name), "kernel");
@@ -356,7 +357,7 @@ impl Build {
         let cta = format!("cta_{fname}");
         let desc = fname.to_uppercase();
         let mut s = String::new();
-        s += &format!("    extern \"C\" {{\n        #[link_name = {:?}]\n        fn {cta}(cta: *mut ::ptxr::codegen::abi::CtaCtx) -> i32;\n    }}\n\n", sym);
+        s += &format!("    extern \"C\" {{\n        #[link_name = {:?}]\n        fn {cta}(cta: *mut ::ptxr_runtime::abi::CtaCtx) -> i32;\n    }}\n\n", sym);
         let params: Vec<String> = k.params.iter().map(|p| format!("ParamDesc {{ name: {:?}, ty: {:?}, offset: {}, size: {} }}", p.name, p.ty.as_str(), p.offset, p.size)).collect();
         let d3 = |d: Option<[u32; 3]>| d.map_or("None".to_string(), |d| format!("Some([{}, {}, {}])", d[0], d[1], d[2]));
         s += &format!("    /// Launch facts of kernel `{}` ({file}).\n", k.name);
@@ -387,7 +388,7 @@ impl Build {
         let args: Vec<String> = pnames.iter().map(|n| format!("ArgValue::from({n})")).collect();
         s += &format!("    /// Launches {doc} over `cfg.grid` CTAs of `cfg.block` threads on all cores. Pointer\n    /// parameters are raw addresses.\n    ///\n    /// # Safety\n    /// Every address passed must be valid for everything the kernel reads and writes through it.\n");
         s += &format!("    pub unsafe fn {fname}_raw(cfg: &LaunchConfig{}) -> Result<(), LaunchError> {{\n", raw_params.iter().map(|p| format!(", {p}")).collect::<String>());
-        s += &format!("        ::ptxr::runtime::launch_cta_fn({cta}, &{desc}, cfg, &[{}])\n    }}\n\n", args.join(", "));
+        s += &format!("        ::ptxr_runtime::launch_cta_fn({cta}, &{desc}, cfg, &[{}])\n    }}\n\n", args.join(", "));
         let kinds: Vec<Option<bool>> = (0..k.params.len()).map(|i| self.is_buffer(k, i)).collect();
         if kinds.iter().all(|x| x.is_some()) {
             let mut ps = Vec::new();

@@ -177,21 +177,76 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
 }
 
 /// Compiles the C runtime and the launch functions of `kernels` with `cc` into `dir`;
-/// returns the two objects.
+/// returns the two objects. The runtime is the same for every module: it is compiled once
+/// per compiler, flags and runtime source and kept in the cache directory
+/// ([`cache_dir`]); only the launch functions are compiled per module.
 pub fn build_c_objects(cc: &str, dir: &Path, kernels: &[CKernel], cflags: &[String]) -> Result<Vec<PathBuf>> {
     check_unique(kernels)?;
     std::fs::write(dir.join("ptxr.h"), PTXR_H)?;
-    std::fs::write(dir.join("ptxr_rt.c"), RUNTIME_C)?;
     std::fs::write(dir.join("ptxr_launch.c"), launchers_source(kernels))?;
-    let mut objs = Vec::new();
-    for name in ["ptxr_rt", "ptxr_launch"] {
-        let o = dir.join(format!("{name}.o"));
+    let compile = |src: &Path, o: &Path, inc: &Path| {
         let mut cmd = Command::new(cc);
-        cmd.args(["-O2", "-fPIC", "-c"]).args(cflags).arg("-I").arg(dir).arg(dir.join(format!("{name}.c"))).arg("-o").arg(&o);
-        run(&mut cmd, &format!("compiling the ptxr C runtime {name}.c"))?;
-        objs.push(o);
+        cmd.args(["-O2", "-fPIC", "-c"]).args(cflags).arg("-I").arg(inc).arg(src).arg("-o").arg(o);
+        run(&mut cmd, &format!("compiling the ptxr C runtime {}", src.file_name().unwrap_or_default().to_string_lossy()))
+    };
+    let rt = runtime_object(cc, cflags, dir, &compile)?;
+    let o = dir.join("ptxr_launch.o");
+    compile(&dir.join("ptxr_launch.c"), &o, dir)?;
+    Ok(vec![rt, o])
+}
+
+/// Where compiled runtimes are kept: `$PTXR_CACHE_DIR`, else `$XDG_CACHE_HOME/ptxr`, else
+/// `$HOME/.cache/ptxr`. `PTXR_CACHE_DIR=off` turns the cache off.
+pub fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("PTXR_CACHE_DIR") {
+        Some(d) if d == "off" => None,
+        Some(d) if !d.is_empty() => Some(PathBuf::from(d)),
+        _ => std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()).map(|d| PathBuf::from(d).join("ptxr")).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/ptxr"))),
     }
-    Ok(objs)
+}
+
+/// 64-bit FNV-1a: a cache key that stays the same across builds of ptxr.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.iter().chain(&[0xff]) {
+            h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The C runtime's object for `cc` and `cflags`: from the cache when it holds one for the
+/// same compiler (its `--version` too), flags and source; else compiled (into the cache when
+/// it is writable, else into `dir`).
+fn runtime_object(cc: &str, cflags: &[String], dir: &Path, compile: &dyn Fn(&Path, &Path, &Path) -> Result<()>) -> Result<PathBuf> {
+    let version = Command::new(cc).arg("--version").output().map(|o| o.stdout).unwrap_or_default();
+    let flags = cflags.join("\0");
+    let key = fnv1a(&[RUNTIME_C.as_bytes(), PTXR_H.as_bytes(), cc.as_bytes(), &version, flags.as_bytes()]);
+    let name = format!("ptxr_rt-{key:016x}.o");
+    if let Some(cache) = cache_dir() {
+        let hit = cache.join(&name);
+        if hit.is_file() {
+            return Ok(hit);
+        }
+        // Compiled in a directory of its own, then renamed into place: concurrent compiles
+        // each write their own and the last rename wins with identical content.
+        if std::fs::create_dir_all(&cache).is_ok() {
+            if let Ok(tmp) = tempfile::Builder::new().prefix(".ptxr_rt").tempdir_in(&cache) {
+                std::fs::write(tmp.path().join("ptxr.h"), PTXR_H)?;
+                std::fs::write(tmp.path().join("ptxr_rt.c"), RUNTIME_C)?;
+                let o = tmp.path().join("ptxr_rt.o");
+                compile(&tmp.path().join("ptxr_rt.c"), &o, tmp.path())?;
+                if std::fs::rename(&o, &hit).is_ok() {
+                    return Ok(hit);
+                }
+            }
+        }
+    }
+    std::fs::write(dir.join("ptxr_rt.c"), RUNTIME_C)?;
+    let o = dir.join("ptxr_rt.o");
+    compile(&dir.join("ptxr_rt.c"), &o, dir)?;
+    Ok(o)
 }
 
 /// Writes a static library of `objs` with `ar`.

@@ -1,7 +1,7 @@
 //! AArch64 code generation, run for real: corpus kernels are compiled with
 //! `ptxr::driver::compile_to_file(.., TargetKind::AArch64, 3, Emit::Obj, ..)`, linked statically
 //! with the C driver `tests/c/cta_driver.c` (which defines the `CtaCtx`/`SyncSlot`/`HostFns`
-//! layout of `src/codegen/abi.rs` and runs every CTA of the launch serially), run under
+//! layout of `ptxr-runtime/src/abi.rs` and runs every CTA of the launch serially), run under
 //! `qemu-aarch64`, and their outputs compared with the same launch run natively through the
 //! library (`driver::load` + `Loaded::launch`): bit-exact, except the outputs of PTX
 //! `.approx` instructions (compared with a relative tolerance, stated below).
@@ -446,7 +446,7 @@ fn abi_layout_matches_c_driver() {
     assert_eq!(
         got,
         want.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-        "C driver layout differs from src/codegen/abi.rs"
+        "C driver layout differs from ptxr-runtime/src/abi.rs"
     );
 }
 

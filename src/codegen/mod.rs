@@ -11,7 +11,8 @@
 //! compilers use for them); `cvta.shared` adds the window base. `.local` variables are
 //! per-thread allocas whose addresses are host pointers; `cvta.local` is the identity.
 
-pub mod abi;
+/// The ABI between generated code and launchers (in `ptxr-runtime`).
+pub use ptxr_runtime::abi;
 pub(crate) mod func;
 mod ops_atomic;
 mod ops_bits;

@@ -6,7 +6,7 @@
  * scheduler stay null, and `resolve` reports a deadlock if it is ever called); warp-path
  * kernels that run in phases (CTA barriers, grid-stride loops) get their warp frames.
  *
- * The structs mirror src/codegen/abi.rs (#[repr(C)], LP64): CtaCtx, SyncSlot, HostFns.
+ * The structs mirror ptxr-runtime/src/abi.rs (#[repr(C)], LP64): CtaCtx, SyncSlot, HostFns.
  *
  * Usage:  cta_driver IN OUT      run the launch described by IN, write the buffers to OUT
  *         cta_driver --layout    print the field offsets/sizes of the ABI structs

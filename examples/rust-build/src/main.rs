@@ -1,7 +1,7 @@
 //! Runs the kernels that build.rs compiled with `ptxr::Build`, through the generated bindings,
 //! and checks them against plain Rust. Exits non-zero on a mismatch.
 
-use ptxr::runtime::LaunchConfig;
+use ptxr_runtime::LaunchConfig;
 
 // One module per PTX file (saxpy, warp_reduce, reduce_shared), re-exported flat.
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));

@@ -3,7 +3,7 @@
  * Launches a kernel's CTA function `int32_t __ptxr_cta_<kernel>(CtaCtx*)` over a grid:
  * allocates each CTA's shared memory (and, for kernels with synchronization, the per-thread
  * frames, sync slots and scheduler state), completes barriers and warp collectives (a faithful
- * port of `resolve` in src/runtime/warp.rs), and provides the host services the generated code
+ * port of `resolve` in ptxr-runtime/src/warp.rs), and provides the host services the generated code
  * calls (vprintf, %globaltimer, __assertfail). Embedded in the ptxr binary and compiled with the
  * target's C compiler into every static library ptxr writes. */
 #define _POSIX_C_SOURCE 200809L
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <time.h>
 
-/* ---- The launch ABI (src/codegen/abi.rs; field order fixed) ---- */
+/* ---- The launch ABI (ptxr-runtime/src/abi.rs; field order fixed) ---- */
 
 typedef struct SyncSlot {
     uint32_t state, resume, kind, site, line, mode, mask, bar_id, bar_count, flags;
@@ -68,7 +68,7 @@ typedef struct Sched {
     uint32_t called;
 } Sched;
 
-/* ---- resolve: a port of src/runtime/warp.rs ---- */
+/* ---- resolve: a port of ptxr-runtime/src/warp.rs ---- */
 
 static int live(const SyncSlot *s) { return s->state != SLOT_EXITED; }
 
@@ -341,7 +341,7 @@ typedef struct Launch {
     int have_detail;
 } Launch;
 
-/* "waiting at line L: N threads, ...; E exited", as src/runtime/warp.rs words it. */
+/* "waiting at line L: N threads, ...; E exited", as ptxr-runtime/src/warp.rs words it. */
 static void deadlock_detail(CtaCtx *cta, const SyncSlot *slots, size_t n) {
     Launch *l = (Launch *)cta->host;
     if (!l) return;

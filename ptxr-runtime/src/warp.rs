@@ -2,7 +2,7 @@
 //! Called after every pass over a CTA's threads, when each thread is either waiting at a
 //! sync point or exited.
 
-use crate::codegen::abi::*;
+use crate::abi::*;
 
 /// Host-side scheduler state of one CTA.
 #[derive(Default)]
@@ -259,7 +259,8 @@ fn resolve_warp(warp: &mut [SyncSlot]) -> bool {
 /// PTX ISA 9.7.8.5 shfl.sync: the source lane `j` of `lane` for `mode` (up, down, bfly,
 /// idx) with operands `b` and `c`, and whether it is in range (`p`); out of range, the
 /// source is the lane itself (it keeps its own value).
-pub(crate) fn shfl_source(lane: u32, mode: u32, b: u32, c: u32) -> (usize, bool) {
+#[doc(hidden)]
+pub fn shfl_source(lane: u32, mode: u32, b: u32, c: u32) -> (usize, bool) {
     let bval = b & 31;
     let cval = c & 31;
     let segmask = (c >> 8) & 31;

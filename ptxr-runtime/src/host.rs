@@ -1,6 +1,6 @@
 //! Host services called by generated code through `HostFns`: printf, timers, assert.
 
-use crate::codegen::abi::HostFns;
+use crate::abi::HostFns;
 use std::io::Write;
 use std::sync::Mutex;
 

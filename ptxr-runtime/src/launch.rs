@@ -1,0 +1,590 @@
+//! Launching kernels over a grid: limits, parameter marshalling, CTAs on all cores.
+
+use crate::abi::{self, CtaCtx};
+use crate::host::{HostState, HOST_FNS};
+use rayon::prelude::*;
+
+/// Grid or block dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3(pub u32, pub u32, pub u32);
+
+impl Dim3 {
+    pub fn parse(s: &str) -> Result<Dim3, String> {
+        let parts: Vec<&str> = s.split(',').map(|p| p.trim()).collect();
+        if parts.is_empty() || parts.len() > 3 {
+            return Err(format!("`{s}`: expected X[,Y[,Z]]"));
+        }
+        let mut d = [1u32; 3];
+        for (k, p) in parts.iter().enumerate() {
+            d[k] = p.parse().map_err(|_| format!("`{s}`: `{p}` is not a positive integer"))?;
+            if d[k] == 0 {
+                return Err(format!("`{s}`: dimensions must be at least 1"));
+            }
+        }
+        Ok(Dim3(d[0], d[1], d[2]))
+    }
+    pub fn count(&self) -> u64 {
+        self.0 as u64 * self.1 as u64 * self.2 as u64
+    }
+}
+
+
+
+/// Launch configuration.
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dyn_smem: u32,
+}
+
+/// Why a launch failed.
+#[derive(Debug)]
+pub struct LaunchError(pub String);
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for LaunchError {}
+
+
+/// The CTA each worker thread is running, as its linear index + 1 (0: none), and the grid
+/// they belong to: what a watchdog reports (`running_ctas`). One relaxed store per CTA.
+static RUNNING: [std::sync::atomic::AtomicU64; 256] = [const { std::sync::atomic::AtomicU64::new(0) }; 256];
+static RUNNING_GRID: std::sync::Mutex<[u32; 3]> = std::sync::Mutex::new([1, 1, 1]);
+
+/// Marks CTA `c` as running on this worker thread until dropped.
+struct Running(usize);
+
+impl Running {
+    fn enter(c: u64) -> Running {
+        let k = rayon::current_thread_index().unwrap_or(0) % RUNNING.len();
+        RUNNING[k].store(c + 1, std::sync::atomic::Ordering::Relaxed);
+        Running(k)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING[self.0].store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The CTAs (`%ctaid`) running right now, one per busy worker thread.
+pub fn running_ctas() -> Vec<[u32; 3]> {
+    let g = *RUNNING_GRID.lock().unwrap_or_else(|e| e.into_inner());
+    let (gx, gy) = (g[0].max(1) as u64, g[1].max(1) as u64);
+    let mut v: Vec<[u32; 3]> = RUNNING
+        .iter()
+        .map(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+        .filter(|c| *c != 0)
+        .map(|c| {
+            let c = c - 1;
+            [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32]
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Shared-memory limit per CTA (the sm_70 maximum opt-in).
+pub const MAX_SMEM: u64 = 96 * 1024;
+
+
+thread_local! {
+    /// The shared-memory window this worker used last, kept for the next state it starts:
+    /// rayon starts a state per split of the grid, and mapping a window each time (mmap and
+    /// two mprotects) cost saxpy 60% in time.
+    static LAST_WINDOW: std::cell::RefCell<Option<GuardedMem>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A CTA's shared-memory window (a [`GuardedMem`]), reused by the worker thread.
+struct SharedWindow(Option<GuardedMem>);
+
+impl SharedWindow {
+    /// A window of `len` bytes: with guard pages (`guarded`, as `ptxr run` launches), else
+    /// on the heap (measured: the histogram benchmark ran 10-20% slower in mapped windows).
+    fn take(len: usize, guarded: bool) -> SharedWindow {
+        if !guarded {
+            return SharedWindow(Some(GuardedMem::heap(len)));
+        }
+        let cached = LAST_WINDOW.with(|c| c.borrow_mut().take()).filter(|g| g.len == len);
+        SharedWindow(Some(cached.unwrap_or_else(|| GuardedMem::new(len))))
+    }
+
+    fn mem(&mut self) -> &mut GuardedMem {
+        self.0.as_mut().expect("a window until dropped")
+    }
+
+    fn clear(&mut self) {
+        self.mem().clear()
+    }
+
+    fn start(&mut self) -> *mut u8 {
+        self.mem().start()
+    }
+}
+
+impl Drop for SharedWindow {
+    fn drop(&mut self) {
+        // Only mapped windows are worth keeping. During thread teardown the cache may be
+        // gone; the window is then just unmapped.
+        let g = self.0.take().filter(|g| !g.map.is_null());
+        if g.is_some() {
+            let _ = LAST_WINDOW.try_with(|c| *c.borrow_mut() = g);
+        }
+    }
+}
+
+/// The address a kernel gets for the data of argument `idx`: the data itself, or (`guarded`)
+
+
+/// Launch facts of a kernel, whether from the compiler's `KernelInfo` (`ptxr`'s JIT-loaded
+/// modules) or from generated bindings ([`KernelDesc`]).
+#[doc(hidden)]
+pub struct Shape<'a> {
+    pub name: &'a str,
+    pub file: &'a str,
+    pub static_smem: u32,
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+    pub frame_size: u32,
+    pub uses_sync: bool,
+    /// Compile errors of functions compiled as stubs, by source line (`ptxr`'s
+    /// `Loaded::deferred`): a launch that reaches one reports it.
+    pub deferred: &'a [(u32, u32, String)],
+}
+
+/// Checks block, grid, `.reqntid`/`.maxntid` and shared memory against the limits.
+#[doc(hidden)]
+pub fn check_config(k: &Shape, cfg: &LaunchConfig) -> Result<(), LaunchError> {
+    let name = k.name;
+    let threads = cfg.block.count();
+    if threads > 1024 || cfg.block.0 > 1024 || cfg.block.1 > 1024 || cfg.block.2 > 64 {
+        return Err(LaunchError(format!("block {}x{}x{} exceeds the limits (at most 1024 threads, x,y ≤ 1024, z ≤ 64)", cfg.block.0, cfg.block.1, cfg.block.2)));
+    }
+    if cfg.grid.0 as u64 > (1u64 << 31) - 1 || cfg.grid.1 > 65535 || cfg.grid.2 > 65535 {
+        return Err(LaunchError(format!("grid {}x{}x{} exceeds the limits (x < 2^31, y,z ≤ 65535)", cfg.grid.0, cfg.grid.1, cfg.grid.2)));
+    }
+    if let Some(r) = k.reqntid {
+        if r != [cfg.block.0, cfg.block.1, cfg.block.2] {
+            return Err(LaunchError(format!("kernel `{name}` requires a block of {}x{}x{} threads (.reqntid)", r[0], r[1], r[2])));
+        }
+    }
+    if let Some(m) = k.maxntid {
+        if threads > m[0] as u64 * m[1] as u64 * m[2] as u64 {
+            return Err(LaunchError(format!("kernel `{name}` allows at most {}x{}x{} threads per block (.maxntid)", m[0], m[1], m[2])));
+        }
+    }
+    let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
+    if total_smem > MAX_SMEM {
+        return Err(LaunchError(format!("shared memory {} bytes ({} static + {} dynamic) exceeds the {} byte limit", total_smem, k.static_smem, cfg.dyn_smem, MAX_SMEM)));
+    }
+    Ok(())
+}
+
+thread_local! {
+    static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs the launches of this thread with one CTA after another, in CTA order, on this
+/// thread (`true`), or spread over all cores (`false`, the default). Serial launches are
+/// deterministic even where a kernel's result depends on the order of CTAs (float atomics,
+/// racing writes): `ptxr roundtrip` compares two executions this way.
+pub fn set_serial(serial: bool) {
+    SERIAL.with(|s| s.set(serial));
+}
+
+static GUARDED_BUFFERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Launches copy each buffer argument into memory that ends at an inaccessible page (and
+/// back afterwards), and place each CTA's shared memory likewise, so that a kernel accessing
+/// past a buffer's or its shared memory's end faults instead of corrupting the heap. The
+/// command line turns this on (its crash guard reports the fault); it costs a copy of each
+/// buffer per launch, so benchmarks leave it off.
+pub fn set_guarded_buffers(on: bool) {
+    GUARDED_BUFFERS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`set_guarded_buffers`] is on.
+pub fn guarded_buffers() -> bool {
+    GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Runs every CTA of the grid on the rayon pool; `check_config` has passed.
+///
+/// # Safety
+/// `f` must be the CTA function of the kernel `k` describes, and `pbuf` its parameter buffer
+/// (pointer parameters valid for everything the kernel does with them).
+#[doc(hidden)]
+pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Result<(), LaunchError> {
+    let name = k.name;
+    let threads = cfg.block.count();
+    let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
+    let host = HostState::new();
+    let host_ptr = &host as *const HostState as usize;
+    let params_ptr = pbuf.as_ptr() as usize;
+    let ncta = cfg.grid.count();
+    let smem_len = (total_smem as usize + 15) / 16 * 16;
+    let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let nthreads = threads as usize;
+    *RUNNING_GRID.lock().unwrap_or_else(|e| e.into_inner()) = [cfg.grid.0, cfg.grid.1, cfg.grid.2];
+    // One frame slot per lane of each warp (a row of the block in runs of 32 threads:
+    // warp-vector kernels keep a frame of 32 slots per warp).
+    let lanes = (cfg.block.0 as usize + 31) / 32 * 32 * cfg.block.1 as usize * cfg.block.2 as usize;
+    let frame_words = if k.uses_sync { (k.frame_size as usize * lanes + 15) / 16 } else { 0 };
+    let uses_sync = k.uses_sync;
+    // The slots are written only on the way to the runtime's `resolve`: after a CTA that
+    // never called it (every collective completed in generated code) they are still clear.
+    let guarded = GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed);
+    let init = || (SharedWindow::take(smem_len, guarded), vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
+    type State = (SharedWindow, Vec<u128>, Vec<abi::SyncSlot>, bool);
+    let body = |(smem, frames, slots, dirty): &mut State, c: u64| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
+            let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
+            let _running = Running::enter(c);
+            // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
+            smem.clear();
+            let mut ctx = CtaCtx {
+                params: params_ptr as *const u8,
+                shared: smem.start(),
+                ctaid,
+                nctaid: [cfg.grid.0, cfg.grid.1, cfg.grid.2],
+                ntid: [cfg.block.0, cfg.block.1, cfg.block.2],
+                dyn_smem: cfg.dyn_smem,
+                total_smem: total_smem as u32,
+                status: 0,
+                status_line: 0,
+                rt: &HOST_FNS,
+                host: host_ptr as *mut u8,
+                status_thread: 0,
+                smid: rayon::current_thread_index().unwrap_or(0) as u32,
+                frames: std::ptr::null_mut(),
+                slots: std::ptr::null_mut(),
+                sched: std::ptr::null_mut(),
+            };
+            let mut sched = super::warp::Sched::default();
+            if uses_sync {
+                if *dirty {
+                    slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
+                }
+                ctx.frames = frames.as_mut_ptr() as *mut u8;
+                ctx.slots = slots.as_mut_ptr();
+                ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
+            }
+            let st = unsafe { f(&mut ctx) };
+            *dirty = sched.called;
+            if st != 0 || ctx.status != 0 {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
+                if g.as_ref().map_or(true, |(c0, _)| c < *c0) {
+                    *g = Some((c, ctx));
+                }
+            }
+    };
+    if SERIAL.with(|s| s.get()) {
+        let mut st = init();
+        for c in 0..ncta {
+            body(&mut st, c);
+        }
+    } else {
+        (0..ncta).into_par_iter().for_each_init(init, body);
+    }
+    host.flush();
+    if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let nt = cfg.block;
+        let t = ctx.status_thread;
+        let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
+        let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
+        let msg = match ctx.status {
+            abi::STATUS_UNSUPPORTED => {
+                match k.deferred.iter().find(|(l, _, _)| *l == ctx.status_line) {
+                    Some((l, c, why)) => format!("{}:{l}:{c}: error: kernel `{name}` cannot run: {why}", k.file),
+                    None => format!("{}:{}: error: kernel `{name}` cannot run: it could not be compiled", k.file, ctx.status_line),
+                }
+            }
+            abi::STATUS_TRAP => format!("{whr}: error: `trap` executed"),
+            abi::STATUS_BRKPT => format!("{whr}: error: `brkpt` executed (no debugger)"),
+            abi::STATUS_ASSERT => {
+                let m = host.assert_msg.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                format!("{whr}: error: device assertion failed: {m}")
+            }
+            abi::STATUS_DEADLOCK => {
+                let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                let d = if d.is_empty() { String::new() } else { format!(" ({d})") };
+                format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point{d}")
+            }
+            abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
+            abi::STATUS_SYNC_INDIRECT => format!("{whr}: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)"),
+            abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
+            s => format!("{whr}: error: launch failed (status {s})"),
+        };
+        return Err(LaunchError(msg));
+    }
+    Ok(())
+}
+
+/// One parameter of a kernel compiled ahead of time (see [`KernelDesc`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDesc {
+    pub name: &'static str,
+    /// The PTX type without the dot (`"u64"`, `"f32"`, `"b8"` for by-value structs).
+    pub ty: &'static str,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// What [`launch_cta_fn`] needs to know about a kernel compiled ahead of time: the
+/// `KernelInfo` of the compiler (`ptxr::codegen::KernelInfo`) as constants (generated
+/// bindings embed one per kernel).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelDesc {
+    pub name: &'static str,
+    /// The PTX file, for error messages (`FILE:LINE: in kernel ...`).
+    pub file: &'static str,
+    pub params: &'static [ParamDesc],
+    pub param_size: u32,
+    pub static_smem: u32,
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+    pub frame_size: u32,
+    pub uses_sync: bool,
+}
+
+/// The CTA function of a kernel: `int32_t __ptxr_cta_<kernel>(CtaCtx*)`.
+pub type CtaFn = unsafe extern "C" fn(*mut CtaCtx) -> i32;
+
+/// One argument value for [`launch_cta_fn`]: raw little-endian bits of the parameter's size.
+#[derive(Clone, Copy, Debug)]
+pub enum ArgValue<'a> {
+    B8(u8),
+    B16(u16),
+    B32(u32),
+    B64(u64),
+    /// A by-value aggregate (`.param .b8 p[N]`) or any parameter as raw bytes.
+    Bytes(&'a [u8]),
+}
+
+macro_rules! arg_from {
+    ($($t:ty => $v:ident($conv:expr)),*) => {$(
+        impl From<$t> for ArgValue<'_> {
+            fn from(x: $t) -> Self { ArgValue::$v($conv(x)) }
+        }
+    )*};
+}
+arg_from!(u8 => B8(|x| x), i8 => B8(|x: i8| x as u8), u16 => B16(|x| x), i16 => B16(|x: i16| x as u16),
+    u32 => B32(|x| x), i32 => B32(|x: i32| x as u32), f32 => B32(f32::to_bits),
+    u64 => B64(|x| x), i64 => B64(|x: i64| x as u64), f64 => B64(f64::to_bits));
+
+impl<'a, const N: usize> From<&'a [u8; N]> for ArgValue<'a> {
+    fn from(x: &'a [u8; N]) -> Self {
+        ArgValue::Bytes(x)
+    }
+}
+
+impl ArgValue<'_> {
+    fn bytes(&self) -> ([u8; 8], &[u8]) {
+        match self {
+            ArgValue::B8(x) => ([*x, 0, 0, 0, 0, 0, 0, 0], &[]),
+            ArgValue::B16(x) => ((*x as u64).to_le_bytes(), &[]),
+            ArgValue::B32(x) => ((*x as u64).to_le_bytes(), &[]),
+            ArgValue::B64(x) => (x.to_le_bytes(), &[]),
+            ArgValue::Bytes(b) => ([0; 8], b),
+        }
+    }
+    fn size(&self) -> usize {
+        match self {
+            ArgValue::B8(_) => 1,
+            ArgValue::B16(_) => 2,
+            ArgValue::B32(_) => 4,
+            ArgValue::B64(_) => 8,
+            ArgValue::Bytes(b) => b.len(),
+        }
+    }
+}
+
+/// Launches a kernel compiled ahead of time (linked into this program, e.g. by
+/// `ptxr::Build`) over the grid on all cores, with the same scheduling, limits and error
+/// messages as `ptxr`'s `Loaded::launch`. `args` holds one value per parameter, of the parameter's
+/// size; pointers are passed as `u64` addresses.
+///
+/// # Safety
+/// `cta` must be `__ptxr_cta_<k.name>` of the object `k` was generated for, and every address
+/// passed must be valid for whatever the kernel reads and writes through it during the launch.
+pub unsafe fn launch_cta_fn(cta: CtaFn, k: &KernelDesc, cfg: &LaunchConfig, args: &[ArgValue]) -> Result<(), LaunchError> {
+    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, deferred: &[] };
+    check_config(&shape, cfg)?;
+    if args.len() != k.params.len() {
+        return Err(LaunchError(format!("kernel `{}` takes {} parameters, {} given", k.name, k.params.len(), args.len())));
+    }
+    let mut pbuf = vec![0u8; k.param_size.max(8) as usize];
+    for (idx, (a, p)) in args.iter().zip(k.params.iter()).enumerate() {
+        if a.size() != p.size as usize {
+            return Err(LaunchError(format!("argument {idx} (`{}`) is .{} ({} bytes) but {} bytes were given", p.name, p.ty, p.size, a.size())));
+        }
+        let off = p.offset as usize;
+        let (small, big) = a.bytes();
+        let src = if big.is_empty() { &small[..p.size as usize] } else { big };
+        pbuf[off..off + p.size as usize].copy_from_slice(src);
+    }
+    run_grid(cta, &shape, cfg, &pbuf)
+}
+
+/// Element types a kernel may read and write through a pointer: every bit pattern is a valid
+/// value (integers, floats, arrays of them).
+///
+/// # Safety
+/// Implement only for types without padding, invalid bit patterns, or pointers.
+pub unsafe trait Plain: Copy + 'static {}
+macro_rules! plain {
+    ($($t:ty),*) => {$(unsafe impl Plain for $t {})*};
+}
+plain!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32, f64);
+unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
+
+/// A buffer that safe generated bindings pass to a pointer parameter: the kernel receives the
+/// address of its first element. Taken by `&mut` because the kernel may write through any
+/// pointer it gets.
+pub trait KernelBuf {
+    fn kernel_addr(&mut self) -> u64;
+}
+impl<T: Plain> KernelBuf for [T] {
+    fn kernel_addr(&mut self) -> u64 {
+        self.as_mut_ptr() as u64
+    }
+}
+impl<T: Plain> KernelBuf for Vec<T> {
+    fn kernel_addr(&mut self) -> u64 {
+        self.as_mut_ptr() as u64
+    }
+}
+impl<T: Plain, const N: usize> KernelBuf for [T; N] {
+    fn kernel_addr(&mut self) -> u64 {
+        self.as_mut_ptr() as u64
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3(x, 1, 1)
+    }
+}
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3(x, y, 1)
+    }
+}
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3(x, y, z)
+    }
+}
+impl From<[u32; 3]> for Dim3 {
+    fn from(d: [u32; 3]) -> Dim3 {
+        Dim3(d[0], d[1], d[2])
+    }
+}
+
+impl LaunchConfig {
+    /// `grid` CTAs of `block` threads, no dynamic shared memory.
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
+        LaunchConfig { grid: grid.into(), block: block.into(), dyn_smem: 0 }
+    }
+    /// Sets the dynamic shared memory in bytes.
+    pub fn shared(mut self, bytes: u32) -> LaunchConfig {
+        self.dyn_smem = bytes;
+        self
+    }
+}
+
+/// `len` bytes (a multiple of 16) mapped so that they end where an inaccessible page
+/// begins, with another such page before them: a CTA's shared-memory window, and with
+/// [`set_guarded_buffers`] the buffers of a launch. A kernel that accesses past the end (on a
+/// GPU, an illegal-address error of the launch) gets a memory fault, which the command line
+/// reports (`guard`), instead of overwriting the runtime's heap. Falls back to the heap when
+/// the mapping fails.
+#[doc(hidden)]
+pub struct GuardedMem {
+    map: *mut u8,
+    map_len: usize,
+    start: *mut u8,
+    len: usize,
+    heap: Vec<u128>,
+}
+
+// SAFETY: the mapping is owned by one worker's state and only used by the CTA it runs.
+unsafe impl Send for GuardedMem {}
+
+impl GuardedMem {
+    pub fn new(len: usize) -> GuardedMem {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let body = len.div_ceil(page).max(1) * page;
+        let map_len = page + body + page;
+        // SAFETY: a fresh private anonymous mapping; its guard pages are made inaccessible
+        // before the window is handed out, and it is unmapped once, in `drop`.
+        unsafe {
+            let m = libc::mmap(std::ptr::null_mut(), map_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+            if m != libc::MAP_FAILED {
+                let m = m as *mut u8;
+                if libc::mprotect(m as *mut libc::c_void, page, libc::PROT_NONE) == 0 && libc::mprotect(m.add(page + body) as *mut libc::c_void, page, libc::PROT_NONE) == 0 {
+                    return GuardedMem { map: m, map_len, start: m.add(page + body - len), len, heap: Vec::new() };
+                }
+                libc::munmap(m as *mut libc::c_void, map_len);
+            }
+        }
+        GuardedMem::heap(len)
+    }
+
+    /// `len` bytes on the heap, without guard pages.
+    pub fn heap(len: usize) -> GuardedMem {
+        let mut heap = vec![0u128; len / 16 + 1];
+        let start = heap.as_mut_ptr() as *mut u8;
+        GuardedMem { map: std::ptr::null_mut(), map_len: 0, start, len, heap }
+    }
+
+    /// A guarded copy of `data`.
+    pub fn copy_of(data: &[u8]) -> GuardedMem {
+        let mut g = GuardedMem::new(data.len().div_ceil(16) * 16);
+        g.bytes(data.len()).copy_from_slice(data);
+        g
+    }
+
+    pub fn start(&mut self) -> *mut u8 {
+        self.start
+    }
+
+    /// The first `n` bytes (`n` at most `len`).
+    pub fn bytes(&mut self, n: usize) -> &mut [u8] {
+        // SAFETY: `start..start+len` is accessible and owned by `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.start, n.min(self.len)) }
+    }
+
+    /// Shared memory starts uninitialized on a GPU; zeroed here so runs are reproducible.
+    pub fn clear(&mut self) {
+        if self.map.is_null() {
+            self.heap.iter_mut().for_each(|w| *w = 0);
+        } else {
+            if self.len > 0 {
+                // SAFETY: `start..start+len` lies inside the accessible part of the mapping.
+                unsafe { std::ptr::write_bytes(self.start, 0, self.len) };
+            }
+        }
+    }
+}
+
+impl Drop for GuardedMem {
+    fn drop(&mut self) {
+        if !self.map.is_null() {
+            // SAFETY: the mapping made in `new`, unmapped once.
+            unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+        }
+    }
+}
+
