@@ -189,7 +189,13 @@ pub fn build_c_objects(cc: &str, dir: &Path, kernels: &[CKernel], cflags: &[Stri
         cmd.args(["-O2", "-fPIC", "-c"]).args(cflags).arg("-I").arg(inc).arg(src).arg("-o").arg(o);
         run(&mut cmd, &format!("compiling the ptxr C runtime {}", src.file_name().unwrap_or_default().to_string_lossy()))
     };
-    let rt = runtime_object(cc, cflags, dir, &compile)?;
+    let mut rt = runtime_object(cc, cflags, dir, &compile)?;
+    if rt.parent() != Some(dir) {
+        // Archive members and link inputs keep the name `ptxr_rt.o`.
+        let local = dir.join("ptxr_rt.o");
+        std::fs::copy(&rt, &local)?;
+        rt = local;
+    }
     let o = dir.join("ptxr_launch.o");
     compile(&dir.join("ptxr_launch.c"), &o, dir)?;
     Ok(vec![rt, o])

@@ -34,6 +34,24 @@ fn rust_build_example() {
         .env("CARGO_TARGET_DIR", target_dir().join("examples"))
         .current_dir(root()));
     assert!(out.contains("rust example: all kernels match the references"), "{out}");
+    // Issue 22: the application carries the runtime, not the compiler.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let tree = run(Command::new(cargo).args(["tree", "-e", "normal", "--manifest-path"]).arg(root().join("examples/rust-build/Cargo.toml")).env("CARGO_TARGET_DIR", target_dir().join("examples")).current_dir(root()));
+    assert!(tree.contains("ptxr-runtime"), "{tree}");
+    for dep in ["inkwell", "llvm-sys", "ptxr v"] {
+        assert!(!tree.contains(dep), "the example depends on {dep}:\n{tree}");
+    }
+    let exe = target_dir().join("examples/release/ptxr-rust-build-example");
+    let size = std::fs::metadata(&exe).map(|m| m.len()).unwrap_or(0);
+    eprintln!("rust example binary: {size} bytes");
+    if have("nm") {
+        let syms = run(Command::new("nm").arg("-C").arg(&exe));
+        assert!(!syms.contains("llvm::"), "LLVM symbols in the example binary");
+    }
+    if have("ldd") {
+        let libs = run(Command::new("ldd").arg(&exe));
+        assert!(!libs.contains("libstdc++") && !libs.contains("libLLVM"), "{libs}");
+    }
 }
 
 fn c_example(what: &str) {
