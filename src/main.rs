@@ -271,31 +271,20 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
         }
     }
     if let Some(t) = timeout {
-        // The watchdog: the launch runs on the worker threads; if it is still running after
-        // `t` seconds, report where it is and end the process (generated code has no point
-        // where it could be stopped and resumed).
+        // The runtime's watchdog stops the launch at the kernel's next loop back edge
+        // (`ptxr_runtime::set_timeout`). A last resort, should code ever not reach a poll
+        // point: end the process after twice the limit.
+        ptxr::runtime::set_timeout(Some(std::time::Duration::from_secs_f64(t)));
         let (name, file) = (kernel.to_string(), src.name.clone());
-        let done = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
-        let d2 = done.clone();
         std::thread::spawn(move || {
-            let (m, cv) = &*d2;
-            let g = m.lock().unwrap_or_else(|e| e.into_inner());
-            let (g, _) = cv.wait_timeout_while(g, std::time::Duration::from_secs_f64(t), |finished| !*finished).unwrap_or_else(|e| e.into_inner());
-            if !*g {
-                let ctas = ptxr::runtime::running_ctas();
-                let list: Vec<String> = ctas.iter().take(8).map(|c| format!("({},{},{})", c[0], c[1], c[2])).collect();
-                let more = if ctas.len() > 8 { format!(" and {} more", ctas.len() - 8) } else { String::new() };
-                let _ = writeln!(std::io::stderr(), "{file}: error: kernel `{name}`: launch timed out after {t} s (--timeout); CTAs still running: {}{more}", if list.is_empty() { "none".to_string() } else { list.join(", ") });
-                std::process::exit(1);
-            }
+            std::thread::sleep(std::time::Duration::from_secs_f64(2.0 * t + 1.0));
+            let ctas = ptxr::runtime::running_ctas();
+            let list: Vec<String> = ctas.iter().take(8).map(|c| format!("({},{},{})", c[0], c[1], c[2])).collect();
+            let _ = writeln!(std::io::stderr(), "{file}: error: kernel `{name}`: launch timed out after {t} s (--timeout) and did not stop at a loop; CTAs still running: {}", if list.is_empty() { "none".to_string() } else { list.join(", ") });
+            std::process::exit(1);
         });
-        let r = loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs);
-        *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        done.1.notify_all();
-        r?;
-    } else {
-        loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
     }
+    loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
     for (n, p) in dump_specs {
         let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {

@@ -300,4 +300,24 @@ fn run_timeout_stops_a_kernel_that_never_ends() {
     let (rc, _, err) = ptxr(&["run", "tests/cli/spin_forever.ptx", "--kernel", "spin", "--arg", "u32:0", "--timeout", "0"]);
     assert_ne!(rc, 0);
     assert!(err.contains("--timeout takes a positive number of seconds"), "{err}");
+    // The runtime's watchdog stops the launch where the kernel polls it, the back edges of
+    // its loops, on both execution paths: a loop of the kernel, of a function it calls, a
+    // loop with a barrier, a loop that only odd lanes run.
+    for (kernel, line) in [("spin", 17), ("spin_call", 28), ("spin_barrier", 50), ("spin_odd", 67)] {
+        for exec in ["simd", "thread"] {
+            let start = std::time::Instant::now();
+            let (rc, _, err) = ptxr(&["run", "tests/cli/spin_forever.ptx", "--kernel", kernel, "--grid", "3", "--block", "64", "--arg", "u32:1", "--timeout", "0.3", "--exec", exec]);
+            assert_eq!(rc, 1, "{kernel} {exec}: {err}");
+            assert!(err.contains(&format!("error: kernel `{kernel}`: launch timed out after 0.3 s (the launch's time limit); CTAs still running: (")), "{kernel} {exec}: {err}");
+            // The per-thread scheduler polls a loop through a barrier between its passes,
+            // where no thread's instruction is current.
+            if kernel == "spin_barrier" && exec == "thread" {
+                assert!(!err.contains("stopped at"), "{kernel} {exec}: {err}");
+            } else {
+                assert!(err.contains(&format!("stopped at line {line}")), "{kernel} {exec}: {err}");
+            }
+            assert!(!err.contains("did not stop at a loop"), "{kernel} {exec}: the last-resort exit fired: {err}");
+            assert!(start.elapsed() < std::time::Duration::from_secs(60));
+        }
+    }
 }

@@ -4,8 +4,8 @@
 //! `ptxr compile -O0` and `-O1`, and a short `ptxr run` of each kernel with arguments guessed
 //! from its signature, each stage a process of its own with a time limit. No stage may panic,
 //! die of a signal, or report an internal error; a stage may refuse the input with an error.
-//! A run that exceeds its time limit is not a failure here (a mutant may loop forever;
-//! `ptxr run` has no watchdog yet).
+//! A run has `--timeout 5` (a mutant may loop forever): the watchdog must stop it, so a run
+//! that the harness has to kill is a failure too.
 //!
 //! `PIPELINE_FUZZ_ITERS=N` runs N mutants (default 24), `PIPELINE_FUZZ_SEED=S` another
 //! campaign; each failure names the seed and mutant so that it can be replayed:
@@ -41,10 +41,9 @@ fn ptxr(args: &[&str], limit: Duration) -> Option<(i32, String)> {
 }
 
 /// Why a stage's outcome is a bug, if it is one.
-fn bug(stage: &str, r: &Option<(i32, String)>, timed: bool) -> Option<String> {
+fn bug(stage: &str, r: &Option<(i32, String)>) -> Option<String> {
     match r {
-        None if timed => Some(format!("{stage} ran out of time")),
-        None => None,
+        None => Some(format!("{stage} ran out of time")),
         Some((101, e)) => Some(format!("{stage} panicked: {e}")),
         Some((-1, e)) => Some(format!("{stage} died of a signal: {e}")),
         Some((_, e)) if e.contains("internal error") => Some(format!("{stage} reported an internal error: {e}")),
@@ -82,7 +81,7 @@ fn mutants_never_crash_the_pipeline() {
         let p = path.to_str().unwrap();
         let name = format!("seed {seed} mutant {m} of {}", f.display());
         let r = ptxr(&["check", p], Duration::from_secs(20));
-        if let Some(b) = bug("check", &r, true) {
+        if let Some(b) = bug("check", &r) {
             failures.push(format!("{name}: {b}"));
             continue;
         }
@@ -93,7 +92,7 @@ fn mutants_never_crash_the_pipeline() {
         let mut ok = true;
         for opt in ["-O0", "-O1"] {
             let r = ptxr(&["compile", p, opt, "--emit", "obj", "--no-c-abi", "-o", dir.path().join("m.o").to_str().unwrap()], Duration::from_secs(120));
-            if let Some(b) = bug(&format!("compile {opt}"), &r, true) {
+            if let Some(b) = bug(&format!("compile {opt}"), &r) {
                 failures.push(format!("{name}: {b}"));
             }
             ok &= r.map_or(false, |(c, _)| c == 0);
@@ -108,7 +107,7 @@ fn mutants_never_crash_the_pipeline() {
             let g = l.cfg.grid;
             let b = l.cfg.block;
             let (grid, block, shared) = (format!("{},{},{}", g.0.min(2), g.1, g.2), format!("{},{},{}", b.0, b.1, b.2), l.cfg.dyn_smem.to_string());
-            let mut args: Vec<String> = vec!["run".into(), p.into(), "-O1".into(), "--kernel".into(), l.kernel.clone(), "--grid".into(), grid, "--block".into(), block, "--shared".into(), shared];
+            let mut args: Vec<String> = vec!["run".into(), p.into(), "-O1".into(), "--kernel".into(), l.kernel.clone(), "--grid".into(), grid, "--block".into(), block, "--shared".into(), shared, "--timeout".into(), "5".into()];
             for a in &l.args {
                 args.push("--arg".into());
                 args.push(if a.starts_with("buf:rand:") { "buf:zero:65536".into() } else { a.clone() });
@@ -117,11 +116,12 @@ fn mutants_never_crash_the_pipeline() {
             if only.is_some() {
                 eprintln!("{name}: ptxr {}", argv.join(" "));
             }
-            let r = ptxr(&argv, Duration::from_secs(20));
+            // Compiling (at most the compile stages' 120 s) plus the 5 s watchdog.
+            let r = ptxr(&argv, Duration::from_secs(150));
             if only.is_some() {
                 eprintln!("  -> {:?}", r.as_ref().map(|(c, e)| (c, e.lines().next().unwrap_or(""))));
             }
-            if let Some(b) = bug(&format!("run {}", l.kernel), &r, false) {
+            if let Some(b) = bug(&format!("run {}", l.kernel), &r) {
                 failures.push(format!("{name}: {b}"));
             }
             ran += 1;

@@ -21,7 +21,9 @@ pub struct CtaCtx {
     pub status_line: u32,
     /// Host services.
     pub rt: *const HostFns,
-    /// Opaque pointer for the host (the launch) passed back to `HostFns`.
+    /// Opaque pointer for the host (the launch) passed back to `HostFns`. When not null, it
+    /// points to the launch's cancel word first (a `u32`, nonzero once the launch must stop:
+    /// [`STATUS_TIMEOUT`]).
     pub host: *mut u8,
     /// Extra word written by the host when a status is set (thread index, etc.).
     pub status_thread: u32,
@@ -137,6 +139,10 @@ pub const STATUS_SYNC_INDIRECT: u32 = 7;
 pub const STATUS_PARTIAL_WARP: u32 = 8;
 /// The kernel (or a function it calls) could not be compiled (`codegen::compile_lenient`).
 pub const STATUS_UNSUPPORTED: u32 = 9;
+/// The launch ran past its time limit: generated code polls the launch's cancel word (the
+/// first `u32` that `CtaCtx::host` points to, when it is not null) at every back edge of the
+/// PTX's loops and stops there.
+pub const STATUS_TIMEOUT: u32 = 10;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

@@ -5,7 +5,11 @@ use std::io::Write;
 use std::sync::Mutex;
 
 /// Per-launch host state reachable from generated code (`CtaCtx::host`).
+#[repr(C)]
 pub struct HostState {
+    /// The cancel word, first (generated code reads it at loop back edges): set by the
+    /// launch's watchdog when it runs past its time limit.
+    pub cancel: std::sync::atomic::AtomicU32,
     pub out: Mutex<Vec<u8>>,
     pub assert_msg: Mutex<Option<String>>,
     /// Extra words for an error (e.g. where the threads of a deadlocked CTA wait).
@@ -160,7 +164,7 @@ fn c_format(spec: &str, a: Arg) -> Vec<u8> {
 
 impl HostState {
     pub fn new() -> HostState {
-        HostState { out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None) }
+        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None) }
     }
     /// Writes printf output collected during the launch to stdout.
     pub fn flush(&self) {

@@ -187,6 +187,16 @@ pub fn check_config(k: &Shape, cfg: &LaunchConfig) -> Result<(), LaunchError> {
 
 thread_local! {
     static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static TIMEOUT: std::cell::Cell<Option<std::time::Duration>> = const { std::cell::Cell::new(None) };
+}
+
+/// Launches from this thread stop with an error once they have run for `limit` (`None`, the
+/// default: no limit), as a GPU's watchdog reports "launch timed out": the error names the
+/// kernel and the CTAs still running. Generated code polls for it at every back edge of the
+/// kernel's loops (a kernel without loops ends on its own), and CTAs not yet started when
+/// the limit passes do not start.
+pub fn set_timeout(limit: Option<std::time::Duration>) {
+    TIMEOUT.with(|t| t.set(limit));
 }
 
 /// Runs the launches of this thread with one CTA after another, in CTA order, on this
@@ -278,7 +288,13 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 ctx.slots = slots.as_mut_ptr();
                 ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
             }
-            let st = unsafe { f(&mut ctx) };
+            // A CTA that would start after the time limit stops before it runs.
+            let st = if host.cancel.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+                ctx.status = abi::STATUS_TIMEOUT;
+                0
+            } else {
+                unsafe { f(&mut ctx) }
+            };
             *dirty = sched.called;
             if st != 0 || ctx.status != 0 {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -288,20 +304,49 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 }
             }
     };
-    if SERIAL.with(|s| s.get()) {
-        let mut st = init();
-        for c in 0..ncta {
-            body(&mut st, c);
+    // The watchdog (`set_timeout`): past the limit it sets the launch's cancel word, which
+    // generated code polls at the back edges of the kernel's loops, and notes the CTAs then
+    // running for the message.
+    let limit = TIMEOUT.with(|t| t.get());
+    let finished = (std::sync::Mutex::new(false), std::sync::Condvar::new());
+    let timed_out: std::sync::Mutex<Option<Vec<[u32; 3]>>> = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        if let Some(t) = limit {
+            let (finished, timed_out, host) = (&finished, &timed_out, &host);
+            scope.spawn(move || {
+                let g = finished.0.lock().unwrap_or_else(|e| e.into_inner());
+                let (g, _) = finished.1.wait_timeout_while(g, t, |done| !*done).unwrap_or_else(|e| e.into_inner());
+                if !*g {
+                    *timed_out.lock().unwrap_or_else(|e| e.into_inner()) = Some(running_ctas());
+                    host.cancel.store(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
         }
-    } else {
-        (0..ncta).into_par_iter().for_each_init(init, body);
-    }
+        if SERIAL.with(|s| s.get()) {
+            let mut st = init();
+            for c in 0..ncta {
+                body(&mut st, c);
+            }
+        } else {
+            (0..ncta).into_par_iter().for_each_init(init, body);
+        }
+        *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        finished.1.notify_all();
+    });
     host.flush();
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         let nt = cfg.block;
         let t = ctx.status_thread;
         let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
         let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
+        if ctx.status == abi::STATUS_TIMEOUT {
+            let ctas = timed_out.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_default();
+            let list: Vec<String> = ctas.iter().take(8).map(|c| format!("({},{},{})", c[0], c[1], c[2])).collect();
+            let more = if ctas.len() > 8 { format!(" and {} more", ctas.len() - 8) } else { String::new() };
+            let at = if ctx.status_line > 0 { format!("; CTA ({},{},{}), thread ({},{},{}) stopped at line {}", ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2, ctx.status_line) } else { String::new() };
+            let secs = limit.map_or(0.0, |t| t.as_secs_f64());
+            return Err(LaunchError(format!("{}: error: kernel `{name}`: launch timed out after {secs} s (the launch's time limit); CTAs still running: {}{more}{at}", k.file, if list.is_empty() { "none".to_string() } else { list.join(", ") })));
+        }
         let msg = match ctx.status {
             abi::STATUS_UNSUPPORTED => {
                 match k.deferred.iter().find(|(l, _, _)| *l == ctx.status_line) {

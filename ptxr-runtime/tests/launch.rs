@@ -84,3 +84,34 @@ fn a_status_names_file_line_cta_and_thread() {
     let err = launch(traps, &k, &LaunchConfig::new(3, (4, 2)), &mut out, 4, 1).unwrap_err();
     assert_eq!(err, "fill.ptx:42: in kernel `traps`, CTA (1,0,0), thread (1,1,0): error: `trap` executed");
 }
+
+/// Spins until the launch's cancel word is set (as generated code polls it at a loop's back
+/// edge), then stops with the timeout status at line 7.
+unsafe extern "C" fn spins(cta: *mut CtaCtx) -> i32 {
+    let c = &mut *cta;
+    let word = &*(c.host as *const std::sync::atomic::AtomicU32);
+    while word.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        std::hint::spin_loop();
+    }
+    c.status = abi::STATUS_TIMEOUT;
+    c.status_line = 7;
+    0
+}
+
+#[test]
+fn a_launch_past_its_time_limit_stops_with_the_running_ctas() {
+    let k = KernelDesc { name: "spins", ..FILL };
+    let mut out = vec![0u32; 4];
+    ptxr_runtime::set_timeout(Some(std::time::Duration::from_millis(200)));
+    let start = std::time::Instant::now();
+    let err = launch(spins, &k, &LaunchConfig::new(6, 32), &mut out, 4, 1).unwrap_err();
+    let took = start.elapsed();
+    // A launch that ends in time is not affected.
+    launch(fill, &FILL, &LaunchConfig::new(1, 4), &mut out, 4, 2).unwrap();
+    ptxr_runtime::set_timeout(None);
+    assert!(err.starts_with("fill.ptx: error: kernel `spins`: launch timed out after 0.2 s"), "{err}");
+    assert!(err.contains("CTAs still running: ("), "{err}");
+    assert!(err.contains("stopped at line 7"), "{err}");
+    assert!(took < std::time::Duration::from_secs(20), "the launch took {took:?}");
+    assert_eq!(out, vec![1, 3, 5, 7]);
+}

@@ -93,6 +93,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     shared_base: Option<PointerValue<'ctx>>,
     /// Launch geometry fields of `CtaCtx`, loaded once in the entry block.
     cta_cache: HashMap<(u32, Option<u32>), IntValue<'ctx>>,
+    /// The launch's cancel word (`CtaCtx::host`, or a constant zero when it is null),
+    /// computed once in the entry block ([`FnEmitter::poll_cancel`]).
+    cancel_word: Option<PointerValue<'ctx>>,
     /// Whether the function takes the address of a variable it keeps in an alloca
     /// (`mov.u64 %rd, larr`, `cvta.local`); see `space_ptr`.
     alloca_escapes: bool,
@@ -406,6 +409,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         mem_base: None,
         shared_base: None,
         cta_cache: HashMap::new(),
+        cancel_word: None,
         alloca_escapes: false,
         local_ranges: Vec::new(),
         nan_free: std::collections::HashSet::new(),
@@ -983,6 +987,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
         let first = self.block_target(&bbs, 0);
         self.b.build_unconditional_branch(first).unwrap();
+        // Reverse postorder positions: an edge to a block at or before its source's position
+        // is a back edge (every cycle has one).
+        let rpo = crate::ir::cfg::Cfg::new(&func).order;
         for (k, blk) in func.blocks.iter().enumerate() {
             // Code after a terminator inside a block (a trap) is unreachable.
             if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
@@ -1005,6 +1012,22 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             }
             if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_some()) {
                 self.after_terminator();
+            }
+            // Polling at back edges bounds every loop ([`FnEmitter::poll_cancel`]). Under
+            // the scheduler, a loop that passes a sync point (or yields) is bounded where
+            // each pass ends instead, outside the thread loops the poll would keep from
+            // vectorizing.
+            let back = blk.term.succs().iter().copied().filter(|t| rpo[k] != u32::MAX && rpo[*t as usize] <= rpo[k]).min_by_key(|t| rpo[*t as usize]);
+            let through_sync = |t: u32| {
+                self.sync.is_some()
+                    && (blk.term_src.map_or(false, |(i, _)| self.is_yield(i))
+                        || func.blocks.iter().enumerate().any(|(j, b)| rpo[j] != u32::MAX && rpo[j] >= rpo[t as usize] && rpo[j] <= rpo[k] && b.insts.iter().any(|i| crate::lanes::is_sync(i.src))))
+            };
+            if back.map_or(false, |t| !through_sync(t)) && self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
+                if let Some((i, _)) = blk.term_src {
+                    self.span = i.span;
+                }
+                self.poll_cancel();
             }
             self.terminator(blk, &bbs)?;
         }
@@ -1457,14 +1480,79 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.b.position_at_end(cont);
     }
 
+    /// Stops the CTA with `STATUS_TIMEOUT` when the launch's cancel word is set (the
+    /// runtime's watchdog, `ptxr_runtime::set_timeout`): placed at every back edge of the
+    /// PTX's loops, so a kernel that loops forever stops as a GPU's watchdog stops it. One
+    /// load and a branch per iteration; none on the NVPTX target.
+    pub fn poll_cancel(&mut self) {
+        let line = self.line();
+        self.poll_cancel_at(line);
+    }
+
+    /// [`FnEmitter::poll_cancel`] reporting source line `line`; 0 where no instruction (and
+    /// no thread) is current: between the scheduler's passes, the warp's dispatch.
+    pub fn poll_cancel_at(&mut self, line: u32) {
+        if self.m.nvptx {
+            return;
+        }
+        let ctx = self.ctx();
+        let i32t = ctx.i32_type();
+        let word = match self.cancel_word {
+            Some(p) => p,
+            None => {
+                let pt = ctx.ptr_type(AddressSpace::default());
+                let zero = match self.m.module.get_global("__ptxr_no_cancel") {
+                    Some(g) => g,
+                    None => {
+                        let g = self.m.module.add_global(i32t, None, "__ptxr_no_cancel");
+                        g.set_linkage(inkwell::module::Linkage::Internal);
+                        g.set_initializer(&i32t.const_zero());
+                        g
+                    }
+                };
+                let fp = self.alloca_b.build_struct_gep(self.cta_type(), self.cta, field::HOST, "").unwrap();
+                let host = self.alloca_b.build_load(pt, fp, "host").unwrap().into_pointer_value();
+                let none = self.alloca_b.build_is_null(host, "").unwrap();
+                let p = self.alloca_b.build_select(none, zero.as_pointer_value(), host, "cancel.word").unwrap().into_pointer_value();
+                self.cancel_word = Some(p);
+                p
+            }
+        };
+        let v = self.b.build_load(i32t, word, "cancel").unwrap();
+        let _ = v.as_instruction_value().unwrap().set_volatile(true);
+        let set = self.b.build_int_compare(IntPredicate::NE, v.into_int_value(), i32t.const_zero(), "").unwrap();
+        let stop = ctx.append_basic_block(self.f, "timed.out");
+        let go = ctx.append_basic_block(self.f, "go.on");
+        self.b.build_conditional_branch(set, stop, go).unwrap();
+        self.b.position_at_end(stop);
+        if line == 0 {
+            let p = self.cta_field_ptr(field::STATUS, None);
+            self.b.build_store(p, i32t.const_int(super::abi::STATUS_TIMEOUT as u64, false)).unwrap();
+            self.b.build_unconditional_branch(self.abort_bb).unwrap();
+        } else {
+            self.abort_at(super::abi::STATUS_TIMEOUT, line);
+        }
+        if let Some(dead) = self.b.get_insert_block().filter(|bb| bb.get_terminator().is_none()) {
+            // `abort_at` leaves the builder in a fresh unreachable block.
+            self.b.position_at_end(dead);
+            self.b.build_unreachable().unwrap();
+        }
+        self.b.position_at_end(go);
+    }
+
     /// Stops the CTA with `status` at the current instruction's line.
     pub fn abort_with(&mut self, status: u32) {
+        let line = self.line();
+        self.abort_at(status, line);
+    }
+
+    /// [`FnEmitter::abort_with`] at source line `line`.
+    pub fn abort_at(&mut self, status: u32, line: u32) {
         if self.m.nvptx {
             super::nvvm::trap(self, status);
             return;
         }
         let i32t = self.ctx().i32_type();
-        let line = self.line();
         let p = self.cta_field_ptr(field::STATUS, None);
         self.b.build_store(p, i32t.const_int(status as u64, false)).unwrap();
         let p = self.cta_field_ptr(field::STATUS_LINE, None);

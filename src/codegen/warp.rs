@@ -1015,13 +1015,19 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let body_start = e.b.get_insert_block().unwrap();
     // The dispatch: the lowest block any lane waits for (cases added by `walk`).
     let end = bars.as_ref().map_or(l.latch, |b| b.finished);
+    // It first polls the launch's time limit (a loop whose back edge goes through the
+    // dispatch is bounded there).
     let dispatch = ctx.append_basic_block(e.f, "warp.dispatch");
-    e.b.position_at_end(dispatch);
+    let pick = ctx.append_basic_block(e.f, "warp.pick");
+    e.b.position_at_end(pick);
     let all = e.b.build_load(v32, next, "next").unwrap();
     let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
     let dispatch_switch = e.b.build_switch(low, end, &[]).unwrap();
-    e.b.position_at_end(body_start);
     e.tid = [x0, l.y, l.z];
+    e.b.position_at_end(dispatch);
+    e.poll_cancel_at(0);
+    e.b.build_unconditional_branch(pick).unwrap();
+    e.b.position_at_end(body_start);
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
@@ -1136,6 +1142,27 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
 /// the iteration and every `YIELD_EVERY`th stops the warp (saving its frame as a barrier
 /// does) so that the CTA's next warp runs; it resumes at `header` in the next phase.
 fn back_edge<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
+    // Every back edge first polls the launch's time limit.
+    let cur = e.b.get_insert_block();
+    let poll = e.ctx().append_basic_block(e.f, "loop.poll");
+    e.b.position_at_end(poll);
+    e.poll_cancel();
+    let after_poll = e.b.get_insert_block().unwrap();
+    if let Some(cur) = cur {
+        e.b.position_at_end(cur);
+    }
+    let to = back_edge_yield(e, b, header);
+    let cur = e.b.get_insert_block();
+    e.b.position_at_end(after_poll);
+    e.b.build_unconditional_branch(to).unwrap();
+    if let Some(cur) = cur {
+        e.b.position_at_end(cur);
+    }
+    poll
+}
+
+/// The yield part of [`back_edge`].
+fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
     let Some((_, live)) = w(e).plan.yields.iter().find(|(l, _)| *l == b).cloned() else { return header };
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
@@ -1674,7 +1701,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         if uniform {
             match (&blk.term, cond) {
                 (Term::Br(t), _) if direct(*t) => {
-                    let to = back_edge(e, b, code[*t as usize].unwrap());
+                    let to = if cfg.order[*t as usize] <= id { back_edge(e, b, code[*t as usize].unwrap()) } else { code[*t as usize].unwrap() };
                     e.b.build_unconditional_branch(to).unwrap();
                 }
                 (Term::CondBr { .. }, Some((p, then, els))) if direct(then) || direct(els) => {

@@ -755,6 +755,15 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     e.alloca_b.position_before(&entry_term);
     let force = e.alloca_b.build_alloca(e.ctx().i32_type(), "force.site").unwrap();
     e.alloca_b.build_store(force, e.ctx().i32_type().const_zero()).unwrap();
+    // Every pass ends by polling the launch's time limit (`FnEmitter::poll_cancel`): a loop
+    // through sync points (a barrier, a shuffle, a lockstep yield) is bounded here, once per
+    // pass rather than in the thread loops.
+    let resolve = e.sync.as_ref().map(|s| s.resolve_bb).unwrap();
+    let pre = e.ctx().append_basic_block(e.f, "pass.poll");
+    resolve.replace_all_uses_with(&pre);
+    e.b.position_at_end(pre);
+    e.poll_cancel_at(0);
+    e.b.build_unconditional_branch(resolve).unwrap();
     let Some(st) = &mut e.sync else { return 0 };
     let ctx = e.m.ctx;
     let i32t = ctx.i32_type();

@@ -322,6 +322,9 @@ static uint32_t resolve(CtaCtx *cta) {
 /* ---- One launch ---- */
 
 typedef struct Launch {
+    /* The cancel word, first: generated code polls it at loop back edges (CtaCtx.host points
+     * here). This runtime has no time limit, so it stays 0. */
+    volatile uint32_t cancel;
     const ptxr_kernel *k;
     const ptxr_launch_config *cfg;
     const uint8_t *params;
