@@ -64,7 +64,14 @@ fn mutants_never_crash_the_pipeline() {
     let mut rng = Rng::new(seed);
     let mut failures = Vec::new();
     let (mut checked, mut compiled, mut ran) = (0, 0, 0);
+    let start = Instant::now();
     for m in 0..iters {
+        if m > 0 && m % 1000 == 0 {
+            eprintln!("pipeline fuzz: {m} mutants in {:.0} s, {} failure(s) so far", start.elapsed().as_secs_f64(), failures.len());
+            for f in &failures {
+                eprintln!("  {f}");
+            }
+        }
         let f = &files[rng.range(0, files.len() as i64) as usize];
         let text = std::fs::read_to_string(f).unwrap();
         let mutant = ptxr::mutate::mutate(&text, &mut rng);
