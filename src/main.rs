@@ -289,7 +289,8 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
         let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {
             let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-            println!("{hex}");
+            // A reader that closed the pipe (`| head`) is not an error of the launch.
+            let _ = writeln!(std::io::stdout(), "{hex}");
         } else {
             std::fs::write(&p, b).map_err(|e| anyhow::anyhow!("--dump: cannot write {p}: {e}"))?;
         }

@@ -321,3 +321,13 @@ fn run_timeout_stops_a_kernel_that_never_ends() {
         }
     }
 }
+
+#[test]
+fn a_predicate_read_before_it_is_written_runs_on_both_paths() {
+    for exec in ["simd", "thread"] {
+        let (rc, out, err) = ptxr(&["run", "tests/cli/fuzz_undef_predicate.ptx", "-O1", "--kernel", "reduce_sum_atomic", "--grid", "2", "--block", "128", "--arg", "buf:zero:65536", "--arg", "buf:zero:65536", "--arg", "u32:512", "--exec", exec, "--dump", "1=-"]);
+        assert_eq!(rc, 0, "{exec}: {err}");
+        // The input is zero, so whatever path the undefined predicate takes the sum is 0.
+        assert!(out.starts_with("00000000"), "{exec}: {out}");
+    }
+}

@@ -158,6 +158,12 @@ pub struct Plan {
     /// The latches of the loops whose back edges yield to the CTA's next warp
     /// ([`YIELD_EVERY`]), each with the variables a warp keeps in its frame there.
     pub yields: Vec<(BlockId, Vec<(u32, String)>)>,
+    /// Webs that hold a value read before any write on some path (`Def::Undef`): their
+    /// storage starts zeroed, so that such a read is some value (a GPU's register holds
+    /// whatever it held) and not LLVM's undefined value, a branch on which is undefined
+    /// behaviour (a mutated kernel branching on such a predicate ran a lane loop past its
+    /// array).
+    pub undef_webs: HashSet<(u32, String)>,
     /// The kernel has loops without barriers, and none of them holds atomics or reductions:
     /// a thread's own loops that the warp path vectorizes and the per-thread scheduler does
     /// not (in a
@@ -515,7 +521,7 @@ fn reads_grid_size(f: &Func, v: u32, seen: &mut HashSet<u32>) -> bool {
 /// would step through memory a grid's span (1 MiB in `benches/`) at a time, 128 bytes a
 /// step; interleaved, each round of the CTA's warps touches one contiguous span per
 /// iteration, which the prefetchers and the TLB follow. Measured on the grid-stride saxpy
-/// in C (`/tmp` experiment over benches/c's CTA-order loop): 0.025 s in this order against
+/// written in C in each order (variants of benches/c's CTA-order loop): 0.025 s in this order against
 /// 0.042 s warp after warp, 0.035 s yielding every iteration (the state a warp saves costs),
 /// 0.029 s every 8th. Loops that step by other amounts (a k loop, a row's columns) touch
 /// memory the CTA's warps share in any order, and ran 8-10% slower yielding.
@@ -523,9 +529,10 @@ pub const YIELD_EVERY: u64 = 4;
 
 /// The loops whose back edges yield (see [`YIELD_EVERY`]): innermost grid-stride loops
 /// (their arithmetic reads `%nctaid`) with one latch and no CTA barrier (a barrier
-/// interleaves the warps already) that load or store global memory. Per loop its latch and the variables a warp keeps across the yield: those live
-/// in any block from the loop's header on in dispatch order (the lanes not in the loop
-/// wait in such blocks), and those the latch passes on.
+/// interleaves the warps already) that load or store global memory. Per loop: its latch,
+/// and the variables a warp keeps across the yield — those live in any block from the
+/// loop's header on in dispatch order (the lanes not in the loop wait in such blocks), and
+/// those the latch passes on.
 fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) -> Vec<(BlockId, Vec<u32>)> {
     let mut out = Vec::new();
     for (k, (h, blocks)) in cfg.loops.iter().enumerate() {
@@ -755,7 +762,8 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
     let matrix = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_matrix(i.src)));
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, barrier_free_loop, inline, inlined, web, copies, remat, collectives, matrix })
+    let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, inline, inlined, web, copies, remat, collectives, matrix })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1452,7 +1460,14 @@ fn web_storage<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), ty: crate
         return p.0;
     }
     let name = key.1.split('#').next().unwrap_or("reg");
-    let p = if ws.plan.scalar_vars.contains(key) { e.alloca_b.build_alloca(e.storage_t(ty), name).unwrap() } else { lane_array(e, e.storage_t(ty).into(), name) };
+    let scalar = ws.plan.scalar_vars.contains(key);
+    let p = if scalar { e.alloca_b.build_alloca(e.storage_t(ty), name).unwrap() } else { lane_array(e, e.storage_t(ty).into(), name) };
+    if ws.plan.undef_webs.contains(key) {
+        let t = e.storage_t(ty);
+        let bytes = t.size_of();
+        let bytes = if scalar { bytes } else { bytes.const_mul(e.ctx().i64_type().const_int(LANES as u64, false)) };
+        e.alloca_b.build_memset(p, 1, e.ctx().i8_type().const_zero(), bytes).unwrap();
+    }
     ws.storage.borrow_mut().insert(key.clone(), (p, ty));
     p
 }
