@@ -111,10 +111,11 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         Exec::Thread => Err("forced by --exec thread".into()),
         Exec::Auto if !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm, a shared-memory histogram); --exec simd forces the warp path".into()),
         // A pipeline-fuzz campaign (seed 20261127) saw 3 of 13000 mutated wmma kernels die of
-        // a signal on the warp path; replayed (PIPELINE_FUZZ_ONLY, 130 runs) each ends with
-        // the clean memory-fault error: they write outside their buffers, and a write that
-        // lands in mapped host memory corrupts the process unseen (bounds are checked only
-        // by the planned `run --check`). Not a warp-path fault, but no gain either.
+        // a signal on the warp path; replayed (PIPELINE_FUZZ_ONLY, over 100 runs) each ends with
+        // the clean memory-fault error. Two of them branch on a predicate whose `setp` the
+        // mutation removed: likely the undefined-value branch that `Plan::undef_webs` now
+        // prevents (found on another kernel by seed 20261126). The per-thread path runs them
+        // as fast, so `auto` keeps it.
         Exec::Auto if plan.matrix => Err("warp matrix instructions: the warp path runs them (--exec simd) no faster (a 512^3 wmma GEMM 1.47 s against 1.49 s per thread), so `auto` keeps the per-thread scheduler".into()),
         Exec::Auto if plan.collectives && !plan.barrier_free_loop => Err("warp collectives and no loop of a thread's own: the per-thread scheduler runs such kernels faster today (a shuffle reduction of one element per thread: 0.95x of C against 2.1x); --exec simd forces the warp path".into()),
         _ => Ok(()),
