@@ -1521,17 +1521,34 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let v = self.b.build_load(i32t, word, "cancel").unwrap();
         let _ = v.as_instruction_value().unwrap().set_volatile(true);
         let set = self.b.build_int_compare(IntPredicate::NE, v.into_int_value(), i32t.const_zero(), "").unwrap();
+        if line != 0 {
+            self.abort_if_at(set, super::abi::STATUS_TIMEOUT, line);
+            return;
+        }
         let stop = ctx.append_basic_block(self.f, "timed.out");
         let go = ctx.append_basic_block(self.f, "go.on");
         self.b.build_conditional_branch(set, stop, go).unwrap();
         self.b.position_at_end(stop);
-        if line == 0 {
-            let p = self.cta_field_ptr(field::STATUS, None);
-            self.b.build_store(p, i32t.const_int(super::abi::STATUS_TIMEOUT as u64, false)).unwrap();
-            self.b.build_unconditional_branch(self.abort_bb).unwrap();
-        } else {
-            self.abort_at(super::abi::STATUS_TIMEOUT, line);
-        }
+        let p = self.cta_field_ptr(field::STATUS, None);
+        self.b.build_store(p, i32t.const_int(super::abi::STATUS_TIMEOUT as u64, false)).unwrap();
+        self.b.build_unconditional_branch(self.abort_bb).unwrap();
+        self.b.position_at_end(go);
+    }
+
+    /// Stops the CTA with `status` at the current instruction's line where `cond` holds;
+    /// the builder goes on where it does not.
+    pub fn abort_if(&mut self, cond: IntValue<'ctx>, status: u32) {
+        let line = self.line();
+        self.abort_if_at(cond, status, line);
+    }
+
+    /// [`FnEmitter::abort_if`] at source line `line`.
+    pub fn abort_if_at(&mut self, cond: IntValue<'ctx>, status: u32, line: u32) {
+        let stop = self.ctx().append_basic_block(self.f, "stop");
+        let go = self.ctx().append_basic_block(self.f, "go.on");
+        self.b.build_conditional_branch(cond, stop, go).unwrap();
+        self.b.position_at_end(stop);
+        self.abort_at(status, line);
         if let Some(dead) = self.b.get_insert_block().filter(|bb| bb.get_terminator().is_none()) {
             // `abort_at` leaves the builder in a fresh unreachable block.
             self.b.position_at_end(dead);

@@ -1770,16 +1770,8 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             let v = e.read_int(idx, crate::syntax::ast::Type::U32);
             e.overrides.clear();
             let v = v?;
-            let bad = e.ctx().append_basic_block(e.f, "brx.out_of_range");
-            let ok = e.ctx().append_basic_block(e.f, "brx.ok");
-            let inr = e.b.build_int_compare(IntPredicate::ULT, v, i32t.const_int(targets.len() as u64, false), "").unwrap();
-            e.b.build_conditional_branch(inr, ok, bad).unwrap();
-            e.b.position_at_end(bad);
-            e.abort_with(super::abi::STATUS_TRAP);
-            if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
-                e.b.build_unreachable().unwrap();
-            }
-            e.b.position_at_end(ok);
+            let out = e.b.build_int_compare(IntPredicate::UGE, v, i32t.const_int(targets.len() as u64, false), "brx.out_of_range").unwrap();
+            e.abort_if(out, super::abi::STATUS_TRAP);
             let mut s = i32t.const_int(DONE, false);
             for (k, t) in targets.iter().enumerate() {
                 let is = e.b.build_int_compare(IntPredicate::EQ, v, i32t.const_int(k as u64, false), "").unwrap();

@@ -591,15 +591,8 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
     // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
     let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
     let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
-    let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "").unwrap();
-    let (bad, ok) = (ctx.append_basic_block(e.f, "partial.warp"), ctx.append_basic_block(e.f, "whole.warp"));
-    e.b.build_conditional_branch(partial, bad, ok).unwrap();
-    e.b.position_at_end(bad);
-    e.abort_with(super::abi::STATUS_PARTIAL_WARP);
-    if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
-        e.b.build_unreachable().unwrap();
-    }
-    e.b.position_at_end(ok);
+    let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
+    e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
     for (phase, defs) in [(0, false), (1, true)] {
         let l = warp::open_lanes(e, id);
         let lane = warp::current_lane(&l);
