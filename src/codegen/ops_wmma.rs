@@ -743,7 +743,7 @@ impl<'ctx> Exchange<'ctx> {
     /// The exchange of the warp path: lane `lane`'s area is `area + lane * AREA_BYTES`.
     fn of_warp(e: &FnEmitter<'ctx, '_, '_>, area: PointerValue<'ctx>, lane: IntValue<'ctx>) -> Exchange<'ctx> {
         let i64t = e.ctx().i64_type();
-        let off = e.b.build_int_mul(e.resize(lane, 64, false), i64t.const_int(AREA_BYTES as u64, false), "").unwrap();
+        let off = lane_area_offset(e, lane);
         let frame_t = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[off], "").unwrap() };
         Exchange { frame_t, area: 0, frame_size: i64t.const_int(AREA_BYTES as u64, false), lane }
     }
