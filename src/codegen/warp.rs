@@ -579,8 +579,28 @@ fn hoistable(f: &Func, inst: &crate::ir::Inst) -> bool {
         "cvta" => !i.has_mod("local"),
         "ld" if i.has_mod("const") => true,
         "ld" if i.has_mod("param") => uniformity::loads_kernel_param(f, inst),
+        // PTX ISA 9.7.8.7 ld: a weak load from a `.global` or `.shared` address that every
+        // lane holds reads one location; the warp reads it once (as a GPU's warp makes one
+        // transaction of it). Lanes of a warp do not order their accesses without a fence, so
+        // one read serves them all; `block` keeps it after the stores of the lanes before it.
+        "ld" => plain_shared_or_global_load(i),
         _ => false,
     }
+}
+
+/// A weak `ld` (`.weak` or unqualified, also `.nc`; not `.volatile`, `.relaxed`, `.acquire`,
+/// `.mmio`) from the `.global` or `.shared` window of the CTA's own shared memory.
+fn plain_shared_or_global_load(i: &crate::syntax::ast::Instr) -> bool {
+    i.opcode.name == "ld"
+        && (i.has_mod("global") || i.has_mod("shared"))
+        && !["volatile", "relaxed", "acquire", "mmio", "cluster"].iter().any(|m| i.has_mod(m))
+}
+
+/// Whether an instruction of a lane loop may write memory or order it (anything that does
+/// not run once per warp, except loads other than `ld.acquire`), so that a load run once per
+/// warp must not move before it.
+fn may_write_memory(f: &Func, inst: &crate::ir::Inst) -> bool {
+    !hoistable(f, inst) && !(inst.src.opcode.name == "ld" && !inst.src.has_mod("acquire"))
 }
 
 /// Integer instructions whose result at lane `l` is exactly `r0 + s*l` in its own width
@@ -804,6 +824,9 @@ struct LaneLoop<'ctx> {
     latch: BasicBlock<'ctx>,
     /// Variables read inside the loop so far.
     reads: HashSet<(u32, String)>,
+    /// An instruction in the loop so far may write memory: a load run once per warp cannot
+    /// be placed before the loop.
+    writes: bool,
     /// The loop runs only the lanes waiting for its block (else every lane: see
     /// [`unguarded_run`]).
     guarded: bool,
@@ -1389,7 +1412,7 @@ fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> L
     e.warp.as_mut().unwrap().gep_b.position_before(&br);
     set_lane(e, Some(lane));
     e.b.position_at_end(body);
-    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), guarded, next_in: n, next_at: at, next_out: None }
+    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), writes: false, guarded, next_in: n, next_at: at, next_out: None }
 }
 
 /// Closes a lane loop and leaves the builder after it.
@@ -1648,7 +1671,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         if plan.scalar_inst[b as usize][k] {
             let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| plan.key(func, *d)).collect();
             match lp.as_mut() {
-                Some(l) if defs.iter().all(|d| !l.reads.contains(d)) => {
+                Some(l) if defs.iter().all(|d| !l.reads.contains(d)) && !(inst.src.opcode.name == "ld" && l.writes) => {
                     // Runs before the open lane loop, which does not read what it writes.
                     let cur = e.b.get_insert_block().unwrap();
                     set_lane(e, None);
@@ -1677,6 +1700,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             for v in inst.reads() {
                 l.reads.insert(plan.key(func, v));
             }
+            l.writes |= may_write_memory(func, inst);
             emit(e, func, inst)?;
         }
     }
