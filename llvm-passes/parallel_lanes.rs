@@ -53,7 +53,7 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// is one vector operation per instruction for the vectorizer, while the full unroller,
 /// which runs first, would turn it into 32 copies that the SLP vectorizer only partly
 /// regroups.
-pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>]) -> usize {
+pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>]) -> usize {
     if latches.is_empty() {
         return 0;
     }
@@ -91,7 +91,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
             }
         }
     }
-    let keep: Vec<bool> = latches.iter().map(|l| whole.contains(l)).collect();
+    let keep: Vec<(bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l))).collect();
     let Some((group, loops)) = distinct_nodes(ctx, &keep) else { return 0 };
     for inst in &accesses {
         let _ = inst.set_metadata(group, group_kind);
@@ -106,7 +106,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
 
 /// A distinct access group and a distinct loop id per element of `keep` that lists it as
 /// parallel (and, where `keep` is true, disables unrolling).
-fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[bool]) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
+fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool)]) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
     let n = keep.len();
     let mut ir = String::from("define void @lanes(ptr %p) {\nentry:\n  %v = load i8, ptr %p, !llvm.access.group !0\n  br label %l0\n");
     for k in 0..n {
@@ -114,11 +114,16 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[bool]) -> Option<(MetadataVa
     }
     ir += "}\n!0 = distinct !{}\n";
     let nounroll = 2 * n + 1;
+    let (width, enable) = (2 * n + 2, 2 * n + 3);
     for k in 0..n {
-        let extra = if keep[k] { format!(", !{nounroll}") } else { String::new() };
+        let mut extra = if keep[k].0 { format!(", !{nounroll}") } else { String::new() };
+        if keep[k].1 && std::env::var("PTXR_W32").as_deref() != Ok("0") {
+            extra += &format!(", !{width}, !{enable}");
+        }
         ir += &format!("!{} = distinct !{{!{}, !{}{extra}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
     }
     ir += &format!("!{nounroll} = !{{!\"llvm.loop.unroll.disable\"}}\n");
+    ir += &format!("!{width} = !{{!\"llvm.loop.vectorize.width\", i32 32}}\n!{enable} = !{{!\"llvm.loop.vectorize.enable\", i1 true}}\n");
     let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
     // Metadata nodes belong to the context (distinct ones live until it is destroyed); the
     // module only carries them here and is dropped.

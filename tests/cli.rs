@@ -331,3 +331,23 @@ fn a_predicate_read_before_it_is_written_runs_on_both_paths() {
         assert!(out.starts_with("00000000"), "{exec}: {out}");
     }
 }
+
+#[test]
+fn a_cascade_of_errors_shows_the_first_fifty_and_counts_the_rest() {
+    // 60 reads of undeclared registers: one error each, on lines 7..66.
+    let mut ptx = String::from(".version 6.4\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n");
+    for k in 0..60 {
+        ptx += &format!("add.s32 %r1, %r1, %q{k};\n");
+    }
+    ptx += "ret;\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("many.ptx");
+    std::fs::write(&p, ptx).unwrap();
+    let (rc, _, err) = ptxr(&["check", p.to_str().unwrap()]);
+    assert_ne!(rc, 0);
+    assert_eq!(err.matches(": error: ").count(), 50, "{err}");
+    assert!(err.contains("many.ptx:7:19: error: undeclared register or variable `%q0`"), "{err}");
+    assert!(err.contains("many.ptx:56:19: error: undeclared register or variable `%q49`"), "{err}");
+    assert!(!err.contains("%q50`"), "{err}");
+    assert!(err.contains("10 more errors not shown"), "{err}");
+}

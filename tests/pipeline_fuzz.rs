@@ -11,6 +11,8 @@
 //! campaign; each failure names the seed and mutant so that it can be replayed:
 //! `PIPELINE_FUZZ_ONLY=M1,M2` runs only those mutants of the campaign (the others are still
 //! generated, which takes no time) and keeps their files in `target/pipeline_fuzz/`.
+//! `PIPELINE_FUZZ_BIN=PATH` fuzzes that `ptxr` binary instead of the one cargo built (a copy,
+//! so that a long campaign goes on while the tree is rebuilt).
 
 use ptxr::rng::Rng;
 use std::path::{Path, PathBuf};
@@ -22,13 +24,21 @@ mod common;
 /// Runs `ptxr args` with a time limit: `Some((exit code, stderr))`, `None` when it ran out of
 /// time (killed). A death by signal is exit code -1.
 fn ptxr(args: &[&str], limit: Duration) -> Option<(i32, String)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxr")).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("run ptxr");
+    let bin = std::env::var_os("PIPELINE_FUZZ_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_ptxr").into());
+    let mut child = Command::new(bin).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("run ptxr");
+    // stderr is read while the child runs: a child writing more than a pipe holds would
+    // otherwise wait for the reader forever and look like a hang.
+    let mut stderr = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        use std::io::Read;
+        let _ = stderr.read_to_string(&mut err);
+        err
+    });
     let start = Instant::now();
     loop {
         if let Some(st) = child.try_wait().expect("wait") {
-            let mut err = String::new();
-            use std::io::Read;
-            child.stderr.take().map(|mut e| e.read_to_string(&mut err));
+            let err = reader.join().unwrap_or_default();
             return Some((st.code().unwrap_or(-1), err));
         }
         if start.elapsed() > limit {

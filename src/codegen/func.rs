@@ -101,12 +101,18 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     alloca_escapes: bool,
     /// This function's `.local` variables: address and size (`isspacep.local`).
     pub(crate) local_ranges: Vec<(PointerValue<'ctx>, u32)>,
+    /// Per emission of the body (the general copy, then each region copy in order): its
+    /// variable maps per scope (its `.local` variables point into its own thread loop's
+    /// frame), for code emitted into that copy afterwards (`copy_vars`).
+    copy_scope_vars: Vec<Vec<Option<HashMap<&'a str, VarLoc<'ctx>>>>>,
     /// f32 registers whose NaN payloads are never observed (`ops_float::nan_insensitive`).
     nan_free: std::collections::HashSet<&'a str>,
     /// Latches of the loops over threads (marked parallel, see `passes::parallel_lanes`).
     pub lane_latches: Vec<BasicBlock<'ctx>>,
     /// Lane loops kept whole for the loop vectorizer (`passes::parallel_lanes::mark`).
     pub whole_lane_latches: Vec<BasicBlock<'ctx>>,
+    /// Lane loops of the warp path: vectorized 32 lanes wide (`passes::parallel_lanes::mark`).
+    pub warp_lane_latches: Vec<BasicBlock<'ctx>>,
     /// Whether the kernel declares its cluster shape (`.explicitcluster`,
     /// `.reqnctapercluster`): `%is_explicit_cluster`.
     pub explicit_cluster: bool,
@@ -412,9 +418,11 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         cancel_word: None,
         alloca_escapes: false,
         local_ranges: Vec::new(),
+        copy_scope_vars: Vec::new(),
         nan_free: std::collections::HashSet::new(),
         lane_latches: Vec::new(),
         whole_lane_latches: Vec::new(),
+        warp_lane_latches: Vec::new(),
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
         warp_exchange: None,
@@ -562,7 +570,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let warp_frame = super::warp::finish(&mut e);
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
-        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches);
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches);
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size;
@@ -893,8 +901,29 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         Ok((tmp, ty))
     }
 
+    /// Makes the variables of body copy `copy` (0: the general copy; see `copy_scope_vars`)
+    /// the ones names resolve to, at the body's outermost scope: for code placed into that
+    /// copy after all copies are emitted (the induction saves and reloads of `lanes`).
+    pub(crate) fn copy_vars(&mut self, copy: usize) {
+        let Some(sv) = self.copy_scope_vars.get(copy).cloned() else { return };
+        let owner = self.irs.var_owner.get(1).copied().unwrap_or(0);
+        if let Some(Some(v)) = sv.get(owner as usize) {
+            self.vars = v.clone();
+        }
+        self.irs.scope_vars = sv;
+        self.irs.vars_owner = owner;
+        self.irs.scope = 1;
+        self.regs.clear();
+    }
+
     /// Emits the function body from its IR; falling off its end finishes the thread.
     fn body(&mut self) -> R<()> {
+        let r = self.body_once();
+        self.copy_scope_vars.push(self.irs.scope_vars.clone());
+        r
+    }
+
+    fn body_once(&mut self) -> R<()> {
         self.labels.clear();
         self.yield_heads.clear();
         // Each region copy emits the same sync points as the general copy, and declares its

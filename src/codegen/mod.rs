@@ -295,6 +295,9 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
         return Err(m.errors);
     }
     if let Err(e) = m.module.verify() {
+        if let Some(path) = std::env::var_os("PTXR_DUMP_UNVERIFIED") {
+            let _ = m.module.print_to_file(path);
+        }
         return Err(vec![Diagnostic::error(ast::Span::default(), format!("internal error: generated LLVM IR does not verify: {}", e.to_string()))]);
     }
     Ok(Compiled { module: m.module, kernels, deferred })

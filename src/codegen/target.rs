@@ -105,8 +105,24 @@ pub fn machine(kind: TargetKind, opt: u32, sm: &str) -> anyhow::Result<TargetMac
         .ok_or_else(|| anyhow::anyhow!("cannot create an LLVM target machine for {}", triple))
 }
 
+/// LLVM's diagnostics while ptxr optimizes and generates code: warnings and remarks (a lane
+/// loop that the loop vectorizer could not vectorize at the width asked for: it stays a
+/// loop, which is correct) are not the user's concern and are dropped; errors are printed.
+extern "C" fn diagnostic(info: inkwell::llvm_sys::prelude::LLVMDiagnosticInfoRef, _: *mut std::ffi::c_void) {
+    use inkwell::llvm_sys::core::{LLVMDisposeMessage, LLVMGetDiagInfoDescription, LLVMGetDiagInfoSeverity};
+    use inkwell::llvm_sys::LLVMDiagnosticSeverity;
+    unsafe {
+        if LLVMGetDiagInfoSeverity(info) == LLVMDiagnosticSeverity::LLVMDSError {
+            let d = LLVMGetDiagInfoDescription(info);
+            eprintln!("LLVM error: {}", std::ffi::CStr::from_ptr(d).to_string_lossy());
+            LLVMDisposeMessage(d);
+        }
+    }
+}
+
 /// Sets triple and data layout, then runs the new pass manager's `default<On>` pipeline.
 pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result<()> {
+    unsafe { inkwell::llvm_sys::core::LLVMContextSetDiagnosticHandler(inkwell::llvm_sys::core::LLVMGetModuleContext(module.as_mut_ptr()), Some(diagnostic), std::ptr::null_mut()) };
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     let pipeline = crate::passes::pipeline(opt);

@@ -596,6 +596,29 @@ fn plain_shared_or_global_load(i: &crate::syntax::ast::Instr) -> bool {
         && !["volatile", "relaxed", "acquire", "mmio", "cluster"].iter().any(|m| i.has_mod(m))
 }
 
+/// Whether `inst`, run by every lane of a lane loop, is one vector instruction per lane
+/// group (so that its loop is vectorized 32 lanes wide, see [`close`]): arithmetic with a
+/// vector form, no `.f16`/`.f16x2` (rounded in software), and loads and stores of uniform or
+/// consecutive addresses outside `.local`.
+fn vector_friendly(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> bool {
+    use crate::syntax::ast::Type;
+    let i = inst.src;
+    let tys = super::types_of(i);
+    if tys.iter().any(|t| matches!(t, Type::F16 | Type::F16x2 | Type::B128)) {
+        return false;
+    }
+    let float = tys.iter().any(|t| t.is_float());
+    match i.opcode.name {
+        "ld" | "st" => {
+            !i.has_mod("local") && !i.has_mod("volatile") && matches!(plan.uni.access(f, inst, b), Some(uniformity::Access::Uniform | uniformity::Access::Consecutive))
+        }
+        "mov" | "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "abs" | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp" | "selp" | "set"
+        | "slct" | "popc" | "clz" | "brev" | "lop3" | "shf" | "cvta" | "copysign" | "testp" | "mul24" | "mad24" | "sad" | "bfe" | "bfi" | "prmt" | "cvt" => true,
+        "div" | "rcp" | "sqrt" => float,
+        _ => false,
+    }
+}
+
 /// Whether an instruction of a lane loop may write memory or order it (anything that does
 /// not run once per warp, except loads other than `ld.acquire`), so that a load run once per
 /// warp must not move before it.
@@ -811,6 +834,9 @@ pub struct WarpState<'ctx> {
     bars: Option<Bars<'ctx>>,
     /// The storage of each web (see [`Plan::web`]).
     storage: std::cell::RefCell<HashMap<(u32, String), (PointerValue<'ctx>, crate::syntax::ast::Type)>>,
+    /// The open lane loop holds an instruction that does not map onto one vector
+    /// instruction ([`vector_friendly`]): it is not vectorized 32 lanes wide.
+    narrow: std::cell::Cell<bool>,
 }
 
 /// A lane loop being emitted.
@@ -1063,7 +1089,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default() }));
     set_lane(e, None);
 }
 
@@ -1326,7 +1352,10 @@ pub(super) fn web_view<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func
 pub(super) struct Lanes<'ctx>(LaneLoop<'ctx>);
 
 pub(super) fn open_lanes<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> Lanes<'ctx> {
-    Lanes(open(e, id))
+    let l = open(e, id);
+    // A collective's lane loop exchanges values between lanes through memory.
+    w(e).narrow.set(true);
+    Lanes(l)
 }
 
 pub(super) fn current_lane<'ctx>(l: &Lanes<'ctx>) -> IntValue<'ctx> {
@@ -1441,6 +1470,18 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     e.b.build_unconditional_branch(l.head).unwrap();
     l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1, l.latch)]);
     e.lane_latches.push(l.latch);
+    // 32 lanes wide: each instruction of the loop becomes one `<32 x T>` operation and the
+    // loop disappears, so that its lanes' registers stay vectors from one lane loop to the
+    // next (at LLVM's preferred width the loop remains, 2 iterations of 16 lanes, and its
+    // lane arrays go through memory). Only loops of instructions that are vector
+    // instructions ([`vector_friendly`]): the width is forced, and LLVM would otherwise
+    // scalarize what has no vector form into 32 copies (integer division, gathers: 10-15x
+    // the code of a kernel). Not for matrix code, whose lane loops hold whole fragments:
+    // vectors that wide take code generation minutes (a wmma GEMM: 40 s).
+    if !w(e).plan.matrix && !w(e).narrow.get() {
+        e.warp_lane_latches.push(l.latch);
+    }
+    w(e).narrow.set(false);
     if !l.guarded {
         e.whole_lane_latches.push(l.latch);
     }
@@ -1587,7 +1628,10 @@ fn value_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
 }
 
 /// Emits instruction `inst` for the lane being emitted, its registers bound to their webs.
-fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>) -> R<()> {
+fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId) -> R<()> {
+    if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
+        w(e).narrow.set(true);
+    }
     bind(e, func, inst.src, inst.scope, &inst.reads(), &inst.defs);
     let r = e.unguarded(inst.src);
     e.overrides.clear();
@@ -1676,16 +1720,16 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
                     let cur = e.b.get_insert_block().unwrap();
                     set_lane(e, None);
                     e.b.position_at_end(l.pre);
-                    emit(e, func, inst)?;
+                    emit(e, func, inst, b)?;
                     l.pre = e.b.get_insert_block().unwrap();
                     e.b.position_at_end(cur);
                     set_lane(e, Some(l.lane));
                 }
                 Some(_) => {
                     close(e, lp.take().unwrap());
-                    emit(e, func, inst)?;
+                    emit(e, func, inst, b)?;
                 }
-                None => emit(e, func, inst)?,
+                None => emit(e, func, inst, b)?,
             }
         } else {
             if lp.is_none() {
@@ -1701,7 +1745,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
                 l.reads.insert(plan.key(func, v));
             }
             l.writes |= may_write_memory(func, inst);
-            emit(e, func, inst)?;
+            emit(e, func, inst, b)?;
         }
     }
     if let Some((i, scope)) = blk.term_src {
@@ -1906,7 +1950,7 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
         for inst in &func.blocks[x as usize].insts {
             e.enter_scope(inst.scope);
             e.span = inst.src.span;
-            emit(e, func, inst)?;
+            emit(e, func, inst, x)?;
         }
         if e.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             term(e, x)?;

@@ -1212,6 +1212,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let reg_of: Vec<_> = st.regs.iter().map(|r| (r.0, r.1)).collect();
     for d in deferred {
         e.tid = thread_loops[d.copy].tid;
+        // The node may read a `.local` variable's address: that copy's own.
+        e.copy_vars(d.copy);
         e.b.position_before(&d.block.get_terminator().unwrap());
         let (p, ty) = reg_of[d.k];
         let base = match e.remat_eval(d.node) {

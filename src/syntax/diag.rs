@@ -73,8 +73,9 @@ pub fn render_all(diags: &[Diagnostic], file: &str, src: &str) -> String {
     }
     let mut starts = vec![0usize];
     starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-    diags
+    let mut out: String = diags
         .iter()
+        .take(MAX_RENDERED)
         .map(|d| {
             let offset = (d.span.start as usize).min(src.len());
             let idx = starts.partition_point(|&s| s <= offset) - 1;
@@ -83,5 +84,14 @@ pub fn render_all(diags: &[Diagnostic], file: &str, src: &str) -> String {
             let col = src[line_start..offset].chars().count() + 1;
             d.render_at(file, (idx + 1, col, src[line_start..line_end].trim_end_matches('\r')))
         })
-        .collect()
+        .collect();
+    if diags.len() > MAX_RENDERED {
+        out += &format!("{file}: {} more errors not shown (the first {MAX_RENDERED} are above)\n", diags.len() - MAX_RENDERED);
+    }
+    out
 }
+
+/// Diagnostics [`render_all`] shows before it counts the rest: one mistake (a lost brace, a
+/// misspelt declaration) can make every later line an error, and thousands of them bury the
+/// first, which is the one to fix.
+pub const MAX_RENDERED: usize = 50;
