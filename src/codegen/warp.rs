@@ -837,6 +837,9 @@ pub struct WarpState<'ctx> {
     /// The open lane loop holds an instruction that does not map onto one vector
     /// instruction ([`vector_friendly`]): it is not vectorized 32 lanes wide.
     narrow: std::cell::Cell<bool>,
+    /// Loads of the open lane loop that prefetch ahead once it closes ([`prefetch_ahead`]):
+    /// (block, instruction index).
+    prefetch: std::cell::RefCell<Vec<(BlockId, usize)>>,
 }
 
 /// A lane loop being emitted.
@@ -1089,7 +1092,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default() }));
     set_lane(e, None);
 }
 
@@ -1487,6 +1490,63 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     }
     set_lane(e, None);
     e.b.position_at_end(after);
+    let pending = std::mem::take(&mut *w(e).prefetch.borrow_mut());
+    for (b, k) in pending {
+        prefetch_ahead(e, b, k);
+    }
+}
+
+/// How far ahead of a warp's consecutive global load the warp path prefetches, in bytes
+/// ([`prefetch_ahead`]); `None` for other loads.
+fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<u64> {
+    let i = inst.src;
+    if i.opcode.name != "ld" || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
+        return None;
+    }
+    if plan.uni.access(f, inst, b)? != uniformity::Access::Consecutive {
+        return None;
+    }
+    // In a loop the warp's next accesses follow the loop's own stride (a tile loop, a
+    // grid-stride loop), which the hardware prefetcher sees; prefetching the next warps'
+    // elements there only fetches lines needed much later (tiled sgemm: 1.5x -> 1.9x of C).
+    if plan.uni.cfg.loops.iter().any(|(_, blocks)| blocks.contains(&b)) {
+        return None;
+    }
+    let ty = super::types_of(i).first().copied()?;
+    let n = i.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|d| d.parse::<u64>().ok())).unwrap_or(1);
+    Some(PREFETCH_LANES * ty.size() as u64 * n)
+}
+
+/// Lanes' worth of elements ahead that a consecutive global load prefetches: 16 warps of
+/// the same access. Warps run one after another (and the next CTA's after them), each
+/// touching one or two cache lines and then computing on them, so that only a few warps'
+/// loads are in flight at once and a streaming kernel waits on memory latency; the
+/// per-thread path, which issues a whole CTA's loads in one loop, does not. Measured on a
+/// warp-shuffle sum of 2^26 floats (one core, same run): 0.065 s without, 0.043-0.048 s with
+/// a prefetch 2 KB ahead (the per-thread path: 0.042 s).
+const PREFETCH_LANES: u64 = 16 * LANES as u64;
+
+/// After the lane loop that ran load `(b, k)`: a software prefetch (`llvm.prefetch`, read,
+/// high locality; never faults) of lane 0's address plus [`prefetch_bytes`], once per warp.
+/// Lane 0's address is its registers' first elements (the loop has computed them; a lane
+/// that did not run leaves an older value, and the prefetch is only a hint).
+fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize) {
+    let func = e.ir_func();
+    let plan = plan_of(e);
+    let inst = &func.blocks[b as usize].insts[k];
+    let Some(ahead) = prefetch_bytes(&func, &plan, inst, b) else { return };
+    let Some(op) = inst.src.operands.get(1) else { return };
+    e.enter_scope(inst.scope);
+    bind(e, &func, inst.src, inst.scope, &inst.reads(), &[]);
+    let space = super::ops_mem::space_of(inst.src);
+    let p = e.address(op, space);
+    e.overrides.clear();
+    let Ok(p) = p else { return };
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let q = unsafe { e.b.build_gep(ctx.i8_type(), p, &[ctx.i64_type().const_int(ahead, false)], "prefetch").unwrap() };
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_zero().into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
 }
 
 /// Register names an instruction mentions: its operands (operand expressions included) and
@@ -1631,6 +1691,11 @@ fn value_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
 fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId) -> R<()> {
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
+    }
+    if w(e).lane.is_some() && prefetch_bytes(func, &w(e).plan, inst, b).is_some() {
+        if let Some(k) = func.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst)) {
+            w(e).prefetch.borrow_mut().push((b, k));
+        }
     }
     bind(e, func, inst.src, inst.scope, &inst.reads(), &inst.defs);
     let r = e.unguarded(inst.src);
