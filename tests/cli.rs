@@ -351,3 +351,19 @@ fn a_cascade_of_errors_shows_the_first_fifty_and_counts_the_rest() {
     assert!(!err.contains("%q50`"), "{err}");
     assert!(err.contains("10 more errors not shown"), "{err}");
 }
+
+/// The shape of the warp path's code on two corpus kernels (`--exec simd`, `-O3`): lane loops
+/// of vector instructions become `<32 x T>` operations, a one-element-per-thread load
+/// prefetches ahead, and a tile loop's loads from an address every lane holds (`As[ty][k]`)
+/// are scalar loads broadcast, not gathers of `f32`.
+#[test]
+fn warp_path_code_is_32_lanes_wide_with_prefetch_and_scalar_uniform_loads() {
+    let (rc, ir, err) = ptxr(&["compile", "tests/corpus/saxpy.nvrtc.ptx", "--exec", "simd", "--emit", "llvm-ir", "-O3", "-o", "-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(ir.contains("@llvm.fma.v32f32"), "saxpy: no 32-wide fma");
+    assert!(ir.contains("@llvm.prefetch.p0"), "saxpy: no prefetch");
+    let (rc, ir, err) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--exec", "simd", "--emit", "llvm-ir", "-O3", "-o", "-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(ir.contains("@llvm.fma.v32f32"), "matmul_tiled: no 32-wide fma");
+    assert!(!ir.contains("masked.gather.v16f32") && !ir.contains("masked.gather.v32f32"), "matmul_tiled: the shared tile's uniform loads are gathers");
+}
