@@ -367,3 +367,55 @@ fn warp_path_code_is_32_lanes_wide_with_prefetch_and_scalar_uniform_loads() {
     assert!(ir.contains("@llvm.fma.v32f32"), "matmul_tiled: no 32-wide fma");
     assert!(!ir.contains("masked.gather.v16f32") && !ir.contains("masked.gather.v32f32"), "matmul_tiled: the shared tile's uniform loads are gathers");
 }
+
+/// The C ABI's time limit (`ptxr_set_timeout`): a launch that spins stops with
+/// PTXR_ERR_TIMEOUT and a message naming the kernel, the running CTAs and the line; a launch
+/// that ends is unaffected; the limit is per calling thread and 0 removes it.
+#[test]
+fn c_abi_timeout_stops_a_kernel_that_never_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("libspin.a");
+    let hdr = dir.path().join("spin.h");
+    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
+        let (rc, _, err) = ptxr(&["compile", "tests/cli/spin_forever.ptx", "--emit", emit, "-o", out.to_str().unwrap()]);
+        assert_eq!(rc, 0, "{err}");
+    }
+    let main = dir.path().join("main.c");
+    std::fs::write(
+        &main,
+        r#"#include <stdio.h>
+#include <string.h>
+#include "spin.h"
+int main(void) {
+    uint32_t one = 1, zero = 0;
+    void *spin_args[] = {&one}, *end_args[] = {&zero};
+    ptxr_launch_config cfg = {{3, 1, 1}, {64, 1, 1}, 0, NULL, NULL};
+    ptxr_set_timeout(0.3);
+    int rc = ptxr_launch_spin_odd(&cfg, spin_args);
+    printf("spin_odd %d %s\n", rc, ptxr_last_error());
+    rc = ptxr_launch_spin_barrier(&cfg, spin_args);
+    printf("spin_barrier %d %s\n", rc, ptxr_last_error());
+    rc = ptxr_launch_spin(&cfg, end_args);
+    printf("ends %d [%s]\n", rc, ptxr_last_error());
+    ptxr_set_timeout(0);
+    rc = ptxr_launch_spin(&cfg, end_args);
+    printf("no limit %d [%s]\n", rc, ptxr_last_error());
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.path().join("main");
+    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir.path()).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
+    assert!(st.success());
+    let start = std::time::Instant::now();
+    let out = std::process::Command::new(&exe).output().unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&out.stdout).to_string();
+    // PTXR_ERR_TIMEOUT is 10.
+    assert!(out.contains("spin_odd 10 tests/cli/spin_forever.ptx: error: kernel `spin_odd`: launch timed out after 0.3 s (the launch's time limit); CTAs still running: ("), "{out}");
+    assert!(out.contains("stopped at line 67"), "{out}");
+    assert!(out.contains("spin_barrier 10 tests/cli/spin_forever.ptx: error: kernel `spin_barrier`: launch timed out after 0.3 s"), "{out}");
+    assert!(out.contains("ends 0 []"), "{out}");
+    assert!(out.contains("no limit 0 []"), "{out}");
+}

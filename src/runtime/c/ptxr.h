@@ -29,6 +29,7 @@ typedef struct ptxr_launch_config {
 #define PTXR_ERR_LAUNCH 7   /* any other abnormal stop of a CTA */
 #define PTXR_ERR_NOMEM 8    /* out of host memory */
 #define PTXR_ERR_BARRIER 9  /* bar/barrier thread count not a multiple of 32 or above the CTA size */
+#define PTXR_ERR_TIMEOUT 10 /* the launch ran past the time limit of ptxr_set_timeout */
 
 /* A texture, surface or sampler descriptor (docs/textures.md). A kernel's texture or surface
  * object parameter (.u64, .texref, .surfref) receives the address of one; a module-scope
@@ -51,6 +52,13 @@ typedef struct ptxr_texref {
 
 /* The message of the last failed launch on the calling thread ("" if it succeeded). */
 const char *ptxr_last_error(void);
+
+/* Launches from the calling thread stop with PTXR_ERR_TIMEOUT once they have run for
+ * `seconds` (as a GPU's watchdog reports "launch timed out"); 0 (the default) or less: no
+ * limit. Generated code checks at the back edges of the kernel's loops (a kernel without
+ * loops ends on its own), and CTAs not started by then do not start. The message names the
+ * kernel and the CTAs still running. */
+void ptxr_set_timeout(double seconds);
 
 /* Internal: what the generated launch functions pass to the runtime. */
 typedef struct ptxr_kernel {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <time.h>
@@ -59,7 +60,7 @@ enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
-enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10 };
 
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
 typedef struct Sched {
@@ -323,7 +324,7 @@ static uint32_t resolve(CtaCtx *cta) {
 
 typedef struct Launch {
     /* The cancel word, first: generated code polls it at loop back edges (CtaCtx.host points
-     * here). This runtime has no time limit, so it stays 0. */
+     * here) and stops with STATUS_TIMEOUT once the watchdog (ptxr_set_timeout) sets it. */
     volatile uint32_t cancel;
     const ptxr_kernel *k;
     const ptxr_launch_config *cfg;
@@ -342,7 +343,57 @@ typedef struct Launch {
     int have_assert;
     char detail[1024]; /* where the threads of a deadlocked CTA wait */
     int have_detail;
+    /* What each worker thread runs (CTA index + 1, 0: none; a slot per thread, by its smid),
+     * and the CTAs running when the time limit passed, for the message. */
+    uint64_t running_cta[64];
+    uint64_t running[64];
+    int nrunning;
 } Launch;
+
+/* ---- The time limit (ptxr_set_timeout) ---- */
+
+static _Thread_local double timeout_s;
+
+void ptxr_set_timeout(double seconds) { timeout_s = seconds > 0 ? seconds : 0; }
+
+typedef struct Watchdog {
+    Launch *l;
+    double seconds;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    int fired;
+} Watchdog;
+
+#define RUNNING_SLOTS 64
+
+static void *watchdog(void *vw) {
+    Watchdog *w = (Watchdog *)vw;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double whole = (double)(long long)w->seconds;
+    until.tv_sec += (time_t)whole;
+    until.tv_nsec += (long)((w->seconds - whole) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->done) {
+            w->fired = 1;
+            Launch *l = w->l;
+            for (int s = 0; s < RUNNING_SLOTS && l->nrunning < 64; s++) {
+                uint64_t c = __atomic_load_n(&l->running_cta[s], __ATOMIC_RELAXED);
+                if (c) l->running[l->nrunning++] = c - 1;
+            }
+            __atomic_store_n(&l->cancel, 1, __ATOMIC_SEQ_CST);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
 
 /* "waiting at line L: N threads, ...; E exited", as ptxr-runtime/src/warp.rs words it. */
 static void deadlock_detail(CtaCtx *cta, const SyncSlot *slots, size_t n) {
@@ -661,7 +712,16 @@ static void run_cta(void *vl, uint32_t i) {
         ctx.sched = &sched;
     }
     {
-        int32_t st = k->cta(&ctx);
+        /* A CTA that would start after the time limit stops before it runs. */
+        int32_t st = 0;
+        uint32_t slot = (tls.smid - 1) % RUNNING_SLOTS;
+        if (__atomic_load_n(&l->cancel, __ATOMIC_RELAXED)) {
+            ctx.status = STATUS_TIMEOUT;
+        } else {
+            __atomic_store_n(&l->running_cta[slot], c + 1, __ATOMIC_RELAXED);
+            st = k->cta(&ctx);
+            __atomic_store_n(&l->running_cta[slot], 0, __ATOMIC_RELAXED);
+        }
         if (sched.called) tls.slots_clean = 0;
         if (st != 0 || ctx.status != 0) {
             __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
@@ -731,6 +791,17 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     l.total_smem = (uint32_t)total_smem;
     pthread_mutex_init(&l.mu, NULL);
     uint64_t ncta = (uint64_t)g[0] * g[1] * g[2];
+    Watchdog w;
+    memset(&w, 0, sizeof w);
+    pthread_t wt;
+    int watching = 0;
+    if (timeout_s > 0) {
+        w.l = &l;
+        w.seconds = timeout_s;
+        pthread_mutex_init(&w.mu, NULL);
+        pthread_cond_init(&w.cv, NULL);
+        watching = pthread_create(&wt, NULL, watchdog, &w) == 0;
+    }
     if (cfg->parallel_for) {
         const uint64_t chunk = 1u << 31;
         for (l.base = 0; l.base < ncta && !__atomic_load_n(&l.stop, __ATOMIC_RELAXED); l.base += chunk) {
@@ -742,6 +813,17 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
             l.base = c;
             run_cta(&l, 0);
         }
+    }
+    if (watching) {
+        pthread_mutex_lock(&w.mu);
+        w.done = 1;
+        pthread_cond_signal(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(wt, NULL);
+    }
+    if (timeout_s > 0) {
+        pthread_mutex_destroy(&w.mu);
+        pthread_cond_destroy(&w.cv);
     }
     if (l.out_len) {
         fwrite(l.out, 1, l.out_len, stdout);
@@ -756,6 +838,18 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         uint32_t tx = t % b[0], ty = (t / b[0]) % b[1], tz = t / (b[0] * b[1]);
         char whr[1024];
         snprintf(whr, sizeof whr, "%s:%u: in kernel `%s`, CTA (%u,%u,%u), thread (%u,%u,%u)", k->file, c->status_line, k->name, c->ctaid[0], c->ctaid[1], c->ctaid[2], tx, ty, tz);
+        if (c->status == STATUS_TIMEOUT) {
+            char list[512] = "";
+            size_t n = 0;
+            for (int i = 0; i < l.nrunning && i < 8 && n < sizeof list - 40; i++) {
+                uint64_t r = l.running[i];
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s(%u,%u,%u)", i ? ", " : "", (unsigned)(r % g[0]), (unsigned)((r / g[0]) % g[1]), (unsigned)(r / ((uint64_t)g[0] * g[1])));
+            }
+            if (l.nrunning > 8) snprintf(list + n, sizeof list - n, " and %d more", l.nrunning - 8);
+            char at[256] = "";
+            if (c->status_line) snprintf(at, sizeof at, "; CTA (%u,%u,%u), thread (%u,%u,%u) stopped at line %u", c->ctaid[0], c->ctaid[1], c->ctaid[2], tx, ty, tz, c->status_line);
+            return error(PTXR_ERR_TIMEOUT, "%s: error: kernel `%s`: launch timed out after %g s (the launch's time limit); CTAs still running: %s%s", k->file, k->name, w.seconds, l.nrunning ? list : "none", at);
+        }
         switch (c->status) {
         case STATUS_TRAP: return error(PTXR_ERR_TRAP, "%s: error: `trap` executed", whr);
         case STATUS_BRKPT: return error(PTXR_ERR_BRKPT, "%s: error: `brkpt` executed (no debugger)", whr);
