@@ -52,7 +52,9 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// them (`llvm.loop.unroll.disable`): a lane loop of 32 iterations without a test per lane
 /// is one vector operation per instruction for the vectorizer, while the full unroller,
 /// which runs first, would turn it into 32 copies that the SLP vectorizer only partly
-/// regroups.
+/// regroups. Loops whose latches are in `warp` (the warp path's lane loops of vector
+/// instructions) are vectorized 32 lanes wide (`llvm.loop.vectorize.width`): one `<32 x T>`
+/// operation per instruction, and no loop left.
 pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>]) -> usize {
     if latches.is_empty() {
         return 0;
@@ -105,7 +107,8 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
 }
 
 /// A distinct access group and a distinct loop id per element of `keep` that lists it as
-/// parallel (and, where `keep` is true, disables unrolling).
+/// parallel (and, where `keep.0` is true, disables unrolling; where `keep.1` is, asks for a
+/// vectorization width of 32).
 fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool)]) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
     let n = keep.len();
     let mut ir = String::from("define void @lanes(ptr %p) {\nentry:\n  %v = load i8, ptr %p, !llvm.access.group !0\n  br label %l0\n");
@@ -117,7 +120,7 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool)]) -> Option<(Me
     let (width, enable) = (2 * n + 2, 2 * n + 3);
     for k in 0..n {
         let mut extra = if keep[k].0 { format!(", !{nounroll}") } else { String::new() };
-        if keep[k].1 && std::env::var("PTXR_W32").as_deref() != Ok("0") {
+        if keep[k].1 {
             extra += &format!(", !{width}, !{enable}");
         }
         ir += &format!("!{} = distinct !{{!{}, !{}{extra}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
