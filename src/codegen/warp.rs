@@ -589,7 +589,7 @@ fn hoistable(f: &Func, inst: &crate::ir::Inst) -> bool {
 }
 
 /// A weak `ld` (`.weak` or unqualified, also `.nc`; not `.volatile`, `.relaxed`, `.acquire`,
-/// `.mmio`) from the `.global` or `.shared` window of the CTA's own shared memory.
+/// `.mmio`) from `.global` memory or the CTA's `.shared` memory.
 fn plain_shared_or_global_load(i: &crate::syntax::ast::Instr) -> bool {
     i.opcode.name == "ld"
         && (i.has_mod("global") || i.has_mod("shared"))
@@ -838,8 +838,8 @@ pub struct WarpState<'ctx> {
     /// instruction ([`vector_friendly`]): it is not vectorized 32 lanes wide.
     narrow: std::cell::Cell<bool>,
     /// Loads of the open lane loop that prefetch ahead once it closes ([`prefetch_ahead`]):
-    /// (block, instruction index).
-    prefetch: std::cell::RefCell<Vec<(BlockId, usize)>>,
+    /// (block, instruction index, bytes ahead).
+    prefetch: std::cell::RefCell<Vec<(BlockId, usize, u64)>>,
 }
 
 /// A lane loop being emitted.
@@ -1491,8 +1491,8 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     set_lane(e, None);
     e.b.position_at_end(after);
     let pending = std::mem::take(&mut *w(e).prefetch.borrow_mut());
-    for (b, k) in pending {
-        prefetch_ahead(e, b, k);
+    for (b, k, ahead) in pending {
+        prefetch_ahead(e, b, k, ahead);
     }
 }
 
@@ -1527,14 +1527,13 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
 const PREFETCH_LANES: u64 = 16 * LANES as u64;
 
 /// After the lane loop that ran load `(b, k)`: a software prefetch (`llvm.prefetch`, read,
-/// high locality; never faults) of lane 0's address plus [`prefetch_bytes`], once per warp.
+/// high locality; never faults) of lane 0's address plus `ahead` bytes ([`prefetch_bytes`]),
+/// once per warp.
 /// Lane 0's address is its registers' first elements (the loop has computed them; a lane
 /// that did not run leaves an older value, and the prefetch is only a hint).
-fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize) {
+fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: u64) {
     let func = e.ir_func();
-    let plan = plan_of(e);
     let inst = &func.blocks[b as usize].insts[k];
-    let Some(ahead) = prefetch_bytes(&func, &plan, inst, b) else { return };
     let Some(op) = inst.src.operands.get(1) else { return };
     e.enter_scope(inst.scope);
     bind(e, &func, inst.src, inst.scope, &inst.reads(), &[]);
@@ -1692,9 +1691,9 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
     }
-    if w(e).lane.is_some() && prefetch_bytes(func, &w(e).plan, inst, b).is_some() {
+    if let (Some(_), Some(ahead)) = (w(e).lane, prefetch_bytes(func, &w(e).plan, inst, b)) {
         if let Some(k) = func.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst)) {
-            w(e).prefetch.borrow_mut().push((b, k));
+            w(e).prefetch.borrow_mut().push((b, k, ahead));
         }
     }
     bind(e, func, inst.src, inst.scope, &inst.reads(), &inst.defs);

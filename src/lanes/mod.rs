@@ -508,6 +508,9 @@ pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
     if sites == 0 || sites > MAX_COPY_SITES {
         return None;
     }
+    if e.ir_func().blocks.iter().any(|b| b.insts.iter().any(|i| crate::codegen::warp_collective::is_matrix(i.src))) {
+        return None;
+    }
     let mut insts = 0usize;
     for bb in e.f.get_basic_blocks() {
         let mut i = bb.get_first_instruction();
@@ -515,9 +518,6 @@ pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
             insts += 1;
             i = x.get_next_instruction();
         }
-    }
-    if e.ir_func().blocks.iter().any(|b| b.insts.iter().any(|i| crate::codegen::warp_collective::is_matrix(i.src))) {
-        return None;
     }
     (insts * (sites as usize + 1) <= MAX_COPY_INSTRUCTIONS).then_some(sites)
 }

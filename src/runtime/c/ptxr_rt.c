@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <time.h>
@@ -322,6 +321,9 @@ static uint32_t resolve(CtaCtx *cta) {
 
 /* ---- One launch ---- */
 
+/* Worker threads whose current CTA a launch records (by smid), for a timeout's message. */
+#define RUNNING_SLOTS 64
+
 typedef struct Launch {
     /* The cancel word, first: generated code polls it at loop back edges (CtaCtx.host points
      * here) and stops with STATUS_TIMEOUT once the watchdog (ptxr_set_timeout) sets it. */
@@ -345,8 +347,8 @@ typedef struct Launch {
     int have_detail;
     /* What each worker thread runs (CTA index + 1, 0: none; a slot per thread, by its smid),
      * and the CTAs running when the time limit passed, for the message. */
-    uint64_t running_cta[64];
-    uint64_t running[64];
+    uint64_t running_cta[RUNNING_SLOTS];
+    uint64_t running[RUNNING_SLOTS];
     int nrunning;
 } Launch;
 
@@ -362,10 +364,7 @@ typedef struct Watchdog {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int done;
-    int fired;
 } Watchdog;
-
-#define RUNNING_SLOTS 64
 
 static void *watchdog(void *vw) {
     Watchdog *w = (Watchdog *)vw;
@@ -381,9 +380,8 @@ static void *watchdog(void *vw) {
     pthread_mutex_lock(&w->mu);
     while (!w->done) {
         if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->done) {
-            w->fired = 1;
             Launch *l = w->l;
-            for (int s = 0; s < RUNNING_SLOTS && l->nrunning < 64; s++) {
+            for (int s = 0; s < RUNNING_SLOTS; s++) {
                 uint64_t c = __atomic_load_n(&l->running_cta[s], __ATOMIC_RELAXED);
                 if (c) l->running[l->nrunning++] = c - 1;
             }
@@ -821,7 +819,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         pthread_mutex_unlock(&w.mu);
         pthread_join(wt, NULL);
     }
-    if (timeout_s > 0) {
+    if (w.l) {
         pthread_mutex_destroy(&w.mu);
         pthread_cond_destroy(&w.cv);
     }
