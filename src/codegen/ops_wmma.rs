@@ -520,10 +520,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         }
         return Ok(());
     }
-    let ctx = e.ctx();
-    let i32t = ctx.i32_type();
-    let i64t = ctx.i64_type();
-    let f32t = ctx.f32_type();
+    let i32t = e.ctx().i32_type();
     // A, B and C words go to this thread's exchange area, in that order.
     let ex = match e.warp_exchange {
         Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
@@ -538,6 +535,65 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             }
         }
     };
+    // The products are computed by one internal function per form (`mma_products`), called
+    // here with lane 0's area, the distance between two lanes' areas and this lane's index:
+    // a kernel with 64 `mma.sync` has 64 calls of one body instead of 64 bodies.
+    let form = MmaForm { fa, fb, fc, fd, ab, bt, ct, dt, sat, nregs: d_regs.len() as u32 };
+    let name = format!("__ptxr_mma.{}.{shape_name}.{al}.{bl}.{}.{}.{}.{}{}", i.opcode.name, dt.name(), ab.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
+    let helper = match e.m.module.get_function(&name) {
+        Some(h) => h,
+        None => mma_products(e, &name, &form),
+    };
+    let base = ex.word(e, i32t.const_zero(), i32t.const_zero());
+    let out_t = i32t.array_type(form.nregs);
+    let out_p = e.alloca_b.build_alloca(out_t, "mma.d").unwrap();
+    e.b.build_call(helper, &[base.into(), ex.frame_size.into(), ex.lane.into(), out_p.into()], "").unwrap();
+    let mut out = Vec::new();
+    for k in 0..form.nregs {
+        let p = unsafe { e.b.build_in_bounds_gep(out_t, out_p, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
+        out.push(e.b.build_load(i32t, p, "").unwrap().into_int_value());
+    }
+    for (r, v) in d_regs.iter().zip(out) {
+        e.write(r, Type::B32, v.into())?;
+    }
+    exchange_end(e);
+    Ok(())
+}
+
+/// The operands and types of one form of `mma`/`wmma.mma`.
+struct MmaForm {
+    fa: Frag,
+    fb: Frag,
+    fc: Frag,
+    fd: Frag,
+    ab: Elem,
+    bt: Elem,
+    ct: Elem,
+    dt: Elem,
+    sat: bool,
+    nregs: u32,
+}
+
+/// Defines `void name(ptr area0, i64 stride, i32 lane, ptr d)`: lane `lane`'s D registers of
+/// the product whose A, B and C words lie in the exchange areas of the 32 lanes (lane l's area
+/// at `area0 + l * stride`, its A words, then B, then C), written to `d[0..nregs]`.
+fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaForm) -> inkwell::values::FunctionValue<'ctx> {
+    let ctx = e.ctx();
+    let (i32t, i64t, f32t) = (ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), i64t.into(), i32t.into(), ptr_t.into()], false);
+    let h = e.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
+    for a in ["nounwind", "noinline"] {
+        h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
+    }
+    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
+    e.f = h;
+    e.b.position_at_end(ctx.append_basic_block(h, "entry"));
+    let p = |k: u32| h.get_nth_param(k).unwrap();
+    let ex = Exchange { frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), lane: i32t.const_zero() };
+    let (lane, out_p) = (p(2).into_int_value(), p(3).into_pointer_value());
+    let MmaForm { ref fa, ref fb, ref fc, ref fd, ab, bt, ct, dt, sat, nregs } = *form;
+    let shape = fd.shape;
     // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
     let inverse = |f: &Frag| -> Vec<u16> {
         let (rows, cols) = f.dims();
@@ -590,8 +646,8 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let (_, n, kdim) = shape;
     let (first_b, first_c) = (fa.regs(), fa.regs() + fb.regs());
     let nd = fd.elems();
-    let lane_n = e.b.build_int_mul(ex.lane, i32t.const_int(nd as u64, false), "").unwrap();
-    let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); d_regs.len()];
+    let lane_n = e.b.build_int_mul(lane, i32t.const_int(nd as u64, false), "").unwrap();
+    let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); nregs as usize];
     for j in 0..nd {
         let (row, col) = elem_pos(e, tg_d, lane_n, j);
         let c_idx = e.b.build_int_add(e.b.build_int_mul(row, i32t.const_int(n as u64, false), "").unwrap(), col, "").unwrap();
@@ -652,11 +708,14 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let v = e.b.build_left_shift(bits, i32t.const_int(sh as u64, false), "").unwrap();
         out[w] = e.b.build_or(out[w], v, "").unwrap();
     }
-    for (r, v) in d_regs.iter().zip(out) {
-        e.write(r, Type::B32, v.into())?;
+    for (k, v) in out.into_iter().enumerate() {
+        let q = unsafe { e.b.build_in_bounds_gep(i32t, out_p, &[i32t.const_int(k as u64, false)], "").unwrap() };
+        e.b.build_store(q, v).unwrap();
     }
-    exchange_end(e);
-    Ok(())
+    e.b.build_return(None).unwrap();
+    e.f = saved_f;
+    e.b.position_at_end(saved_bb);
+    h
 }
 
 /// Where a warp matrix instruction is on the warp path (`warp_collective::matrix`): the

@@ -503,6 +503,10 @@ pub const MAX_COPY_INSTRUCTIONS: usize = 60_000;
 
 /// The number of sync sites, if region copies should be emitted for this kernel.
 pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
+    // The per-thread version of a warp-path kernel is compiled without optimization.
+    if e.m.thread_version {
+        return None;
+    }
     let st = e.sync.as_ref()?;
     let sites = st.next_site - 1;
     if sites == 0 || sites > MAX_COPY_SITES {
@@ -770,6 +774,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     e.b.position_at_end(pre);
     e.poll_cancel_at(0);
     e.b.build_unconditional_branch(resolve).unwrap();
+    let thread_version = e.m.thread_version;
     let Some(st) = &mut e.sync else { return 0 };
     let ctx = e.m.ctx;
     let i32t = ctx.i32_type();
@@ -790,12 +795,18 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let read: Vec<live::Bits> = st.copies.iter().map(|&(entry, next, exit)| live::accessed_from(&regs, entry, &[next, exit], false)).collect();
     let consts = live::constants(f, &regs);
     constant_fields(st, &regs, &consts);
-    let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
+    // The per-thread version of a warp-path kernel (`ModCtx::thread_version`, compiled
+    // without optimization, no region copies) saves and reloads in one block each, shared by
+    // all its sync points: every register live across any of them, so that its code grows with
+    // the registers plus the sites rather than with their product (a GEMM with 64 `mma.sync`
+    // has 128 sites and ~200 live registers).
+    let shared = thread_version && st.copies.is_empty() && st.warp.is_none();
+    let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter(|_| !shared).filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
     let mut deferred: Vec<Deferred> = Vec::new();
     // Registers that every sync point they are live across is a shuffle handing over their
     // bits (`remat::Analysis::shfl_aliases`): reloaded from that shuffle's operand column, never saved.
     let alias_at: std::collections::HashMap<u32, usize> = st.shfl_alias.iter().filter_map(|(site, p)| regs.iter().position(|r| r == p).map(|k| (*site, k))).collect();
-    let mut aliased: Vec<bool> = (0..regs.len()).map(|k| alias_at.values().any(|&a| a == k) && consts[k].is_none() && !ind.contains_key(&k)).collect();
+    let mut aliased: Vec<bool> = (0..regs.len()).map(|k| !shared && alias_at.values().any(|&a| a == k) && consts[k].is_none() && !ind.contains_key(&k)).collect();
     for &(_, _, _, site, _) in &st.spills {
         for (k, a) in aliased.iter_mut().enumerate() {
             if *a && per_site[&site].has(k) && alias_at.get(&site) != Some(&k) {
@@ -807,6 +818,34 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let mut columns = col::FIXED + 4 * st.shfl_cols.len() as u32;
     let b = ctx.create_builder();
     let spills = st.spills.clone();
+    let mut shared_blocks = None;
+    if shared {
+        let general = st.general.unwrap();
+        let save = ctx.append_basic_block(f, "spill.save");
+        let reload = ctx.append_basic_block(f, "spill.reload");
+        let mut union = live::Bits::new(regs.len());
+        for set in per_site.values() {
+            union.union_with(set);
+        }
+        for &(leave, ..) in &spills {
+            let term = leave.get_terminator().unwrap();
+            let next = term.get_operand(0).and_then(|o| o.block()).unwrap();
+            term.erase_from_basic_block();
+            b.position_at_end(leave);
+            b.build_unconditional_branch(save).unwrap();
+            shared_blocks.get_or_insert((save, reload, next));
+        }
+        b.position_at_end(save);
+        b.build_unconditional_branch(shared_blocks.map_or(general.next, |s| s.2)).unwrap();
+        b.position_at_end(reload);
+        b.build_unreachable().unwrap();
+        per_site.clear();
+        per_site.insert(u32::MAX, union);
+    }
+    let spills: Vec<_> = match shared_blocks {
+        Some((save, reload, _)) => vec![(save, reload, spills[0].2, u32::MAX, 0)],
+        None => spills,
+    };
     for &(leave, resume, t, site, copy) in &spills {
         // A warp copy keeps its columns in the warp's area, except where the chain is
         // entered: the registers come from the CTA-wide pass before it.
@@ -884,10 +923,25 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let is_forced = b.build_int_compare(IntPredicate::NE, forced, i32t.const_zero(), "").unwrap();
     let r = b.build_select(is_forced, forced, r, "").unwrap().into_int_value();
     let mut cases = vec![(i32t.const_zero(), st.body_bb)];
+    let mut resumes = Vec::new();
     for (k, bb) in &st.cases {
-        cases.push((i32t.const_int(*k as u64, false), *bb));
+        resumes.push((i32t.const_int(*k as u64, false), *bb));
     }
-    b.build_switch(r, general.next, &cases).unwrap();
+    match shared_blocks {
+        // Every resume point goes through the shared reload block first.
+        Some((_, reload, _)) => {
+            cases.extend(resumes.iter().map(|&(k, _)| (k, reload)));
+            b.build_switch(r, general.next, &cases).unwrap();
+            reload.get_terminator().unwrap().erase_from_basic_block();
+            b.position_at_end(reload);
+            b.build_switch(r, general.next, &resumes).unwrap();
+            b.position_at_end(general.dispatch);
+        }
+        None => {
+            cases.extend(resumes);
+            b.build_switch(r, general.next, &cases).unwrap();
+        }
+    }
     // The first pass: every thread starts at the beginning of the body.
     b.position_at_end(st.start_bb);
     // Warp copies (see `WarpMode`) come after the CTA-wide copies in `fast`.
