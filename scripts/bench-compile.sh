@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compile-time benchmark: PTX -> object at -O3 with ptxr (both execution paths: --exec auto,
-# the default, and --exec thread) against ptxas -O3 (sm_70) on the same files, same run.
+# the default, and --exec thread) against ptxas -O3 on the same files, same run (ptxas for the
+# file's own .target: sm_70 for the NVRTC corpus, sm_80 for benches/mma64.nvrtc.ptx).
 # Prints seconds per file, the ptxr/ptxas ratios, and the optimized LLVM IR lines per PTX line.
 # Usage: scripts/bench-compile.sh [FILE.ptx...]   (default: the NVRTC corpus and benches/*.ptx)
 set -euo pipefail
@@ -27,7 +28,8 @@ print(f"{'file':34} {'lines':>6} {'ptxas s':>8} {'auto s':>8} {'thread s':>8} {'
 tot = [0.0, 0.0, 0.0]
 for f in files:
     n = sum(1 for _ in open(f))
-    p, pok = timed([ptxas, "-O3", "-arch=sm_70", f, "-o", os.path.join(tmp, "k.cubin")])
+    arch = next((l.split()[1].rstrip(",") for l in open(f) if l.startswith(".target")), "sm_70")
+    p, pok = timed([ptxas, "-O3", f"-arch={arch}", f, "-o", os.path.join(tmp, "k.cubin")])
     a, aok = timed([ptxr, "compile", f, "-O3", "--emit", "obj", "--no-c-abi", "--exec", "auto", "-o", os.path.join(tmp, "a.o")])
     t, tok = timed([ptxr, "compile", f, "-O3", "--emit", "obj", "--no-c-abi", "--exec", "thread", "-o", os.path.join(tmp, "t.o")])
     flag = "" if pok and aok and tok else "  (a compile failed)"

