@@ -67,6 +67,11 @@ fn mutants_never_crash_the_pipeline() {
     let seed: u64 = std::env::var("PIPELINE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(25);
     let mut files: Vec<PathBuf> = Vec::new();
     common::ptx_files(Path::new("tests/corpus"), &mut files);
+    // PIPELINE_FUZZ_MATCH=wmma: mutate only the corpus files whose name contains it.
+    if let Ok(m) = std::env::var("PIPELINE_FUZZ_MATCH") {
+        files.retain(|f| f.file_name().map_or(false, |n| n.to_string_lossy().contains(&m)));
+        assert!(!files.is_empty(), "PIPELINE_FUZZ_MATCH={m} matches no corpus file");
+    }
     files.sort();
     let dir = tempfile::tempdir().unwrap();
     let only: Option<Vec<usize>> = std::env::var("PIPELINE_FUZZ_ONLY").ok().map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());

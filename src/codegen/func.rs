@@ -122,6 +122,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// `ldmatrix`) is emitted in (`ops_wmma`): the one that hands over each lane's words,
     /// or the one that computes each lane's results from them.
     pub(crate) warp_exchange: Option<super::ops_wmma::WarpExchange<'ctx>>,
+    /// The warp path's exchange array of the warp matrix instructions, one per kernel.
+    pub(crate) mma_area: Option<PointerValue<'ctx>>,
 }
 
 /// The IR function being lowered and where its variables live.
@@ -426,6 +428,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
         warp_exchange: None,
+        mma_area: None,
     };
     if let Some(ast::PerfDirective::ReqNCtaPerCluster(d)) = f.perf.iter().find(|d| matches!(d, ast::PerfDirective::ReqNCtaPerCluster(_))) {
         if d.iter().product::<u32>() > 1 {

@@ -17,6 +17,7 @@
 
 use super::abi::{self, slot};
 use super::func::{FnEmitter, R};
+use super::warp::LANES;
 use crate::lanes::sync_point;
 use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
 use inkwell::values::{BasicValueEnum, FloatValue, IntValue, PointerValue};
@@ -547,7 +548,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let base = ex.word(e, i32t.const_zero(), i32t.const_zero());
     let out_t = i32t.array_type(form.nregs);
     let out_p = e.alloca_b.build_alloca(out_t, "mma.d").unwrap();
-    e.b.build_call(helper, &[base.into(), ex.frame_size.into(), ex.lane.into(), out_p.into()], "").unwrap();
+    e.b.build_call(helper, &[base.into(), ex.frame_size.into(), ex.word_stride.into(), ex.lane.into(), out_p.into()], "").unwrap();
     let mut out = Vec::new();
     for k in 0..form.nregs {
         let p = unsafe { e.b.build_in_bounds_gep(out_t, out_p, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
@@ -574,14 +575,15 @@ struct MmaForm {
     nregs: u32,
 }
 
-/// Defines `void name(ptr area0, i64 stride, i32 lane, ptr d)`: lane `lane`'s D registers of
-/// the product whose A, B and C words lie in the exchange areas of the 32 lanes (lane l's area
-/// at `area0 + l * stride`, its A words, then B, then C), written to `d[0..nregs]`.
+/// Defines `void name(ptr area0, i64 lane_stride, i64 word_stride, i32 lane, ptr d)`: lane
+/// `lane`'s D registers of the product whose A, B and C words lie in the exchange areas of
+/// the 32 lanes (word w of lane l at `area0 + l * lane_stride + w * word_stride`: its A
+/// words, then B, then C), written to `d[0..nregs]`.
 fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaForm) -> inkwell::values::FunctionValue<'ctx> {
     let ctx = e.ctx();
     let (i32t, i64t, f32t) = (ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), i64t.into(), i32t.into(), ptr_t.into()], false);
+    let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), i64t.into(), i64t.into(), i32t.into(), ptr_t.into()], false);
     let h = e.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
     for a in ["nounwind", "noinline"] {
         h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
@@ -590,8 +592,8 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     e.f = h;
     e.b.position_at_end(ctx.append_basic_block(h, "entry"));
     let p = |k: u32| h.get_nth_param(k).unwrap();
-    let ex = Exchange { frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), lane: i32t.const_zero() };
-    let (lane, out_p) = (p(2).into_int_value(), p(3).into_pointer_value());
+    let ex = Exchange { frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), word_stride: p(2).into_int_value(), lane: i32t.const_zero() };
+    let (lane, out_p) = (p(3).into_int_value(), p(4).into_pointer_value());
     let MmaForm { ref fa, ref fb, ref fc, ref fd, ab, bt, ct, dt, sat, nregs } = *form;
     let shape = fd.shape;
     // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
@@ -793,18 +795,22 @@ fn nvptx_load_store<'ctx, 'a>(
 struct Exchange<'ctx> {
     frame_t: PointerValue<'ctx>,
     area: u32,
+    /// Bytes from one lane's word to the next lane's same word (i64).
     frame_size: IntValue<'ctx>,
+    /// Bytes from one word of a lane to its next word (i64).
+    word_stride: IntValue<'ctx>,
     /// %laneid of this thread.
     lane: IntValue<'ctx>,
 }
 
 impl<'ctx> Exchange<'ctx> {
-    /// The exchange of the warp path: lane `lane`'s area is `area + lane * AREA_BYTES`.
+    /// The exchange of the warp path: word `w` of lane `l` at `area + w * 128 + l * 4`
+    /// (word-major, so that the lane loop handing the words over stores whole vectors).
     fn of_warp(e: &FnEmitter<'ctx, '_, '_>, area: PointerValue<'ctx>, lane: IntValue<'ctx>) -> Exchange<'ctx> {
         let i64t = e.ctx().i64_type();
         let off = lane_area_offset(e, lane);
         let frame_t = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[off], "").unwrap() };
-        Exchange { frame_t, area: 0, frame_size: i64t.const_int(AREA_BYTES as u64, false), lane }
+        Exchange { frame_t, area: 0, frame_size: i64t.const_int(4, false), word_stride: i64t.const_int(4 * LANES as u64, false), lane }
     }
 
     /// Word `w` of the area of lane `other`.
@@ -813,7 +819,7 @@ impl<'ctx> Exchange<'ctx> {
         let dl = e.b.build_int_sub(e.resize(other, 64, false), e.resize(self.lane, 64, false), "").unwrap();
         let off = e.b.build_int_mul(dl, self.frame_size, "").unwrap();
         let off = e.b.build_int_add(off, i64t.const_int(self.area as u64, false), "").unwrap();
-        let off = e.b.build_int_add(off, e.b.build_int_mul(e.resize(w, 64, false), i64t.const_int(4, false), "").unwrap(), "").unwrap();
+        let off = e.b.build_int_add(off, e.b.build_int_mul(e.resize(w, 64, false), self.word_stride, "").unwrap(), "").unwrap();
         unsafe { e.b.build_gep(e.ctx().i8_type(), self.frame_t, &[off], "").unwrap() }
     }
 }
@@ -821,13 +827,26 @@ impl<'ctx> Exchange<'ctx> {
 fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> Option<Exchange<'ctx>> {
     let ctx = e.ctx();
     let (i32t, i64t, i8t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type());
+    // 64-bit words go over as two 32-bit words, low half first.
+    let words: Vec<IntValue<'ctx>> = words
+        .iter()
+        .flat_map(|&w| {
+            if w.get_type().get_bit_width() == 64 {
+                let hi = e.b.build_right_shift(w, i64t.const_int(32, false), false, "").unwrap();
+                vec![e.b.build_int_truncate(w, i32t, "").unwrap(), e.b.build_int_truncate(hi, i32t, "").unwrap()]
+            } else {
+                vec![w]
+            }
+        })
+        .collect();
     if let Some(WarpExchange::Gather { area, lane }) = e.warp_exchange {
-        // The warp path: this lane's words to its area; the results come in the next loop.
-        let mut byte = lane_area_offset(e, lane);
-        for w in words {
+        // The warp path: this lane's words to its column of the area (`Exchange::of_warp`);
+        // the results come in the next loop.
+        let lane_off = lane_area_offset(e, lane);
+        for (k, w) in words.iter().enumerate() {
+            let byte = e.b.build_int_add(lane_off, i64t.const_int(k as u64 * 4 * LANES as u64, false), "").unwrap();
             let p = unsafe { e.b.build_in_bounds_gep(i8t, area, &[byte], "").unwrap() };
             e.b.build_store(p, *w).unwrap();
-            byte = e.b.build_int_add(byte, i64t.const_int((w.get_type().get_bit_width() / 8) as u64, false), "").unwrap();
         }
         return None;
     }
@@ -852,7 +871,7 @@ fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> 
         })
     };
     let mut byte = area as u64;
-    for w in words {
+    for w in &words {
         let frame_t = e.sync.as_ref().unwrap().frame_t;
         let p = unsafe { e.b.build_in_bounds_gep(i8t, frame_t, &[i64t.const_int(byte, false)], "").unwrap() };
         e.b.build_store(p, *w).unwrap();
@@ -863,13 +882,13 @@ fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> 
     let st = e.sync.as_ref().unwrap();
     let (frame_t, fsg) = (st.frame_t, st.frame_size_global);
     let frame_size = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
-    Some(Exchange { frame_t, area, frame_size, lane: e.lane_id() })
+    Some(Exchange { frame_t, area, frame_size, word_stride: i64t.const_int(4, false), lane: e.lane_id() })
 }
 
-/// Byte offset of lane `lane`'s area in the warp path's exchange array.
+/// Byte offset of lane `lane`'s first word in the warp path's exchange array.
 fn lane_area_offset<'ctx>(e: &FnEmitter<'ctx, '_, '_>, lane: IntValue<'ctx>) -> IntValue<'ctx> {
     let i64t = e.ctx().i64_type();
-    e.b.build_int_mul(e.resize(lane, 64, false), i64t.const_int(AREA_BYTES as u64, false), "").unwrap()
+    e.b.build_int_mul(e.resize(lane, 64, false), i64t.const_int(4, false), "").unwrap()
 }
 
 fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
@@ -925,7 +944,10 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     // Row `row` of matrix `mi`: the address lane 8 mi + row stored.
     let row_addr = |e: &FnEmitter<'ctx, '_, '_>, mi: u32, row: IntValue<'ctx>| {
         let src = e.b.build_int_add(row, i32t.const_int(8 * mi as u64, false), "").unwrap();
-        e.b.build_load(i64t, ex.word(e, src, i32t.const_zero()), "").unwrap().into_int_value()
+        let lo = e.b.build_load(i32t, ex.word(e, src, i32t.const_zero()), "").unwrap().into_int_value();
+        let hi = e.b.build_load(i32t, ex.word(e, src, i32t.const_int(1, false)), "").unwrap().into_int_value();
+        let hi = e.b.build_left_shift(e.resize(hi, 64, false), i64t.const_int(32, false), "").unwrap();
+        e.b.build_or(hi, e.resize(lo, 64, false), "").unwrap()
     };
     let q = e.b.build_and(lane, i32t.const_int(3, false), "").unwrap();
     let g = e.b.build_right_shift(lane, i32t.const_int(2, false), false, "").unwrap();

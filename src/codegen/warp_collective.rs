@@ -583,11 +583,18 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
     use super::ops_wmma::{WarpExchange, AREA_BYTES};
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
-    let t = ctx.i8_type().array_type(AREA_BYTES * LANES);
-    let area = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
-    if let Some(a) = area.as_instruction() {
-        let _ = a.set_alignment(64);
-    }
+    let area = match e.mma_area {
+        Some(a) => a,
+        None => {
+            let t = ctx.i8_type().array_type(AREA_BYTES * LANES);
+            let a = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
+            if let Some(i) = a.as_instruction() {
+                let _ = i.set_alignment(64);
+            }
+            e.mma_area = Some(a);
+            a
+        }
+    };
     // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
     let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
     let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
