@@ -419,3 +419,48 @@ int main(void) {
     assert!(out.contains("ends 0 []"), "{out}");
     assert!(out.contains("no limit 0 []"), "{out}");
 }
+
+/// f16 bits of a small integer (|v| < 2048; exact).
+fn f16_bits(v: i32) -> u16 {
+    if v == 0 {
+        return 0;
+    }
+    let (s, m) = (if v < 0 { 0x8000u16 } else { 0 }, v.unsigned_abs());
+    let e = 31 - m.leading_zeros();
+    s | ((e + 15) as u16) << 10 | ((m << (10 - e)) & 0x3ff) as u16
+}
+
+/// The compile-time benchmark's mma-heavy kernel (benches/mma64.nvrtc.ptx: 64 `mma.sync` per
+/// k step) computes C = A * B on the path `auto` gives it (the warp path; per thread it takes
+/// 40 s to compile, and the filetests compare the paths on the same instructions). Small
+/// integer inputs make every partial sum exact in f32, so any accumulation order gives the
+/// sums computed here in i64.
+#[test]
+fn mma64_benchmark_kernel_multiplies_exactly() {
+    let (m, n, k) = (64usize, 128usize, 64usize);
+    let a: Vec<i32> = (0..m * k).map(|i| ((i * 7 + 3) % 7) as i32 - 3).collect();
+    let bt: Vec<i32> = (0..n * k).map(|i| ((i * 5 + 1) % 9) as i32 - 4).collect(); // B transposed: N x K
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, v: &[i32]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, v.iter().flat_map(|&x| f16_bits(x).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        format!("buf:file:{}", p.display())
+    };
+    let (pa, pb) = (write("a.bin", &a), write("b.bin", &bt));
+    let out = dir.path().join("c.bin");
+    for exec in ["auto"] {
+        let (cz, dump) = (format!("buf:zero:{}", m * n * 4), format!("2={}", out.display()));
+        let (ms, ns, ks) = (format!("u32:{m}"), format!("u32:{n}"), format!("u32:{k}"));
+        let grid = format!("{},{}", n / 64, m / 64);
+        let (rc, _, err) = ptxr(&["run", "benches/mma64.nvrtc.ptx", "--kernel", "mma64", "--grid", &grid, "--block", "32", "--exec", exec, "--arg", &pa, "--arg", &pb, "--arg", &cz, "--arg", &ms, "--arg", &ns, "--arg", &ks, "--dump", &dump]);
+        assert_eq!(rc, 0, "{exec}: {err}");
+        let c = std::fs::read(&out).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let want: i64 = (0..k).map(|x| a[i * k + x] as i64 * bt[j * k + x] as i64).sum();
+                let got = f32::from_le_bytes(c[(i * n + j) * 4..][..4].try_into().unwrap());
+                assert_eq!(got, want as f32, "{exec}: C[{i}][{j}]");
+            }
+        }
+    }
+}
