@@ -47,6 +47,12 @@ pub fn init_llvm() {
         LlvmTarget::initialize_aarch64(&cfg);
         LlvmTarget::initialize_nvptx(&cfg);
         unsafe { inkwell::llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(llvm_fatal)) };
+        // PTXR_LLVM_ARGS="-time-passes ...": options for LLVM itself (a developer's aid).
+        if let Ok(a) = std::env::var("PTXR_LLVM_ARGS") {
+            let args: Vec<std::ffi::CString> = std::iter::once("ptxr".to_string()).chain(a.split_whitespace().map(String::from)).map(|s| std::ffi::CString::new(s).unwrap()).collect();
+            let ptrs: Vec<*const std::os::raw::c_char> = args.iter().map(|c| c.as_ptr()).collect();
+            unsafe { inkwell::llvm_sys::support::LLVMParseCommandLineOptions(ptrs.len() as i32, ptrs.as_ptr(), std::ptr::null()) };
+        }
     });
 }
 
