@@ -418,7 +418,8 @@ fn abi_layout_matches_c_driver() {
         smid,
         frames,
         slots,
-        sched
+        sched,
+        group
     );
     want.push(format!(
         "SyncSlot {} {}",

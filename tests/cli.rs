@@ -464,3 +464,110 @@ fn mma64_benchmark_kernel_multiplies_exactly() {
         }
     }
 }
+
+/// Grid-stride kernels on the warp path run groups of consecutive CTAs in one call of their
+/// CTA function (`CtaCtx::group`): every element is still written by its own thread's CTA,
+/// over a 3-D grid whose 30 CTAs leave a partial last group (groups of 4 and 7), and an error
+/// names the CTA and thread that stopped, not the group's first.
+#[test]
+fn groups_of_ctas_keep_each_ctas_identity() {
+    let (gx, gy, gz, nt, n) = (5u32, 3u32, 2u32, 64u32, 9677u32);
+    let ctas = gx * gy * gz;
+    let want: Vec<u8> = (0..n)
+        .flat_map(|i| {
+            let lin = (i % (ctas * nt)) / nt;
+            let (x, y, z) = (lin % gx, (lin / gx) % gy, lin / (gx * gy));
+            (x | y << 8 | z << 16).to_le_bytes()
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bin");
+    let run = |group: &str, kernel: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ptxr"));
+        c.current_dir(env!("CARGO_MANIFEST_DIR")).args(["run", "tests/cli/cta_groups.ptx", "--kernel", kernel, "--grid", "5,3,2", "--block", "64", "--arg", &format!("buf:zero:{}", n * 4), "--arg", &format!("u32:{n}"), "--dump", &format!("0={}", out.display())]);
+        if !group.is_empty() {
+            c.env("PTXR_CTA_GROUP", group);
+        }
+        let o = c.output().unwrap();
+        (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    for g in ["", "1", "4", "7"] {
+        let (rc, err) = run(g, "owner");
+        assert_eq!(rc, 0, "group {g}: {err}");
+        assert!(std::fs::read(&out).unwrap() == want, "group {g}: an element written by the wrong CTA");
+        let (rc, err) = run(g, "traps");
+        assert_eq!(rc, 1, "group {g}: {err}");
+        assert!(err.contains("cta_groups.ptx:80: in kernel `traps`, CTA (2,1,1), thread (5,0,0): error: `trap` executed"), "group {g}: {err}");
+    }
+}
+
+/// The same groups of CTAs through the C ABI's runtime (ptxr_rt.c): a static library
+/// launched from C with groups of 4 and 7, serially and through a `parallel_for`.
+#[test]
+fn c_abi_groups_of_ctas_keep_each_ctas_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("libgroups.a");
+    let hdr = dir.path().join("cta_groups.h");
+    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
+        let (rc, _, err) = ptxr(&["compile", "tests/cli/cta_groups.ptx", "--emit", emit, "-o", out.to_str().unwrap()]);
+        assert_eq!(rc, 0, "{err}");
+    }
+    let main = dir.path().join("main.c");
+    std::fs::write(
+        &main,
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include "cta_groups.h"
+typedef struct { void (*body)(void *, uint32_t); void *ctx; uint32_t n, next; pthread_mutex_t mu; } Pool;
+static void *worker(void *p) {
+    Pool *q = p;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        uint32_t i = q->next++;
+        pthread_mutex_unlock(&q->mu);
+        if (i >= q->n) return NULL;
+        q->body(q->ctx, i);
+    }
+}
+static void pfor(void *user, uint32_t n, void (*body)(void *, uint32_t), void *ctx) {
+    (void)user;
+    Pool q = {body, ctx, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++) pthread_create(&t[k], NULL, worker, &q);
+    for (int k = 0; k < 3; k++) pthread_join(t[k], NULL);
+}
+int main(void) {
+    const uint32_t n = 9677, gx = 5, gy = 3, gz = 2, nt = 64, ctas = gx * gy * gz;
+    uint32_t *out = calloc(n, 4);
+    void *args[] = {&out, (void *)&n};
+    for (int par = 0; par < 2; par++) {
+        ptxr_launch_config cfg = {{gx, gy, gz}, {nt, 1, 1}, 0, par ? pfor : NULL, NULL};
+        int rc = ptxr_launch_owner(&cfg, args);
+        int bad = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t lin = (i % (ctas * nt)) / nt;
+            uint32_t want = (lin % gx) | ((lin / gx) % gy) << 8 | (lin / (gx * gy)) << 16;
+            bad += out[i] != want;
+        }
+        printf("owner par=%d rc=%d bad=%d\n", par, rc, bad);
+        rc = ptxr_launch_traps(&cfg, args);
+        printf("traps par=%d rc=%d %s\n", par, rc, ptxr_last_error());
+    }
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.path().join("main");
+    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir.path()).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
+    assert!(st.success());
+    for g in ["4", "7"] {
+        let out = std::process::Command::new(&exe).env("PTXR_CTA_GROUP", g).output().unwrap();
+        let out = String::from_utf8_lossy(&out.stdout).to_string();
+        for par in 0..2 {
+            assert!(out.contains(&format!("owner par={par} rc=0 bad=0")), "group {g}: {out}");
+            assert!(out.contains(&format!("traps par={par} rc=")) && out.contains("in kernel `traps`, CTA (2,1,1), thread (5,0,0): error: `trap` executed"), "group {g}: {out}");
+        }
+    }
+}

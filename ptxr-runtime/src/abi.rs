@@ -35,6 +35,11 @@ pub struct CtaCtx {
     pub slots: *mut SyncSlot,
     /// Host-side scheduler state for this CTA (barrier arrival counts).
     pub sched: *mut u8,
+    /// For a kernel whose `cta_group` is set: how many CTAs this call runs, those whose
+    /// linear indices (x fastest) follow `ctaid`'s; the generated code runs their warps in
+    /// turn and leaves in `ctaid` the CTA of the warp that stopped with an error. 0 or 1
+    /// otherwise.
+    pub group: u32,
 }
 
 /// What a thread waiting at a synchronization point asks for, and its result.
@@ -165,6 +170,7 @@ pub mod field {
     pub const FRAMES: u32 = 13;
     pub const SLOTS: u32 = 14;
     pub const SCHED: u32 = 15;
+    pub const GROUP: u32 = 16;
 }
 
 // A CtaCtx is plain data: its pointers are only dereferenced by the CTA function that

@@ -152,6 +152,8 @@ pub struct Shape<'a> {
     pub maxntid: Option<[u32; 3]>,
     pub frame_size: u32,
     pub uses_sync: bool,
+    /// The CTA function runs groups of consecutive CTAs (`CtaCtx::group`).
+    pub cta_group: bool,
     /// Compile errors of functions compiled as stubs, by source line (`ptxr`'s
     /// `Loaded::deferred`): a launch that reaches one reports it.
     pub deferred: &'a [(u32, u32, String)],
@@ -245,17 +247,29 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // One frame slot per lane of each warp (a row of the block in runs of 32 threads:
     // warp-vector kernels keep a frame of 32 slots per warp).
     let lanes = (cfg.block.0 as usize + 31) / 32 * 32 * cfg.block.1 as usize * cfg.block.2 as usize;
-    let frame_words = if k.uses_sync { (k.frame_size as usize * lanes + 15) / 16 } else { 0 };
+    // A kernel whose CTA function runs groups of consecutive CTAs (`CtaCtx::group`: a
+    // grid-stride loop's warps then walk neighbouring spans of each stride together) gets
+    // groups of up to 16, fewer where the grid would leave fewer than 16 groups per pool
+    // thread.
+    // `PTXR_CTA_GROUP=n` sets the group size (1: no groups), for tests and measurements.
+    let group = match (k.cta_group, std::env::var("PTXR_CTA_GROUP").ok().and_then(|s| s.parse::<u64>().ok())) {
+        (false, _) => 1,
+        (true, Some(n)) => n.clamp(1, 1 << 16),
+        (true, None) => (ncta / (16 * rayon::current_num_threads().max(1) as u64)).clamp(1, 16),
+    };
+    let ngroups = ncta.div_ceil(group);
+    let frame_words = if k.uses_sync { (k.frame_size as usize * lanes * group as usize + 15) / 16 } else { 0 };
     let uses_sync = k.uses_sync;
     // The slots are written only on the way to the runtime's `resolve`: after a CTA that
     // never called it (every collective completed in generated code) they are still clear.
     let guarded = GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed);
     let init = || (SharedWindow::take(smem_len, guarded), vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
     type State = (SharedWindow, Vec<u128>, Vec<abi::SyncSlot>, bool);
-    let body = |(smem, frames, slots, dirty): &mut State, c: u64| {
+    let body = |(smem, frames, slots, dirty): &mut State, g: u64| {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return;
             }
+            let c = g * group;
             let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
             let ctaid = [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32];
             let _running = Running::enter(c);
@@ -278,6 +292,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 frames: std::ptr::null_mut(),
                 slots: std::ptr::null_mut(),
                 sched: std::ptr::null_mut(),
+                group: group.min(ncta - c) as u32,
             };
             let mut sched = super::warp::Sched::default();
             if uses_sync {
@@ -297,6 +312,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             };
             *dirty = sched.called;
             if st != 0 || ctx.status != 0 {
+                // In a group, `ctaid` is the CTA of the warp that stopped.
+                let c = ctx.ctaid[0] as u64 + gx * (ctx.ctaid[1] as u64 + gy * ctx.ctaid[2] as u64);
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
                 if g.as_ref().map_or(true, |(c0, _)| c < *c0) {
@@ -324,11 +341,11 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         }
         if SERIAL.with(|s| s.get()) {
             let mut st = init();
-            for c in 0..ncta {
-                body(&mut st, c);
+            for g in 0..ngroups {
+                body(&mut st, g);
             }
         } else {
-            (0..ncta).into_par_iter().for_each_init(init, body);
+            (0..ngroups).into_par_iter().for_each_init(init, body);
         }
         *finished.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
         finished.1.notify_all();
@@ -400,6 +417,8 @@ pub struct KernelDesc {
     pub maxntid: Option<[u32; 3]>,
     pub frame_size: u32,
     pub uses_sync: bool,
+    /// The CTA function runs groups of consecutive CTAs (`CtaCtx::group`).
+    pub cta_group: bool,
 }
 
 /// The CTA function of a kernel: `int32_t __ptxr_cta_<kernel>(CtaCtx*)`.
@@ -463,7 +482,7 @@ impl ArgValue<'_> {
 /// `cta` must be `__ptxr_cta_<k.name>` of the object `k` was generated for, and every address
 /// passed must be valid for whatever the kernel reads and writes through it during the launch.
 pub unsafe fn launch_cta_fn(cta: CtaFn, k: &KernelDesc, cfg: &LaunchConfig, args: &[ArgValue]) -> Result<(), LaunchError> {
-    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, deferred: &[] };
+    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, deferred: &[] };
     check_config(&shape, cfg)?;
     if args.len() != k.params.len() {
         return Err(LaunchError(format!("kernel `{}` takes {} parameters, {} given", k.name, k.params.len(), args.len())));

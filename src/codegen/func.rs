@@ -289,7 +289,7 @@ pub fn cta_struct_type(c: &inkwell::context::Context) -> inkwell::types::StructT
     let p = c.ptr_type(AddressSpace::default());
     let i32t = c.i32_type();
     let a3 = i32t.array_type(3);
-    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into()], false)
+    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into(), i32t.into()], false)
 }
 
 /// Replaces the body of `f` (CPU code), whose code generation failed with an error at source
@@ -571,6 +571,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     e.alloca_b.position_at_end(entry);
     e.alloca_b.build_unconditional_branch(setup).unwrap();
     let warp_frame = super::warp::finish(&mut e);
+    let cta_group = e.warp.as_ref().map_or(false, |w| w.cta_group);
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
         crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches);
@@ -579,6 +580,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         k.static_smem = e.m.shared_size;
         k.frame_size = frame_size;
         k.uses_sync = e.sync.is_some() || warp_frame.is_some();
+        k.cta_group = cta_group;
         k
     }))
 }
@@ -621,7 +623,7 @@ fn kernel_layout(f: &ast::Function) -> KernelInfo {
             _ => {}
         }
     }
-    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, frame_size: 0, uses_sync: false }
+    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, frame_size: 0, uses_sync: false, cta_group: false }
 }
 
 impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
@@ -636,6 +638,24 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// 1-based source line of the current instruction.
     pub fn line(&self) -> u32 {
         crate::syntax::diag::line_col(self.m.src, self.span.start as usize).0 as u32
+    }
+
+    /// Whether a field of the launch context has been read through the entry-block cache.
+    pub(crate) fn cta_cached(&self, fld: u32) -> bool {
+        self.cta_cache.keys().any(|(f, _)| *f == fld)
+    }
+
+    /// Makes `v` the value of field `fld[idx]` for the code emitted from here (the `%ctaid`
+    /// of a warp in a group of CTAs, `warp::group_cta`).
+    pub(crate) fn set_cta_cached(&mut self, fld: u32, idx: u32, v: IntValue<'ctx>) {
+        self.cta_cache.insert((fld, Some(idx)), v);
+    }
+
+    /// Component `d` of `CtaCtx::ctaid` as the runtime wrote it: loaded in the entry block,
+    /// before any warp of a group of CTAs overwrites it.
+    pub(crate) fn group_first_ctaid(&mut self, d: u32) -> IntValue<'ctx> {
+        let p = self.cta_field_ptr_at(&self.alloca_b, field::CTAID, Some(d));
+        self.alloca_b.build_load(self.ctx().i32_type(), p, "ctaid.first").unwrap().into_int_value()
     }
 
     pub fn load_cta_u32(&mut self, fld: u32, idx: Option<u32>) -> IntValue<'ctx> {

@@ -73,6 +73,9 @@ pub struct KernelInfo {
     pub frame_size: u32,
     /// Whether the kernel has synchronization points (barriers, warp collectives).
     pub uses_sync: bool,
+    /// Whether one call of the CTA function may run a group of consecutive CTAs
+    /// (`CtaCtx::group`; `codegen::warp::setup`).
+    pub cta_group: bool,
 }
 
 /// Where a module-scope symbol lives.

@@ -841,6 +841,8 @@ pub struct WarpState<'ctx> {
     /// Loads of the open lane loop that prefetch ahead once it closes ([`prefetch_ahead`]):
     /// (block, instruction index, bytes ahead).
     prefetch: std::cell::RefCell<Vec<(BlockId, usize, u64)>>,
+    /// One call runs a group of consecutive CTAs (`CtaCtx::group`, [`groups_ctas`]).
+    pub(crate) cta_group: bool,
 }
 
 /// A lane loop being emitted.
@@ -978,6 +980,8 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
     let phased = !plan.barriers.is_empty() || !plan.yields.is_empty();
     let mut bars = None;
+    let mut group: Option<IntValue<'ctx>> = None;
+    let mut tz: Option<IntValue<'ctx>> = None;
     let mut x0 = None;
     let l = if phased {
         let nty = e.load_cta_u32(field::NTID, Some(1));
@@ -989,6 +993,17 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let stride = e.b.build_load(i64t, stride_g.as_pointer_value(), "warp.frame").unwrap().into_int_value();
         // Every warp starts at the kernel's entry.
         let nw = e.b.build_int_mul(e.b.build_int_mul(warps, nty, "").unwrap(), ntz, "warps").unwrap();
+        // A group of CTAs (`groups_ctas`): their warps one after another in each phase,
+        // frames for all of them (the runtime sizes them), `%ctaid` per warp.
+        if groups_ctas(e, &plan) {
+            let g = e.load_cta_u32(field::GROUP, None);
+            let g = e.b.build_select(e.b.build_int_compare(IntPredicate::EQ, g, i32t.const_zero(), "").unwrap(), i32t.const_int(1, false), g, "group").unwrap().into_int_value();
+            group = Some(g);
+        }
+        let nw = match group {
+            Some(g) => e.b.build_int_mul(nw, g, "warps.group").unwrap(),
+            None => nw,
+        };
         let multi = e.b.build_int_compare(IntPredicate::UGT, nw, i32t.const_int(1, false), "multi.warp").unwrap();
         let ih = ctx.append_basic_block(e.f, "frames.init");
         let ib = ctx.append_basic_block(e.f, "frames.init.body");
@@ -1018,7 +1033,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let pb = e.b.build_select(held, pb, i32t.const_int(DONE, false).into(), "").unwrap();
         e.b.build_store(phase_bar, pb).unwrap();
         e.b.build_store(mismatch, i32t.const_zero()).unwrap();
-        let l = crate::lanes::cta_loops(e, phase, warps, "warp");
+        let l = crate::lanes::cta_loops_n(e, phase, warps, "warp", group);
         // After the last warp: another phase while warps wait at a barrier.
         let done = l.done;
         if let Some(t) = done.get_terminator() {
@@ -1047,6 +1062,9 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         // This warp's frame and where it resumes.
         e.b.position_at_end(l.body);
         let wl = e.b.build_int_add(e.b.build_int_mul(e.b.build_int_add(e.b.build_int_mul(l.z, nty, "").unwrap(), l.y, "").unwrap(), warps, "").unwrap(), l.inner, "warp.id").unwrap();
+        if group.is_some() {
+            tz = Some(group_cta(e, l.z, ntz));
+        }
         let off = e.b.build_int_mul(e.b.build_int_z_extend(wl, i64t, "").unwrap(), stride, "").unwrap();
         let frame = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "frame").unwrap() };
         x0 = Some(crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap()));
@@ -1085,7 +1103,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let all = e.b.build_load(v32, next, "next").unwrap();
     let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
     let dispatch_switch = e.b.build_switch(low, end, &[]).unwrap();
-    e.tid = [x0, l.y, l.z];
+    e.tid = [x0, l.y, tz.unwrap_or(l.z)];
     e.b.position_at_end(dispatch);
     e.poll_cancel_at(0);
     e.b.build_unconditional_branch(pick).unwrap();
@@ -1093,8 +1111,93 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some() }));
     set_lane(e, None);
+}
+
+/// Whether one call of the kernel's CTA function runs a group of consecutive CTAs
+/// (`CtaCtx::group`, chosen by the runtime): kernels whose warps yield in grid-stride loops
+/// (`Plan::yields`) and that nothing ties to their CTA: no barriers, no warp collectives
+/// (whose per-thread version runs one CTA), no shared memory, no calls, and no read of
+/// `%ctaid` before the warps start. Each CTA of a grid-stride loop walks its own span of
+/// every stride; run one after another, each CPU thread's CTAs touched 1 KB of every 1 MB
+/// (saxpy over 2^26 floats in 1024 CTAs of 256 threads): in a group their warps take turns
+/// and walk neighbouring spans together (the same order in C: 1.2x-1.3x of a contiguous
+/// loop for one CTA at a time, 1.0x for groups of 8 to 32).
+fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
+    use crate::syntax::ast::{Expr, Operand};
+    if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || e.cta_cached(super::abi::field::CTAID) {
+        return false;
+    }
+    let shared = |name: &str| matches!(e.m.globals.get(name), Some(super::GlobalSym::Shared(_))) || e.m.fn_shared.contains_key(&(e.fname, name));
+    fn expr_names<'a>(x: &Expr<'a>, out: &mut Vec<&'a str>) {
+        match x {
+            Expr::Sym(i) | Expr::Generic(i, _) => out.push(i.name),
+            Expr::Unary(_, a, _) => expr_names(a, out),
+            Expr::Binary(_, a, b, _) => {
+                expr_names(a, out);
+                expr_names(b, out);
+            }
+            Expr::Cond(a, b, c, _) => {
+                expr_names(a, out);
+                expr_names(b, out);
+                expr_names(c, out);
+            }
+            _ => {}
+        }
+    }
+    fn names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
+        match o {
+            Operand::Name(i, _) | Operand::Not(i) => out.push(i.name),
+            Operand::Imm(x) => expr_names(x, out),
+            Operand::Mem(a) => out.extend(a.base.as_ref().map(|b| b.name)),
+            Operand::Index(i, x, _) => {
+                out.push(i.name);
+                names(x, out);
+            }
+            Operand::MemList(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => v.iter().for_each(|x| names(x, out)),
+            Operand::Pair(a, b) => {
+                names(a, out);
+                names(b, out);
+            }
+            Operand::Sel(a, _, _) => names(a, out),
+            Operand::Sink(_) => {}
+        }
+    }
+    e.ir_func().blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
+        let mut ns = Vec::new();
+        i.src.operands.iter().for_each(|o| names(o, &mut ns));
+        !i.src.mods.iter().any(|m| *m == "shared") && !matches!(i.src.opcode.name, "call") && !ns.iter().any(|n| shared(n))
+    })
+}
+
+/// In a group of CTAs (`groups_ctas`), where warp loop index `z` (over `%ntid.z` times the
+/// group) starts a warp: its CTA's `%ctaid` becomes the one `FnEmitter::load_cta_u32` gives
+/// (and the one the runtime reads in `CtaCtx::ctaid` if the warp stops with an error).
+/// Returns its `%tid.z`.
+fn group_cta<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, z: IntValue<'ctx>, ntz: IntValue<'ctx>) -> IntValue<'ctx> {
+    use super::abi::field;
+    let (i32t, i64t) = (e.ctx().i32_type(), e.ctx().i64_type());
+    let k = e.b.build_int_unsigned_div(z, ntz, "group.cta").unwrap();
+    let tz = e.b.build_int_unsigned_rem(z, ntz, "tid.z").unwrap();
+    let wide = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>| e.b.build_int_z_extend(v, i64t, "").unwrap();
+    // The group's first CTA, as the runtime wrote it (before any warp's).
+    let first: Vec<IntValue<'ctx>> = (0..3).map(|d| e.group_first_ctaid(d)).collect();
+    let (gx, gy) = (e.load_cta_u32(field::NCTAID, Some(0)), e.load_cta_u32(field::NCTAID, Some(1)));
+    let (gx, gy) = (wide(e, gx), wide(e, gy));
+    let lin0 = e.b.build_int_add(wide(e, first[0]), e.b.build_int_mul(gx, e.b.build_int_add(wide(e, first[1]), e.b.build_int_mul(gy, wide(e, first[2]), "").unwrap(), "").unwrap(), "").unwrap(), "").unwrap();
+    let lin = e.b.build_int_add(lin0, wide(e, k), "cta.linear").unwrap();
+    let cx = e.b.build_int_unsigned_rem(lin, gx, "").unwrap();
+    let rest = e.b.build_int_unsigned_div(lin, gx, "").unwrap();
+    let cy = e.b.build_int_unsigned_rem(rest, gy, "").unwrap();
+    let cz = e.b.build_int_unsigned_div(rest, gy, "").unwrap();
+    for (d, v) in [cx, cy, cz].into_iter().enumerate() {
+        let v = e.b.build_int_truncate(v, i32t, "ctaid").unwrap();
+        let p = e.cta_field_ptr(field::CTAID, Some(d as u32));
+        e.b.build_store(p, v).unwrap();
+        e.set_cta_cached(field::CTAID, d as u32, v);
+    }
+    tz
 }
 
 /// The phases of a kernel with CTA barriers (see [`setup`]).

@@ -74,6 +74,7 @@ typedef struct ptxr_kernel {
     uint32_t maxntid[3]; /* all 0: none */
     uint32_t frame_size;
     uint32_t uses_sync;
+    uint32_t cta_group; /* the CTA function runs groups of CTAs (CtaCtx.group) */
 } ptxr_kernel;
 int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **args);
 

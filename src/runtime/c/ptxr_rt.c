@@ -50,10 +50,11 @@ typedef struct CtaCtx {
     uint8_t *frames;
     SyncSlot *slots;
     void *sched;
+    uint32_t group;
 } CtaCtx;
 
 _Static_assert(sizeof(SyncSlot) == 72 && offsetof(SyncSlot, a) == 40 && offsetof(SyncSlot, result) == 56 && offsetof(SyncSlot, pred) == 64, "SyncSlot layout");
-_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && sizeof(CtaCtx) == 120, "CtaCtx layout");
+_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && offsetof(CtaCtx, group) == 120 && sizeof(CtaCtx) == 128, "CtaCtx layout");
 
 enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
@@ -333,6 +334,8 @@ typedef struct Launch {
     const uint8_t *params;
     uint32_t total_smem;
     uint64_t base; /* first CTA of the current parallel_for chunk */
+    uint64_t ncta;
+    uint64_t group; /* CTAs per call of the CTA function (k->cta_group), else 1 */
     int stop; /* accessed atomically */
     pthread_mutex_t mu;
     int failed;
@@ -660,7 +663,9 @@ static void run_cta(void *vl, uint32_t i) {
     if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) return;
     const ptxr_kernel *k = l->k;
     const ptxr_launch_config *cfg = l->cfg;
-    uint64_t c = l->base + i;
+    /* A kernel whose CTA function runs groups of CTAs (CtaCtx.group): item i is the group
+     * of l->group CTAs from l->base + i * l->group. */
+    uint64_t c = l->base + (uint64_t)i * l->group;
     uint64_t gx = cfg->grid[0], gy = cfg->grid[1];
     size_t nthreads = (size_t)cfg->block[0] * cfg->block[1] * cfg->block[2];
     size_t smem_len = ((size_t)l->total_smem + 15) / 16 * 16;
@@ -689,13 +694,14 @@ static void run_cta(void *vl, uint32_t i) {
     ctx.rt = &HOST_FNS;
     ctx.host = l;
     ctx.smid = tls.smid - 1;
+    ctx.group = (uint32_t)(l->ncta - c < l->group ? l->ncta - c : l->group);
     if (k->uses_sync) {
         /* Frames need no clearing: registers are written before they are read, and .local
          * memory starts uninitialized on a GPU too. */
         /* One frame slot per lane of each warp (a row of the block in runs of 32 threads:
          * warp-vector kernels keep a frame of 32 slots per warp). */
         size_t lanes = ((size_t)cfg->block[0] + 31) / 32 * 32 * cfg->block[1] * cfg->block[2];
-        size_t fbytes = ((size_t)k->frame_size * lanes + 15) / 16 * 16;
+        size_t fbytes = ((size_t)k->frame_size * lanes * l->group + 15) / 16 * 16;
         size_t sbytes = nthreads * sizeof(SyncSlot);
         uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
         if (sbytes > tls.slots_cap) tls.slots_clean = 0;
@@ -724,6 +730,8 @@ static void run_cta(void *vl, uint32_t i) {
         if (st != 0 || ctx.status != 0) {
             __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
             pthread_mutex_lock(&l->mu);
+            /* In a group, ctaid is the CTA of the warp that stopped. */
+            c = ctx.ctaid[0] + gx * (ctx.ctaid[1] + gy * (uint64_t)ctx.ctaid[2]);
             if (!l->failed || c < l->fail_cta) {
                 l->failed = 1;
                 l->fail_cta = c;
@@ -800,14 +808,27 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         pthread_cond_init(&w.cv, NULL);
         watching = pthread_create(&wt, NULL, watchdog, &w) == 0;
     }
+    l.ncta = ncta;
+    l.group = 1;
+    if (k->cta_group) {
+        /* Groups of up to 16 CTAs, fewer where the grid would leave fewer than 16 groups per
+         * core (as the Rust runtime does per pool thread). */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t gsz = ncta / (16 * (uint64_t)(cores > 0 ? cores : 1));
+        /* PTXR_CTA_GROUP=n sets the group size (1: no groups), for tests and measurements. */
+        const char *env = getenv("PTXR_CTA_GROUP");
+        if (env && atoll(env) > 0) gsz = (uint64_t)atoll(env);
+        l.group = gsz < 1 ? 1 : gsz > 65536 ? 65536 : gsz;
+        if (!(env && atoll(env) > 0) && l.group > 16) l.group = 16;
+    }
     if (cfg->parallel_for) {
-        const uint64_t chunk = 1u << 31;
+        const uint64_t chunk = (uint64_t)l.group << 31;
         for (l.base = 0; l.base < ncta && !__atomic_load_n(&l.stop, __ATOMIC_RELAXED); l.base += chunk) {
             uint64_t n = ncta - l.base < chunk ? ncta - l.base : chunk;
-            cfg->parallel_for(cfg->user, (uint32_t)n, run_cta, &l);
+            cfg->parallel_for(cfg->user, (uint32_t)((n + l.group - 1) / l.group), run_cta, &l);
         }
     } else {
-        for (uint64_t c = 0; c < ncta && !l.stop; c++) {
+        for (uint64_t c = 0; c < ncta && !l.stop; c += l.group) {
             l.base = c;
             run_cta(&l, 0);
         }
