@@ -250,6 +250,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     if i.opcode.name == "ldmatrix" {
         return ldmatrix(e, i).map(|_| true);
     }
+    if i.opcode.name == "stmatrix" {
+        return stmatrix(e, i).map(|_| true);
+    }
     if i.opcode.name == "mma" {
         return mma(e, i).map(|_| true);
     }
@@ -897,6 +900,102 @@ fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
     }
     let full = e.ctx().i32_type().const_int(u32::MAX as u64, false);
     sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
+}
+
+/// PTX ISA 8.x 9.7.14.5.16 stmatrix (PTX 7.8, sm_90):
+/// `stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16 [p], r`, the inverse of
+/// `ldmatrix`: the warp stores `num` 8x8 matrices of 16-bit elements. Lanes 8i..8i+7 give
+/// the addresses of the 8 rows of matrix i (the other lanes' addresses are not used); lane l
+/// holds in register i the elements (l / 4, 2 (l % 4) + {0, 1}) of matrix i, low half first,
+/// or with .trans the elements (2 (l % 4) + {0, 1}, l / 4) (the matrix is stored transposed).
+/// A warp collective like `ldmatrix`: the addresses and registers go through the exchange,
+/// then lane 8i + r writes row r of matrix i, 16 bytes at its own address.
+fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if !i.has_mod("m8n8") || !i.has_mod("b16") {
+        return Err(e.err(i.opcode.span, "ptxr runs `stmatrix` of shape .m8n8 with .b16 elements; .m16n8.b8 is not supported yet"));
+    }
+    let num = if i.has_mod("x4") { 4 } else if i.has_mod("x2") { 2 } else { 1 };
+    let trans = i.has_mod("trans");
+    let space = if i.has_mod("shared") { Some(StateSpace::Shared) } else { None };
+    let regs = regs_of(e, &i.operands[1], num, "stmatrix source")?;
+    let ctx = e.ctx();
+    let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
+    if e.m.nvptx {
+        // LLVM 19 has no stmatrix intrinsic: inline PTX, the address as a 64-bit register of
+        // its state space.
+        let p = e.address(&i.operands[0], space)?;
+        let mut args: Vec<inkwell::values::BasicValueEnum> = vec![e.b.build_ptr_to_int(p, i64t, "").unwrap().into()];
+        for r in regs {
+            args.push(e.read_int(r, Type::B32)?.into());
+        }
+        let list: Vec<String> = (1..=num).map(|k| format!("${k}")).collect();
+        let asm = format!("stmatrix.sync.aligned.m8n8.x{num}{}{}.b16 [$0], {{{}}};", if trans { ".trans" } else { "" }, if space.is_some() { ".shared" } else { "" }, list.join(", "));
+        let constraints = format!("l{},~{{memory}}", ",r".repeat(num as usize));
+        super::nvvm::inline_ptx(e, None, &asm, &constraints, &args);
+        return Ok(());
+    }
+    if e.sync.is_none() && e.warp_exchange.is_none() {
+        return Err(e.err(i.opcode.span, "internal error: `stmatrix` outside a kernel's scheduler"));
+    }
+    let ex = match e.warp_exchange {
+        Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
+        _ => {
+            let p = e.address(&i.operands[0], space)?;
+            let mut words = vec![e.b.build_ptr_to_int(p, i64t, "").unwrap()];
+            for r in regs {
+                words.push(e.read_int(r, Type::B32)?);
+            }
+            match exchange(e, &words) {
+                Some(ex) => ex,
+                None => return Ok(()),
+            }
+        }
+    };
+    let lane = ex.lane;
+    let c32 = |v: u64| i32t.const_int(v, false);
+    // Word `w` of lane `src`: the address is words 0 and 1, register k is word 2 + k.
+    let word = |e: &FnEmitter<'ctx, '_, '_>, src: IntValue<'ctx>, w: u64| e.b.build_load(i32t, ex.word(e, src, c32(w)), "").unwrap().into_int_value();
+    // This lane writes row r of matrix mi, if it gives one of the addresses.
+    let mi = e.b.build_right_shift(lane, c32(3), false, "").unwrap();
+    let r = e.b.build_and(lane, c32(7), "").unwrap();
+    let store = ctx.append_basic_block(e.f, "stmatrix.row");
+    let done = ctx.append_basic_block(e.f, "stmatrix.done");
+    let gives = e.b.build_int_compare(IntPredicate::ULT, mi, c32(num as u64), "").unwrap();
+    e.b.build_conditional_branch(gives, store, done).unwrap();
+    e.b.position_at_end(store);
+    let lo = word(e, lane, 0);
+    let hi = word(e, lane, 1);
+    let addr = e.b.build_or(e.b.build_left_shift(e.resize(hi, 64, false), i64t.const_int(32, false), "").unwrap(), e.resize(lo, 64, false), "").unwrap();
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    // Register mi of lane `src` (mi is this lane's matrix: a register index per lane).
+    let reg_of = |e: &FnEmitter<'ctx, '_, '_>, src: IntValue<'ctx>| {
+        let w = e.b.build_int_add(mi, c32(2), "").unwrap();
+        e.b.build_load(i32t, ex.word(e, src, w), "").unwrap().into_int_value()
+    };
+    if !trans {
+        // Row r is (r, 2q), (r, 2q + 1) for q = 0..3: register mi of lanes 4r + q, whole.
+        for q in 0..4u64 {
+            let src = e.b.build_int_add(e.b.build_int_mul(r, c32(4), "").unwrap(), c32(q), "").unwrap();
+            let v = reg_of(e, src);
+            let a = e.b.build_int_add(addr, i64t.const_int(4 * q, false), "").unwrap();
+            e.b.build_store(e.b.build_int_to_ptr(a, ptr_t, "").unwrap(), v).unwrap();
+        }
+    } else {
+        // Element c of row r is fragment element (c, r): lane 4c + r / 2, half r % 2.
+        let sh = e.b.build_int_mul(e.b.build_and(r, c32(1), "").unwrap(), c32(16), "").unwrap();
+        let half = e.b.build_right_shift(r, c32(1), false, "").unwrap();
+        for c in 0..8u64 {
+            let src = e.b.build_int_add(c32(4 * c), half, "").unwrap();
+            let v = e.b.build_right_shift(reg_of(e, src), sh, false, "").unwrap();
+            let v = e.b.build_int_truncate(v, i16t, "").unwrap();
+            let a = e.b.build_int_add(addr, i64t.const_int(2 * c, false), "").unwrap();
+            e.b.build_store(e.b.build_int_to_ptr(a, ptr_t, "").unwrap(), v).unwrap();
+        }
+    }
+    e.b.build_unconditional_branch(done).unwrap();
+    e.b.position_at_end(done);
+    exchange_end(e);
+    Ok(())
 }
 
 /// ldmatrix (PTX ISA 6.5, sm_75): `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16

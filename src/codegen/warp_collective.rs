@@ -30,9 +30,9 @@ pub fn is_collective(i: &Instr) -> bool {
     matches!(i.opcode.name, "shfl" | "vote" | "match" | "activemask" | "redux") || (matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("warp")) || is_matrix(i)
 }
 
-/// The warp matrix instructions (PTX ISA 9.7.13): `mma`, `wmma.mma`, `ldmatrix`.
+/// The warp matrix instructions (PTX ISA 9.7.13): `mma`, `wmma.mma`, `ldmatrix`, `stmatrix`.
 pub fn is_matrix(i: &Instr) -> bool {
-    matches!(i.opcode.name, "mma" | "ldmatrix") || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
+    matches!(i.opcode.name, "mma" | "ldmatrix" | "stmatrix") || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
 }
 
 /// The operand index of a collective's membermask (`None`: the deprecated forms without

@@ -77,6 +77,7 @@ pub fn is_sync(i: &Instr) -> bool {
         || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
         || i.opcode.name == "mma"
         || i.opcode.name == "ldmatrix"
+        || i.opcode.name == "stmatrix"
 }
 
 /// For a volatile access of shared memory (`ld.volatile`/`st.volatile` with `.shared` or a

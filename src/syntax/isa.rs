@@ -243,6 +243,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "wmma" => WMMA,
         "mma" => MMA,
         "ldmatrix" => LDMATRIX,
+        "stmatrix" => STMATRIX,
         "cp" => CP,
         // 9.7.15 scalar video
         "vadd" => VADD,
@@ -293,7 +294,7 @@ pub const OPCODES: &[&str] = &[
     "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "vote", "match", "activemask", "redux", "wmma",
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
-    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "cp", "createpolicy", "mbarrier",
+    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "cp", "createpolicy", "mbarrier",
     "griddepcontrol", "setmaxnreg", "elect", "bmsk",
 ];
 
@@ -1192,6 +1193,12 @@ static WMMA: &[InstrSpec] = &[
 // ext PTX 6.5/7.0 (sm_75/sm_80): ldmatrix and cp.async (sections of the PTX 7.x ISA).
 static LDMATRIX: &[InstrSpec] = &[spec!("ldmatrix", "9.7.13.4.15", 2, 2, [
     req!(SYNC), req!(ALIGNED), req!(&["m8n8"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16"]),
+])];
+
+// ext PTX 7.8 (sm_90): stmatrix (PTX ISA 8.x 9.7.14.5.16); the .m16n8 .b8 shape of PTX 8.6
+// parses and is refused by the lowering.
+static STMATRIX: &[InstrSpec] = &[spec!("stmatrix", "9.7.14.5.16", 2, 2, [
+    req!(SYNC), req!(ALIGNED), req!(&["m8n8", "m16n8"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16", "b8"]),
 ])];
 
 static CP: &[InstrSpec] = &[
