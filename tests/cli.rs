@@ -368,21 +368,33 @@ fn warp_path_code_is_32_lanes_wide_with_prefetch_and_scalar_uniform_loads() {
     assert!(!ir.contains("masked.gather.v16f32") && !ir.contains("masked.gather.v32f32"), "matmul_tiled: the shared tile's uniform loads are gathers");
 }
 
+/// Builds a C program against the static library and header of `ptx` (`ptxr compile --emit
+/// staticlib` and `--emit header`, the header named `<stem>.h`): returns the executable.
+fn c_abi_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {
+    let lib = dir.join(format!("lib{stem}.a"));
+    let hdr = dir.join(format!("{stem}.h"));
+    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
+        let (rc, _, err) = ptxr(&["compile", ptx, "--emit", emit, "-o", out.to_str().unwrap()]);
+        assert_eq!(rc, 0, "{err}");
+    }
+    let main = dir.join("main.c");
+    std::fs::write(&main, main_c).unwrap();
+    let exe = dir.join("main");
+    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
+    assert!(st.success());
+    exe
+}
+
 /// The C ABI's time limit (`ptxr_set_timeout`): a launch that spins stops with
 /// PTXR_ERR_TIMEOUT and a message naming the kernel, the running CTAs and the line; a launch
 /// that ends is unaffected; the limit is per calling thread and 0 removes it.
 #[test]
 fn c_abi_timeout_stops_a_kernel_that_never_ends() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("libspin.a");
-    let hdr = dir.path().join("spin.h");
-    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
-        let (rc, _, err) = ptxr(&["compile", "tests/cli/spin_forever.ptx", "--emit", emit, "-o", out.to_str().unwrap()]);
-        assert_eq!(rc, 0, "{err}");
-    }
-    let main = dir.path().join("main.c");
-    std::fs::write(
-        &main,
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/cli/spin_forever.ptx",
+        "spin",
         r#"#include <stdio.h>
 #include <string.h>
 #include "spin.h"
@@ -403,11 +415,7 @@ int main(void) {
     return 0;
 }
 "#,
-    )
-    .unwrap();
-    let exe = dir.path().join("main");
-    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir.path()).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
-    assert!(st.success());
+    );
     let start = std::time::Instant::now();
     let out = std::process::Command::new(&exe).output().unwrap();
     assert!(start.elapsed() < std::time::Duration::from_secs(60));
@@ -506,15 +514,10 @@ fn groups_of_ctas_keep_each_ctas_identity() {
 #[test]
 fn c_abi_groups_of_ctas_keep_each_ctas_identity() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("libgroups.a");
-    let hdr = dir.path().join("cta_groups.h");
-    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
-        let (rc, _, err) = ptxr(&["compile", "tests/cli/cta_groups.ptx", "--emit", emit, "-o", out.to_str().unwrap()]);
-        assert_eq!(rc, 0, "{err}");
-    }
-    let main = dir.path().join("main.c");
-    std::fs::write(
-        &main,
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/cli/cta_groups.ptx",
+        "cta_groups",
         r#"#include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -557,11 +560,7 @@ int main(void) {
     return 0;
 }
 "#,
-    )
-    .unwrap();
-    let exe = dir.path().join("main");
-    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir.path()).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
-    assert!(st.success());
+    );
     for g in ["4", "7"] {
         let out = std::process::Command::new(&exe).env("PTXR_CTA_GROUP", g).output().unwrap();
         let out = String::from_utf8_lossy(&out.stdout).to_string();
