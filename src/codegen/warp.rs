@@ -104,11 +104,26 @@ pub fn exec() -> Exec {
     EXEC.with(|c| c.get()).unwrap_or_else(|| std::env::var("PTXR_EXEC").ok().and_then(|s| Exec::parse(&s)).unwrap_or(Exec::Auto))
 }
 
+/// Kernels with at most this many warp matrix instructions stay per thread under `auto`.
+pub const MATRIX_SITES_PER_THREAD: usize = 8;
+
 /// Whether a kernel that the warp path can run takes it under `exec`: `Auto` takes it for
 /// kernels with a loop.
 pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
+        Exec::Auto if !plan.matrix && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path".into()),
+        // Warp matrix instructions take the warp path once there are more than a few: each is
+        // a warp meeting, and the per-thread scheduler saves and reloads every live register
+        // at each meeting (a GEMM with 64 `mma.sync` per k step compiled in 40 s per thread,
+        // 0.8 s on this path), while the warp path carries a fixed cost (the per-thread
+        // version for blocks whose rows are not warps, the exchange's lane loops): NVRTC's
+        // wmma GEMMs, one `wmma.mma` each, compile in 0.38 s per thread and 0.53 s here. Both
+        // paths run them as fast (a 512^3 wmma GEMM in about 0.15 s). An earlier pipeline-fuzz
+        // campaign (seed 20261127) saw 3 of 13000 mutated wmma kernels die of a signal on this
+        // path, likely the undefined-value branch that `Plan::undef_webs` now prevents; the
+        // campaigns since are in the README.
+        Exec::Auto if plan.matrix && plan.matrix_sites <= MATRIX_SITES_PER_THREAD => Err(format!("{} warp matrix instruction(s): per thread they cost less code than the warp path's fixed part (up to {MATRIX_SITES_PER_THREAD}; --exec simd forces the warp path)", plan.matrix_sites)),
         Exec::Auto if !plan.matrix && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path".into()),
         // Warp matrix instructions take the warp path: each is a warp meeting, and the
         // per-thread scheduler saves and reloads every live register at each meeting (a GEMM
@@ -201,8 +216,10 @@ pub struct Plan {
     /// when `%ntid.x` is a multiple of 32 or the block is one row; for other shapes a CTA
     /// runs the kernel's per-thread version.
     pub collectives: bool,
-    /// The kernel has warp matrix instructions (`mma`, `wmma.mma`, `ldmatrix`).
+    /// The kernel has warp matrix instructions (`mma`, `wmma.mma`, `ldmatrix`, `stmatrix`).
     pub matrix: bool,
+    /// How many.
+    pub matrix_sites: usize,
 }
 
 impl Plan {
@@ -808,9 +825,10 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
-    let matrix = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_matrix(i.src)));
+    let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
+    let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, inline, inlined, web, copies, remat, collectives, matrix })
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, inline, inlined, web, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
