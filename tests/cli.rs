@@ -127,13 +127,19 @@ fn clusters_of_several_ctas_are_refused() {
 
 #[test]
 fn warp_matrix_instructions_in_a_partial_warp_are_an_error() {
-    for k in ["mma_partial", "ldmatrix_partial"] {
-        let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "48", "--arg", "u64:0"]);
-        assert_ne!(rc, 0, "{k}");
-        assert!(err.contains("partial_warp.ptx:") && err.contains("needs all 32 threads of the warp"), "{k}: {err}");
+    for exec in ["simd", "thread"] {
+        warp_matrix_partial(exec);
+    }
+}
+
+fn warp_matrix_partial(exec: &str) {
+    for k in ["mma_partial", "ldmatrix_partial", "stmatrix_partial"] {
+        let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "48", "--arg", "u64:0", "--exec", exec]);
+        assert_ne!(rc, 0, "{k} {exec}");
+        assert!(err.contains("partial_warp.ptx:") && err.contains("needs all 32 threads of the warp"), "{k} {exec}: {err}");
         // Whole warps run.
-        let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "64", "--arg", "u64:0"]);
-        assert_eq!(rc, 0, "{k}: {err}");
+        let (rc, _, err) = ptxr(&["run", "tests/cli/partial_warp.ptx", "--kernel", k, "--block", "64", "--arg", "u64:0", "--exec", exec]);
+        assert_eq!(rc, 0, "{k} {exec}: {err}");
     }
 }
 
@@ -568,5 +574,22 @@ int main(void) {
             assert!(out.contains(&format!("owner par={par} rc=0 bad=0")), "group {g}: {out}");
             assert!(out.contains(&format!("traps par={par} rc=")) && out.contains("in kernel `traps`, CTA (2,1,1), thread (5,0,0): error: `trap` executed"), "group {g}: {out}");
         }
+    }
+}
+
+/// `stmatrix` forms ptxr does not run yet are refused at the instruction, with its line and
+/// column; a `stmatrix` with the wrong number of source registers too.
+#[test]
+fn unsupported_stmatrix_forms_are_errors_at_the_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, at, want) in [
+        ("stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%a], {%r1};", "bad.ptx:9:2:", ".m16n8.b8 is not supported yet"),
+        ("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%a], {%r1};", "bad.ptx:9:49:", "stmatrix source fragment is a vector of 2 registers"),
+    ] {
+        let f = dir.path().join("bad.ptx");
+        std::fs::write(&f, format!(".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %a;\n\tld.param.u64 %a, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();
+        let (rc, _, err) = ptxr(&["compile", f.to_str().unwrap(), "--emit", "obj", "-o", dir.path().join("o.o").to_str().unwrap()]);
+        assert_ne!(rc, 0, "{body}");
+        assert!(err.contains(at) && err.contains(want), "{body}: {err}");
     }
 }

@@ -816,6 +816,15 @@ impl<'ctx> Exchange<'ctx> {
         Exchange { frame_t, area: 0, frame_size: i64t.const_int(4, false), word_stride: i64t.const_int(4 * LANES as u64, false), lane }
     }
 
+    /// The 64-bit word (two 32-bit words, low first: `exchange`) at word `w` of lane `other`.
+    fn word64(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: u64) -> IntValue<'ctx> {
+        let (i32t, i64t) = (e.ctx().i32_type(), e.ctx().i64_type());
+        let lo = e.b.build_load(i32t, self.word(e, other, i32t.const_int(w, false)), "").unwrap().into_int_value();
+        let hi = e.b.build_load(i32t, self.word(e, other, i32t.const_int(w + 1, false)), "").unwrap().into_int_value();
+        let hi = e.b.build_left_shift(e.resize(hi, 64, false), i64t.const_int(32, false), "").unwrap();
+        e.b.build_or(hi, e.resize(lo, 64, false), "").unwrap()
+    }
+
     /// Word `w` of the area of lane `other`.
     fn word(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: IntValue<'ctx>) -> PointerValue<'ctx> {
         let i64t = e.ctx().i64_type();
@@ -902,6 +911,13 @@ fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
     sync_point(e, abi::SYNC_WARP, &[(slot::MASK, full)]);
 }
 
+/// `ldmatrix`/`stmatrix`: the number of matrices (`.x1/.x2/.x4`), `.trans`, and the state
+/// space of the row addresses (`.shared`, else generic).
+fn ldst_matrix_form(i: &Instr) -> (u32, bool, Option<StateSpace>) {
+    let num = if i.has_mod("x4") { 4 } else if i.has_mod("x2") { 2 } else { 1 };
+    (num, i.has_mod("trans"), if i.has_mod("shared") { Some(StateSpace::Shared) } else { None })
+}
+
 /// PTX ISA 8.x 9.7.14.5.16 stmatrix (PTX 7.8, sm_90):
 /// `stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16 [p], r`, the inverse of
 /// `ldmatrix`: the warp stores `num` 8x8 matrices of 16-bit elements. Lanes 8i..8i+7 give
@@ -914,9 +930,7 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     if !i.has_mod("m8n8") || !i.has_mod("b16") {
         return Err(e.err(i.opcode.span, "ptxr runs `stmatrix` of shape .m8n8 with .b16 elements; .m16n8.b8 is not supported yet"));
     }
-    let num = if i.has_mod("x4") { 4 } else if i.has_mod("x2") { 2 } else { 1 };
-    let trans = i.has_mod("trans");
-    let space = if i.has_mod("shared") { Some(StateSpace::Shared) } else { None };
+    let (num, trans, space) = ldst_matrix_form(i);
     let regs = regs_of(e, &i.operands[1], num, "stmatrix source")?;
     let ctx = e.ctx();
     let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
@@ -953,8 +967,7 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     };
     let lane = ex.lane;
     let c32 = |v: u64| i32t.const_int(v, false);
-    // Word `w` of lane `src`: the address is words 0 and 1, register k is word 2 + k.
-    let word = |e: &FnEmitter<'ctx, '_, '_>, src: IntValue<'ctx>, w: u64| e.b.build_load(i32t, ex.word(e, src, c32(w)), "").unwrap().into_int_value();
+    // The address is words 0 and 1 of each lane, register k is word 2 + k.
     // This lane writes row r of matrix mi, if it gives one of the addresses.
     let mi = e.b.build_right_shift(lane, c32(3), false, "").unwrap();
     let r = e.b.build_and(lane, c32(7), "").unwrap();
@@ -963,9 +976,7 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let gives = e.b.build_int_compare(IntPredicate::ULT, mi, c32(num as u64), "").unwrap();
     e.b.build_conditional_branch(gives, store, done).unwrap();
     e.b.position_at_end(store);
-    let lo = word(e, lane, 0);
-    let hi = word(e, lane, 1);
-    let addr = e.b.build_or(e.b.build_left_shift(e.resize(hi, 64, false), i64t.const_int(32, false), "").unwrap(), e.resize(lo, 64, false), "").unwrap();
+    let addr = ex.word64(e, lane, 0);
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     // Register mi of lane `src` (mi is this lane's matrix: a register index per lane).
     let reg_of = |e: &FnEmitter<'ctx, '_, '_>, src: IntValue<'ctx>| {
@@ -1004,9 +1015,7 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
 /// (2 (l % 4) + {0, 1}, l / 4). A warp collective: the row addresses go through the thread
 /// frames between two warp barriers, like the fragments of `mma`.
 fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    let num = if i.has_mod("x4") { 4 } else if i.has_mod("x2") { 2 } else { 1 };
-    let trans = i.has_mod("trans");
-    let space = if i.has_mod("shared") { Some(StateSpace::Shared) } else { None };
+    let (num, trans, space) = ldst_matrix_form(i);
     let regs = regs_of(e, &i.operands[0], num, "ldmatrix destination")?;
     let ctx = e.ctx();
     let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
@@ -1043,10 +1052,7 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     // Row `row` of matrix `mi`: the address lane 8 mi + row stored.
     let row_addr = |e: &FnEmitter<'ctx, '_, '_>, mi: u32, row: IntValue<'ctx>| {
         let src = e.b.build_int_add(row, i32t.const_int(8 * mi as u64, false), "").unwrap();
-        let lo = e.b.build_load(i32t, ex.word(e, src, i32t.const_zero()), "").unwrap().into_int_value();
-        let hi = e.b.build_load(i32t, ex.word(e, src, i32t.const_int(1, false)), "").unwrap().into_int_value();
-        let hi = e.b.build_left_shift(e.resize(hi, 64, false), i64t.const_int(32, false), "").unwrap();
-        e.b.build_or(hi, e.resize(lo, 64, false), "").unwrap()
+        ex.word64(e, src, 0)
     };
     let q = e.b.build_and(lane, i32t.const_int(3, false), "").unwrap();
     let g = e.b.build_right_shift(lane, i32t.const_int(2, false), false, "").unwrap();

@@ -70,8 +70,9 @@ pub const LANE_ARRAY: &str = "ptxr.lanes";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exec {
     /// The warp path for every kernel it runs, except kernels with CTA barriers and no loop of
-    /// a thread's own (no atomics in it), which the per-thread scheduler runs faster today;
-    /// the per-thread path for the others.
+    /// a thread's own (no atomics in it), which the per-thread scheduler runs faster today, and
+    /// kernels with a few warp matrix instructions ([`MATRIX_SITES_PER_THREAD`]), whose
+    /// per-thread code is smaller; the per-thread path for the others.
     Auto,
     /// Warp-vector code wherever the kernel allows it, else per-thread code.
     Simd,
@@ -118,20 +119,12 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // at each meeting (a GEMM with 64 `mma.sync` per k step compiled in 40 s per thread,
         // 0.8 s on this path), while the warp path carries a fixed cost (the per-thread
         // version for blocks whose rows are not warps, the exchange's lane loops): NVRTC's
-        // wmma GEMMs, one `wmma.mma` each, compile in 0.38 s per thread and 0.53 s here. Both
-        // paths run them as fast (a 512^3 wmma GEMM in about 0.15 s). An earlier pipeline-fuzz
-        // campaign (seed 20261127) saw 3 of 13000 mutated wmma kernels die of a signal on this
-        // path, likely the undefined-value branch that `Plan::undef_webs` now prevents; the
-        // campaigns since are in the README.
+        // wmma GEMMs, one to five `wmma.mma`, compile in 0.38 s per thread and 0.53 s here.
+        // Both paths run them as fast (a 512^3 wmma GEMM in about 0.15 s). An earlier
+        // pipeline-fuzz campaign (seed 20261127) saw 3 of 13000 mutated wmma kernels die of a
+        // signal on this path, likely the undefined-value branch that `Plan::undef_webs` now
+        // prevents; the campaigns since are in the README.
         Exec::Auto if plan.matrix && plan.matrix_sites <= MATRIX_SITES_PER_THREAD => Err(format!("{} warp matrix instruction(s): per thread they cost less code than the warp path's fixed part (up to {MATRIX_SITES_PER_THREAD}; --exec simd forces the warp path)", plan.matrix_sites)),
-        Exec::Auto if !plan.matrix && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path".into()),
-        // Warp matrix instructions take the warp path: each is a warp meeting, and the
-        // per-thread scheduler saves and reloads every live register at each meeting (a GEMM
-        // with 64 `mma.sync` per k step compiled in 40 s per thread, 0.75 s on this path;
-        // both run a 512^3 wmma GEMM in about 0.15 s). An earlier pipeline-fuzz campaign
-        // (seed 20261127) saw 3 of 13000 mutated wmma kernels die of a signal on this path,
-        // likely the undefined-value branch that `Plan::undef_webs` now prevents; the
-        // campaign after the switch is in the README.
         // Warp collectives without barriers take the warp path too: the shuffle reduction of
         // one element per thread runs 1.14x of C there against 1.06x-1.13x per thread (same
         // run), and such kernels compile in half the time (NVRTC's warp_reduce.cu: 0.11 s
@@ -1145,48 +1138,13 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
 /// and walk neighbouring spans together (the same order in C: 1.2x-1.3x of a contiguous
 /// loop for one CTA at a time, 1.0x for groups of 8 to 32).
 fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
-    use crate::syntax::ast::{Expr, Operand};
     if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || e.cta_cached(super::abi::field::CTAID) {
         return false;
     }
     let shared = |name: &str| matches!(e.m.globals.get(name), Some(super::GlobalSym::Shared(_))) || e.m.fn_shared.contains_key(&(e.fname, name));
-    fn expr_names<'a>(x: &Expr<'a>, out: &mut Vec<&'a str>) {
-        match x {
-            Expr::Sym(i) | Expr::Generic(i, _) => out.push(i.name),
-            Expr::Unary(_, a, _) => expr_names(a, out),
-            Expr::Binary(_, a, b, _) => {
-                expr_names(a, out);
-                expr_names(b, out);
-            }
-            Expr::Cond(a, b, c, _) => {
-                expr_names(a, out);
-                expr_names(b, out);
-                expr_names(c, out);
-            }
-            _ => {}
-        }
-    }
-    fn names<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
-        match o {
-            Operand::Name(i, _) | Operand::Not(i) => out.push(i.name),
-            Operand::Imm(x) => expr_names(x, out),
-            Operand::Mem(a) => out.extend(a.base.as_ref().map(|b| b.name)),
-            Operand::Index(i, x, _) => {
-                out.push(i.name);
-                names(x, out);
-            }
-            Operand::MemList(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => v.iter().for_each(|x| names(x, out)),
-            Operand::Pair(a, b) => {
-                names(a, out);
-                names(b, out);
-            }
-            Operand::Sel(a, _, _) => names(a, out),
-            Operand::Sink(_) => {}
-        }
-    }
     e.ir_func().blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
         let mut ns = Vec::new();
-        i.src.operands.iter().for_each(|o| names(o, &mut ns));
+        reg_names(i.src, &mut ns);
         !i.src.mods.iter().any(|m| *m == "shared") && !matches!(i.src.opcode.name, "call") && !ns.iter().any(|n| shared(n))
     })
 }

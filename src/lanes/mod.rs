@@ -838,23 +838,24 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         for set in per_site.values() {
             union.union_with(set);
         }
+        // Each sync point leaves for the next thread (`general.next`) through `save`.
         for &(leave, ..) in &spills {
-            let term = leave.get_terminator().unwrap();
-            let next = term.get_operand(0).and_then(|o| o.block()).unwrap();
-            term.erase_from_basic_block();
+            leave.get_terminator().unwrap().erase_from_basic_block();
             b.position_at_end(leave);
             b.build_unconditional_branch(save).unwrap();
-            shared_blocks.get_or_insert((save, reload, next));
         }
         b.position_at_end(save);
-        b.build_unconditional_branch(shared_blocks.map_or(general.next, |s| s.2)).unwrap();
+        b.build_unconditional_branch(general.next).unwrap();
         b.position_at_end(reload);
         b.build_unreachable().unwrap();
         per_site.clear();
         per_site.insert(u32::MAX, union);
+        if !spills.is_empty() {
+            shared_blocks = Some((save, reload));
+        }
     }
     let spills: Vec<_> = match shared_blocks {
-        Some((save, reload, _)) => vec![(save, reload, spills[0].2, u32::MAX, 0)],
+        Some((save, reload)) => vec![(save, reload, spills[0].2, u32::MAX, 0)],
         None => spills,
     };
     for &(leave, resume, t, site, copy) in &spills {
@@ -940,13 +941,12 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     }
     match shared_blocks {
         // Every resume point goes through the shared reload block first.
-        Some((_, reload, _)) => {
+        Some((_, reload)) => {
             cases.extend(resumes.iter().map(|&(k, _)| (k, reload)));
             b.build_switch(r, general.next, &cases).unwrap();
             reload.get_terminator().unwrap().erase_from_basic_block();
             b.position_at_end(reload);
             b.build_switch(r, general.next, &resumes).unwrap();
-            b.position_at_end(general.dispatch);
         }
         None => {
             cases.extend(resumes);

@@ -815,11 +815,12 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
          * core (as the Rust runtime does per pool thread). */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         uint64_t gsz = ncta / (16 * (uint64_t)(cores > 0 ? cores : 1));
+        if (gsz > 16) gsz = 16;
         /* PTXR_CTA_GROUP=n sets the group size (1: no groups), for tests and measurements. */
         const char *env = getenv("PTXR_CTA_GROUP");
-        if (env && atoll(env) > 0) gsz = (uint64_t)atoll(env);
-        l.group = gsz < 1 ? 1 : gsz > 65536 ? 65536 : gsz;
-        if (!(env && atoll(env) > 0) && l.group > 16) l.group = 16;
+        long long n = env ? atoll(env) : 0;
+        if (n > 0) gsz = n > 65536 ? 65536 : (uint64_t)n;
+        l.group = gsz < 1 ? 1 : gsz;
     }
     if (cfg->parallel_for) {
         const uint64_t chunk = (uint64_t)l.group << 31;

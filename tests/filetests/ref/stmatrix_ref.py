@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/filetests/warp/stmatrix.ptx: stmatrix (PTX ISA 8.x 9.7.14.5.16) in every
-.num with and without .trans, and stmatrix followed by ldmatrix of the same rows.
+.num with and without .trans, with .shared and with generic row addresses (.x2), and
+stmatrix followed by ldmatrix of the same rows.
 
 Expected values come from the spec's definition, computed here independently of ptxr:
 lanes 8i..8i+7 give the addresses of rows 0..7 of matrix i; lane l holds in register i the
@@ -38,8 +39,9 @@ def stored(num, trans):
     return [halves[k] | halves[k + 1] << 16 for k in range(0, 512, 2)]
 
 
-def kernel(name, num, trans, roundtrip):
+def kernel(name, num, trans, roundtrip, generic=False):
     t = ".trans" if trans else ""
+    sp = "" if generic else ".shared"
     regs = ", ".join(f"%v{i}" for i in range(num))
     s = [f".visible .entry {name}(.param .u64 out)", "{",
          "\t.reg .b32 %l, %m, %r, %v<4>, %w<4>, %t;", "\t.reg .b64 %o, %a, %p;",
@@ -55,12 +57,15 @@ def kernel(name, num, trans, roundtrip):
           "\tbar.warp.sync 0xffffffff;"]
     # row address of lane l: (l / 8) * 256 + (l % 8) * 32
     s += ["\tshr.u32 %m, %l, 3;", "\tand.b32 %r, %l, 7;", "\tshl.b32 %m, %m, 8;", "\tshl.b32 %r, %r, 5;",
-          "\tadd.u32 %m, %m, %r;", "\tcvt.u64.u32 %p, %m;", "\tadd.u64 %p, %a, %p;",
-          f"\tstmatrix.sync.aligned.m8n8.x{num}{t}.shared.b16 [%p], {{{regs}}};",
+          "\tadd.u32 %m, %m, %r;", "\tcvt.u64.u32 %p, %m;", "\tadd.u64 %p, %a, %p;"]
+    if generic:
+        # the row address as a generic address of the shared window
+        s += ["\tcvta.shared.u64 %p, %p;"]
+    s += [f"\tstmatrix.sync.aligned.m8n8.x{num}{t}{sp}.b16 [%p], {{{regs}}};",
           "\tbar.warp.sync 0xffffffff;"]
     if roundtrip:
         back = ", ".join(f"%w{i}" for i in range(num))
-        s += [f"\tldmatrix.sync.aligned.m8n8.x{num}{t}.shared.b16 {{{back}}}, [%p];",
+        s += [f"\tldmatrix.sync.aligned.m8n8.x{num}{t}{sp}.b16 {{{back}}}, [%p];",
               f"\tmul.wide.u32 %a, %l, {4 * num};", "\tadd.u64 %o, %o, %a;"]
         s += [f"\tst.global.u32 [%o+{4 * i}], %w{i};" for i in range(num)]
     else:
@@ -88,6 +93,16 @@ def main():
             lines += kernel(rt, num, trans, True)
             runs.append(f"// run: {rt}<<<1, 32>>> buf:zero:{128 * num}")
             runs.append("// expect: arg0 == u32:" + ",".join(f"0x{reg(l, i):08x}" for l in range(32) for i in range(num)))
+    # Generic row addresses (no .shared: the spec's generic form, pointing into shared memory).
+    for trans in (False, True):
+        name = f"stmatrix_x2{'_trans' if trans else ''}_generic"
+        lines += kernel(name, 2, trans, False, generic=True)
+        runs.append(f"// run: {name}<<<1, 32>>> buf:zero:1024")
+        runs.append("// expect: arg0 == u32:" + ",".join(f"0x{w:08x}" for w in stored(2, trans)))
+        rt = name + "_ldmatrix"
+        lines += kernel(rt, 2, trans, True, generic=True)
+        runs.append(f"// run: {rt}<<<1, 32>>> buf:zero:256")
+        runs.append("// expect: arg0 == u32:" + ",".join(f"0x{reg(l, i):08x}" for l in range(32) for i in range(2)))
     with open(OUT, "w") as f:
         f.write("\n".join(lines + runs) + "\n")
 
