@@ -93,11 +93,21 @@ def main():
     # Each file runs in its own process: a kernel that faults poisons its CUDA context.
     import subprocess
     flt = sys.argv[1] if len(sys.argv) > 1 else ""
+    from concurrent.futures import ThreadPoolExecutor
     totals = [0, 0, 0]
-    for path in sorted(glob.glob(os.path.join(ROOT, "tests/filetests/**/*.ptx"), recursive=True)):
-        if flt not in os.path.relpath(path, ROOT):
-            continue
-        r = subprocess.run([sys.executable, __file__, "--one", path], capture_output=True, text=True, timeout=120)
+    paths = [p for p in sorted(glob.glob(os.path.join(ROOT, "tests/filetests/**/*.ptx"), recursive=True))
+             if flt in os.path.relpath(p, ROOT)]
+
+    def one_file(path):
+        try:
+            return subprocess.run([sys.executable, __file__, "--one", path], capture_output=True, text=True,
+                                  timeout=120)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess([], 1, "", "timed out after 120 s")
+    # GPU_CHECK_JOBS files at a time (each its own process and CUDA context)
+    with ThreadPoolExecutor(int(os.environ.get("GPU_CHECK_JOBS", "1"))) as pool:
+        results = list(pool.map(one_file, paths))
+    for path, r in zip(paths, results):
         lines = r.stdout.strip().splitlines()
         summary = [l for l in lines if l.startswith("gpu-check:")]
         for l in lines:

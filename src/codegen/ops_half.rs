@@ -361,9 +361,10 @@ fn arith<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, ty: Type, 
                 };
                 let v = if sat { sat_d(e, v) } else { v };
                 let v = if relu {
-                    // .relu: negative results become +0, NaN stays NaN.
+                    // .relu: negative results become +0, NaN stays NaN; so does -0 (an H200
+                    // gives +0 for fma.rn.relu.bf16 of -0 * 1 + -0).
                     let t = v.get_type();
-                    let lt = e.b.build_float_compare(FloatPredicate::OLT, v, t.const_float(0.0), "").unwrap();
+                    let lt = e.b.build_float_compare(FloatPredicate::OLE, v, t.const_float(0.0), "").unwrap();
                     e.b.build_select(lt, t.const_float(0.0), v, "").unwrap().into_float_value()
                 } else {
                     v

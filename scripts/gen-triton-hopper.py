@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Triton kernels for Hopper (sm_90a): PTX for ptxr's corpus, and on a GPU the results to check it.
+
+    .venv/bin/python scripts/gen-triton-hopper.py --ptx OUTDIR     # no GPU: PTX only (GPUTarget sm_90a)
+    python3 scripts/gen-triton-hopper.py --run OUTDIR              # on a Hopper GPU with torch
+
+--run launches each kernel through Triton on the GPU with integer-valued inputs (so that a matmul's
+sum is exact in any order), checks the result against torch on the GPU (exact for the matmuls,
+a tolerance for attention), and writes per kernel: NAME.ptx (the PTX the GPU ran), NAME.json
+(grid, block, dynamic shared bytes, one `ptxr run --arg` per parameter, which buffers to compare)
+and NAME.inN.bin / NAME.out.bin (the inputs and the GPU's output).
+"""
+import argparse
+import json
+import os
+import sys
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PREC: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    ap = a_ptr + om[:, None] * sam + ok[None, :] * sak
+    bp = b_ptr + ok[:, None] * sbk + on[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(ap)
+        b = tl.load(bp)
+        acc = tl.dot(a, b, acc, input_precision=PREC)
+        ap += BK * sak
+        bp += BK * sbk
+    cp = c_ptr + om[:, None] * scm + on[None, :] * scn
+    tl.store(cp, acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def attention(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, L,
+              BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    pm = tl.program_id(0)
+    om = pm * BM + tl.arange(0, BM)
+    od = tl.arange(0, D)
+    q = tl.load(q_ptr + om[:, None] * D + od[None, :])
+    m_i = tl.zeros((BM,), dtype=tl.float32) - float("inf")
+    l_i = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    for start in range(0, L, BN):
+        on = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + on[:, None] * D + od[None, :])
+        v = tl.load(v_ptr + on[:, None] * D + od[None, :])
+        qk = tl.dot(q, tl.trans(k)) * (sm_scale * 1.44269504)
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(o_ptr + om[:, None] * D + od[None, :], (acc / l_i[:, None]).to(tl.float16))
+
+
+@triton.jit
+def transpose(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    x = tl.load(x_ptr + om[:, None] * N + on[None, :])
+    tl.store(y_ptr + on[:, None] * M + om[None, :], tl.trans(tl.trans(x)) * 2)
+
+
+@triton.jit
+def matmul_tma(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+               NUM_SMS: tl.constexpr):
+    """A persistent matmul with TMA descriptors made on the host (B given as N x K)."""
+    start = tl.program_id(0)
+    tm = tl.cdiv(M, BM)
+    tn = tl.cdiv(N, BN)
+    for tile in tl.range(start, tm * tn, NUM_SMS):
+        pm = tile // tn
+        pn = tile % tn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = a_desc.load([pm * BM, k])
+            b = b_desc.load([pn * BN, k])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
+def cases():
+    """(name, kernel, signature, constexprs, num_warps, num_stages, grid, inputs)"""
+    M = N = K = 128
+    mm_sig = {"a_ptr": None, "b_ptr": None, "c_ptr": None, "M": "i32", "N": "i32", "K": "i32", "sam": "i32",
+              "sak": "i32", "sbk": "i32", "sbn": "i32", "scm": "i32", "scn": "i32"}
+    out = []
+    for name, ty, oty, prec, bk, stages in (("matmul_f16", "fp16", "fp16", "ieee", 32, 3),
+                                            ("matmul_bf16", "bf16", "fp32", "ieee", 32, 3),
+                                            ("matmul_tf32", "fp32", "fp32", "tf32", 32, 2),
+                                            ("matmul_fp8", "fp8e4nv", "fp32", "ieee", 64, 3)):
+        sig = dict(mm_sig, a_ptr="*" + ty, b_ptr="*" + ty, c_ptr="*" + oty)
+        out.append(dict(name=name, fn=matmul, sig=sig, const=dict(BM=64, BN=64, BK=bk, PREC=prec), warps=4,
+                        stages=stages, grid=(M // 64, N // 64, 1), ty=ty, oty=oty, M=M, N=N, K=K))
+    out.append(dict(name="attention_f16", fn=attention,
+                    sig={"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "sm_scale": "fp32",
+                         "L": "i32"}, const=dict(BM=64, BN=64, D=64), warps=4, stages=2, grid=(2, 1, 1), L=128))
+    out.append(dict(name="transpose_f16", fn=transpose, sig={"x_ptr": "*fp16", "y_ptr": "*fp16", "M": "i32", "N": "i32"},
+                    const=dict(BM=64, BN=64), warps=4, stages=1, grid=(2, 2, 1), M=128, N=128))
+    out.append(dict(name="matmul_tma_f16", fn=matmul_tma,
+                    sig={"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[64, 32]>",
+                         "c_desc": "tensordesc<fp16[64, 64]>", "M": "i32", "N": "i32", "K": "i32"},
+                    const=dict(BM=64, BN=64, BK=32, NUM_SMS=3), warps=4, stages=3, grid=(3, 1, 1), M=192, N=128,
+                    K=96))
+    return out
+
+
+def compile_ptx(c):
+    from triton.backends.compiler import GPUTarget
+    sig = dict(c["sig"])
+    for k in c["const"]:
+        sig[k] = "constexpr"
+    src = triton.compiler.ASTSource(fn=c["fn"], signature=sig, constexprs=c["const"])
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": c["warps"], "num_stages": c["stages"]})
+    return k.asm["ptx"], k.metadata.shared
+
+
+def ptx_only(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    for c in cases():
+        ptx, shared = compile_ptx(c)
+        with open(os.path.join(outdir, c["name"] + ".ptx"), "w") as f:
+            f.write(ptx)
+        print(c["name"], len(ptx.splitlines()), "lines, shared", shared)
+
+
+def run(outdir):
+    import torch
+    os.makedirs(outdir, exist_ok=True)
+    g = torch.Generator(device="cpu").manual_seed(90)
+    tys = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp8e4nv": torch.float8_e4m3fn}
+    for c in cases():
+        name = c["name"]
+        bufs = []
+        if c["fn"] is matmul:
+            M, N, K = c["M"], c["N"], c["K"]
+            a = torch.randint(-3, 4, (M, K), generator=g).to(tys[c["ty"]]).cuda()
+            b = torch.randint(-3, 4, (K, N), generator=g).to(tys[c["ty"]])
+            if c["ty"] == "fp8e4nv":  # Triton's fp8 dot wants B K-major: pass B's transpose strides
+                bt = b.t().contiguous().cuda()
+                b = bt.t()
+            else:
+                b = b.cuda()
+            out = torch.zeros((M, N), dtype=tys[c["oty"]], device="cuda")
+            k = matmul[c["grid"]](a, b, out, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                  out.stride(0), out.stride(1), num_warps=c["warps"], num_stages=c["stages"],
+                                  **c["const"])
+            ref = (a.float() @ b.float()).to(out.dtype)
+            ok = torch.equal(out, ref)
+            ins = [a, bt if c["ty"] == "fp8e4nv" else b]
+            scalars = [("i32", v) for v in (M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                            out.stride(0), out.stride(1))]
+        elif c["fn"] is attention:
+            L = c["L"]
+            q, kk, v = [(torch.randint(-8, 9, (L, 64), generator=g).float() / 8).half().cuda() for _ in range(3)]
+            out = torch.zeros((L, 64), dtype=torch.float16, device="cuda")
+            k = attention[c["grid"]](q, kk, v, out, 0.125, L, num_warps=c["warps"], num_stages=c["stages"],
+                                     **c["const"])
+            ref = torch.softmax((q.float() @ kk.float().t()) * 0.125, 1) @ v.float()
+            err = (out.float() - ref).abs().max().item()
+            ok = err < 2e-2
+            print(f"{name}: max |GPU - torch f32| = {err:.3g}")
+            ins = [q, kk, v]
+            scalars = [("f32", 0.125), ("i32", L)]
+        elif c["fn"] is matmul_tma:
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            M, N, K = c["M"], c["N"], c["K"]
+            a = torch.randint(-3, 4, (M, K), generator=g).half().cuda()
+            bt = torch.randint(-3, 4, (N, K), generator=g).half().cuda()
+            out = torch.zeros((M, N), dtype=torch.float16, device="cuda")
+            descs = [TensorDescriptor.from_tensor(a, [64, 32]), TensorDescriptor.from_tensor(bt, [64, 32]),
+                     TensorDescriptor.from_tensor(out, [64, 64])]
+            k = matmul_tma[c["grid"]](*descs, M, N, K, num_warps=c["warps"], num_stages=c["stages"], **c["const"])
+            ref = (a.float() @ bt.float().t()).half()
+            ok = torch.equal(out, ref)
+            ins = [a, bt]
+            scalars = [("i32", M), ("i32", N), ("i32", K)]
+            # each descriptor is 128 opaque bytes on the GPU; ptxr encodes its own from these
+            c["tensordescs"] = [dict(buffer=i, shape=list(t.shape), strides_bytes=[t.stride(0) * 2, 2], block=blk,
+                                     elem_bytes=2) for i, (t, blk) in enumerate(((a, [64, 32]), (bt, [64, 32]),
+                                                                                 (out, [64, 64])))]
+        else:
+            M, N = c["M"], c["N"]
+            x = torch.randint(-1000, 1000, (M, N), generator=g).half().cuda()
+            out = torch.zeros((N, M), dtype=torch.float16, device="cuda")
+            k = transpose[c["grid"]](x, out, M, N, num_warps=c["warps"], num_stages=c["stages"], **c["const"])
+            ref = (x * 2).t()
+            ok = torch.equal(out, ref)
+            ins = [x]
+            scalars = [("i32", M), ("i32", N)]
+        torch.cuda.synchronize()
+        ptx = k.asm["ptx"]
+        with open(os.path.join(outdir, name + ".ptx"), "w") as f:
+            f.write(ptx)
+        args = []
+        for i, t in enumerate(ins):
+            fn = f"{name}.in{i}.bin"
+            t.cpu().contiguous().view(torch.uint8).numpy().tofile(os.path.join(outdir, fn))
+            args.append("buf:file:" + fn)
+        args.append(f"buf:zero:{out.numel() * out.element_size()}")
+        out_index = len(args) - 1
+        args += [f"{t}:{v}" for t, v in scalars]
+        out.cpu().contiguous().view(torch.uint8).numpy().tofile(os.path.join(outdir, name + ".out.bin"))
+        meta = dict(kernel=k.metadata.name, grid=list(c["grid"]), block=[32 * c["warps"], 1, 1],
+                    shared=k.metadata.shared, args=args, out_arg=out_index, out="%s.out.bin" % name,
+                    exact=c["fn"] is not attention, torch_agrees=bool(ok), triton=triton.__version__,
+                    device=torch.cuda.get_device_name(), tensordescs=c.get("tensordescs"))
+        with open(os.path.join(outdir, name + ".json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        print(f"{name}: {'agrees with torch' if ok else 'DIFFERS from torch'}; shared {k.metadata.shared}; "
+              f"{len(ptx.splitlines())} PTX lines; params {ptx.count('.param')}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ptx")
+    ap.add_argument("--run")
+    a = ap.parse_args()
+    if a.run:
+        run(a.run)
+    elif a.ptx:
+        ptx_only(a.ptx)
+    else:
+        ap.print_help()
+        sys.exit(2)
