@@ -128,6 +128,11 @@ impl NvptxOptions {
                 o.sm = format!("sm_{m}");
             }
         }
+        // sm_90a (wgmma, setmaxnreg) stays sm_90a: its instructions are inline PTX there.
+        let arch_specific = text.lines().map(str::trim_start).find(|l| l.starts_with(".target")).map_or(false, |l| l.split(|c: char| c == ',' || c.is_whitespace()).any(|t| t == "sm_90a"));
+        if arch_specific && num(&o.sm) == Some(90) {
+            o.sm = "sm_90a".into();
+        }
         o
     }
 

@@ -1269,6 +1269,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             _ => {
                 // Half forms first: they share opcodes with the integer and float families.
                 if super::ops_wmma::emit(self, i)?
+                    || super::ops_wgmma::emit(self, i)?
                     || super::sync::emit(self, i)?
                     || super::ops_half::emit(self, i)?
                     || super::ops_int::emit(self, i)?

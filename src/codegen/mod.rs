@@ -25,6 +25,7 @@ mod ops_misc;
 mod ops_video;
 pub mod ops_tex;
 mod ops_wmma;
+mod ops_wgmma;
 mod wmma_layout;
 pub(crate) mod nvvm;
 pub(crate) mod sync;

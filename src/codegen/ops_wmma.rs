@@ -412,7 +412,7 @@ fn ab_index<'ctx>(e: &FnEmitter<'ctx, '_, '_>, row_k: IntValue<'ctx>, col: IntVa
 }
 
 /// `acc = step(k, acc)` for k in 0..count, as a loop; returns the final acc.
-fn k_loop<'ctx, 'a, 'm>(
+pub(super) fn k_loop<'ctx, 'a, 'm>(
     e: &mut FnEmitter<'ctx, 'a, 'm>,
     count: u32,
     acc0: BasicValueEnum<'ctx>,
@@ -795,21 +795,21 @@ fn nvptx_load_store<'ctx, 'a>(
 /// warp again, so that nobody overwrites its area before every lane has read it. A warp of
 /// fewer than 32 threads (a partial last warp) ends the launch with an error: these
 /// instructions need the whole warp, and there would be no frames to read.
-struct Exchange<'ctx> {
+pub(super) struct Exchange<'ctx> {
     frame_t: PointerValue<'ctx>,
     area: u32,
     /// Bytes from one lane's word to the next lane's same word (i64).
-    frame_size: IntValue<'ctx>,
+    pub(super) frame_size: IntValue<'ctx>,
     /// Bytes from one word of a lane to its next word (i64).
-    word_stride: IntValue<'ctx>,
+    pub(super) word_stride: IntValue<'ctx>,
     /// %laneid of this thread.
-    lane: IntValue<'ctx>,
+    pub(super) lane: IntValue<'ctx>,
 }
 
 impl<'ctx> Exchange<'ctx> {
     /// The exchange of the warp path: word `w` of lane `l` at `area + w * 128 + l * 4`
     /// (word-major, so that the lane loop handing the words over stores whole vectors).
-    fn of_warp(e: &FnEmitter<'ctx, '_, '_>, area: PointerValue<'ctx>, lane: IntValue<'ctx>) -> Exchange<'ctx> {
+    pub(super) fn of_warp(e: &FnEmitter<'ctx, '_, '_>, area: PointerValue<'ctx>, lane: IntValue<'ctx>) -> Exchange<'ctx> {
         let i64t = e.ctx().i64_type();
         let off = lane_area_offset(e, lane);
         let frame_t = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[off], "").unwrap() };
@@ -826,7 +826,7 @@ impl<'ctx> Exchange<'ctx> {
     }
 
     /// Word `w` of the area of lane `other`.
-    fn word(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: IntValue<'ctx>) -> PointerValue<'ctx> {
+    pub(super) fn word(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: IntValue<'ctx>) -> PointerValue<'ctx> {
         let i64t = e.ctx().i64_type();
         let dl = e.b.build_int_sub(e.resize(other, 64, false), e.resize(self.lane, 64, false), "").unwrap();
         let off = e.b.build_int_mul(dl, self.frame_size, "").unwrap();
@@ -836,7 +836,7 @@ impl<'ctx> Exchange<'ctx> {
     }
 }
 
-fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> Option<Exchange<'ctx>> {
+pub(super) fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<'ctx>]) -> Option<Exchange<'ctx>> {
     let ctx = e.ctx();
     let (i32t, i64t, i8t) = (ctx.i32_type(), ctx.i64_type(), ctx.i8_type());
     // 64-bit words go over as two 32-bit words, low half first.
@@ -903,7 +903,7 @@ fn lane_area_offset<'ctx>(e: &FnEmitter<'ctx, '_, '_>, lane: IntValue<'ctx>) -> 
     e.b.build_int_mul(e.resize(lane, 64, false), i64t.const_int(4, false), "").unwrap()
 }
 
-fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
+pub(super) fn exchange_end(e: &mut FnEmitter<'_, '_, '_>) {
     if e.warp_exchange.is_some() {
         return;
     }

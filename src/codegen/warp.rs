@@ -1396,7 +1396,9 @@ pub(super) fn plan_of(e: &FnEmitter) -> std::rc::Rc<Plan> {
 /// Binds the registers `inst` reads (`defs`: that it writes) for the lane being emitted.
 pub(super) fn bind_inst<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, defs: bool) {
     if defs {
-        bind(e, func, inst.src, inst.scope, &[], &inst.defs);
+        // The reads too: wgmma.mma_async reads its descriptors, scale-d and C where it
+        // computes (the defs win for a register both read and written: one web).
+        bind(e, func, inst.src, inst.scope, &inst.reads(), &inst.defs);
     } else {
         bind(e, func, inst.src, inst.scope, &inst.reads(), &[]);
     }

@@ -382,8 +382,17 @@ impl<'a, 'c> Ssa<'a, 'c> {
                 srcs[0] = self.dst_op(&ops[0], scope, b, idx, &mut defs);
             }
             srcs
-        } else if ops.is_empty() || NO_DEST.contains(&i.opcode.name) {
+        } else if ops.is_empty() || NO_DEST.contains(&i.opcode.name) || (i.opcode.name == "wgmma" && i.mods.first() != Some(&"mma_async")) {
             ops.iter().map(|o| self.src_op(o, scope, b)).collect()
+        } else if i.opcode.name == "wgmma" {
+            // wgmma.mma_async d, ...: d is the accumulator, read (when scale-d) and written.
+            // The old values go last, as one more operand, so that they are uses.
+            let mut rest: Vec<Opnd> = ops[1..].iter().map(|o| self.src_op(o, scope, b)).collect();
+            let old = self.src_op(&ops[0], scope, b);
+            let d = self.dst_op(&ops[0], scope, b, idx, &mut defs);
+            rest.insert(0, d);
+            rest.push(old);
+            rest
         } else {
             // Sources first (`add %r1, %r1, 1` reads the old %r1), then the destination.
             let mut rest: Vec<Opnd> = ops[1..].iter().map(|o| self.src_op(o, scope, b)).collect();

@@ -78,6 +78,7 @@ pub fn is_sync(i: &Instr) -> bool {
         || i.opcode.name == "mma"
         || i.opcode.name == "ldmatrix"
         || i.opcode.name == "stmatrix"
+        || crate::codegen::warp_collective::wgmma_reg_a(i)
 }
 
 /// For a volatile access of shared memory (`ld.volatile`/`st.volatile` with `.shared` or a

@@ -244,6 +244,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "mma" => MMA,
         "ldmatrix" => LDMATRIX,
         "stmatrix" => STMATRIX,
+        "wgmma" => WGMMA,
         "cp" => CP,
         // 9.7.15 scalar video
         "vadd" => VADD,
@@ -294,7 +295,7 @@ pub const OPCODES: &[&str] = &[
     "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "vote", "match", "activemask", "redux", "wmma",
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
-    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "cp", "createpolicy", "mbarrier",
+    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "wgmma", "cp", "createpolicy", "mbarrier",
     "griddepcontrol", "setmaxnreg", "elect", "bmsk",
 ];
 
@@ -1231,6 +1232,40 @@ static MBARRIER: &[InstrSpec] = &[
     spec!("mbarrier", "9.7.12.15.16", 3, 3, [req!(&["test_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
     spec!("mbarrier", "9.7.12.15.16", 3, 4, [req!(&["try_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
     spec!("mbarrier", "9.7.12.15.17", 2, 2, [req!(&["pending_count"]), req!(&["b64"])]),
+];
+
+// ext PTX 8.0 (sm_90a): warpgroup matrix multiply-accumulate (PTX ISA 8.x 9.7.15):
+// wgmma.fence / commit_group / wait_group N, and
+// wgmma.mma_async.sync.aligned.shape{.satfinite}.dtype.atype.btype d, a-desc|{a}, b-desc,
+// scale-d{, imm-scale-a, imm-scale-b}{, imm-trans-a}{, imm-trans-b}. The lowering checks which
+// trailing immediates each type takes; the sparse `.sp` form parses and is refused there.
+const WGMMA_SHAPES: &[&str] = &[
+    "m64n8k16", "m64n16k16", "m64n24k16", "m64n32k16", "m64n40k16", "m64n48k16", "m64n56k16", "m64n64k16",
+    "m64n72k16", "m64n80k16", "m64n88k16", "m64n96k16", "m64n104k16", "m64n112k16", "m64n120k16", "m64n128k16",
+    "m64n136k16", "m64n144k16", "m64n152k16", "m64n160k16", "m64n168k16", "m64n176k16", "m64n184k16", "m64n192k16",
+    "m64n200k16", "m64n208k16", "m64n216k16", "m64n224k16", "m64n232k16", "m64n240k16", "m64n248k16", "m64n256k16",
+    "m64n8k8", "m64n16k8", "m64n24k8", "m64n32k8", "m64n40k8", "m64n48k8", "m64n56k8", "m64n64k8", "m64n72k8",
+    "m64n80k8", "m64n88k8", "m64n96k8", "m64n104k8", "m64n112k8", "m64n120k8", "m64n128k8", "m64n136k8", "m64n144k8",
+    "m64n152k8", "m64n160k8", "m64n168k8", "m64n176k8", "m64n184k8", "m64n192k8", "m64n200k8", "m64n208k8",
+    "m64n216k8", "m64n224k8", "m64n232k8", "m64n240k8", "m64n248k8", "m64n256k8", "m64n8k32", "m64n16k32",
+    "m64n24k32", "m64n32k32", "m64n40k32", "m64n48k32", "m64n56k32", "m64n64k32", "m64n72k32", "m64n80k32",
+    "m64n88k32", "m64n96k32", "m64n104k32", "m64n112k32", "m64n120k32", "m64n128k32", "m64n136k32", "m64n144k32",
+    "m64n152k32", "m64n160k32", "m64n168k32", "m64n176k32", "m64n184k32", "m64n192k32", "m64n200k32", "m64n208k32",
+    "m64n216k32", "m64n224k32", "m64n232k32", "m64n240k32", "m64n248k32", "m64n256k32", "m64n8k256", "m64n16k256",
+    "m64n24k256", "m64n32k256", "m64n40k256", "m64n48k256", "m64n56k256", "m64n64k256", "m64n72k256", "m64n80k256",
+    "m64n88k256", "m64n96k256", "m64n104k256", "m64n112k256", "m64n120k256", "m64n128k256", "m64n136k256",
+    "m64n144k256", "m64n152k256", "m64n160k256", "m64n168k256", "m64n176k256", "m64n184k256", "m64n192k256",
+    "m64n200k256", "m64n208k256", "m64n216k256", "m64n224k256", "m64n232k256", "m64n240k256", "m64n248k256",
+    "m64n256k256",
+];
+static WGMMA: &[InstrSpec] = &[
+    spec!("wgmma", "9.7.15.5.1", 0, 0, [req!(&["fence", "commit_group"]), req!(SYNC), req!(ALIGNED)]),
+    spec!("wgmma", "9.7.15.5.1", 1, 1, [req!(&["wait_group"]), req!(SYNC), req!(ALIGNED)]),
+    spec!("wgmma", "9.7.15.5.2", 4, 8, [
+        req!(&["mma_async"]), opt!(&["sp"]), req!(SYNC), req!(ALIGNED), req!(WGMMA_SHAPES), opt!(&["satfinite"]),
+        req!(&["f16", "f32", "s32"]), req!(&["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"]),
+        req!(&["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"]), opt!(&["and"]), opt!(&["popc"]),
+    ]),
 ];
 
 static MMA: &[InstrSpec] = &[
