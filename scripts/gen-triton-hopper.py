@@ -213,7 +213,10 @@ def run(outdir):
             args.append("buf:file:" + fn)
         args.append(f"buf:zero:{out.numel() * out.element_size()}")
         out_index = len(args) - 1
-        args += [f"{t}:{v}" for t, v in scalars]
+        # Triton specializes integer arguments equal to 1 (they are not parameters of the PTX)
+        # and appends two scratch pointers (global and profile scratch, unused here).
+        args += [f"{t}:{v}" for t, v in scalars if not (t == "i32" and v == 1)] + ["u64:0", "u64:0"]
+        args = [a.replace("i32:", "s32:", 1) for a in args]  # ptxr run names PTX types
         out.cpu().contiguous().view(torch.uint8).numpy().tofile(os.path.join(outdir, name + ".out.bin"))
         meta = dict(kernel=k.metadata.name, grid=list(c["grid"]), block=[32 * c["warps"], 1, 1],
                     shared=k.metadata.shared, args=args, out_arg=out_index, out="%s.out.bin" % name,
