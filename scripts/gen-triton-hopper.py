@@ -92,6 +92,28 @@ def matmul_tma(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constex
         c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
 
 
+@triton.jit
+def matmul_dev_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                    NUM_SMS: tl.constexpr):
+    """A persistent matmul whose TMA descriptors the kernel makes (tensormap.replace in shared
+    memory, copied to the global scratch; B given as N x K)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    start = tl.program_id(0)
+    tm = tl.cdiv(M, BM)
+    tn = tl.cdiv(N, BN)
+    for tile in tl.range(start, tm * tn, NUM_SMS):
+        pm = tile // tn
+        pn = tile % tn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = a_desc.load([pm * BM, k])
+            b = b_desc.load([pn * BN, k])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
 def cases():
     """(name, kernel, signature, constexprs, num_warps, num_stages, grid, inputs)"""
     M = N = K = 128
@@ -113,6 +135,10 @@ def cases():
     out.append(dict(name="matmul_tma_f16", fn=matmul_tma,
                     sig={"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[64, 32]>",
                          "c_desc": "tensordesc<fp16[64, 64]>", "M": "i32", "N": "i32", "K": "i32"},
+                    const=dict(BM=64, BN=64, BK=32, NUM_SMS=3), warps=4, stages=3, grid=(3, 1, 1), M=192, N=128,
+                    K=96))
+    out.append(dict(name="matmul_dev_desc_f16", fn=matmul_dev_desc,
+                    sig={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
                     const=dict(BM=64, BN=64, BK=32, NUM_SMS=3), warps=4, stages=3, grid=(3, 1, 1), M=192, N=128,
                     K=96))
     return out
@@ -189,10 +215,31 @@ def run(outdir):
             ok = torch.equal(out, ref)
             ins = [a, bt]
             scalars = [("i32", M), ("i32", N), ("i32", K)]
+            # ptxr's own tensor maps (`tmap:`), with the swizzle Triton chose for each
+            meta = k.metadata.tensordesc_meta
+            tmaps = []
+            for i, (t, blk) in enumerate(((a, [64, 32]), (bt, [64, 32]), (out, [64, 64]))):
+                sw = {0: "", 1: ":swizzle32", 2: ":swizzle64", 3: ":swizzle128"}[meta[i]["swizzle"]]
+                data = f"buf:file:{name}.in{i}.bin" if i < 2 else f"buf:zero:{t.numel() * 2}"
+                tmaps.append([f"tmap:f16:{t.shape[1]}x{t.shape[0]}:{t.stride(0) * 2}:{blk[1]}x{blk[0]}{sw}={data}",
+                              f"s32:{t.shape[0]}", f"s32:{t.shape[1]}", f"s64:{t.stride(0)}", "s64:1"])
+            c["tmap_args"] = [x for tm in tmaps for x in tm]
             # each descriptor is 128 opaque bytes on the GPU; ptxr encodes its own from these
             c["tensordescs"] = [dict(buffer=i, shape=list(t.shape), strides_bytes=[t.stride(0) * 2, 2], block=blk,
                                      elem_bytes=2) for i, (t, blk) in enumerate(((a, [64, 32]), (bt, [64, 32]),
                                                                                  (out, [64, 64])))]
+        elif c["fn"] is matmul_dev_desc:
+            triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+            M, N, K = c["M"], c["N"], c["K"]
+            a = torch.randint(-3, 4, (M, K), generator=g).half().cuda()
+            bt = torch.randint(-3, 4, (N, K), generator=g).half().cuda()
+            out = torch.zeros((M, N), dtype=torch.float16, device="cuda")
+            k = matmul_dev_desc[c["grid"]](a, bt, out, M, N, K, num_warps=c["warps"], num_stages=c["stages"],
+                                           **c["const"])
+            ref = (a.float() @ bt.float().t()).half()
+            ok = torch.equal(out, ref)
+            ins = [a, bt]
+            scalars = [("i32", M), ("i32", N), ("i32", K)]
         else:
             M, N = c["M"], c["N"]
             x = torch.randint(-1000, 1000, (M, N), generator=g).half().cuda()
@@ -213,10 +260,17 @@ def run(outdir):
             args.append("buf:file:" + fn)
         args.append(f"buf:zero:{out.numel() * out.element_size()}")
         out_index = len(args) - 1
+        if c.get("tmap_args"):  # a descriptor is a map and its shape and strides
+            args, out_index = list(c["tmap_args"]), 10
         # Triton specializes integer arguments equal to 1 (they are not parameters of the PTX)
         # and appends two scratch pointers (global and profile scratch, unused here).
         args += [f"{t}:{v}" for t, v in scalars if not (t == "i32" and v == 1)] + ["u64:0", "u64:0"]
+        if c.get("tmap_args"):
+            args = [a for a in args if not a.startswith("buf:file:")]
         args = [a.replace("i32:", "s32:", 1) for a in args]  # ptxr run names PTX types
+        gs = getattr(k.metadata, "global_scratch_size", 0) or 0
+        if gs:  # the global scratch (the descriptors a kernel makes): one slice per program
+            args[-2] = f"buf:zero:{gs * c['grid'][0] * c['grid'][1] * c['grid'][2]}"
         out.cpu().contiguous().view(torch.uint8).numpy().tofile(os.path.join(outdir, name + ".out.bin"))
         meta = dict(kernel=k.metadata.name, grid=list(c["grid"]), block=[32 * c["warps"], 1, 1],
                     shared=k.metadata.shared, args=args, out_arg=out_index, out="%s.out.bin" % name,

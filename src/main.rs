@@ -252,7 +252,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
         let (n, p) = d.split_once('=').ok_or_else(|| anyhow::anyhow!("--dump `{d}`: expected N=PATH or N=-"))?;
         let n: usize = n.parse().map_err(|_| anyhow::anyhow!("--dump `{d}`: `{n}` is not an argument index"))?;
         match argv.get(n) {
-            Some(ArgSpec::Buffer(_) | ArgSpec::Texture { .. }) => {}
+            Some(ArgSpec::Buffer(_) | ArgSpec::Texture { .. } | ArgSpec::TensorMap { .. }) => {}
             Some(_) => anyhow::bail!("--dump `{d}`: argument {n} is not a buffer"),
             None => anyhow::bail!("--dump `{d}`: there is no argument {n}"),
         }
@@ -286,7 +286,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
     }
     loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
     for (n, p) in dump_specs {
-        let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) = &argv[n] else { unreachable!() };
+        let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } | ArgSpec::TensorMap { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {
             let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
             // A reader that closed the pipe (`| head`) is not an error of the launch.

@@ -552,7 +552,7 @@ fn roundtrip_source(src: &SourceFile, spec: Option<&Path>, o: &Options, repro_ba
             }
             for (idx, (x, y)) in a.iter().zip(b.iter()).enumerate() {
                 // Buffers, and the data of textures and surfaces (which sust/sured write).
-                let (ArgSpec::Buffer(x) | ArgSpec::Texture { data: x, .. }, ArgSpec::Buffer(y) | ArgSpec::Texture { data: y, .. }) = (x, y) else { continue };
+                let (ArgSpec::Buffer(x) | ArgSpec::Texture { data: x, .. } | ArgSpec::TensorMap { data: x, .. }, ArgSpec::Buffer(y) | ArgSpec::Texture { data: y, .. } | ArgSpec::TensorMap { data: y, .. }) = (x, y) else { continue };
                 if x == y {
                     continue;
                 }

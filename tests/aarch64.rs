@@ -201,7 +201,7 @@ fn driver_input(k: &KernelInfo, c: &Case) -> Vec<u8> {
                 v.extend_from_slice(&(b.len() as u64).to_le_bytes());
                 v.extend_from_slice(b);
             }
-            ArgSpec::Texture { .. } => panic!("the AArch64 harness passes no texture or surface objects (no corpus kernel takes one)"),
+            ArgSpec::Texture { .. } | ArgSpec::TensorMap { .. } => panic!("the AArch64 harness passes no texture, surface or tensor-map objects (no corpus kernel takes one)"),
         }
     }
     v

@@ -593,3 +593,90 @@ fn unsupported_stmatrix_forms_are_errors_at_the_instruction() {
         assert!(err.contains(at) && err.contains(want), "{body}: {err}");
     }
 }
+
+/// cp.async.bulk.tensor where an H200 stops with an illegal instruction (an innermost
+/// coordinate not 16-byte aligned, a store at a negative coordinate), and a tensor map that
+/// ptxr did not encode: one message each, a nonzero exit, no crash.
+#[test]
+fn bad_tensor_copies_stop_with_a_message() {
+    let f = "tests/cli/tma_errors.ptx";
+    let map = |spec: &str| format!("{spec}=buf:zero:{}", if spec.starts_with("tmap:u8") { 1680 } else { 5120 });
+    for (kernel, tmap) in [("bad_align_u8", map("tmap:u8:48x7x5:48x336:32x4x3")), ("bad_store_neg1", map("tmap:f16:64x40:128:32x16"))] {
+        for exec in ["simd", "thread"] {
+            let (rc, out, err) = ptxr(&["run", f, "--kernel", kernel, "--block", "128", "--exec", exec, "--arg", &tmap, "--arg", "buf:zero:8192"]);
+            assert_eq!(rc, 1, "{kernel} ({exec}): {out}{err}");
+            assert!(err.contains("error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative"), "{kernel} ({exec}): {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    // 128 bytes that are not a ptxr tensor map
+    let junk = format!("bytes:{}", "ab".repeat(128));
+    let (rc, out, err) = ptxr(&["run", f, "--kernel", "bad_align_u8", "--block", "128", "--arg", &junk, "--arg", "buf:zero:8192"]);
+    assert_eq!(rc, 1, "{out}{err}");
+    assert!(err.contains("the tensor map is not one that ptxr encoded"), "{err}");
+    // a tmap: argument the encoder refuses: a 24-byte innermost box row
+    let (rc, _, err) = ptxr(&["run", f, "--kernel", "bad_align_u8", "--block", "128", "--arg", "tmap:u8:48x7x5:48x336:24x4x3=buf:zero:1680", "--arg", "buf:zero:8192"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("the box's innermost row is 24 bytes: it must be a multiple of 16"), "{err}");
+}
+
+/// The C ABI with tensor maps: Triton's persistent TMA matmul (tests/triton_sm90, whose
+/// output an H200 gave) launched from C, its three maps made by `ptxr_tensor_map_encode_tiled`
+/// with the swizzles of Triton's `tensordesc_meta` (64B, 64B, 128B); the product must be the
+/// GPU's bytes. A map the encoder refuses returns 1.
+#[test]
+fn c_abi_tensor_maps_run_tritons_tma_matmul() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/triton_sm90");
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/triton_sm90/matmul_tma_f16.ptx",
+        "tma",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tma.h"
+static void *load(const char *path, size_t n) {
+    void *p = aligned_alloc(64, n);
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(p, 1, n, f) != n) { printf("cannot read %s\n", path); exit(2); }
+    fclose(f);
+    return p;
+}
+int main(int argc, char **argv) {
+    char path[4096];
+    const int M = 192, N = 128, K = 96;
+    snprintf(path, sizeof path, "%s/matmul_tma_f16.in0.bin", argv[1]);
+    uint16_t *a = load(path, (size_t)M * K * 2);
+    snprintf(path, sizeof path, "%s/matmul_tma_f16.in1.bin", argv[1]);
+    uint16_t *bt = load(path, (size_t)N * K * 2);
+    snprintf(path, sizeof path, "%s/matmul_tma_f16.out.bin", argv[1]);
+    uint16_t *want = load(path, (size_t)M * N * 2);
+    uint16_t *c = aligned_alloc(64, (size_t)M * N * 2);
+    memset(c, 0, (size_t)M * N * 2);
+    ptxr_tensor_map ma, mb, mc;
+    uint64_t da[2] = {K, M}, db[2] = {K, N}, dc[2] = {N, M}, sa[1] = {K * 2}, sc[1] = {N * 2};
+    uint32_t bab[2] = {32, 64}, bc[2] = {64, 64}, es[2] = {1, 1};
+    int e = ptxr_tensor_map_encode_tiled(&ma, 6, 2, a, da, sa, bab, es, 0, 2, 0, 0)
+          | ptxr_tensor_map_encode_tiled(&mb, 6, 2, bt, db, sa, bab, es, 0, 2, 0, 0)
+          | ptxr_tensor_map_encode_tiled(&mc, 6, 2, c, dc, sc, bc, es, 0, 3, 0, 0);
+    uint32_t bad_box[2] = {12, 64};
+    int refused = ptxr_tensor_map_encode_tiled(&ma, 6, 2, a, da, sa, bad_box, es, 0, 0, 0, 0);
+    int32_t m = M, n = N, k = K, ka = K, one = 1, nn = N;
+    int64_t lk = K, lone = 1, ln = N;
+    void *scratch = NULL;
+    void *args[] = {&ma, &m, &k, &lk, &lone, &mb, &n, &k, &lk, &lone, &mc, &m, &n, &ln, &lone, &m, &nn, &ka, &scratch, &scratch};
+    (void)one;
+    ptxr_launch_config cfg = {{3, 1, 1}, {128, 1, 1}, 32792, NULL, NULL};
+    int rc = ptxr_launch_matmul_tma(&cfg, args);
+    printf("encode %d refused %d launch %d %s\n", e, refused, rc, ptxr_last_error());
+    printf("%s\n", memcmp(c, want, (size_t)M * N * 2) ? "differs" : "same");
+    return 0;
+}
+"#,
+    );
+    let out = std::process::Command::new(&exe).arg(&root).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("encode 0 refused 1 launch 0"), "{s}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.contains("same"), "{s}");
+}

@@ -180,7 +180,7 @@ fn run_filetests(exec: ptxr::codegen::warp::Exec) {
                     }
                 };
                 let got = match if *bind { refs.get(*idx).map(|r| &r.1) } else { args.get(*idx) } {
-                    Some(ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. }) => b.clone(),
+                    Some(ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } | ArgSpec::TensorMap { data: b, .. }) => b.clone(),
                     _ => {
                         failures.push(format!("{name}:{line}: arg{idx} is not a buffer"));
                         continue;

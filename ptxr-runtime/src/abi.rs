@@ -148,6 +148,11 @@ pub const STATUS_UNSUPPORTED: u32 = 9;
 /// first `u32` that `CtaCtx::host` points to, when it is not null) at every back edge of the
 /// PTX's loops and stops there.
 pub const STATUS_TIMEOUT: u32 = 10;
+/// `cp.async.bulk.tensor` was given a tensor map that ptxr did not encode.
+pub const STATUS_BAD_TENSOR_MAP: u32 = 11;
+/// `cp.async.bulk.tensor` with a box whose innermost coordinate is not 16-byte aligned, or a
+/// store at negative coordinates (an NVIDIA GPU stops with an illegal instruction).
+pub const STATUS_BAD_TENSOR_COPY: u32 = 12;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

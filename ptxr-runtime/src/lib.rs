@@ -17,6 +17,7 @@
 
 pub mod abi;
 pub mod guard;
+pub mod tensor_map;
 mod host;
 mod launch;
 pub mod warp;

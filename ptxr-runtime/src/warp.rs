@@ -289,8 +289,9 @@ pub fn shfl_source(lane: u32, mode: u32, b: u32, c: u32) -> (usize, bool) {
 }
 
 /// A shuffle that every lane of `warp` has reached (PTX ISA 9.7.8.5): each lane's source
-/// lane `j` is computed from its own `b` and `c`; when `j` is valid and inside the warp the
-/// result is lane `j`'s operand, else the lane's own.
+/// lane `j` is computed from its own `b` and `c`; when `j` is valid the result is lane `j`'s
+/// operand, or 0 when lane `j` is past the end of a partial last warp (what an H200 gives:
+/// the spec leaves it undefined), else (not valid) the lane's own.
 fn shfl_all(warp: &mut [SyncSlot]) {
     let n = warp.len();
     let mut a = [0u32; 32];
@@ -299,7 +300,7 @@ fn shfl_all(warp: &mut [SyncSlot]) {
     }
     for (l, s) in warp.iter_mut().enumerate() {
         let (j, pval) = shfl_source(l as u32, s.mode, s.b, s.c);
-        let v = if j < n { a[j] } else { a[l] };
+        let v = if j < n { a[j] } else { 0 };
         s.result = v as u64;
         s.pred = pval as u32;
         s.state = SLOT_RUNNABLE;
@@ -342,8 +343,9 @@ fn complete(warp: &mut [SyncSlot], parts: &[u32; 32], shfl_src: u32) -> bool {
             SYNC_SHFL => {
                 let (j, pval) = shfl_source(lane, s.mode, s.b, s.c);
                 // Sourcing from a lane that does not participate is undefined; ptxr gives
-                // that lane's last value if it is in this warp, else the lane's own value.
-                let v = if j < n && (p | shfl_src) & (1 << j) != 0 { a_of[j] } else { s.a };
+                // that lane's last value if it is in this warp, 0 if it is past the end of a
+                // partial last warp (as an H200 does), else the lane's own value.
+                let v = if j >= n { 0 } else if (p | shfl_src) & (1 << j) != 0 { a_of[j] } else { s.a };
                 s.result = v & 0xffff_ffff;
                 s.pred = pval as u32;
             }

@@ -26,6 +26,7 @@ mod ops_video;
 pub mod ops_tex;
 mod ops_wmma;
 mod ops_wgmma;
+mod ops_bulk;
 mod wmma_layout;
 pub(crate) mod nvvm;
 pub(crate) mod sync;

@@ -346,25 +346,90 @@ fn cas_loop<'ctx, 'a>(
 
 /// The fields of ptxr's mbarrier object (PTX 7.0 `mbarrier`, PTX ISA 7.x section 9.7.12.15;
 /// the object is opaque to programs): the pending arrival count of the current phase in bits
-/// 0-20, the expected arrival count in bits 21-41 and the phase number (mod 2^21) in bits
-/// 42-62. The `state` an arrive returns is the object before the arrive.
-const MB_BITS: u64 = 21;
+/// 0-19, the expected arrival count in bits 20-39, the phase number (mod 8) in bits 40-42 and
+/// the transaction count (PTX 8.0 `expect_tx`/`complete_tx`, two's complement) in bits 43-63.
+/// A phase completes when its pending arrivals and its transaction count are both zero. The
+/// `state` an arrive returns is the object before the arrive.
+const MB_BITS: u64 = 20;
 const MB_MASK: u64 = (1 << MB_BITS) - 1;
+const MB_PHASE: u64 = 40;
+const MB_TX: u64 = 43;
 
-/// `mbarrier.init/inval/arrive/arrive_drop/test_wait/try_wait/pending_count` and
-/// `cp.async.mbarrier.arrive`. The object lives in shared memory, which only the CPU thread
-/// running the CTA touches, so each operation is a plain read-modify-write. `cp.async`
-/// copies complete before the next instruction here, so `cp.async.mbarrier.arrive.noinc` is
-/// an arrive, and without `.noinc` (the pending count goes up by one, then the triggered
-/// arrive brings it down) nothing changes. Waiting is a loop around `test_wait`/`try_wait`,
-/// which `lanes::lockstep` treats as a spin loop (the waiting thread yields).
+/// The object's fields (pending, expected, phase, tx) of word `w`; tx sign-extended.
+fn mb_fields<'ctx>(e: &FnEmitter<'ctx, '_, '_>, w: IntValue<'ctx>) -> [IntValue<'ctx>; 4] {
+    let i64t = e.ctx().i64_type();
+    let c = |v: u64| i64t.const_int(v, false);
+    let pend = e.b.build_and(w, c(MB_MASK), "").unwrap();
+    let exp = e.b.build_and(e.b.build_right_shift(w, c(MB_BITS), false, "").unwrap(), c(MB_MASK), "").unwrap();
+    let phase = e.b.build_and(e.b.build_right_shift(w, c(MB_PHASE), false, "").unwrap(), c(7), "").unwrap();
+    let tx = e.b.build_right_shift(w, c(MB_TX), true, "").unwrap();
+    [pend, exp, phase, tx]
+}
+
+fn mb_pack<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pend: IntValue<'ctx>, exp: IntValue<'ctx>, phase: IntValue<'ctx>, tx: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let c = |v: u64| i64t.const_int(v, false);
+    let pend = e.b.build_and(pend, c(MB_MASK), "").unwrap();
+    let exp = e.b.build_left_shift(e.b.build_and(exp, c(MB_MASK), "").unwrap(), c(MB_BITS), "").unwrap();
+    let phase = e.b.build_left_shift(e.b.build_and(phase, c(7), "").unwrap(), c(MB_PHASE), "").unwrap();
+    let tx = e.b.build_left_shift(tx, c(MB_TX), "").unwrap();
+    e.b.build_or(e.b.build_or(pend, exp, "").unwrap(), e.b.build_or(phase, tx, "").unwrap(), "").unwrap()
+}
+
+/// The object after `count` arrivals and `tx_add` more expected transaction bytes (`drop`:
+/// the arrivals also leave the expected count): with no arrival pending and no transaction
+/// outstanding the phase completes, the next expecting every arrival again.
+fn mb_arrive<'ctx>(e: &FnEmitter<'ctx, '_, '_>, w: IntValue<'ctx>, count: IntValue<'ctx>, tx_add: IntValue<'ctx>, drop: bool) -> IntValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let [pend, exp, phase, tx] = mb_fields(e, w);
+    let exp = if drop { e.b.build_int_sub(exp, count, "").unwrap() } else { exp };
+    let tx = e.b.build_int_add(tx, tx_add, "").unwrap();
+    // More arrivals than pending are undefined; they bring the count to zero too.
+    let zero = e.b.build_int_compare(inkwell::IntPredicate::ULE, pend, count, "").unwrap();
+    let left = e.b.build_int_sub(pend, count, "").unwrap();
+    let pend = e.b.build_select(zero, i64t.const_zero(), left, "").unwrap().into_int_value();
+    mb_settle(e, pend, exp, phase, tx)
+}
+
+/// Completes the phase if nothing is pending: pending and tx both zero.
+fn mb_settle<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pend: IntValue<'ctx>, exp: IntValue<'ctx>, phase: IntValue<'ctx>, tx: IntValue<'ctx>) -> IntValue<'ctx> {
+    let i64t = e.ctx().i64_type();
+    let z = i64t.const_zero();
+    let p0 = e.b.build_int_compare(inkwell::IntPredicate::EQ, pend, z, "").unwrap();
+    let t0 = e.b.build_int_compare(inkwell::IntPredicate::EQ, tx, z, "").unwrap();
+    let done = e.b.build_and(p0, t0, "").unwrap();
+    let pend = e.b.build_select(done, exp, pend, "").unwrap().into_int_value();
+    let next = e.b.build_int_add(phase, i64t.const_int(1, false), "").unwrap();
+    let phase = e.b.build_select(done, next, phase, "").unwrap().into_int_value();
+    mb_pack(e, pend, exp, phase, tx)
+}
+
+/// `complete_tx` of `bytes` on the mbarrier at `ptr` (PTX 8.0; also what a bulk copy does
+/// when it has copied its bytes: `ops_bulk`).
+pub(super) fn mbarrier_complete_tx<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ptr: PointerValue<'ctx>, bytes: IntValue<'ctx>) {
+    let i64t = e.ctx().i64_type();
+    plain_rmw(e, ptr, i64t, |e, w| {
+        let [pend, exp, phase, tx] = mb_fields(e, w);
+        let tx = e.b.build_int_sub(tx, bytes, "").unwrap();
+        mb_settle(e, pend, exp, phase, tx)
+    });
+}
+
+/// `mbarrier.init/inval/arrive/arrive_drop/test_wait/try_wait/pending_count`,
+/// `expect_tx/complete_tx`, `arrive.expect_tx` and `cp.async.mbarrier.arrive`. The object
+/// lives in shared memory, which only the CPU thread running the CTA touches, so each
+/// operation is a plain read-modify-write. `cp.async` copies complete before the next
+/// instruction here, so `cp.async.mbarrier.arrive.noinc` is an arrive, and without `.noinc`
+/// (the pending count goes up by one, then the triggered arrive brings it down) nothing
+/// changes. Waiting is a loop around `test_wait`/`try_wait`, which `lanes::lockstep` treats as
+/// a spin loop (the waiting thread yields).
 fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let i64t = e.ctx().i64_type();
     let c = |v: u64| i64t.const_int(v, false);
     let op = if i.opcode.name == "cp" {
         "cp.arrive"
     } else {
-        *i.mods.iter().find(|m| matches!(**m, "init" | "inval" | "arrive" | "arrive_drop" | "test_wait" | "try_wait" | "pending_count")).ok_or_else(|| e.err(i.span, "`mbarrier` needs an operation"))?
+        *i.mods.iter().find(|m| matches!(**m, "init" | "inval" | "arrive" | "arrive_drop" | "test_wait" | "try_wait" | "pending_count" | "expect_tx" | "complete_tx")).ok_or_else(|| e.err(i.span, "`mbarrier` needs an operation"))?
     };
     if op == "pending_count" {
         let st = e.read_int(&i.operands[1], Type::B64)?;
@@ -373,28 +438,21 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         return e.write(&i.operands[0], Type::U32, n.into());
     }
     let at = match op {
-        "init" | "inval" | "cp.arrive" => &i.operands[0],
+        "init" | "inval" | "cp.arrive" | "expect_tx" | "complete_tx" => &i.operands[0],
         _ => &i.operands[1],
     };
     let ptr = e.address(at, space_of(i))?;
     if e.m.nvptx {
         return mbarrier_ptx(e, i, op, ptr);
     }
-    let field = |e: &FnEmitter<'ctx, 'a, '_>, w: IntValue<'ctx>, k: u64| {
-        let v = if k == 0 { w } else { e.b.build_right_shift(w, c(k * MB_BITS), false, "").unwrap() };
-        e.b.build_and(v, c(MB_MASK), "").unwrap()
-    };
-    let pack = |e: &FnEmitter<'ctx, 'a, '_>, pend: IntValue<'ctx>, exp: IntValue<'ctx>, phase: IntValue<'ctx>| {
-        let pend = e.b.build_and(pend, c(MB_MASK), "").unwrap();
-        let exp = e.b.build_left_shift(e.b.build_and(exp, c(MB_MASK), "").unwrap(), c(MB_BITS), "").unwrap();
-        let phase = e.b.build_left_shift(e.b.build_and(phase, c(MB_MASK), "").unwrap(), c(2 * MB_BITS), "").unwrap();
-        e.b.build_or(e.b.build_or(pend, exp, "").unwrap(), phase, "").unwrap()
+    let u32_operand = |e: &mut FnEmitter<'ctx, 'a, '_>, k: usize| -> R<IntValue<'ctx>> {
+        let n = e.read_int(&i.operands[k], Type::U32)?;
+        Ok(e.b.build_int_z_extend(n, i64t, "").unwrap())
     };
     match op {
         "init" => {
-            let n = e.read_int(&i.operands[1], Type::U32)?;
-            let n = e.b.build_int_z_extend(n, i64t, "").unwrap();
-            let w = pack(e, n, n, c(0));
+            let n = u32_operand(e, 1)?;
+            let w = mb_pack(e, n, n, c(0), c(0));
             plain_rmw(e, ptr, i64t, |_, _| w);
             Ok(())
         }
@@ -402,32 +460,31 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             plain_rmw(e, ptr, i64t, |_, _| c(0));
             Ok(())
         }
+        "expect_tx" => {
+            let n = u32_operand(e, 1)?;
+            plain_rmw(e, ptr, i64t, |e, w| {
+                let [pend, exp, phase, tx] = mb_fields(e, w);
+                mb_pack(e, pend, exp, phase, e.b.build_int_add(tx, n, "").unwrap())
+            });
+            Ok(())
+        }
+        "complete_tx" => {
+            let n = u32_operand(e, 1)?;
+            mbarrier_complete_tx(e, ptr, n);
+            Ok(())
+        }
         "arrive" | "arrive_drop" | "cp.arrive" => {
             if op == "cp.arrive" && !i.has_mod("noinc") {
                 return Ok(());
             }
-            let count = match i.operands.get(2) {
-                Some(o) if op != "cp.arrive" => {
-                    let n = e.read_int(o, Type::U32)?;
-                    e.b.build_int_z_extend(n, i64t, "").unwrap()
-                }
-                _ => c(1),
+            let expect = i.has_mod("expect_tx");
+            let (count, tx_add) = match i.operands.get(2) {
+                Some(_) if expect => (c(1), u32_operand(e, 2)?),
+                Some(_) if op != "cp.arrive" => (u32_operand(e, 2)?, c(0)),
+                _ => (c(1), c(0)),
             };
             let drop = op == "arrive_drop";
-            let old = plain_rmw(e, ptr, i64t, |e, w| {
-                let pend = field(e, w, 0);
-                let exp = field(e, w, 1);
-                let phase = field(e, w, 2);
-                let exp = if drop { e.b.build_int_sub(exp, count, "").unwrap() } else { exp };
-                // The phase completes when its last pending arrival comes (more arrivals
-                // than pending are undefined; they complete it too).
-                let done = e.b.build_int_compare(inkwell::IntPredicate::ULE, pend, count, "").unwrap();
-                let left = e.b.build_int_sub(pend, count, "").unwrap();
-                let pend = e.b.build_select(done, exp, left, "").unwrap().into_int_value();
-                let next = e.b.build_int_add(phase, c(1), "").unwrap();
-                let phase = e.b.build_select(done, next, phase, "").unwrap().into_int_value();
-                pack(e, pend, exp, phase)
-            });
+            let old = plain_rmw(e, ptr, i64t, |e, w| mb_arrive(e, w, count, tx_add, drop));
             match i.operands.first() {
                 Some(d) if op != "cp.arrive" => e.write(d, Type::B64, old.into()),
                 _ => Ok(()),
@@ -440,7 +497,7 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             // In order with the other lanes' arrives (like `plain_rmw`'s accesses).
             let serial = e.ctx().get_kind_id(crate::passes::parallel_lanes::SERIAL);
             let _ = w.as_instruction().unwrap().set_metadata(e.ctx().metadata_node(&[]), serial);
-            let phase = field(e, w, 2);
+            let [_, _, phase, _] = mb_fields(e, w);
             let done = if i.has_mod("parity") {
                 let p = e.read_int(&i.operands[2], Type::U32)?;
                 let p = e.b.build_int_z_extend(p, i64t, "").unwrap();
@@ -449,7 +506,7 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
                 e.b.build_int_compare(inkwell::IntPredicate::NE, cur, want, "").unwrap()
             } else {
                 let st = e.read_int(&i.operands[2], Type::B64)?;
-                let then = field(e, st, 2);
+                let [_, _, then, _] = mb_fields(e, st);
                 e.b.build_int_compare(inkwell::IntPredicate::NE, phase, then, "").unwrap()
             };
             e.write(&i.operands[0], Type::Pred, done.into())
@@ -468,7 +525,7 @@ fn mbarrier_ptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, op:
     let name = format!("{}.{}", i.opcode.name, mods.join("."));
     let i32v = |e: &mut FnEmitter<'ctx, 'a, '_>, k: usize| -> R<inkwell::values::BasicValueEnum<'ctx>> { Ok(e.read_int(&i.operands[k], Type::U32)?.into()) };
     match op {
-        "init" => {
+        "init" | "expect_tx" | "complete_tx" => {
             let n = i32v(e, 1)?;
             super::nvvm::inline_ptx(e, None, &format!("{name} [$0], $1;"), "l,r", &[addr.into(), n]);
         }

@@ -289,7 +289,7 @@ fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v:
 
 
 /// An instruction with no effect on a CPU, kept as inline PTX for LLVM's NVPTX backend.
-fn keep_for_nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+pub(super) fn keep_for_nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
     if e.m.nvptx {
         let text = std::iter::once(i.opcode.name).chain(i.mods.iter().copied()).collect::<Vec<_>>().join(".");
         super::nvvm::inline_ptx(e, None, &format!("{text};"), "", &[]);

@@ -538,6 +538,16 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
         Ok((b, c)) => konst(2, b).zip(konst(3, c)),
         Err(_) => None,
     };
+    // The lanes that exist (a row's last warp may be partial): a valid source lane past the
+    // end gives 0, as on an H200 (the spec leaves it undefined).
+    let exists = {
+        let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
+        let x0 = e.warp.as_ref().map(|w| w.x0).unwrap_or(e.tid[0]);
+        let left = e.b.build_int_sub(ntx, x0, "").unwrap();
+        let full = e.b.build_int_compare(IntPredicate::UGE, left, k(32), "").unwrap();
+        let some = e.b.build_int_sub(e.b.build_left_shift(k(1), e.b.build_and(left, k(31), "").unwrap(), "").unwrap(), k(1), "").unwrap();
+        e.b.build_select(full, k(u32::MAX as u64), some, "exists").unwrap().into_int_value()
+    };
     let (res, pred) = if let Some((b, c)) = consts {
         // A constant permutation of the vector.
         let t = shfl_table(mode, b as u32, c as u32);
@@ -549,6 +559,10 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
         let src_on = e.b.build_int_truncate(src_on, ctx.bool_type().vec_type(LANES), "").unwrap();
         let ok = e.b.build_and(src_on, pvec, "").unwrap();
         let v = e.b.build_select(ok, moved, av, "").unwrap().into_vector_value();
+        let src_is = e.b.build_right_shift(warp::splat(e, exists), perm, false, "").unwrap();
+        let src_is = e.b.build_int_truncate(src_is, ctx.bool_type().vec_type(LANES), "").unwrap();
+        let gone = e.b.build_and(pvec, e.b.build_not(src_is, "").unwrap(), "").unwrap();
+        let v = e.b.build_select(gone, v32.const_zero(), v, "").unwrap().into_vector_value();
         let res = scratch(e, 32, "shfl.d");
         e.b.build_store(res, v).unwrap();
         let pr = scratch(e, 8, "shfl.p");
@@ -571,7 +585,10 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
             let on = e.b.build_int_compare(IntPredicate::NE, on, k(0), "").unwrap();
             let src = e.b.build_select(on, jj, lane, "").unwrap().into_int_value();
             e.b.build_store(elem(e, pr, 8, lane), e.b.build_int_z_extend(inr, ctx.i8_type(), "").unwrap()).unwrap();
-            e.b.build_load(i32t, elem(e, a, 32, src), "").unwrap().into_int_value()
+            let v = e.b.build_load(i32t, elem(e, a, 32, src), "").unwrap().into_int_value();
+            let is = e.b.build_and(e.b.build_right_shift(exists, jj, false, "").unwrap(), k(1), "").unwrap();
+            let gone = e.b.build_and(inr, e.b.build_int_compare(IntPredicate::EQ, is, k(0), "").unwrap(), "").unwrap();
+            e.b.build_select(gone, k(0), v, "").unwrap().into_int_value()
         });
         (res, pr)
     };

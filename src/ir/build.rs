@@ -55,7 +55,7 @@ struct Cfg<'a> {
 
 const NO_DEST: &[&str] = &[
     "st", "red", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu", "trap", "brkpt", "nanosleep", "pmevent", "bra", "brx", "ret", "exit", "sust", "sured", "cp", "discard",
-    "applypriority", "griddepcontrol", "stmatrix", "setmaxnreg",
+    "applypriority", "griddepcontrol", "stmatrix", "setmaxnreg", "tensormap",
 ];
 
 impl<'a> Cfg<'a> {

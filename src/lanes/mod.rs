@@ -1410,9 +1410,9 @@ fn shfl_inline<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::f
 /// PTX ISA 9.7.8.5 shfl.sync for thread `t` of a CTA whose threads all stopped at the
 /// shuffle `si`: thread `t` (lane `t % 32` of the warp starting at `base`) gets the operand
 /// `a` (column `acol`) of its source lane `j`, computed from its own `b` and `c` as in the
-/// spec's pseudo-code, when `j` is in range (`p`) and inside the warp (the last warp of a
-/// CTA may be partial), else its own `a`. Returns the value and `p`; may add blocks (the
-/// builder is left at the end).
+/// spec's pseudo-code, when `j` is in range (`p`): 0 when `j` is past the end of the CTA's
+/// partial last warp (as an H200 gives; the spec leaves it undefined); out of range its own
+/// `a`. Returns the value and `p`; may add blocks (the builder is left at the end).
 fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func::SyncState<'ctx>, ctx: &'ctx inkwell::context::Context, f: inkwell::values::FunctionValue<'ctx>, si: &SiteInfo, acol: (u32, u32), t: IntValue<'ctx>, t32: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
@@ -1466,11 +1466,14 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
             };
             // The source lane exists: for .up, p puts it at or above lane 0 of the warp; for
             // .down, p keeps it in the warp, and the warp may be the CTA's partial last one.
-            let ok = if mode == 0 {
-                p
+            let (ok, own) = if mode == 0 {
+                (p, own)
             } else {
+                // past the CTA's last thread: 0
                 let from = b.build_int_add(t32, c(d & 31), "").unwrap();
-                b.build_and(p, b.build_int_compare(IntPredicate::ULT, from, st.nthreads, "").unwrap(), "").unwrap()
+                let exists = b.build_int_compare(IntPredicate::ULT, from, st.nthreads, "").unwrap();
+                let gone = b.build_and(p, b.build_not(exists, "").unwrap(), "").unwrap();
+                (b.build_and(p, exists, "").unwrap(), b.build_select(gone, c(0), own, "").unwrap().into_int_value())
             };
             let here = b.get_insert_block().unwrap();
             let far = ctx.append_basic_block(f, "shfl.far");
@@ -1490,7 +1493,9 @@ fn shfl_one<'ctx>(b: &inkwell::builder::Builder<'ctx>, st: &crate::codegen::func
             let inside = b.build_int_compare(IntPredicate::ULT, src, left, "").unwrap();
             let from = b.build_select(inside, b.build_int_add(base, src, "").unwrap(), t32, "").unwrap().into_int_value();
             let from64 = b.build_int_z_extend(from, i64t, "").unwrap();
-            b.build_load(i32t, col_ptr(b, st, ctx, acol, from64), "").unwrap().into_int_value()
+            let v = b.build_load(i32t, col_ptr(b, st, ctx, acol, from64), "").unwrap().into_int_value();
+            // past the CTA's last thread (only a valid j can be): 0
+            b.build_select(inside, v, c(0), "").unwrap().into_int_value()
         }
     };
     (v, p)

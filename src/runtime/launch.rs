@@ -19,6 +19,66 @@ pub enum ArgSpec {
     /// descriptor (`codegen::ops_tex`) whose data pointer is filled in at launch; written as
     /// `tex:FMTxCH:W[xH[xD]][:OPTIONS]=BUFFER` or `surf:...` (docs/textures.md).
     Texture { desc: [u8; 64], data: Vec<u8> },
+    /// A tensor map (`cp.async.bulk.tensor`) over `data`, passed by value (128 bytes) with the
+    /// data's address filled in at launch; written as
+    /// `tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=BUFFER` (docs/abi.md).
+    TensorMap { map: [u8; 128], data: Vec<u8> },
+}
+
+/// The element types of a `tmap:` argument, numbered as `CUtensorMapDataType`.
+const TMAP_TYPES: [&str; 12] = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32ftz", "tf32"];
+
+/// Parses `tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:...` (see [`ArgSpec::TensorMap`]): DIMS
+/// and BOX innermost first (`64x40`), STRIDES the bytes between consecutive indices of the
+/// outer dimensions (`128`; `-` for one dimension), OPTIONS `swizzle32`, `swizzle64`,
+/// `swizzle128`, `estrides=AxB...`, `nanfill`.
+fn parse_tensor_map(s: &str, rest: &str) -> Result<ArgSpec, String> {
+    let usage = || format!("`{s}`: expected tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:... (TYPE {}; DIMS and BOX like 64x40, innermost first; STRIDES in bytes like 128, or - for one dimension; OPTIONS swizzle32 swizzle64 swizzle128 estrides=AxB nanfill)", TMAP_TYPES.join(" "));
+    let (spec, buf) = rest.split_once("=buf:").map(|(a, b)| (a, format!("buf:{b}"))).ok_or_else(usage)?;
+    let mut parts = spec.split(':');
+    let ty = parts.next().ok_or_else(usage)?;
+    let dtype = TMAP_TYPES.iter().position(|t| *t == ty).ok_or_else(|| format!("`{s}`: unknown element type `{ty}` ({})", TMAP_TYPES.join(" ")))? as u32;
+    let list = |p: Option<&str>| -> Result<Vec<u64>, String> {
+        let p = p.ok_or_else(usage)?;
+        if p == "-" {
+            return Ok(Vec::new());
+        }
+        p.split('x').map(|d| d.parse::<u64>().map_err(|_| format!("`{s}`: `{d}` is not a number"))).collect()
+    };
+    let dims = list(parts.next())?;
+    let strides = list(parts.next())?;
+    let boxes: Vec<u32> = list(parts.next())?.into_iter().map(|b| b.min(u32::MAX as u64) as u32).collect();
+    let (mut swizzle, mut fill) = (0u32, 0u32);
+    let mut es: Vec<u32> = vec![1; dims.len()];
+    for o in parts.flat_map(|p| p.split(',')).filter(|o| !o.is_empty()) {
+        match o {
+            "swizzle32" => swizzle = 1,
+            "swizzle64" => swizzle = 2,
+            "swizzle128" => swizzle = 3,
+            "nanfill" => fill = 1,
+            _ => match o.strip_prefix("estrides=") {
+                Some(v) => es = v.split('x').map(|x| x.parse::<u32>().map_err(|_| format!("`{s}`: `{x}` is not an element stride"))).collect::<Result<_, _>>()?,
+                None => return Err(format!("`{s}`: unknown option `{o}`")),
+            },
+        }
+    }
+    if strides.len() + 1 != dims.len() || boxes.len() != dims.len() || es.len() != dims.len() {
+        return Err(format!("`{s}`: {} dimensions need {} strides, {} box sizes and element strides", dims.len(), dims.len().saturating_sub(1), dims.len()));
+    }
+    let map = ptxr_runtime::tensor_map::encode_tiled(dtype, dims.len() as u32, 0, &dims, &strides, &boxes, &es, 0, swizzle, 0, fill).map_err(|m| format!("`{s}`: {m}"))?;
+    let data = match parse_arg(&buf)? {
+        ArgSpec::Buffer(b) => b,
+        _ => return Err(format!("`{s}`: the data after `=` must be a buffer (buf:...)")),
+    };
+    let esize = ptxr_runtime::tensor_map::DTYPE_BYTES[dtype as usize] as u64;
+    let need = match strides.last() {
+        Some(&st) => st * dims[dims.len() - 1],
+        None => dims[0] * esize,
+    };
+    if (data.len() as u64) < need {
+        return Err(format!("`{s}`: {} data bytes given, the tensor spans {need}", data.len()));
+    }
+    Ok(ArgSpec::TensorMap { map, data })
 }
 
 /// Parses the descriptor part of a `tex:`/`surf:` argument (see [`ArgSpec::Texture`]).
@@ -79,6 +139,9 @@ pub fn parse_arg(s: &str) -> Result<ArgSpec, String> {
             return Err(format!("`{s}`: expected bytes:HEXBYTES (an even number of hex digits)"));
         }
         return (0..h.len()).step_by(2).map(|k| u8::from_str_radix(&h[k..k + 2], 16).map_err(|_| format!("`{s}`: bad hex `{}`", &h[k..k + 2]))).collect::<Result<Vec<_>, _>>().map(ArgSpec::Bytes);
+    }
+    if kind == "tmap" {
+        return parse_tensor_map(s, rest);
     }
     if kind == "tex" || kind == "surf" {
         return parse_texture(s, kind == "surf", rest);
@@ -256,6 +319,13 @@ impl Loaded {
                     let addr = place(b, guarded, idx, &mut copies);
                     pbuf[off..off + 8].copy_from_slice(&addr.to_le_bytes());
                 }
+                ArgSpec::TensorMap { map, data } => {
+                    if p.size != 128 {
+                        return Err(LaunchError(format!("argument {idx} (`{}`) is {} bytes, not a 128-byte tensor map (`.param .align 64 .b8 {}[128]`)", p.name, p.size, p.name)));
+                    }
+                    let addr = place(data, guarded, idx, &mut copies);
+                    pbuf[off..off + 128].copy_from_slice(&ptxr_runtime::tensor_map::with_address(map, addr));
+                }
                 ArgSpec::Texture { desc, data } => {
                     if p.size != 8 {
                         return Err(LaunchError(format!("argument {idx} (`{}`) is a {}-byte .{}, not a texture or surface handle", p.name, p.size, p.ty.as_str())));
@@ -272,7 +342,7 @@ impl Loaded {
         let f: CtaFn = unsafe { *self.lib.get::<CtaFn>(sym.as_bytes()).map_err(|e| LaunchError(format!("kernel symbol missing: {e}")))? };
         let r = unsafe { run_grid(f, &shape, cfg, &pbuf) };
         for (idx, mut g) in copies {
-            if let ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } = &mut args[idx] {
+            if let ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } | ArgSpec::TensorMap { data: b, .. } = &mut args[idx] {
                 let n = b.len();
                 b.copy_from_slice(g.bytes(n));
             }

@@ -245,6 +245,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "ldmatrix" => LDMATRIX,
         "stmatrix" => STMATRIX,
         "wgmma" => WGMMA,
+        "tensormap" => TENSORMAP,
         "cp" => CP,
         // 9.7.15 scalar video
         "vadd" => VADD,
@@ -295,7 +296,7 @@ pub const OPCODES: &[&str] = &[
     "ret", "exit", "bar", "barrier", "membar", "fence", "atom", "red", "vote", "match", "activemask", "redux", "wmma",
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
-    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "wgmma", "cp", "createpolicy", "mbarrier",
+    "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "wgmma", "tensormap", "cp", "createpolicy", "mbarrier",
     "griddepcontrol", "setmaxnreg", "elect", "bmsk",
 ];
 
@@ -973,6 +974,8 @@ static ST: &[InstrSpec] = &[
 
 static PREFETCH: &[InstrSpec] = &[
     spec!("prefetch", "9.7.8.11", 1, 1, [opt!(&["global", "local"]), req!(&["L1", "L2"])]),
+    // ext PTX 8.0: prefetch{.const, .param}.tensormap [addr]
+    spec!("prefetch", "9.7.8.11", 1, 1, [opt!(&["const", "param", "global"]), req!(&["tensormap"])]),
     spec!("prefetch", "9.7.8.11", 1, 1, [req!(&["global"]), req!(&["L2::evict_last", "L2::evict_normal"])]), // ext: PTX 7.4
 ];
 static PREFETCHU: &[InstrSpec] = &[spec!("prefetchu", "9.7.8.11", 1, 1, [req!(&["L1"])])];
@@ -1111,6 +1114,10 @@ static FENCE: &[InstrSpec] = &[
     // .shared::cta, .shared::cluster}) and fence.mbarrier_init.release.cluster.
     spec!("fence", "9.7.12.3", 0, 0, [req!(&["proxy"]), req!(&["alias", "async"]), opt!(&["global", "shared::cta", "shared::cluster"])]),
     spec!("fence", "9.7.12.3", 0, 0, [req!(&["mbarrier_init"]), req!(&["release"]), req!(&["cluster"])]),
+    // ext PTX 8.3: fence.proxy.tensormap::generic.release.scope and
+    // fence.proxy.tensormap::generic.acquire.scope [addr], 128
+    spec!("fence", "9.7.12.3", 0, 0, [req!(&["proxy"]), req!(&["tensormap::generic"]), req!(&["release"]), req!(&["cta", "cluster", "gpu", "sys"])]),
+    spec!("fence", "9.7.12.3", 2, 2, [req!(&["proxy"]), req!(&["tensormap::generic"]), req!(&["acquire"]), req!(&["cta", "cluster", "gpu", "sys"])]),
 ];
 
 static ATOM: &[InstrSpec] = &[
@@ -1211,6 +1218,31 @@ static CP: &[InstrSpec] = &[
     spec!("cp", "9.7.8.25.5", 0, 0, [req!(&["async"]), req!(&["wait_all"])]),
     // ext PTX 7.0: cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]
     spec!("cp", "9.7.12.15.15", 1, 1, [req!(&["async"]), req!(&["mbarrier"]), req!(&["arrive"]), opt!(&["noinc"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    // ext PTX 8.0 (sm_90) bulk copies (PTX ISA 8.x 9.7.9.25.4):
+    // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint}
+    //     [dst], [src], size, [mbar]{, ctaMask}{, policy}
+    spec!("cp", "9.7.9.25.4.1", 4, 6, [
+        req!(&["async"]), req!(&["bulk"]), req!(&["shared::cluster", "shared::cta"]), req!(&["global"]), req!(&["mbarrier::complete_tx::bytes"]),
+        opt!(&["multicast::cluster"]), opt!(L2_HINT),
+    ]),
+    // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
+    spec!("cp", "9.7.9.25.4.1", 4, 4, [req!(&["async"]), req!(&["bulk"]), req!(&["shared::cluster"]), req!(&["shared::cta"]), req!(&["mbarrier::complete_tx::bytes"])]),
+    // cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size{, policy}
+    spec!("cp", "9.7.9.25.4.1", 3, 4, [req!(&["async"]), req!(&["bulk"]), req!(&["global"]), req!(&["shared::cta"]), req!(&["bulk_group"]), opt!(L2_HINT)]),
+    spec!("cp", "9.7.9.25.4.3", 0, 0, [req!(&["async"]), req!(&["bulk"]), req!(&["commit_group"])]),
+    spec!("cp", "9.7.9.25.4.4", 1, 1, [req!(&["async"]), req!(&["bulk"]), req!(&["wait_group"]), opt!(&["read"])]),
+    // cp.async.bulk.tensor (9.7.9.25.5.1): global -> shared with an mbarrier, and shared -> global
+    //     [dst], [tensorMap, {coords}], [mbar]{, im2colOffsets}{, ctaMask}{, policy}
+    spec!("cp", "9.7.9.25.5.1", 3, 6, [
+        req!(&["async"]), req!(&["bulk"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["shared::cluster", "shared::cta"]), req!(&["global"]),
+        opt!(&["tile", "im2col", "im2col_no_offs", "tile::gather4", "tile::scatter4"]), req!(&["mbarrier::complete_tx::bytes"]), opt!(&["multicast::cluster"]),
+        opt!(&["cta_group::1", "cta_group::2"]), opt!(L2_HINT),
+    ]),
+    //     [tensorMap, {coords}], [src]{, policy}
+    spec!("cp", "9.7.9.25.5.1", 2, 3, [
+        req!(&["async"]), req!(&["bulk"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["global"]), req!(&["shared::cta"]),
+        opt!(&["tile", "im2col_no_offs", "tile::scatter4"]), req!(&["bulk_group"]), opt!(L2_HINT),
+    ]),
 ];
 
 // ext PTX 7.8/8.0 (sm_90): griddepcontrol (programmatic dependent launch), setmaxnreg (a
@@ -1220,19 +1252,25 @@ static SETMAXNREG: &[InstrSpec] = &[spec!("setmaxnreg", "9.7.17", 1, 1, [req!(&[
 static ELECT: &[InstrSpec] = &[spec!("elect", "9.7.12", 2, 2, [req!(SYNC)])];
 
 // ext PTX 7.0 mbarrier (sm_80): a barrier object in shared memory (PTX ISA 7.x section
-// 9.7.12.15). The tx-count forms of sm_90 (expect_tx, complete_tx) are not listed.
+// 9.7.12.15), with the .cluster scope and the transaction counts of sm_90 (PTX 8.0).
 const SHARED_CTA: &[&str] = &["shared", "shared::cta"];
 static MBARRIER: &[InstrSpec] = &[
     spec!("mbarrier", "9.7.12.15.9", 2, 2, [req!(&["init"]), opt!(SHARED_CTA), req!(&["b64"])]),
     spec!("mbarrier", "9.7.12.15.10", 1, 1, [req!(&["inval"]), opt!(SHARED_CTA), req!(&["b64"])]),
     // arrive / arrive_drop {.sem}{.scope}: state, [addr]{, count}
-    spec!("mbarrier", "9.7.12.15.13", 2, 3, [req!(&["arrive", "arrive_drop"]), opt!(&["release", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
-    spec!("mbarrier", "9.7.12.15.13", 3, 3, [req!(&["arrive", "arrive_drop"]), req!(&["noComplete"]), opt!(&["release", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.13", 2, 3, [req!(&["arrive", "arrive_drop"]), opt!(&["release", "relaxed"]), opt!(&["cta", "cluster"]), opt!(MBAR_SPACE), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.13", 3, 3, [req!(&["arrive", "arrive_drop"]), req!(&["noComplete"]), opt!(&["release", "relaxed"]), opt!(&["cta", "cluster"]), opt!(MBAR_SPACE), req!(&["b64"])]),
     // test_wait / try_wait {.parity}{.sem}{.scope}: waitComplete, [addr], state|phaseParity{, suspendTimeHint}
-    spec!("mbarrier", "9.7.12.15.16", 3, 3, [req!(&["test_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
-    spec!("mbarrier", "9.7.12.15.16", 3, 4, [req!(&["try_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta"]), opt!(SHARED_CTA), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.16", 3, 3, [req!(&["test_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta", "cluster"]), opt!(MBAR_SPACE), req!(&["b64"])]),
+    spec!("mbarrier", "9.7.12.15.16", 3, 4, [req!(&["try_wait"]), opt!(&["parity"]), opt!(&["acquire", "relaxed"]), opt!(&["cta", "cluster"]), opt!(MBAR_SPACE), req!(&["b64"])]),
     spec!("mbarrier", "9.7.12.15.17", 2, 2, [req!(&["pending_count"]), req!(&["b64"])]),
+    // ext PTX 8.0 (sm_90): transaction counts (PTX ISA 8.x 9.7.13.15.11-13):
+    // mbarrier.expect_tx / complete_tx{.relaxed}{.scope}{.space}.b64 [addr], txCount
+    spec!("mbarrier", "9.7.12.15.11", 2, 2, [req!(&["expect_tx", "complete_tx"]), opt!(&["relaxed"]), opt!(&["cta", "cluster"]), opt!(MBAR_SPACE), req!(&["b64"])]),
+    // mbarrier.arrive.expect_tx{.sem}{.scope}{.space}.b64 state, [addr], txCount
+    spec!("mbarrier", "9.7.12.15.13", 3, 3, [req!(&["arrive"]), req!(&["expect_tx"]), opt!(&["release", "relaxed"]), opt!(&["cta", "cluster"]), opt!(MBAR_SPACE), req!(&["b64"])]),
 ];
+const MBAR_SPACE: &[&str] = &["shared", "shared::cta", "shared::cluster"];
 
 // ext PTX 8.0 (sm_90a): warpgroup matrix multiply-accumulate (PTX ISA 8.x 9.7.15):
 // wgmma.fence / commit_group / wait_group N, and
@@ -1258,6 +1296,25 @@ const WGMMA_SHAPES: &[&str] = &[
     "m64n200k256", "m64n208k256", "m64n216k256", "m64n224k256", "m64n232k256", "m64n240k256", "m64n248k256",
     "m64n256k256",
 ];
+// ext PTX 8.3 (sm_90a): tensormap.replace.tile.field{.space}.b1024.type [addr], {ord,} new_val and
+// tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
+// [dst], [src], 128 (PTX ISA 8.x 9.7.9.26-27).
+static TENSORMAP: &[InstrSpec] = &[
+    spec!("tensormap", "9.7.9.26", 2, 2, [
+        req!(&["replace"]), req!(&["tile"]),
+        req!(&["global_address", "rank", "elemtype", "interleave_layout", "swizzle_mode", "swizzle_atomicity", "fill_mode"]),
+        opt!(&["global", "shared::cta"]), req!(&["b1024"]), req!(&["b32", "b64"]),
+    ]),
+    spec!("tensormap", "9.7.9.26", 3, 3, [
+        req!(&["replace"]), req!(&["tile"]), req!(&["box_dim", "global_dim", "global_stride", "element_stride"]),
+        opt!(&["global", "shared::cta"]), req!(&["b1024"]), req!(&["b32", "b64"]),
+    ]),
+    spec!("tensormap", "9.7.9.27", 3, 3, [
+        req!(&["cp_fenceproxy"]), req!(&["global"]), req!(&["shared::cta"]), req!(&["tensormap::generic"]), req!(&["release"]),
+        req!(&["cta", "cluster", "gpu", "sys"]), req!(SYNC), req!(ALIGNED),
+    ]),
+];
+
 static WGMMA: &[InstrSpec] = &[
     spec!("wgmma", "9.7.15.5.1", 0, 0, [req!(&["fence", "commit_group"]), req!(SYNC), req!(ALIGNED)]),
     spec!("wgmma", "9.7.15.5.1", 1, 1, [req!(&["wait_group"]), req!(SYNC), req!(ALIGNED)]),

@@ -60,6 +60,19 @@ const char *ptxr_last_error(void);
  * kernel and the CTAs still running. */
 void ptxr_set_timeout(double seconds);
 
+/* A tensor map for `cp.async.bulk.tensor` (a `.param .align 64 .b8 map[128]` parameter), with
+ * the parameters of CUDA's cuTensorMapEncodeTiled: `dtype` numbered as CUtensorMapDataType
+ * (0 u8 ... 6 f16, 7 f32, 8 f64, 9 bf16, ...), `rank` 1..5, `global_dim`/`box_dim`/
+ * `element_strides` with `rank` entries innermost first, `global_strides` with `rank - 1` (bytes,
+ * multiples of 16), `interleave` 0, `swizzle` 0 none / 1 32B / 2 64B / 3 128B, `oob_fill` 0
+ * zeros / 1 NaN. Writes ptxr's 128-byte encoding (docs/abi.md) to `map` and returns 0, or 1
+ * when a parameter is out of range. Kernels compiled by ptxr read only maps made this way. */
+typedef struct ptxr_tensor_map { _Alignas(64) unsigned char bytes[128]; } ptxr_tensor_map;
+int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
+                                 const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box_dim,
+                                 const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
+                                 uint32_t l2_promotion, uint32_t oob_fill);
+
 /* Internal: what the generated launch functions pass to the runtime. */
 typedef struct ptxr_kernel {
     const char *name;

@@ -60,7 +60,7 @@ enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
-enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12 };
 
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
 typedef struct Sched {
@@ -143,7 +143,9 @@ static int resolve_warp(SyncSlot *warp, size_t n) {
             }
             size_t jj = pval ? (size_t)j : l;
             uint64_t v;
-            if (jj < n && ((p & (1u << jj)) || (snapshot[jj].kind == SYNC_SHFL && snapshot[jj].state == SLOT_WAITING)))
+            if (jj >= n)
+                v = 0; /* past the end of a partial last warp: 0, as an H200 gives */
+            else if ((p & (1u << jj)) || (snapshot[jj].kind == SYNC_SHFL && snapshot[jj].state == SLOT_WAITING))
                 v = snapshot[jj].a;
             else
                 v = s->a;
@@ -354,6 +356,46 @@ typedef struct Launch {
     uint64_t running[RUNNING_SLOTS];
     int nrunning;
 } Launch;
+
+/* ---- Tensor maps (ptxr_tensor_map_encode_tiled; the layout of ptxr-runtime/src/tensor_map.rs) ---- */
+
+int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
+                                 const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box_dim,
+                                 const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
+                                 uint32_t l2_promotion, uint32_t oob_fill) {
+    static const uint8_t bytes_of[13] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    static const uint64_t span[4] = {0, 32, 64, 128};
+    if (!map || !global_dim || !box_dim || !element_strides || rank < 1 || rank > 5 || (rank > 1 && !global_strides)) return 1;
+    if (dtype > 12 || interleave != 0 || swizzle > 3 || oob_fill > 1 || (uintptr_t)global_address % 16) return 1;
+    uint64_t esize = bytes_of[dtype];
+    for (uint32_t d = 0; d < rank; d++) {
+        if (global_dim[d] == 0 || global_dim[d] > (1ull << 32) || box_dim[d] < 1 || box_dim[d] > 256 || element_strides[d] < 1 || element_strides[d] > 8) return 1;
+        if (d > 0 && (global_strides[d - 1] % 16 || global_strides[d - 1] >= (1ull << 40))) return 1;
+    }
+    uint64_t row = box_dim[0] * esize;
+    if (row % 16 || (swizzle && row > span[swizzle])) return 1;
+    unsigned char *m = map->bytes;
+    memset(m, 0, 128);
+    uint32_t magic = 0x4D545850u;
+    uint64_t addr = (uint64_t)(uintptr_t)global_address;
+    memcpy(m + 0, &magic, 4);
+    m[4] = (unsigned char)rank;
+    m[5] = (unsigned char)dtype;
+    m[7] = (unsigned char)swizzle;
+    memcpy(m + 8, &addr, 8);
+    for (uint32_t d = 0; d < 5; d++) {
+        uint64_t dim = d < rank ? global_dim[d] : 1, stride = (d >= 1 && d < rank) ? global_strides[d - 1] : 0;
+        uint16_t b = (uint16_t)(d < rank ? box_dim[d] : 1);
+        memcpy(m + 16 + 8 * d, &dim, 8);
+        if (d >= 1) memcpy(m + 56 + 8 * (d - 1), &stride, 8);
+        memcpy(m + 88 + 2 * d, &b, 2);
+        m[98 + d] = (unsigned char)(d < rank ? element_strides[d] : 1);
+    }
+    m[103] = (unsigned char)oob_fill;
+    m[104] = (unsigned char)l2_promotion;
+    m[105] = (unsigned char)esize;
+    return 0;
+}
 
 /* ---- The time limit (ptxr_set_timeout) ---- */
 
@@ -878,6 +920,9 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_BAD_BARRIER: return error(PTXR_ERR_BARRIER, "%s: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)", whr);
         case STATUS_SYNC_INDIRECT: return error(PTXR_ERR_LAUNCH, "%s: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)", whr);
         case STATUS_PARTIAL_WARP: return error(PTXR_ERR_LAUNCH, "%s: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial", whr);
+        case STATUS_BAD_ADDRESS: return error(PTXR_ERR_LAUNCH, "%s: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)", whr);
+        case STATUS_BAD_TENSOR_MAP: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)", whr);
+        case STATUS_BAD_TENSOR_COPY: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative (an NVIDIA GPU stops with an illegal instruction)", whr);
         default: return error(PTXR_ERR_LAUNCH, "%s: error: launch failed (status %u)", whr, c->status);
         }
     }

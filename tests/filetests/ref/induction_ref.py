@@ -24,14 +24,18 @@ def stride(grid, n, iters, data):
 
 
 def shfl(n):
-    # Iteration j = 1..4: i = 2t + 8j - 4, shfl.down by 1 (c = 31: lane 31 and the last
-    # thread of a partial warp keep their own value); then i = 2t + 8j, shfl.up by 2 (c = 0:
-    # lanes 0 and 1 keep theirs), times 3.
+    # Iteration j = 1..4: i = 2t + 8j - 4, shfl.down by 1 (c = 31: lane 31 keeps its own
+    # value; the last thread of a partial warp reads a lane past the end, which gives 0 on an
+    # H200); then i = 2t + 8j, shfl.up by 2 (c = 0: lanes 0 and 1 keep theirs), times 3.
     out = []
     for t in range(n):
-        down = t + 1 if (t % 32) < 31 and t + 1 < n else t
         up = t - 2 if (t % 32) >= 2 else t
-        acc = sum((2 * down + 8 * j - 4) + 3 * (2 * up + 8 * j) for j in range(1, 5))
+
+        def down(j):
+            if (t % 32) == 31:
+                return 2 * t + 8 * j - 4
+            return 2 * (t + 1) + 8 * j - 4 if t + 1 < n else 0
+        acc = sum(down(j) + 3 * (2 * up + 8 * j) for j in range(1, 5))
         out += [2 * t + 32, acc & 0xFFFFFFFF]
     return out
 

@@ -1,0 +1,555 @@
+//! Bulk asynchronous copies (PTX ISA 8.x 9.7.9.25.4-5, sm_90): `cp.async.bulk` between global
+//! and shared memory, and `cp.async.bulk.tensor`, which copies a box of a tensor described by
+//! a tensor map (`ptxr_runtime::tensor_map`, ptxr's encoding).
+//!
+//! A copy into shared memory completes its bytes on an mbarrier (`.mbarrier::complete_tx::bytes`:
+//! the barrier's transaction count goes down by the bytes copied); a copy to global memory
+//! belongs to the thread's bulk async-group (`.bulk_group`, waited for by
+//! `cp.async.bulk.wait_group`). On a CPU the copies are done when they are issued, so the
+//! groups need nothing and the mbarrier sees the bytes arrive at once.
+//!
+//! A tensor box (tile mode): along dimension d it takes `box[d]` elements from coordinate
+//! `c[d]`, every `estride[d]`-th one (the innermost dimension takes every element: an H200
+//! ignores its element stride), in shared memory as rows of the innermost dimension, one after
+//! another, each `box[0] * size` bytes rounded up to 16, or the swizzle's span when there is one
+//! (the rest of such a row is left as it was); a swizzle of W bytes XORs the 16-byte chunk
+//! (address bits 4..) with the 128-byte row (bits 7..), W / 16 chunks wide, as `wgmma` reads it.
+//! Elements outside the tensor read as zeros, or as NaN (the bytes 0xf7 0x7f repeated, as an
+//! H200 writes them) for a map made with the NaN fill, and a store leaves them out. The
+//! innermost coordinate times the element size must be a multiple of 16 bytes, and a store's
+//! coordinates must not be negative: an H200 stops with an illegal instruction otherwise, and
+//! so does ptxr (with a message). `tests/filetests/mem/tma.ptx` holds what an H200 gave.
+
+use super::func::{FnEmitter, R};
+use crate::syntax::ast::{Instr, Operand, StateSpace, Type};
+use inkwell::values::{FunctionValue, IntValue};
+use inkwell::IntPredicate;
+use ptxr_runtime::tensor_map::{field, MAGIC};
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.opcode.name == "tensormap" || (i.opcode.name == "fence" && i.has_mod("tensormap::generic")) {
+        return tensormap(e, i).map(|_| true);
+    }
+    if !(i.opcode.name == "cp" && i.has_mod("bulk")) {
+        return Ok(false);
+    }
+    if e.m.nvptx {
+        return nvptx(e, i).map(|_| true);
+    }
+    if i.has_mod("commit_group") || i.has_mod("wait_group") {
+        return Ok(true);
+    }
+    if i.has_mod("tensor") {
+        tensor(e, i)?;
+    } else {
+        bulk(e, i)?;
+    }
+    Ok(true)
+}
+
+/// The shared-window offset (i32) of a shared-memory address operand.
+fn shared_offset<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>) -> R<IntValue<'ctx>> {
+    let i64t = e.ctx().i64_type();
+    let p = e.address(op, Some(StateSpace::Shared))?;
+    let base = e.shared_base();
+    let d = e.b.build_int_sub(e.b.build_ptr_to_int(p, i64t, "").unwrap(), e.b.build_ptr_to_int(base, i64t, "").unwrap(), "").unwrap();
+    Ok(e.b.build_int_truncate(d, e.ctx().i32_type(), "").unwrap())
+}
+
+/// Stops the CTA with `status` where `bad` holds.
+fn check<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, bad: IntValue<'ctx>, status: u32) {
+    e.abort_if(bad, status);
+}
+
+/// PTX ISA 8.x 9.7.9.25.4.1 cp.async.bulk: `size` bytes (a multiple of 16) from global to
+/// shared memory completing on an mbarrier, from shared to global memory (bulk group), or
+/// between shared memories of the cluster (this CTA's: clusters have one CTA here).
+fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ctx = e.ctx();
+    let i64t = ctx.i64_type();
+    let to_shared = i.mods.iter().position(|m| m.starts_with("shared")) < i.mods.iter().position(|m| *m == "global") || !i.has_mod("global");
+    let from_space = if i.has_mod("global") && to_shared { None } else { Some(StateSpace::Shared) };
+    let size = e.read_int(&i.operands[2], Type::U32)?;
+    let size64 = e.b.build_int_z_extend(size, i64t, "").unwrap();
+    if to_shared {
+        let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
+        let dst = shared_offset(e, &i.operands[0])?;
+        let end = e.b.build_int_add(e.b.build_int_z_extend(dst, i64t, "").unwrap(), size64, "").unwrap();
+        let over = e.b.build_int_compare(IntPredicate::UGT, end, e.b.build_int_z_extend(limit, i64t, "").unwrap(), "").unwrap();
+        check(e, over, super::abi::STATUS_BAD_ADDRESS);
+        let src_space = if from_space.is_none() { Some(StateSpace::Global) } else { from_space };
+        let d = e.address(&i.operands[0], Some(StateSpace::Shared))?;
+        let s = e.address(&i.operands[1], src_space)?;
+        e.b.build_memmove(d, 1, s, 1, size64).unwrap();
+        let mbar = e.address(&i.operands[3], Some(StateSpace::Shared))?;
+        super::ops_atomic::mbarrier_complete_tx(e, mbar, size64);
+    } else {
+        let d = e.address(&i.operands[0], Some(StateSpace::Global))?;
+        let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
+        e.b.build_memmove(d, 1, s, 1, size64).unwrap();
+    }
+    Ok(())
+}
+
+/// PTX ISA 8.x 9.7.9.25.5.1 cp.async.bulk.tensor, tile mode.
+fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    if i.mods.iter().any(|m| m.starts_with("im2col") || m.contains("gather4") || m.contains("scatter4")) {
+        return Err(e.err(i.opcode.span, "ptxr runs `cp.async.bulk.tensor` in tile mode; im2col, gather4 and scatter4 are not supported yet"));
+    }
+    let rank = i.mods.iter().find_map(|m| m.strip_suffix('d').and_then(|n| n.parse::<u32>().ok())).unwrap_or(0);
+    let store = i.mods.iter().position(|m| *m == "global") < i.mods.iter().position(|m| m.starts_with("shared"));
+    let (smem_op, tensor_op) = if store { (&i.operands[1], &i.operands[0]) } else { (&i.operands[0], &i.operands[1]) };
+    let Operand::MemList(items, _) = tensor_op else { return Err(e.err(tensor_op.span(), "expected [tensorMap, {coordinates}]")) };
+    let coords: Vec<&'a Operand<'a>> = match items.get(1) {
+        Some(Operand::Vector(cs, _)) => cs.iter().collect(),
+        Some(c) if rank == 1 => vec![c],
+        _ => return Err(e.err(tensor_op.span(), "expected [tensorMap, {coordinates}]")),
+    };
+    if coords.len() as u32 != rank || items.len() != 2 {
+        return Err(e.err(tensor_op.span(), format!("a .{rank}d tensor copy takes [tensorMap, {{{rank} coordinates}}]")));
+    }
+    // The tensor map: a generic address (or a kernel parameter's name, its address).
+    let map_addr = e.read_int(&items[0], Type::B64)?;
+    let map = e.space_ptr(map_addr, None);
+    let cs_t = i32t.array_type(5);
+    let cs = e.alloca_b.build_alloca(cs_t, "tma.coords").unwrap();
+    for k in 0..5 {
+        let v = if k < rank as usize { e.read_int(coords[k], Type::S32)? } else { i32t.const_zero() };
+        let p = unsafe { e.b.build_in_bounds_gep(cs_t, cs, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
+        e.b.build_store(p, v).unwrap();
+    }
+    let smem = e.shared_base();
+    let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
+    let soff = shared_offset(e, smem_op)?;
+    let helper = match e.m.module.get_function("__ptxr_tma_copy") {
+        Some(h) => h,
+        None => tma_helper(e),
+    };
+    let r = e
+        .b
+        .build_call(helper, &[map.into(), smem.into(), limit.into(), soff.into(), cs.into(), i32t.const_int(rank as u64, false).into(), i32t.const_int(store as u64, false).into()], "")
+        .unwrap()
+        .try_as_basic_value()
+        .basic()
+        .unwrap()
+        .into_int_value();
+    for (code, status) in [(-1i64, super::abi::STATUS_BAD_TENSOR_MAP), (-2, super::abi::STATUS_BAD_TENSOR_COPY), (-3, super::abi::STATUS_BAD_ADDRESS)] {
+        let bad = e.b.build_int_compare(IntPredicate::EQ, r, i64t.const_int(code as u64, true), "").unwrap();
+        check(e, bad, status);
+    }
+    if !store {
+        let mbar = e.address(&i.operands[2], Some(StateSpace::Shared))?;
+        super::ops_atomic::mbarrier_complete_tx(e, mbar, r);
+    }
+    Ok(())
+}
+
+/// Defines `i64 __ptxr_tma_copy(ptr map, ptr smem, i32 smem_bytes, i32 smem_offset,
+/// ptr coords (i32[5]), i32 rank, i32 store)`: copies the box and returns its bytes, or -1
+/// (not ptxr's map, or another rank), -2 (innermost coordinate not 16-byte aligned, or a
+/// store at negative coordinates), -3 (the box does not fit in the CTA's shared memory).
+fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> FunctionValue<'ctx> {
+    let ctx = e.ctx();
+    let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let fn_t = i64t.fn_type(&[ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), ptr_t.into(), i32t.into(), i32t.into()], false);
+    let h = e.m.module.add_function("__ptxr_tma_copy", fn_t, Some(inkwell::module::Linkage::Internal));
+    for a in ["nounwind", "noinline"] {
+        h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
+    }
+    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
+    e.f = h;
+    let b = &e.b;
+    let entry = ctx.append_basic_block(h, "entry");
+    b.position_at_end(entry);
+    let tmp = b.build_alloca(i64t, "fill").unwrap();
+    let p = |k: u32| h.get_nth_param(k).unwrap();
+    let (map, smem, limit, soff, cs, rank, store) =
+        (p(0).into_pointer_value(), p(1).into_pointer_value(), p(2).into_int_value(), p(3).into_int_value(), p(4).into_pointer_value(), p(5).into_int_value(), p(6).into_int_value());
+    let c64 = |v: i64| i64t.const_int(v as u64, true);
+    let at = |off: u64| unsafe { b.build_in_bounds_gep(i8t, map, &[i64t.const_int(off, false)], "").unwrap() };
+    let ld = |t: inkwell::types::IntType<'ctx>, off: u64| -> IntValue<'ctx> {
+        let v = b.build_load(t, at(off), "").unwrap().into_int_value();
+        let _ = v.as_instruction().unwrap().set_alignment(1);
+        b.build_int_z_extend_or_bit_cast(v, i64t, "").unwrap()
+    };
+    let ret_block = |code: i64| {
+        let bb = ctx.append_basic_block(h, "tma.fail");
+        let cur = b.get_insert_block().unwrap();
+        b.position_at_end(bb);
+        b.build_return(Some(&c64(code))).unwrap();
+        b.position_at_end(cur);
+        bb
+    };
+    let fail_map = ret_block(-1);
+    let fail_copy = ret_block(-2);
+    let fail_smem = ret_block(-3);
+    let guard = |cond: IntValue<'ctx>, fail: inkwell::basic_block::BasicBlock<'ctx>| {
+        let ok = ctx.append_basic_block(h, "tma.ok");
+        b.build_conditional_branch(cond, fail, ok).unwrap();
+        b.position_at_end(ok);
+    };
+    let magic = ld(i32t, field::MAGIC);
+    let map_rank = ld(i8t, field::RANK);
+    let bad = b.build_or(
+        b.build_int_compare(IntPredicate::NE, magic, c64(MAGIC as i64), "").unwrap(),
+        b.build_int_compare(IntPredicate::NE, map_rank, b.build_int_z_extend(rank, i64t, "").unwrap(), "").unwrap(),
+        "",
+    )
+    .unwrap();
+    guard(bad, fail_map);
+    let esize = ld(i8t, field::ESIZE);
+    let swz = ld(i8t, field::SWIZZLE);
+    let base = ld(i64t, field::ADDR);
+    let fill_nan = ld(i8t, field::FILL);
+    let coord = |k: u64| -> IntValue<'ctx> {
+        let q = unsafe { b.build_in_bounds_gep(i32t, cs, &[i32t.const_int(k, false)], "").unwrap() };
+        b.build_int_s_extend(b.build_load(i32t, q, "").unwrap().into_int_value(), i64t, "").unwrap()
+    };
+    let (mut dims, mut counts, mut es, mut strides, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let rank64 = b.build_int_z_extend(rank, i64t, "").unwrap();
+    for d in 0..5u64 {
+        // past the rank (a map made field by field leaves zeros there): one element
+        let used = b.build_int_compare(IntPredicate::ULT, c64(d as i64), rank64, "").unwrap();
+        let or1 = |v: IntValue<'ctx>| -> IntValue<'ctx> {
+            let z = b.build_int_compare(IntPredicate::EQ, v, c64(0), "").unwrap();
+            let v = b.build_select(z, c64(1), v, "").unwrap().into_int_value();
+            b.build_select(used, v, c64(1), "").unwrap().into_int_value()
+        };
+        dims.push(b.build_select(used, ld(i64t, field::DIMS + 8 * d), c64(1), "").unwrap().into_int_value());
+        let bx = or1(ld(i16t, field::BOX + 2 * d));
+        let s = if d == 0 { c64(1) } else { or1(ld(i8t, field::ESTRIDES + d)) };
+        // ceil(box / estride) elements (the innermost: all of them)
+        let n = b.build_int_unsigned_div(b.build_int_add(bx, b.build_int_sub(s, c64(1), "").unwrap(), "").unwrap(), s, "").unwrap();
+        counts.push(n);
+        es.push(s);
+        strides.push(if d == 0 { esize } else { b.build_select(used, ld(i64t, field::STRIDES + 8 * (d - 1)), c64(0), "").unwrap().into_int_value() });
+        c.push(b.build_select(used, coord(d), c64(0), "").unwrap().into_int_value());
+    }
+    // innermost coordinate 16-byte aligned; a store's coordinates not negative
+    let misaligned = b.build_int_compare(IntPredicate::NE, b.build_and(b.build_int_mul(c[0], esize, "").unwrap(), c64(15), "").unwrap(), c64(0), "").unwrap();
+    let mut neg = i64t.get_context().bool_type().const_zero();
+    for d in 0..5 {
+        neg = b.build_or(neg, b.build_int_compare(IntPredicate::SLT, c[d], c64(0), "").unwrap(), "").unwrap();
+    }
+    let is_store = b.build_int_compare(IntPredicate::NE, store, i32t.const_zero(), "").unwrap();
+    let bad = b.build_or(misaligned, b.build_and(is_store, neg, "").unwrap(), "").unwrap();
+    guard(bad, fail_copy);
+    // rows of the innermost dimension: box[0] * size bytes, padded to 16 or to the swizzle
+    // span (16 << mode: 32, 64, 128 bytes)
+    let span = b.build_select(
+        b.build_int_compare(IntPredicate::EQ, swz, c64(0), "").unwrap(),
+        c64(0),
+        b.build_left_shift(c64(16), swz, "").unwrap(),
+        "",
+    )
+    .unwrap()
+    .into_int_value();
+    let row = b.build_int_mul(counts[0], esize, "").unwrap();
+    let row16 = b.build_and(b.build_int_add(row, c64(15), "").unwrap(), c64(!15), "").unwrap();
+    let pitch = b.build_select(b.build_int_compare(IntPredicate::EQ, span, c64(0), "").unwrap(), row16, span, "").unwrap().into_int_value();
+    let mut rows = c64(1);
+    for d in 1..5 {
+        rows = b.build_int_mul(rows, counts[d], "").unwrap();
+    }
+    let total = b.build_int_mul(rows, counts[0], "").unwrap();
+    let soff64 = b.build_int_z_extend(soff, i64t, "").unwrap();
+    let end = b.build_int_add(soff64, b.build_int_mul(rows, pitch, "").unwrap(), "").unwrap();
+    let over = b.build_int_compare(IntPredicate::UGT, end, b.build_int_z_extend(limit, i64t, "").unwrap(), "").unwrap();
+    guard(over, fail_smem);
+    // the chunk mask of the swizzle: span / 16 - 1 (0 without one)
+    let cmask = b.build_select(b.build_int_compare(IntPredicate::EQ, span, c64(0), "").unwrap(), c64(0), b.build_int_sub(b.build_right_shift(span, c64(4), false, "").unwrap(), c64(1), "").unwrap(), "").unwrap().into_int_value();
+    let pre = b.get_insert_block().unwrap();
+    let body = ctx.append_basic_block(h, "tma.elem");
+    let done = ctx.append_basic_block(h, "tma.done");
+    let empty = b.build_int_compare(IntPredicate::EQ, total, c64(0), "").unwrap();
+    b.build_conditional_branch(empty, done, body).unwrap();
+    b.position_at_end(body);
+    let iv = b.build_phi(i64t, "idx").unwrap();
+    let idx = iv.as_basic_value().into_int_value();
+    // box index j[d] of element idx, its global coordinate, inside the tensor or not
+    let mut rest = idx;
+    let mut goff = c64(0);
+    let mut inside = ctx.bool_type().const_int(1, false);
+    let mut j0 = c64(0);
+    for d in 0..5 {
+        let j = b.build_int_unsigned_rem(rest, counts[d], "").unwrap();
+        rest = b.build_int_unsigned_div(rest, counts[d], "").unwrap();
+        if d == 0 {
+            j0 = j;
+        }
+        let g = b.build_int_add(c[d], b.build_int_mul(j, es[d], "").unwrap(), "").unwrap();
+        let ok = b.build_and(b.build_int_compare(IntPredicate::SGE, g, c64(0), "").unwrap(), b.build_int_compare(IntPredicate::SLT, g, dims[d], "").unwrap(), "").unwrap();
+        inside = b.build_and(inside, ok, "").unwrap();
+        goff = b.build_int_add(goff, b.build_int_mul(g, strides[d], "").unwrap(), "").unwrap();
+    }
+    let r = b.build_int_unsigned_div(idx, counts[0], "").unwrap();
+    let a = b.build_int_add(b.build_int_add(soff64, b.build_int_mul(r, pitch, "").unwrap(), "").unwrap(), b.build_int_mul(j0, esize, "").unwrap(), "").unwrap();
+    let x = b.build_left_shift(b.build_and(b.build_right_shift(a, c64(7), false, "").unwrap(), cmask, "").unwrap(), c64(4), "").unwrap();
+    let a = b.build_xor(a, x, "").unwrap();
+    let sp = unsafe { b.build_gep(i8t, smem, &[a], "").unwrap() };
+    let gaddr = b.build_int_add(base, goff, "").unwrap();
+    let gp = b.build_int_to_ptr(gaddr, ptr_t, "").unwrap();
+    let copy = ctx.append_basic_block(h, "tma.copy");
+    let outside = ctx.append_basic_block(h, "tma.outside");
+    let next = ctx.append_basic_block(h, "tma.next");
+    b.build_conditional_branch(inside, copy, outside).unwrap();
+    b.position_at_end(copy);
+    let (to, from) = (b.build_select(is_store, gp, sp, "").unwrap().into_pointer_value(), b.build_select(is_store, sp, gp, "").unwrap().into_pointer_value());
+    b.build_memcpy(to, 1, from, 1, esize).unwrap();
+    b.build_unconditional_branch(next).unwrap();
+    b.position_at_end(outside);
+    // a load fills the element (zeros, or 0xf7 0x7f repeated); a store leaves it out
+    let fill_here = ctx.append_basic_block(h, "tma.fill");
+    b.build_conditional_branch(is_store, next, fill_here).unwrap();
+    b.position_at_end(fill_here);
+    let nan = b.build_int_compare(IntPredicate::NE, fill_nan, c64(0), "").unwrap();
+    let pattern = b.build_select(nan, c64(0x7ff7_7ff7_7ff7_7ff7), c64(0), "").unwrap().into_int_value();
+    b.build_store(tmp, pattern).unwrap();
+    b.build_memcpy(sp, 1, tmp, 1, esize).unwrap();
+    b.build_unconditional_branch(next).unwrap();
+    b.position_at_end(next);
+    let idx1 = b.build_int_add(idx, c64(1), "").unwrap();
+    let more = b.build_int_compare(IntPredicate::ULT, idx1, total, "").unwrap();
+    b.build_conditional_branch(more, body, done).unwrap();
+    iv.add_incoming(&[(&c64(0), pre), (&idx1, next)]);
+    b.position_at_end(done);
+    let bytes = b.build_int_mul(total, esize, "").unwrap();
+    b.build_return(Some(&bytes)).unwrap();
+    e.f = saved_f;
+    e.b.position_at_end(saved_bb);
+    h
+}
+
+/// The NVPTX direction: LLVM 19 has no intrinsics for these copies, so the instruction itself
+/// as inline PTX, each address as a 64-bit register of its space, the tensor map's address as
+/// a generic one, coordinates and sizes as 32-bit registers.
+fn nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    use inkwell::values::BasicValueEnum;
+    let ctx = e.ctx();
+    let i64t = ctx.i64_type();
+    let mut args: Vec<BasicValueEnum<'ctx>> = Vec::new();
+    let mut cons: Vec<&str> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    let shared_first = i.mods.iter().position(|m| m.starts_with("shared")) < i.mods.iter().position(|m| *m == "global");
+    let tensor = i.has_mod("tensor");
+    let multicast = i.has_mod("multicast::cluster");
+    for (k, op) in i.operands.iter().enumerate() {
+        let slot = |args: &mut Vec<BasicValueEnum<'ctx>>, cons: &mut Vec<&str>, v: BasicValueEnum<'ctx>, c: &'static str| {
+            args.push(v);
+            cons.push(c);
+            format!("${}", args.len() - 1)
+        };
+        match op {
+            Operand::Mem(_) => {
+                // which space: the destination of a copy into shared memory and the mbarrier
+                // are shared; a bulk copy's other side is global (or shared for s2s)
+                let space = match (tensor, shared_first, k) {
+                    (_, _, 2) | (_, _, 3) => Some(StateSpace::Shared),
+                    (true, _, _) => Some(StateSpace::Shared),
+                    (false, true, 0) => Some(StateSpace::Shared),
+                    (false, true, _) => if i.has_mod("global") { Some(StateSpace::Global) } else { Some(StateSpace::Shared) },
+                    (false, false, 0) => Some(StateSpace::Global),
+                    (false, false, _) => Some(StateSpace::Shared),
+                };
+                let p = e.address(op, space)?;
+                let v = e.b.build_ptr_to_int(p, i64t, "").unwrap().into();
+                let n = slot(&mut args, &mut cons, v, "l");
+                parts.push(format!("[{n}]"));
+            }
+            Operand::MemList(items, _) => {
+                let m = e.read_int(&items[0], Type::B64)?.into();
+                let mut t = slot(&mut args, &mut cons, m, "l");
+                let cs: Vec<&'a Operand<'a>> = match items.get(1) {
+                    Some(Operand::Vector(cs, _)) => cs.iter().collect(),
+                    Some(c) => vec![c],
+                    None => vec![],
+                };
+                let mut names = Vec::new();
+                for c in cs {
+                    let v = e.read_int(c, Type::S32)?.into();
+                    names.push(slot(&mut args, &mut cons, v, "r"));
+                }
+                t = format!("[{t}, {{{}}}]", names.join(", "));
+                parts.push(t);
+            }
+            _ => {
+                // size (u32), a multicast mask (b16), a cache policy (b64), a group count
+                let last_policy = i.has_mod("L2::cache_hint") && k + 1 == i.operands.len();
+                let (ty, c) = if last_policy {
+                    (Type::B64, "l")
+                } else if multicast && k + 1 == i.operands.len() - usize::from(i.has_mod("L2::cache_hint")) && k >= 3 {
+                    (Type::B16, "h")
+                } else {
+                    (Type::U32, "r")
+                };
+                if let Operand::Imm(_) = op {
+                    if i.has_mod("wait_group") {
+                        let v = e.read_int(op, Type::U32)?.get_zero_extended_constant().unwrap_or(0);
+                        parts.push(v.to_string());
+                        continue;
+                    }
+                }
+                let v = e.read_int(op, ty)?.into();
+                parts.push(slot(&mut args, &mut cons, v, c));
+            }
+        }
+    }
+    // (`.shared::cta`/`.shared::cluster` reach here as `.shared`: the destination of a copy
+    // into shared memory is written `.shared::cluster`, a source `.shared::cta`.)
+    let mut seen = 0;
+    let mods: Vec<&str> = i
+        .mods
+        .iter()
+        .map(|m| match *m {
+            "shared" => {
+                seen += 1;
+                if shared_first && seen == 1 {
+                    "shared::cluster"
+                } else {
+                    "shared::cta"
+                }
+            }
+            m => m,
+        })
+        .collect();
+    let text = std::iter::once(i.opcode.name).chain(mods.iter().copied()).collect::<Vec<_>>().join(".");
+    let asm = if parts.is_empty() { format!("{text};") } else { format!("{text} {};", parts.join(", ")) };
+    let mut cons = cons.join(",");
+    cons.push_str(if cons.is_empty() { "~{memory}" } else { ",~{memory}" });
+    super::nvvm::inline_ptx(e, None, &asm, &cons, &args);
+    Ok(())
+}
+
+/// Bytes of an element of each `tensormap.replace` `.elemtype` code: 0 u8, 1 u16, 2 u32,
+/// 3 s32, 4 u64, 5 s64, 6 f16, 7 f32, 8 f32.ftz, 9 f64, 10 bf16, 11 tf32, 12 tf32.ftz (the
+/// PTX numbering, which differs from `CUtensorMapDataType` from 8 on; an H200 copies 4, 8, 2
+/// and 4 bytes per element for 8, 9, 10 and 11).
+const ELEMTYPE_BYTES: [u64; 13] = [1, 2, 4, 4, 8, 8, 2, 4, 4, 8, 2, 4, 4];
+/// The same codes as `CUtensorMapDataType`, ptxr's map's DTYPE field.
+const ELEMTYPE_CU: [u64; 13] = [0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9, 11, 12];
+
+/// PTX ISA 8.x 9.7.9.26 tensormap.replace (one field of a tensor map in global or shared
+/// memory, in ptxr's encoding: a map made from zeros becomes one of ptxr's), 9.7.9.27
+/// tensormap.cp_fenceproxy (copies a map from shared to global memory) and
+/// `fence.proxy.tensormap::generic` (nothing to order on a CPU).
+fn tensormap<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ctx = e.ctx();
+    let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
+    if e.m.nvptx {
+        return nvptx_tensormap(e, i);
+    }
+    if i.opcode.name == "fence" {
+        return Ok(());
+    }
+    if i.has_mod("cp_fenceproxy") {
+        let d = e.address(&i.operands[0], Some(StateSpace::Global))?;
+        let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
+        let n = e.read_int(&i.operands[2], Type::U32)?;
+        e.b.build_memmove(d, 1, s, 1, e.b.build_int_z_extend(n, i64t, "").unwrap()).unwrap();
+        return Ok(());
+    }
+    let space = if i.has_mod("shared") || i.has_mod("shared::cta") { Some(StateSpace::Shared) } else { None };
+    let map = e.address(&i.operands[0], space)?;
+    let field_name = i.mods.get(2).copied().unwrap_or("");
+    let (ord, val_op) = if i.operands.len() == 3 { (Some(e.read_int(&i.operands[1], Type::U32)?), &i.operands[2]) } else { (None, &i.operands[1]) };
+    let wide = i.has_mod("b64");
+    let val = e.read_int(val_op, if wide { Type::B64 } else { Type::B32 })?;
+    let val = e.b.build_int_z_extend_or_bit_cast(val, i64t, "").unwrap();
+    let put = |e: &mut FnEmitter<'ctx, 'a, '_>, off: IntValue<'ctx>, t: inkwell::types::IntType<'ctx>, v: IntValue<'ctx>| {
+        let p = unsafe { e.b.build_gep(i8t, map, &[off], "").unwrap() };
+        let v = e.b.build_int_truncate_or_bit_cast(v, t, "").unwrap();
+        let st = e.b.build_store(p, v).unwrap();
+        let _ = st.set_alignment(1);
+    };
+    let c64 = |v: u64| i64t.const_int(v, false);
+    put(e, c64(field::MAGIC), i32t, c64(MAGIC as u64));
+    // the ordinal's field: base + stride * ord (ordinals past the rank's five are ignored, as
+    // they would address other fields)
+    let at = |e: &mut FnEmitter<'ctx, 'a, '_>, base: u64, stride: u64, max: u64| -> IntValue<'ctx> {
+        let o = e.b.build_int_z_extend(ord.unwrap(), i64t, "").unwrap();
+        let o = e.b.build_select(e.b.build_int_compare(IntPredicate::ULT, o, c64(max), "").unwrap(), o, c64(max - 1), "").unwrap().into_int_value();
+        e.b.build_int_add(c64(base), e.b.build_int_mul(o, c64(stride), "").unwrap(), "").unwrap()
+    };
+    match field_name {
+        "global_address" => put(e, c64(field::ADDR), i64t, val),
+        // the rank field holds rank - 1
+        "rank" => put(e, c64(field::RANK), i8t, e.b.build_int_add(val, c64(1), "").unwrap()),
+        "box_dim" => {
+            let o = at(e, field::BOX, 2, 5);
+            put(e, o, i16t, val)
+        }
+        "global_dim" => {
+            let o = at(e, field::DIMS, 8, 5);
+            put(e, o, i64t, val)
+        }
+        "global_stride" => {
+            let o = at(e, field::STRIDES, 8, 4);
+            put(e, o, i64t, val)
+        }
+        "element_stride" => {
+            let o = at(e, field::ESTRIDES, 1, 5);
+            put(e, o, i8t, val)
+        }
+        "elemtype" => {
+            let code = val.get_zero_extended_constant().unwrap_or(u64::MAX);
+            if code as usize >= ELEMTYPE_BYTES.len() {
+                return Err(e.err(val_op.span(), "tensor map element type: ptxr runs the codes 0 to 12 (.u8 to .tf32.ftz), given as an immediate"));
+            }
+            put(e, c64(field::DTYPE), i8t, c64(ELEMTYPE_CU[code as usize]));
+            put(e, c64(field::ESIZE), i8t, c64(ELEMTYPE_BYTES[code as usize]));
+        }
+        "interleave_layout" => put(e, c64(field::INTERLEAVE), i8t, val),
+        "swizzle_mode" => put(e, c64(field::SWIZZLE), i8t, val),
+        "fill_mode" => put(e, c64(field::FILL), i8t, val),
+        // swizzle atomicity (sm_100 swizzles in 32-byte atoms): not kept
+        _ => {}
+    }
+    Ok(())
+}
+
+fn nvptx_tensormap<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    use inkwell::values::BasicValueEnum;
+    let i64t = e.ctx().i64_type();
+    let mut args: Vec<BasicValueEnum<'ctx>> = Vec::new();
+    let mut cons: Vec<&str> = Vec::new();
+    let mut parts = Vec::new();
+    let spaces: Vec<Option<StateSpace>> = if i.has_mod("cp_fenceproxy") {
+        vec![Some(StateSpace::Global), Some(StateSpace::Shared)]
+    } else if i.has_mod("shared") || i.has_mod("shared::cta") {
+        vec![Some(StateSpace::Shared)]
+    } else {
+        vec![None]
+    };
+    let wide = i.has_mod("b64");
+    let n = i.operands.len();
+    for (k, op) in i.operands.iter().enumerate() {
+        match op {
+            Operand::Mem(_) => {
+                let p = e.address(op, spaces.get(k).copied().flatten())?;
+                args.push(e.b.build_ptr_to_int(p, i64t, "").unwrap().into());
+                cons.push("l");
+                parts.push(format!("[${}]", args.len() - 1));
+            }
+            Operand::Imm(_) => {
+                let v = e.read_int(op, Type::U32)?.get_zero_extended_constant().unwrap_or(0);
+                parts.push(v.to_string());
+            }
+            _ => {
+                let (t, c) = if wide && k + 1 == n { (Type::B64, "l") } else { (Type::B32, "r") };
+                args.push(e.read_int(op, t)?.into());
+                cons.push(c);
+                parts.push(format!("${}", args.len() - 1));
+            }
+        }
+    }
+    let mods: Vec<&str> = i.mods.iter().map(|m| if *m == "shared" { "shared::cta" } else { m }).collect();
+    let text = std::iter::once(i.opcode.name).chain(mods.iter().copied()).collect::<Vec<_>>().join(".");
+    let asm = if parts.is_empty() { format!("{text};") } else { format!("{text} {};", parts.join(", ")) };
+    let mut cons = cons.join(",");
+    cons.push_str(if cons.is_empty() { "~{memory}" } else { ",~{memory}" });
+    super::nvvm::inline_ptx(e, None, &asm, &cons, &args);
+    Ok(())
+}
