@@ -584,10 +584,23 @@ fn elem_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, ty: Ty) -> Flo
         Ty::F16 => super::ops_half::h2f(e, e.resize(v, 16, false)),
         Ty::BF16 => b.build_bit_cast(b.build_left_shift(v, c32(16), "").unwrap(), f32t, "").unwrap().into_float_value(),
         Ty::TF32 => b.build_bit_cast(b.build_and(v, c32(0xffff_e000), "").unwrap(), f32t, "").unwrap().into_float_value(),
-        // e5m2 is the upper byte of an f16
-        Ty::E5M2 => super::ops_half::h2f(e, e.resize(b.build_left_shift(v, c32(8), "").unwrap(), 16, false)),
-        // e4m3: bias 7, no infinities, S.1111.111 is NaN; subnormals m * 2^-9
-        Ty::E4M3 => {
+        Ty::E5M2 => f8_to_f32(e, v, false),
+        Ty::E4M3 => f8_to_f32(e, v, true),
+        _ => unreachable!("integer multiplicands are not floats"),
+    }
+}
+
+/// The value of an 8-bit float code (zero-extended to i32) as an f32, exactly: e5m2 is the
+/// upper byte of an f16; e4m3 has bias 7, no infinities, S.1111.111 is NaN, subnormals
+/// m * 2^-9.
+pub(super) fn f8_to_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, e4m3: bool) -> FloatValue<'ctx> {
+    let ctx = e.ctx();
+    let (i32t, f32t) = (ctx.i32_type(), ctx.f32_type());
+    let c32 = |x: u64| i32t.const_int(x, false);
+    let b = &e.b;
+    match e4m3 {
+        false => super::ops_half::h2f(e, e.resize(b.build_left_shift(v, c32(8), "").unwrap(), 16, false)),
+        true => {
             let exp = b.build_and(b.build_right_shift(v, c32(3), false, "").unwrap(), c32(15), "").unwrap();
             let man = b.build_and(v, c32(7), "").unwrap();
             let neg = b.build_int_compare(IntPredicate::NE, b.build_and(v, c32(0x80), "").unwrap(), c32(0), "").unwrap();
@@ -600,7 +613,6 @@ fn elem_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, ty: Ty) -> Flo
             let mag = b.build_select(is_nan, f32t.const_float(f64::NAN), mag, "").unwrap().into_float_value();
             b.build_select(neg, b.build_float_neg(mag, "").unwrap(), mag, "").unwrap().into_float_value()
         }
-        _ => unreachable!("integer multiplicands are not floats"),
     }
 }
 

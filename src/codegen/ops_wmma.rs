@@ -38,6 +38,10 @@ enum Elem {
     /// and the upper 10 mantissa bits (PTX ISA 7.0, 9.7.13.2 "Alternate floating point data
     /// formats").
     TF32,
+    /// 8-bit floats (PTX 8.4 mma.sync.m16n8k32 on sm_89): 4 exponent bits and 3 mantissa bits
+    /// (no infinities, S.1111.111 is NaN), 5 and 2 (IEEE-like).
+    E4M3,
+    E5M2,
 }
 
 impl Elem {
@@ -53,6 +57,8 @@ impl Elem {
             "b1" => Elem::B1,
             "bf16" => Elem::BF16,
             "tf32" => Elem::TF32,
+            "e4m3" => Elem::E4M3,
+            "e5m2" => Elem::E5M2,
             _ => return None,
         })
     }
@@ -60,7 +66,7 @@ impl Elem {
         match self {
             Elem::F16 | Elem::BF16 => 16,
             Elem::F32 | Elem::S32 | Elem::TF32 => 32,
-            Elem::S8 | Elem::U8 => 8,
+            Elem::S8 | Elem::U8 | Elem::E4M3 | Elem::E5M2 => 8,
             Elem::S4 | Elem::U4 => 4,
             Elem::B1 => 1,
         }
@@ -80,6 +86,8 @@ impl Elem {
             Elem::B1 => "b1",
             Elem::BF16 => "bf16",
             Elem::TF32 => "tf32",
+            Elem::E4M3 => "e4m3",
+            Elem::E5M2 => "e5m2",
         }
     }
 }
@@ -459,6 +467,8 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         [Elem::F32, Elem::BF16, Elem::BF16, Elem::F32] if is_mma && shape_name != "m8n8k4" => (Elem::F32, Elem::BF16, Elem::BF16, Elem::F32),
         // PTX 7.0 mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32
         [Elem::F32, Elem::TF32, Elem::TF32, Elem::F32] if is_mma && matches!(shape_name, "m16n8k4" | "m16n8k8") => (Elem::F32, Elem::TF32, Elem::TF32, Elem::F32),
+        // PTX 8.4 mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (sm_89)
+        [Elem::F32, a, b, Elem::F32] if is_mma && shape_name == "m16n8k32" && matches!(a, Elem::E4M3 | Elem::E5M2) && matches!(b, Elem::E4M3 | Elem::E5M2) => (Elem::F32, a, b, Elem::F32),
         // mma.sync integer shapes: .s8/.u8 in any combination
         [Elem::S32, a, b, Elem::S32] if is_mma && matches!(a, Elem::S8 | Elem::U8) && matches!(b, Elem::S8 | Elem::U8) => (Elem::S32, a, b, Elem::S32),
         [Elem::S32, a, b, Elem::S32] if a == b && matches!(a, Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1) => (Elem::S32, a, b, Elem::S32),
@@ -514,8 +524,24 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 args.push(e.b.build_bit_cast(w, nvptx_elem_t(e, f.elem), "").unwrap());
             }
         }
-        let Some(res) = e.try_intrinsic(&name, &[], &args).and_then(|c| c.try_as_basic_value().basic()) else {
-            return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}` for this form")));
+        let res = match e.try_intrinsic(&name, &[], &args).and_then(|c| c.try_as_basic_value().basic()) {
+            Some(r) => r,
+            // LLVM 19 has no intrinsic for the 8-bit float forms: inline PTX (f32 registers).
+            None if matches!(at, Elem::E4M3 | Elem::E5M2) => {
+                let text = format!("mma.sync.aligned.{shape_name}.row.col.f32.{}.{}.f32", at.name(), bt.name());
+                let nd = d_regs.len();
+                let list = |from: usize, n: usize| (from..from + n).map(|k| format!("${k}")).collect::<Vec<_>>().join(", ");
+                let (na, nb, nc) = (a_regs.len(), b_regs.len(), c_regs.len());
+                let asm = format!("{text} {{{}}}, {{{}}}, {{{}}}, {{{}}};", list(0, nd), list(nd, na), list(nd + na, nb), list(nd + na + nb, nc));
+                let mut cons: Vec<&str> = vec!["=f"; nd];
+                cons.extend(std::iter::repeat("r").take(na + nb));
+                cons.extend(std::iter::repeat("f").take(nc));
+                let f32t = e.ctx().f32_type();
+                let ins: Vec<inkwell::values::BasicValueEnum> = args.iter().enumerate().map(|(k, v)| if k >= na + nb { e.b.build_bit_cast(*v, f32t, "").unwrap() } else { e.b.build_bit_cast(*v, e.ctx().i32_type(), "").unwrap() }).collect();
+                let ret = e.ctx().struct_type(&vec![f32t.into(); nd], false);
+                super::nvvm::inline_ptx(e, Some(ret.into()), &asm, &cons.join(","), &ins).unwrap()
+            }
+            None => return Err(e.err(i.opcode.span, format!("LLVM has no intrinsic `{name}` for this form"))),
         };
         for (k, r) in d_regs.iter().enumerate() {
             let v = if res.is_struct_value() { e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap() } else { res };
@@ -645,6 +671,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
                 let w = e.b.build_and(bits, i32t.const_int(0xffff_e000, false), "").unwrap();
                 e.b.build_bit_cast(w, f32t, "").unwrap().into_float_value()
             }
+            Elem::E4M3 | Elem::E5M2 => super::ops_wgmma::f8_to_f32(e, e.resize(bits, 32, false), elem == Elem::E4M3),
             _ => e.b.build_bit_cast(bits, f32t, "").unwrap().into_float_value(),
         }
     };
@@ -685,7 +712,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let a = to_f32(e, a, ab);
                 let b = fetch(e, inv_b, b_idx, first_b, bt);
-                let b = to_f32(e, b, ab);
+                let b = to_f32(e, b, bt);
                 let p = e.b.build_float_mul(a, b, "").unwrap();
                 e.b.build_float_add(acc.into_float_value(), p, "").unwrap().into()
             })

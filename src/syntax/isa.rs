@@ -1338,6 +1338,11 @@ static MMA: &[InstrSpec] = &[
         req!(SYNC), req!(ALIGNED), req!(&["m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"]), req!(&["row"]), req!(&["col"]),
         req!(F64), req!(F64), req!(F64), req!(F64),
     ]),
+    // ext PTX 8.4 (sm_89): m16n8k32 with 8-bit float multiplicands and f32 accumulators.
+    spec!("mma", "9.7.13.9", 4, 4, [
+        req!(SYNC), req!(ALIGNED), req!(&["m16n8k32"]), req!(&["row"]), req!(&["col"]), req!(&["f32"]), req!(&["e4m3", "e5m2"]),
+        req!(&["e4m3", "e5m2"]), req!(&["f32"]),
+    ]),
     spec!("mma", "9.7.13.9", 4, 4, [
         req!(SYNC), req!(ALIGNED), req!(&["m8n8k16", "m16n8k16", "m16n8k32", "m8n8k32", "m16n8k64"]), req!(&["row"]), req!(&["col"]),
         opt!(&["satfinite"]), req!(S32), req!(IMMA_T), req!(IMMA_T), req!(S32),

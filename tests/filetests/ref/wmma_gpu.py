@@ -311,6 +311,53 @@ def mma80_file(out_dir, dev, rng, cp, np):
         f.write("\n".join(text))
 
 
+FP8_CODES = {  # the values -3..3 (and -0) as codes of each 8-bit float
+    "e4m3": [0x00, 0x38, 0x40, 0x44, 0xB8, 0xC0, 0xC4, 0x80],
+    "e5m2": [0x00, 0x3C, 0x40, 0x42, 0xBC, 0xC0, 0xC2, 0x80],
+}
+
+
+def mma_fp8_file(out_dir, dev, cp, np):
+    """tests/filetests/warp/mma_fp8.ptx: mma.sync.m16n8k32 with 8-bit float multiplicands (PTX
+    8.4, sm_89) in all four type pairs, f32 accumulators, on raw fragments; A and B hold small
+    integers (any accumulation order is exact), plus one kernel with NaN codes, infinities and
+    large values among them (e4m3 S.1111.111 is NaN; e5m2 has infinities)."""
+    rng = random.Random(89)
+    text = ["// PTX 8.4 mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (sm_89) on raw",
+            "// fragments (the s8 layouts of m16n8k32). Every `// expect:` value is the result an %s gave" % dev,
+            "// (CuPy). Written by tests/filetests/ref/wmma_gpu.py --fp8; do not edit by hand.",
+            ".version 8.4", ".target sm_89", ".address_size 64", ""]
+    for at in ("e4m3", "e5m2"):
+        for bt in ("e4m3", "e5m2"):
+            for special in (False, True):
+                if special and at != bt:
+                    continue
+                name, body = mma80_kernel("m16n8k32", "f32", at, bt, "f32", False, 4, 2, 4, 4)
+                if special:
+                    name2 = name + "_specials"
+                    body = body.replace(name, name2)
+                    name = name2
+
+                def words(ty, nregs):
+                    out = []
+                    for _ in range(nregs):
+                        w = 0
+                        for k in range(4):
+                            if special and rng.random() < 0.08:
+                                c = rng.choice([0x7F, 0xFF, 0x7E, 0x7C, 0xFC, 0x7D] if ty == "e5m2" else [0x7F, 0xFF, 0x7E, 0x77])
+                            else:
+                                c = rng.choice(FP8_CODES[ty])
+                            w |= c << (8 * k)
+                        out.append(w)
+                    return out
+                A = np.array(words(at, 32 * 4), dtype=np.uint32)
+                B = np.array(words(bt, 32 * 2), dtype=np.uint32)
+                C = np.array([int(np.array([rng.randint(-64, 64)], dtype=np.float32).view(np.uint32)[0]) for _ in range(32 * 4)], dtype=np.uint32)
+                run_raw(cp, np, ".version 8.4\n.target sm_89", name, body, A, B, C, 4, text)
+    with open(os.path.join(out_dir, "mma_fp8.ptx"), "w") as f:
+        f.write("\n".join(text))
+
+
 SPECIALS_HEADER = ["// mma.sync.m16n8k16 with NaN, infinities and values that overflow f16 (60000) among small",
                    "// integers, f32 and f16 accumulators, on raw fragments. Every `// expect:` value is the",
                    "// result an NVIDIA H100 gave (CuPy). Written by tests/filetests/ref/wmma_gpu.py; do not edit."]
@@ -475,6 +522,11 @@ def main():
     print("%d layouts probed, %d run kernels on %s" % (len(tables), len(combos), dev))
 
 
+if __name__ == "__main__" and sys.argv[1:2] == ["--fp8"]:
+    import cupy as _cp
+    import numpy as _np
+    mma_fp8_file(sys.argv[2], _cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), _cp, _np)
+    sys.exit(0)
 if __name__ == "__main__" and sys.argv[1:2] != ["--tables"]:
     main()
 
