@@ -36,7 +36,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     if e.m.nvptx {
         return nvptx(e, i).map(|_| true);
     }
-    if i.has_mod("commit_group") || i.has_mod("wait_group") {
+    if i.has_mod("commit_group") || i.has_mod("wait_group") || i.has_mod("prefetch") {
         return Ok(true);
     }
     if i.has_mod("tensor") {
@@ -71,6 +71,23 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let from_space = if i.has_mod("global") && to_shared { None } else { Some(StateSpace::Shared) };
     let size = e.read_int(&i.operands[2], Type::U32)?;
     let size64 = e.b.build_int_z_extend(size, i64t, "").unwrap();
+    if i.has_mod("reduce") {
+        // cp.reduce.async.bulk: each element of the destination combined with the source's
+        let ty = i.mods.iter().rev().find_map(|m| RedTy::parse(m)).ok_or_else(|| e.err(i.opcode.span, "`cp.reduce.async.bulk` needs an element type"))?;
+        let op = red_op(i).ok_or_else(|| e.err(i.opcode.span, "`cp.reduce.async.bulk` needs a reduction"))?;
+        check_red(e, i, op, ty)?;
+        let dspace = if i.has_mod("global") { Some(StateSpace::Global) } else { Some(StateSpace::Shared) };
+        let d = e.address(&i.operands[0], dspace)?;
+        let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
+        let n = e.b.build_int_unsigned_div(size64, i64t.const_int(ty.bytes(), false), "").unwrap();
+        let helper = red_loop(e, op, ty);
+        e.b.build_call(helper, &[d.into(), s.into(), n.into()], "").unwrap();
+        if !i.has_mod("global") {
+            let mbar = e.address(&i.operands[3], Some(StateSpace::Shared))?;
+            super::ops_atomic::mbarrier_complete_tx(e, mbar, size64);
+        }
+        return Ok(());
+    }
     if to_shared {
         let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
         let dst = shared_offset(e, &i.operands[0])?;
@@ -99,7 +116,7 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
         return Err(e.err(i.opcode.span, "ptxr runs `cp.async.bulk.tensor` in tile mode; im2col, gather4 and scatter4 are not supported yet"));
     }
     let rank = i.mods.iter().find_map(|m| m.strip_suffix('d').and_then(|n| n.parse::<u32>().ok())).unwrap_or(0);
-    let store = i.mods.iter().position(|m| *m == "global") < i.mods.iter().position(|m| m.starts_with("shared"));
+    let store = i.has_mod("reduce") || i.mods.iter().position(|m| *m == "global") < i.mods.iter().position(|m| m.starts_with("shared"));
     let (smem_op, tensor_op) = if store { (&i.operands[1], &i.operands[0]) } else { (&i.operands[0], &i.operands[1]) };
     let Operand::MemList(items, _) = tensor_op else { return Err(e.err(tensor_op.span(), "expected [tensorMap, {coordinates}]")) };
     let coords: Vec<&'a Operand<'a>> = match items.get(1) {
@@ -123,9 +140,14 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
     let smem = e.shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let soff = shared_offset(e, smem_op)?;
-    let helper = match e.m.module.get_function("__ptxr_tma_copy") {
+    let red = if i.has_mod("reduce") { Some(red_op(i).ok_or_else(|| e.err(i.opcode.span, "`cp.reduce.async.bulk.tensor` needs a reduction"))?) } else { None };
+    let hname = match red {
+        Some(op) => format!("__ptxr_tma_reduce.{op}"),
+        None => "__ptxr_tma_copy".to_string(),
+    };
+    let helper = match e.m.module.get_function(&hname) {
         Some(h) => h,
-        None => tma_helper(e),
+        None => tma_helper(e, &hname, red),
     };
     let r = e
         .b
@@ -135,7 +157,7 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
         .basic()
         .unwrap()
         .into_int_value();
-    for (code, status) in [(-1i64, super::abi::STATUS_BAD_TENSOR_MAP), (-2, super::abi::STATUS_BAD_TENSOR_COPY), (-3, super::abi::STATUS_BAD_ADDRESS)] {
+    for (code, status) in [(-1i64, super::abi::STATUS_BAD_TENSOR_MAP), (-2, super::abi::STATUS_BAD_TENSOR_COPY), (-3, super::abi::STATUS_BAD_ADDRESS), (-4, super::abi::STATUS_BAD_TENSOR_COPY)] {
         let bad = e.b.build_int_compare(IntPredicate::EQ, r, i64t.const_int(code as u64, true), "").unwrap();
         check(e, bad, status);
     }
@@ -150,12 +172,12 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
 /// ptr coords (i32[5]), i32 rank, i32 store)`: copies the box and returns its bytes, or -1
 /// (not ptxr's map, or another rank), -2 (innermost coordinate not 16-byte aligned, or a
 /// store at negative coordinates), -3 (the box does not fit in the CTA's shared memory).
-fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> FunctionValue<'ctx> {
+fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'static str>) -> FunctionValue<'ctx> {
     let ctx = e.ctx();
     let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let fn_t = i64t.fn_type(&[ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), ptr_t.into(), i32t.into(), i32t.into()], false);
-    let h = e.m.module.add_function("__ptxr_tma_copy", fn_t, Some(inkwell::module::Linkage::Internal));
+    let h = e.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
     for a in ["nounwind", "noinline"] {
         h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
     }
@@ -297,9 +319,36 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> FunctionValue<'ctx> {
     let next = ctx.append_basic_block(h, "tma.next");
     b.build_conditional_branch(inside, copy, outside).unwrap();
     b.position_at_end(copy);
-    let (to, from) = (b.build_select(is_store, gp, sp, "").unwrap().into_pointer_value(), b.build_select(is_store, sp, gp, "").unwrap().into_pointer_value());
-    b.build_memcpy(to, 1, from, 1, esize).unwrap();
-    b.build_unconditional_branch(next).unwrap();
+    match red {
+        None => {
+            let (to, from) = (b.build_select(is_store, gp, sp, "").unwrap().into_pointer_value(), b.build_select(is_store, sp, gp, "").unwrap().into_pointer_value());
+            b.build_memcpy(to, 1, from, 1, esize).unwrap();
+            b.build_unconditional_branch(next).unwrap();
+        }
+        Some(op) => {
+            // the element type from the map (CUtensorMapDataType numbering): one block per
+            // type this reduction has; others end the copy with -4
+            let dtype = ld(i8t, field::DTYPE);
+            let mut cases = Vec::new();
+            for (code, ty) in [(2u64, RedTy::U32), (3, RedTy::S32), (4, RedTy::U64), (5, RedTy::S64), (6, RedTy::F16), (7, RedTy::F32), (8, RedTy::F64), (9, RedTy::BF16), (10, RedTy::F32), (11, RedTy::F32), (12, RedTy::F32)] {
+                if !red_allowed(op, ty) {
+                    continue;
+                }
+                let bb = ctx.append_basic_block(h, "tma.red");
+                b.position_at_end(bb);
+                red_elem(e, op, ty, gp, sp);
+                e.b.build_unconditional_branch(next).unwrap();
+                cases.push((i64t.const_int(code, false), bb));
+            }
+            let b = &e.b;
+            let bad = ctx.append_basic_block(h, "tma.red.type");
+            b.position_at_end(bad);
+            b.build_return(Some(&c64(-4))).unwrap();
+            b.position_at_end(copy);
+            b.build_switch(dtype, bad, &cases).unwrap();
+        }
+    }
+    let b = &e.b;
     b.position_at_end(outside);
     // a load fills the element (zeros, or 0xf7 0x7f repeated); a store leaves it out
     let fill_here = ctx.append_basic_block(h, "tma.fill");
@@ -552,4 +601,177 @@ fn nvptx_tensormap<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) 
     cons.push_str(if cons.is_empty() { "~{memory}" } else { ",~{memory}" });
     super::nvvm::inline_ptx(e, None, &asm, &cons, &args);
     Ok(())
+}
+
+/// The element types of `cp.reduce.async.bulk`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RedTy {
+    F16,
+    BF16,
+    B32,
+    U32,
+    S32,
+    B64,
+    U64,
+    S64,
+    F32,
+    F64,
+}
+
+impl RedTy {
+    fn parse(s: &str) -> Option<RedTy> {
+        Some(match s {
+            "f16" => RedTy::F16,
+            "bf16" => RedTy::BF16,
+            "b32" => RedTy::B32,
+            "u32" => RedTy::U32,
+            "s32" => RedTy::S32,
+            "b64" => RedTy::B64,
+            "u64" => RedTy::U64,
+            "s64" => RedTy::S64,
+            "f32" => RedTy::F32,
+            "f64" => RedTy::F64,
+            _ => return None,
+        })
+    }
+    fn bytes(self) -> u64 {
+        match self {
+            RedTy::F16 | RedTy::BF16 => 2,
+            RedTy::B32 | RedTy::U32 | RedTy::S32 | RedTy::F32 => 4,
+            _ => 8,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            RedTy::F16 => "f16",
+            RedTy::BF16 => "bf16",
+            RedTy::B32 => "b32",
+            RedTy::U32 => "u32",
+            RedTy::S32 => "s32",
+            RedTy::B64 => "b64",
+            RedTy::U64 => "u64",
+            RedTy::S64 => "s64",
+            RedTy::F32 => "f32",
+            RedTy::F64 => "f64",
+        }
+    }
+}
+
+fn red_op(i: &Instr) -> Option<&'static str> {
+    ["add", "min", "max", "inc", "dec", "and", "or", "xor"].into_iter().find(|op| i.has_mod(op))
+}
+
+/// Which types each reduction takes (PTX ISA 8.x 9.7.9.25.4.2): add on f16/bf16 (.noftz),
+/// u32, s32, u64, f32, f64 (and s64 from a tensor map); min/max on f16, bf16, u32, s32, u64,
+/// s64; inc/dec on u32; and/or/xor on b32/b64 (or any 32/64-bit integer type of a map).
+fn red_allowed(op: &str, ty: RedTy) -> bool {
+    use RedTy::*;
+    match op {
+        "add" => matches!(ty, F16 | BF16 | U32 | S32 | U64 | S64 | F32 | F64),
+        "min" | "max" => matches!(ty, F16 | BF16 | U32 | S32 | U64 | S64),
+        "inc" | "dec" => ty == U32,
+        _ => matches!(ty, B32 | B64 | U32 | S32 | U64 | S64),
+    }
+}
+
+fn check_red(e: &FnEmitter, i: &Instr, op: &str, ty: RedTy) -> R<()> {
+    if !red_allowed(op, ty) || (matches!(ty, RedTy::F16 | RedTy::BF16) && op == "add" && !i.has_mod("noftz")) {
+        return Err(e.err(i.opcode.span, format!("`cp.reduce.async.bulk` has no .{op}{} on .{}", if i.has_mod("noftz") { ".noftz" } else { "" }, ty.name())));
+    }
+    Ok(())
+}
+
+/// `*dst = *dst op *src` for one element of type `ty` (unaligned accesses).
+fn red_elem<'ctx>(e: &FnEmitter<'ctx, '_, '_>, op: &str, ty: RedTy, dst: inkwell::values::PointerValue<'ctx>, src: inkwell::values::PointerValue<'ctx>) {
+    let ctx = e.ctx();
+    let b = &e.b;
+    let it = match ty.bytes() {
+        2 => ctx.i16_type(),
+        4 => ctx.i32_type(),
+        _ => ctx.i64_type(),
+    };
+    let load = |p: inkwell::values::PointerValue<'ctx>| {
+        let v = b.build_load(it, p, "").unwrap().into_int_value();
+        let _ = v.as_instruction().unwrap().set_alignment(1);
+        v
+    };
+    let (x, y) = (load(dst), load(src));
+    let signed = matches!(ty, RedTy::S32 | RedTy::S64);
+    let r: IntValue<'ctx> = match (op, ty) {
+        ("add", RedTy::F32) | ("add", RedTy::F64) => {
+            let ft: inkwell::types::FloatType = if ty == RedTy::F32 { ctx.f32_type() } else { ctx.f64_type() };
+            let s = b.build_float_add(b.build_bit_cast(x, ft, "").unwrap().into_float_value(), b.build_bit_cast(y, ft, "").unwrap().into_float_value(), "").unwrap();
+            let s = if ty == RedTy::F32 { super::ops_float::canon_nan(e, s) } else { s };
+            b.build_bit_cast(s, it, "").unwrap().into_int_value()
+        }
+        // f16: the sum is exact in f64, then one rounding; bf16: ptxr's correctly rounded add
+        ("add", RedTy::F16) => {
+            let s = b.build_float_add(super::ops_half::h2d(e, x), super::ops_half::h2d(e, y), "").unwrap();
+            e.resize(super::ops_half::round_f16(e, s, super::ops_float::Rnd::N), 16, false)
+        }
+        ("add", RedTy::BF16) => e.resize(super::ops_half::bf16_add(e, x, y), 16, false),
+        ("add", _) => b.build_int_add(x, y, "").unwrap(),
+        ("min" | "max", RedTy::F16 | RedTy::BF16) => {
+            // compare the values (as f64); -0 < +0; a NaN operand loses to the other
+            let to = |v: IntValue<'ctx>| if ty == RedTy::F16 { super::ops_half::h2d(e, v) } else { b.build_float_ext(b.build_bit_cast(b.build_left_shift(b.build_int_z_extend(v, ctx.i32_type(), "").unwrap(), ctx.i32_type().const_int(16, false), "").unwrap(), ctx.f32_type(), "").unwrap().into_float_value(), ctx.f64_type(), "").unwrap() };
+            let (fx, fy) = (to(x), to(y));
+            let pred = if op == "min" { inkwell::FloatPredicate::OLT } else { inkwell::FloatPredicate::OGT };
+            let take_y = b.build_or(b.build_float_compare(pred, fy, fx, "").unwrap(), b.build_float_compare(inkwell::FloatPredicate::UNO, fx, fx, "").unwrap(), "").unwrap();
+            b.build_select(take_y, y, x, "").unwrap().into_int_value()
+        }
+        ("min", _) => b.build_select(b.build_int_compare(if signed { IntPredicate::SLT } else { IntPredicate::ULT }, y, x, "").unwrap(), y, x, "").unwrap().into_int_value(),
+        ("max", _) => b.build_select(b.build_int_compare(if signed { IntPredicate::SGT } else { IntPredicate::UGT }, y, x, "").unwrap(), y, x, "").unwrap().into_int_value(),
+        // inc: x >= y ? 0 : x + 1; dec: x == 0 || x > y ? y : x - 1 (as atom.inc/dec)
+        ("inc", _) => {
+            let wrap = b.build_int_compare(IntPredicate::UGE, x, y, "").unwrap();
+            b.build_select(wrap, it.const_zero(), b.build_int_add(x, it.const_int(1, false), "").unwrap(), "").unwrap().into_int_value()
+        }
+        ("dec", _) => {
+            let reset = b.build_or(b.build_int_compare(IntPredicate::EQ, x, it.const_zero(), "").unwrap(), b.build_int_compare(IntPredicate::UGT, x, y, "").unwrap(), "").unwrap();
+            b.build_select(reset, y, b.build_int_sub(x, it.const_int(1, false), "").unwrap(), "").unwrap().into_int_value()
+        }
+        ("and", _) => b.build_and(x, y, "").unwrap(),
+        ("or", _) => b.build_or(x, y, "").unwrap(),
+        _ => b.build_xor(x, y, "").unwrap(),
+    };
+    let st = b.build_store(dst, r).unwrap();
+    let _ = st.set_alignment(1);
+}
+
+/// `void name(ptr dst, ptr src, i64 n)`: the reduction over n elements of `ty`.
+fn red_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, op: &str, ty: RedTy) -> FunctionValue<'ctx> {
+    let name = format!("__ptxr_bulk_reduce.{op}.{}", ty.name());
+    if let Some(h) = e.m.module.get_function(&name) {
+        return h;
+    }
+    let ctx = e.ctx();
+    let (i8t, i64t) = (ctx.i8_type(), ctx.i64_type());
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let h = e.m.module.add_function(&name, ctx.void_type().fn_type(&[ptr_t.into(), ptr_t.into(), i64t.into()], false), Some(inkwell::module::Linkage::Internal));
+    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
+    e.f = h;
+    let entry = ctx.append_basic_block(h, "entry");
+    let body = ctx.append_basic_block(h, "red");
+    let done = ctx.append_basic_block(h, "done");
+    e.b.position_at_end(entry);
+    let (d, s, n) = (h.get_nth_param(0).unwrap().into_pointer_value(), h.get_nth_param(1).unwrap().into_pointer_value(), h.get_nth_param(2).unwrap().into_int_value());
+    let empty = e.b.build_int_compare(IntPredicate::EQ, n, i64t.const_zero(), "").unwrap();
+    e.b.build_conditional_branch(empty, done, body).unwrap();
+    e.b.position_at_end(body);
+    let iv = e.b.build_phi(i64t, "k").unwrap();
+    let k = iv.as_basic_value().into_int_value();
+    let off = e.b.build_int_mul(k, i64t.const_int(ty.bytes(), false), "").unwrap();
+    let dp = unsafe { e.b.build_gep(i8t, d, &[off], "").unwrap() };
+    let sp = unsafe { e.b.build_gep(i8t, s, &[off], "").unwrap() };
+    red_elem(e, op, ty, dp, sp);
+    let k1 = e.b.build_int_add(k, i64t.const_int(1, false), "").unwrap();
+    let more = e.b.build_int_compare(IntPredicate::ULT, k1, n, "").unwrap();
+    let end = e.b.get_insert_block().unwrap();
+    e.b.build_conditional_branch(more, body, done).unwrap();
+    iv.add_incoming(&[(&i64t.const_zero(), entry), (&k1, end)]);
+    e.b.position_at_end(done);
+    e.b.build_return(None).unwrap();
+    e.f = saved_f;
+    e.b.position_at_end(saved_bb);
+    h
 }

@@ -1209,6 +1209,8 @@ static STMATRIX: &[InstrSpec] = &[spec!("stmatrix", "9.7.14.5.16", 2, 2, [
     req!(SYNC), req!(ALIGNED), req!(&["m8n8", "m16n8"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16", "b8"]),
 ])];
 
+const BULK_REDOPS: &[&str] = &["add", "min", "max", "inc", "dec", "and", "or", "xor"];
+const BULK_RED_TYPES: &[&str] = &["f16", "bf16", "b32", "u32", "s32", "b64", "u64", "s64", "f32", "f64"];
 static CP: &[InstrSpec] = &[
     spec!("cp", "9.7.8.25.3", 3, 4, [req!(&["async"]), req!(&["ca", "cg"]), req!(&["shared"]), req!(&["global"]), opt!(L2_PREFETCH)]),
     // ext PTX 7.4: `.L2::cache_hint` takes a cache-policy operand.
@@ -1237,6 +1239,28 @@ static CP: &[InstrSpec] = &[
         req!(&["async"]), req!(&["bulk"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["shared::cluster", "shared::cta"]), req!(&["global"]),
         opt!(&["tile", "im2col", "im2col_no_offs", "tile::gather4", "tile::scatter4"]), req!(&["mbarrier::complete_tx::bytes"]), opt!(&["multicast::cluster"]),
         opt!(&["cta_group::1", "cta_group::2"]), opt!(L2_HINT),
+    ]),
+    // cp.reduce.async.bulk (9.7.9.25.4.2): shared -> global in a bulk group, and shared ->
+    // shared::cluster on an mbarrier, combining each element with `redOp`
+    spec!("cp", "9.7.9.25.4.2", 3, 4, [
+        req!(&["reduce"]), req!(&["async"]), req!(&["bulk"]), req!(&["global"]), req!(&["shared::cta"]), req!(&["bulk_group"]), opt!(L2_HINT),
+        req!(BULK_REDOPS), opt!(&["noftz"]), req!(BULK_RED_TYPES),
+    ]),
+    spec!("cp", "9.7.9.25.4.2", 4, 4, [
+        req!(&["reduce"]), req!(&["async"]), req!(&["bulk"]), req!(&["shared::cluster"]), req!(&["shared::cta"]), req!(&["mbarrier::complete_tx::bytes"]),
+        req!(BULK_REDOPS), req!(BULK_RED_TYPES),
+    ]),
+    // cp.reduce.async.bulk.tensor (9.7.9.25.5.2): [tensorMap, {coords}], [src]{, policy}, the
+    // element type from the map
+    spec!("cp", "9.7.9.25.5.2", 2, 3, [
+        req!(&["reduce"]), req!(&["async"]), req!(&["bulk"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["global"]), req!(&["shared::cta"]),
+        req!(BULK_REDOPS), opt!(&["tile", "im2col_no_offs"]), req!(&["bulk_group"]), opt!(L2_HINT),
+    ]),
+    // cp.async.bulk.prefetch{.tensor.Nd.L2.global{.tile}} (9.7.9.25.4.3, 9.7.9.25.5.3): a hint
+    spec!("cp", "9.7.9.25.4.3", 2, 3, [req!(&["async"]), req!(&["bulk"]), req!(&["prefetch"]), req!(&["L2"]), req!(&["global"]), opt!(L2_HINT)]),
+    spec!("cp", "9.7.9.25.5.3", 1, 2, [
+        req!(&["async"]), req!(&["bulk"]), req!(&["prefetch"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["L2"]), req!(&["global"]),
+        opt!(&["tile", "im2col"]), opt!(L2_HINT),
     ]),
     //     [tensorMap, {coords}], [src]{, policy}
     spec!("cp", "9.7.9.25.5.1", 2, 3, [

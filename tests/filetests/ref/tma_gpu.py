@@ -32,9 +32,10 @@ SMEM = 16384
 
 class Case:
     def __init__(self, name, ty, dims, box, coords, swizzle=0, estrides=None, nanfill=False, store=False,
-                 dst=0, strides=None, out=None):
+                 dst=0, strides=None, out=None, red=None):
         self.name, self.ty, self.dims, self.box, self.coords = name, ty, dims, box, coords
-        self.swizzle, self.nanfill, self.store, self.dst = swizzle, nanfill, store, dst
+        self.swizzle, self.nanfill, self.store, self.dst = swizzle, nanfill, store or red is not None, dst
+        self.red = red  # cp.reduce.async.bulk.tensor: the reduction (a store that combines)
         self.rank = len(dims)
         self.estrides = estrides or [1] * self.rank
         self.e = ESIZE[ty]
@@ -127,6 +128,91 @@ def model_load(c):
     return bytes(sm[:c.out])
 
 
+def round_bf16(x):
+    """Round-to-nearest-even of an exact Fraction to bf16 bits (overflow to infinity)."""
+    from fractions import Fraction
+    if x == 0:
+        return 0
+    sign = 0x8000 if x < 0 else 0
+    a = abs(x)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    while Fraction(2) ** e > a:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    e = max(e, -126)
+    q = a / Fraction(2) ** (e - 7)  # 8 significant bits at scale 2^(e-7)
+    n = q.numerator // q.denominator
+    rem = q - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    if n == 256:
+        n, e = 128, e + 1
+    if e > 127:
+        return sign | 0x7F80
+    if n < 128:  # subnormal
+        return sign | n
+    return sign | ((e + 127) << 7) | (n - 128)
+
+
+def combine(op, ty, x, y):
+    """`x op y` on the raw bits of one element (the model of cp.reduce.async.bulk)."""
+    import numpy as np
+    from fractions import Fraction
+    bits = 8 * ESIZE[ty]
+    mask = (1 << bits) - 1
+    sx = x - (1 << bits) if ty[0] == "s" and x >> (bits - 1) else x
+    sy = y - (1 << bits) if ty[0] == "s" and y >> (bits - 1) else y
+    if ty in ("f32", "f16", "bf16"):
+        if ty == "f32":
+            fx, fy = (float(np.array([v], dtype=np.uint32).view(np.float32)[0]) for v in (x, y))
+        elif ty == "f16":
+            fx, fy = (float(np.array([v], dtype=np.uint16).view(np.float16)[0]) for v in (x, y))
+        else:
+            fx, fy = (float(np.array([v << 16], dtype=np.uint32).view(np.float32)[0]) for v in (x, y))
+        nan = {"f32": 0x7FFFFFFF, "f16": 0x7FFF, "bf16": 0x7FFF}[ty]
+        if op == "add":
+            import math
+            if math.isnan(fx) or math.isnan(fy) or (math.isinf(fx) and math.isinf(fy) and fx != fy):
+                return nan
+            if ty == "f32":  # numpy's f32 addition is the IEEE one (rounded once)
+                with np.errstate(all="ignore"):
+                    r = np.float32(fx) + np.float32(fy)
+                return int(np.array([r], dtype=np.float32).view(np.uint32)[0])
+            if ty == "f16":  # exact in f64, then one rounding to f16
+                with np.errstate(all="ignore"):
+                    return int(np.array([fx + fy], dtype=np.float16).view(np.uint16)[0])
+            if math.isinf(fx) or math.isinf(fy):
+                return 0x7F80 if (fx if math.isinf(fx) else fy) > 0 else 0xFF80
+            ex = Fraction(fx) + Fraction(fy)
+            if ex == 0:
+                return 0x8000 if (x & 0x8000) and (y & 0x8000) else 0
+            return round_bf16(ex)
+        import math
+        if math.isnan(fy):
+            return x
+        if math.isnan(fx):
+            return y
+        key = lambda f, b: (f, 0 if b & (1 << (bits - 1)) else 1)
+        takey = key(fy, y) < key(fx, x) if op == "min" else key(fy, y) > key(fx, x)
+        return y if takey else x
+    if op == "add":
+        return (x + y) & mask
+    if op == "min":
+        return y if sy < sx else x
+    if op == "max":
+        return y if sy > sx else x
+    if op == "inc":
+        return 0 if x >= y else (x + 1) & mask
+    if op == "dec":
+        return y if x == 0 or x > y else x - 1
+    if op == "and":
+        return x & y
+    if op == "or":
+        return x | y
+    return x ^ y
+
+
 def model_store(c):
     data = bytearray(tensor_data(c))
     sm = smem_pattern(SMEM)
@@ -134,7 +220,12 @@ def model_store(c):
         if all(0 <= g[d] < c.dims[d] for d in range(c.rank)):
             a = swizzle(c.dst + smem_offset(c, j), c.swizzle)
             o = global_offset(c, g)
-            data[o:o + c.e] = sm[a:a + c.e]
+            if c.red:
+                x = int.from_bytes(data[o:o + c.e], "little")
+                y = int.from_bytes(sm[a:a + c.e], "little")
+                data[o:o + c.e] = combine(c.red, c.ty, x, y).to_bytes(c.e, "little")
+            else:
+                data[o:o + c.e] = sm[a:a + c.e]
     return bytes(data)
 
 
@@ -162,8 +253,10 @@ def kernel_ptx(c):
     s += ["\tadd.u32 %a, %a, %sb;", "\tst.shared.u32 [%a], %v;", "\tadd.u32 %w, %w, 128;", "\tbra FILL;",
           "FILLED:", "\tbar.sync 0;", "\tsetp.ne.u32 %p, %t, 0;", f"\tadd.u32 %a, %sb, {c.dst};"]
     if c.store:
+        op = (f"cp.reduce.async.bulk.tensor.{c.rank}d.global.shared::cta.{c.red}.tile.bulk_group" if c.red
+              else f"cp.async.bulk.tensor.{c.rank}d.global.shared::cta.bulk_group")
         s += ["\tfence.proxy.async.shared::cta;", "\t@%p bra STORED;",
-              f"\tcp.async.bulk.tensor.{c.rank}d.global.shared::cta.bulk_group [%tm, {{{coords}}}], [%a];",
+              f"\t{op} [%tm, {{{coords}}}], [%a];",
               "\tcp.async.bulk.commit_group;", "\tcp.async.bulk.wait_group 0;", "STORED:", "\tbar.sync 0;", "\tret;",
               "}"]
         return "\n".join(s)
@@ -228,6 +321,12 @@ def cases():
     cs.append(Case("load_3d_estride", "f32", [16, 10, 6], [8, 4, 4], [4, 2, 1], estrides=[2, 1, 2]))
     cs.append(Case("store_3d", "u8", [48, 7, 5], [32, 4, 3], [16, 5, 3], store=True, dst=1024))
     cs.append(Case("store_2d_oob", "f16", [64, 40], [32, 16], [48, 32], store=True))
+    # cp.reduce.async.bulk.tensor: every reduction on its types, the element type from the map
+    for op, ty in (("add", "u32"), ("add", "s32"), ("add", "u64"), ("min", "s32"), ("max", "u32"), ("min", "u64"),
+                   ("inc", "u32"), ("dec", "u32"), ("and", "u32"), ("or", "u64"), ("xor", "s32"), ("add", "f32"),
+                   ("add", "f16"), ("add", "bf16"), ("min", "f16"), ("max", "bf16")):
+        cs.append(Case(f"reduce_{op}_{ty}", ty, [32 if ESIZE[ty] == 2 else 16, 12], [16 if ESIZE[ty] == 2 else 8, 8],
+                       [16 if ESIZE[ty] == 2 else 8, 8], red=op))
     # three to five dimensions, element strides, partly outside
     cs.append(Case("load_3d_simple", "f16", [32, 4, 3], [16, 2, 2], [0, 0, 0]))
     cs.append(Case("load_3d_simple_u8", "u8", [48, 7, 5], [32, 4, 3], [0, 0, 0]))
