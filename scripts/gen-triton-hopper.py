@@ -114,6 +114,22 @@ def matmul_dev_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.const
         c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
 
 
+@triton.jit
+def matmul_ws(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A warp-specialized matmul (producer and consumer warps, setmaxnreg, named barriers)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for ki in tl.range(0, tl.cdiv(K, BK), warp_specialize=True):
+        a = a_desc.load([pm * BM, ki * BK])
+        b = b_desc.load([pn * BN, ki * BK])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
 def cases():
     """(name, kernel, signature, constexprs, num_warps, num_stages, grid, inputs)"""
     M = N = K = 128
@@ -127,9 +143,19 @@ def cases():
         sig = dict(mm_sig, a_ptr="*" + ty, b_ptr="*" + ty, c_ptr="*" + oty)
         out.append(dict(name=name, fn=matmul, sig=sig, const=dict(BM=64, BN=64, BK=bk, PREC=prec), warps=4,
                         stages=stages, grid=(M // 64, N // 64, 1), ty=ty, oty=oty, M=M, N=N, K=K))
+    # two warpgroups and wgmma N = 256; 8-bit e5m2
+    out.append(dict(name="matmul_f16_big", fn=matmul, sig=dict(mm_sig, a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16"),
+                    const=dict(BM=128, BN=256, BK=64, PREC="ieee"), warps=8, stages=2, grid=(2, 1, 1), ty="fp16",
+                    oty="fp16", M=256, N=256, K=128))
+    out.append(dict(name="matmul_fp8e5", fn=matmul, sig=dict(mm_sig, a_ptr="*fp8e5", b_ptr="*fp8e5", c_ptr="*fp32"),
+                    const=dict(BM=64, BN=64, BK=64, PREC="ieee"), warps=4, stages=3, grid=(2, 2, 1), ty="fp8e5",
+                    oty="fp32", M=128, N=128, K=128))
     out.append(dict(name="attention_f16", fn=attention,
                     sig={"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "sm_scale": "fp32",
                          "L": "i32"}, const=dict(BM=64, BN=64, D=64), warps=4, stages=2, grid=(2, 1, 1), L=128))
+    out.append(dict(name="attention_d128", fn=attention,
+                    sig={"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "sm_scale": "fp32",
+                         "L": "i32"}, const=dict(BM=128, BN=64, D=128), warps=8, stages=2, grid=(2, 1, 1), L=256))
     out.append(dict(name="transpose_f16", fn=transpose, sig={"x_ptr": "*fp16", "y_ptr": "*fp16", "M": "i32", "N": "i32"},
                     const=dict(BM=64, BN=64), warps=4, stages=1, grid=(2, 2, 1), M=128, N=128))
     out.append(dict(name="matmul_tma_f16", fn=matmul_tma,
@@ -141,6 +167,9 @@ def cases():
                     sig={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
                     const=dict(BM=64, BN=64, BK=32, NUM_SMS=3), warps=4, stages=3, grid=(3, 1, 1), M=192, N=128,
                     K=96))
+    out.append(dict(name="matmul_ws_f16", fn=matmul_ws,
+                    sig={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
+                    const=dict(BM=128, BN=128, BK=64), warps=4, stages=3, grid=(2, 2, 1), M=256, N=256, K=192))
     return out
 
 
@@ -168,7 +197,8 @@ def run(outdir):
     import torch
     os.makedirs(outdir, exist_ok=True)
     g = torch.Generator(device="cpu").manual_seed(90)
-    tys = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp8e4nv": torch.float8_e4m3fn}
+    tys = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp8e4nv": torch.float8_e4m3fn,
+           "fp8e5": torch.float8_e5m2}
     for c in cases():
         name = c["name"]
         bufs = []
@@ -176,7 +206,7 @@ def run(outdir):
             M, N, K = c["M"], c["N"], c["K"]
             a = torch.randint(-3, 4, (M, K), generator=g).to(tys[c["ty"]]).cuda()
             b = torch.randint(-3, 4, (K, N), generator=g).to(tys[c["ty"]])
-            if c["ty"] == "fp8e4nv":  # Triton's fp8 dot wants B K-major: pass B's transpose strides
+            if c["ty"].startswith("fp8"):  # Triton's fp8 dot wants B K-major: pass B's transpose strides
                 bt = b.t().contiguous().cuda()
                 b = bt.t()
             else:
@@ -187,13 +217,13 @@ def run(outdir):
                                   **c["const"])
             ref = (a.float() @ b.float()).to(out.dtype)
             ok = torch.equal(out, ref)
-            ins = [a, bt if c["ty"] == "fp8e4nv" else b]
+            ins = [a, bt if c["ty"].startswith("fp8") else b]
             scalars = [("i32", v) for v in (M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                             out.stride(0), out.stride(1))]
         elif c["fn"] is attention:
-            L = c["L"]
-            q, kk, v = [(torch.randint(-8, 9, (L, 64), generator=g).float() / 8).half().cuda() for _ in range(3)]
-            out = torch.zeros((L, 64), dtype=torch.float16, device="cuda")
+            L, D = c["L"], c["const"]["D"]
+            q, kk, v = [(torch.randint(-8, 9, (L, D), generator=g).float() / 8).half().cuda() for _ in range(3)]
+            out = torch.zeros((L, D), dtype=torch.float16, device="cuda")
             k = attention[c["grid"]](q, kk, v, out, 0.125, L, num_warps=c["warps"], num_stages=c["stages"],
                                      **c["const"])
             ref = torch.softmax((q.float() @ kk.float().t()) * 0.125, 1) @ v.float()
@@ -228,14 +258,13 @@ def run(outdir):
             c["tensordescs"] = [dict(buffer=i, shape=list(t.shape), strides_bytes=[t.stride(0) * 2, 2], block=blk,
                                      elem_bytes=2) for i, (t, blk) in enumerate(((a, [64, 32]), (bt, [64, 32]),
                                                                                  (out, [64, 64])))]
-        elif c["fn"] is matmul_dev_desc:
+        elif c["fn"] is matmul_dev_desc or c["fn"] is matmul_ws:
             triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
             M, N, K = c["M"], c["N"], c["K"]
             a = torch.randint(-3, 4, (M, K), generator=g).half().cuda()
             bt = torch.randint(-3, 4, (N, K), generator=g).half().cuda()
             out = torch.zeros((M, N), dtype=torch.float16, device="cuda")
-            k = matmul_dev_desc[c["grid"]](a, bt, out, M, N, K, num_warps=c["warps"], num_stages=c["stages"],
-                                           **c["const"])
+            k = c["fn"][c["grid"]](a, bt, out, M, N, K, num_warps=c["warps"], num_stages=c["stages"], **c["const"])
             ref = (a.float() @ bt.float().t()).half()
             ok = torch.equal(out, ref)
             ins = [a, bt]
@@ -272,7 +301,7 @@ def run(outdir):
         if gs:  # the global scratch (the descriptors a kernel makes): one slice per program
             args[-2] = f"buf:zero:{gs * c['grid'][0] * c['grid'][1] * c['grid'][2]}"
         out.cpu().contiguous().view(torch.uint8).numpy().tofile(os.path.join(outdir, name + ".out.bin"))
-        meta = dict(kernel=k.metadata.name, grid=list(c["grid"]), block=[32 * c["warps"], 1, 1],
+        meta = dict(kernel=k.metadata.name, grid=list(c["grid"]), block=[32 * k.metadata.num_warps, 1, 1],
                     shared=k.metadata.shared, args=args, out_arg=out_index, out="%s.out.bin" % name,
                     exact=c["fn"] is not attention, torch_agrees=bool(ok), triton=triton.__version__,
                     device=torch.cuda.get_device_name(), tensordescs=c.get("tensordescs"))

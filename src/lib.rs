@@ -47,6 +47,7 @@ pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String>
     if diags.iter().any(|d| d.is_error()) {
         return Err(syntax::diag::render_all(&diags, &src.name, &src.text));
     }
+    syntax::labels::unique_labels(&mut module);
     syntax::vregs::split_vector_registers(&mut module);
     syntax::hints::simplify_qualifiers(&mut module);
     syntax::hints::array_operands(&mut module);

@@ -5,6 +5,7 @@ pub mod diag;
 pub mod eval;
 pub mod hints;
 pub mod isa;
+pub mod labels;
 pub mod legacy;
 pub mod lex;
 pub mod parser;

@@ -817,8 +817,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     if (k->maxntid[0] && threads > (uint64_t)k->maxntid[0] * k->maxntid[1] * k->maxntid[2])
         return error(PTXR_ERR_CONFIG, "kernel `%s` allows at most %ux%ux%u threads per block (.maxntid)", k->name, k->maxntid[0], k->maxntid[1], k->maxntid[2]);
     uint64_t total_smem = (uint64_t)k->static_smem + cfg->shared_bytes;
-    if (total_smem > 96 * 1024)
-        return error(PTXR_ERR_CONFIG, "shared memory %llu bytes (%u static + %u dynamic) exceeds the %u byte limit", (unsigned long long)total_smem, k->static_smem, cfg->shared_bytes, 96 * 1024);
+    if (total_smem > 227 * 1024)
+        return error(PTXR_ERR_CONFIG, "shared memory %llu bytes (%u static + %u dynamic) exceeds the %u byte limit", (unsigned long long)total_smem, k->static_smem, cfg->shared_bytes, 227 * 1024);
     if (k->nparams > 0 && !args) return error(PTXR_ERR_ARGS, "kernel `%s` takes %u parameters but args is NULL", k->name, k->nparams);
     /* Parameter buffer (CUDA's cuLaunchKernel convention: args[i] points to parameter i). */
     size_t pbytes = k->param_bytes < 8 ? 8 : k->param_bytes;
