@@ -65,8 +65,8 @@ fn limits_and_arguments_are_checked() {
     let mut out = vec![0u32; 4];
     let err = launch(fill, &FILL, &LaunchConfig::new(1, 2048), &mut out, 4, 1).unwrap_err();
     assert!(err.contains("block 2048x1x1 exceeds the limits"), "{err}");
-    let err = launch(fill, &FILL, &LaunchConfig::new(1, 4).shared(200_000), &mut out, 4, 1).unwrap_err();
-    assert!(err.contains("exceeds the 98304 byte limit"), "{err}");
+    let err = launch(fill, &FILL, &LaunchConfig::new(1, 4).shared(240_000), &mut out, 4, 1).unwrap_err();
+    assert!(err.contains("exceeds the 232448 byte limit"), "{err}");
     let req = KernelDesc { reqntid: Some([64, 1, 1]), ..FILL };
     let err = launch(fill, &req, &LaunchConfig::new(1, 32), &mut out, 4, 1).unwrap_err();
     assert!(err.contains("requires a block of 64x1x1 threads"), "{err}");

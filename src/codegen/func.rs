@@ -758,6 +758,27 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// The CTA's shared memory window (`CtaCtx::shared`), loaded in the entry block: a load
     /// inside a lane loop would be a per-lane masked load once the loop is vectorized.
+    /// Starts the internal helper function `name` of type `fn_t` (`nounwind`, `noinline`: one
+    /// body per instruction form, called at each site) with the builder at its entry block;
+    /// [`FnEmitter::end_helper`] with the returned state goes back to where the builder was.
+    pub(crate) fn begin_helper(&mut self, name: &str, fn_t: inkwell::types::FunctionType<'ctx>) -> (FunctionValue<'ctx>, (FunctionValue<'ctx>, BasicBlock<'ctx>)) {
+        let ctx = self.ctx();
+        let h = self.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
+        for a in ["nounwind", "noinline"] {
+            h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
+        }
+        let saved = (self.f, self.b.get_insert_block().unwrap());
+        self.f = h;
+        self.b.position_at_end(ctx.append_basic_block(h, "entry"));
+        (h, saved)
+    }
+
+    /// Back to the function and block [`FnEmitter::begin_helper`] left.
+    pub(crate) fn end_helper(&mut self, saved: (FunctionValue<'ctx>, BasicBlock<'ctx>)) {
+        self.f = saved.0;
+        self.b.position_at_end(saved.1);
+    }
+
     pub fn shared_base(&mut self) -> PointerValue<'ctx> {
         if let Some(p) = self.shared_base {
             return p;

@@ -177,15 +177,8 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let fn_t = i64t.fn_type(&[ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), ptr_t.into(), i32t.into(), i32t.into()], false);
-    let h = e.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
-    for a in ["nounwind", "noinline"] {
-        h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
-    }
-    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
-    e.f = h;
+    let (h, saved) = e.begin_helper(name, fn_t);
     let b = &e.b;
-    let entry = ctx.append_basic_block(h, "entry");
-    b.position_at_end(entry);
     let tmp = b.build_alloca(i64t, "fill").unwrap();
     let p = |k: u32| h.get_nth_param(k).unwrap();
     let (map, smem, limit, soff, cs, rank, store) =
@@ -367,8 +360,7 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     b.position_at_end(done);
     let bytes = b.build_int_mul(total, esize, "").unwrap();
     b.build_return(Some(&bytes)).unwrap();
-    e.f = saved_f;
-    e.b.position_at_end(saved_bb);
+    e.end_helper(saved);
     h
 }
 
@@ -747,13 +739,10 @@ fn red_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, op: &str, ty: RedTy) -> Funct
     let ctx = e.ctx();
     let (i8t, i64t) = (ctx.i8_type(), ctx.i64_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    let h = e.m.module.add_function(&name, ctx.void_type().fn_type(&[ptr_t.into(), ptr_t.into(), i64t.into()], false), Some(inkwell::module::Linkage::Internal));
-    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
-    e.f = h;
-    let entry = ctx.append_basic_block(h, "entry");
+    let (h, saved) = e.begin_helper(&name, ctx.void_type().fn_type(&[ptr_t.into(), ptr_t.into(), i64t.into()], false));
+    let entry = e.b.get_insert_block().unwrap();
     let body = ctx.append_basic_block(h, "red");
     let done = ctx.append_basic_block(h, "done");
-    e.b.position_at_end(entry);
     let (d, s, n) = (h.get_nth_param(0).unwrap().into_pointer_value(), h.get_nth_param(1).unwrap().into_pointer_value(), h.get_nth_param(2).unwrap().into_int_value());
     let empty = e.b.build_int_compare(IntPredicate::EQ, n, i64t.const_zero(), "").unwrap();
     e.b.build_conditional_branch(empty, done, body).unwrap();
@@ -771,7 +760,6 @@ fn red_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, op: &str, ty: RedTy) -> Funct
     iv.add_incoming(&[(&i64t.const_zero(), entry), (&k1, end)]);
     e.b.position_at_end(done);
     e.b.build_return(None).unwrap();
-    e.f = saved_f;
-    e.b.position_at_end(saved_bb);
+    e.end_helper(saved);
     h
 }

@@ -348,13 +348,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
     let (i8t, i16t, i32t, i64t, f32t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let fn_t = i32t.fn_type(&[ptr_t.into(), i32t.into(), i64t.into(), i64t.into(), ptr_t.into(), i64t.into(), i64t.into(), i32t.into(), i32t.into(), ptr_t.into()], false);
-    let h = e.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
-    for a in ["nounwind", "noinline"] {
-        h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
-    }
-    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
-    e.f = h;
-    e.b.position_at_end(ctx.append_basic_block(h, "entry"));
+    let (h, saved) = e.begin_helper(name, fn_t);
     let p = |k: u32| h.get_nth_param(k).unwrap();
     let (smem, limit) = (p(0).into_pointer_value(), p(1).into_int_value());
     let (adesc, bdesc) = (p(2).into_int_value(), p(3).into_int_value());
@@ -568,8 +562,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
     e.b.position_at_end(done);
     let bad = e.b.build_load(i32t, bad_p, "").unwrap();
     e.b.build_return(Some(&bad)).unwrap();
-    e.f = saved_f;
-    e.b.position_at_end(saved_bb);
+    e.end_helper(saved);
     h
 }
 

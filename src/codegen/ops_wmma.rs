@@ -613,13 +613,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     let (i32t, i64t, f32t) = (ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), i64t.into(), i64t.into(), i32t.into(), ptr_t.into()], false);
-    let h = e.m.module.add_function(name, fn_t, Some(inkwell::module::Linkage::Internal));
-    for a in ["nounwind", "noinline"] {
-        h.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
-    }
-    let (saved_f, saved_bb) = (e.f, e.b.get_insert_block().unwrap());
-    e.f = h;
-    e.b.position_at_end(ctx.append_basic_block(h, "entry"));
+    let (h, saved) = e.begin_helper(name, fn_t);
     let p = |k: u32| h.get_nth_param(k).unwrap();
     let ex = Exchange { frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), word_stride: p(2).into_int_value(), lane: i32t.const_zero() };
     let (lane, out_p) = (p(3).into_int_value(), p(4).into_pointer_value());
@@ -745,8 +739,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
         e.b.build_store(q, v).unwrap();
     }
     e.b.build_return(None).unwrap();
-    e.f = saved_f;
-    e.b.position_at_end(saved_bb);
+    e.end_helper(saved);
     h
 }
 
