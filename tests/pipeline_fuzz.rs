@@ -66,7 +66,9 @@ fn mutants_never_crash_the_pipeline() {
     let iters: usize = std::env::var("PIPELINE_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
     let seed: u64 = std::env::var("PIPELINE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(25);
     let mut files: Vec<PathBuf> = Vec::new();
-    common::ptx_files(Path::new("tests/corpus"), &mut files);
+    // PIPELINE_FUZZ_DIR=tests/triton_sm90: another directory of seeds than the corpus.
+    let seeds = std::env::var("PIPELINE_FUZZ_DIR").unwrap_or_else(|_| "tests/corpus".to_string());
+    common::ptx_files(Path::new(&seeds), &mut files);
     // PIPELINE_FUZZ_MATCH=wmma: mutate only the corpus files whose name contains it.
     if let Ok(m) = std::env::var("PIPELINE_FUZZ_MATCH") {
         files.retain(|f| f.file_name().map_or(false, |n| n.to_string_lossy().contains(&m)));
