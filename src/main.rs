@@ -70,7 +70,7 @@ enum Cmd {
         /// Dynamic shared memory in bytes.
         #[arg(long, default_value = "0")]
         shared: u32,
-        /// TYPE:VALUE | buf:file:PATH | buf:zero:BYTES | buf:hex:HEX, one per parameter.
+        /// TYPE:VALUE | buf:file:PATH | buf:zero:BYTES | buf:hex:HEX | bytes:HEX (by value) | tex:... / surf:... (docs/textures.md) | tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:... (a tensor map, docs/abi.md), one per parameter.
         #[arg(long = "arg", allow_hyphen_values = true)]
         args: Vec<String>,
         /// N=PATH or N=-: write buffer argument N after the launch.
