@@ -46,8 +46,45 @@ def typed_bytes(ty, vals):
     return out
 
 
+TMAP_TYPES = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32ftz", "tf32"]
+
+
+def tensor_map(spec):
+    """`tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:...`: the tensor's buffer on the GPU and
+    NVIDIA's 128-byte map of it (cuTensorMapEncodeTiled), passed by value. (CuPy aligns a
+    by-value parameter by its own rules: put the map first, where offset 0 is 64-aligned.)"""
+    from cuda.bindings import driver as cu
+    head, buf = spec.split("=buf:", 1)
+    parts = head.split(":")[1:]
+    ty, dims, strides, box = parts[0], parts[1], parts[2], parts[3]
+    opts = parts[4].split(",") if len(parts) > 4 else []
+    dims = [int(x) for x in dims.split("x")]
+    strides = [] if strides == "-" else [int(x) for x in strides.split("x")]
+    box = [int(x) for x in box.split("x")]
+    es, swz, fill = [1] * len(dims), 0, 0
+    for o in opts:
+        if o.startswith("swizzle"):
+            swz = {"32": 1, "64": 2, "128": 3}[o[len("swizzle"):]]
+        elif o.startswith("estrides="):
+            es = [int(x) for x in o[len("estrides="):].split("x")]
+        elif o == "nanfill":
+            fill = 1
+    _, data, n = arg_value("buf:" + buf)
+    err, m = cu.cuTensorMapEncodeTiled(cu.CUtensorMapDataType(TMAP_TYPES.index(ty)), len(dims), int(data.data.ptr),
+                                       [cu.cuuint64_t(d) for d in dims], [cu.cuuint64_t(x) for x in strides] or None,
+                                       [cu.cuuint32_t(b) for b in box], [cu.cuuint32_t(e) for e in es],
+                                       cu.CUtensorMapInterleave(0), cu.CUtensorMapSwizzle(swz), cu.CUtensorMapL2promotion(0),
+                                       cu.CUtensorMapFloatOOBfill(fill))
+    if int(err) != 0:
+        raise RuntimeError(f"cuTensorMapEncodeTiled: {err}")
+    raw = b"".join(int(x).to_bytes(8, "little") for x in m.opaque)
+    return ("buf", data, n, np.frombuffer(raw, dtype=np.dtype((np.void, 128)))[0])
+
+
 def arg_value(spec):
     kind, rest = spec.split(":", 1)
+    if kind == "tmap":
+        return tensor_map(spec)
     if kind == "bytes":  # a parameter passed by value (a struct): its raw bytes
         b = bytes.fromhex(rest)
         return ("scalar", np.frombuffer(b, dtype=np.dtype((np.void, len(b))))[0], len(b))
@@ -156,17 +193,17 @@ def one(path):
                 lhs, rhs = l[len("// expect:"):].split("==", 1)
                 runs[-1]["expects"].append((n, int(lhs.strip()[3:]), rhs.strip()))
         for r in runs:
-            vals = [arg_value(a) for a in r["args"]]
             try:
+                vals = [arg_value(a) for a in r["args"]]
                 f = mod.get_function(r["kernel"])
-                f(r["grid"], r["block"], tuple(v[1] for v in vals), shared_mem=r["shared"])
+                f(r["grid"], r["block"], tuple(v[3] if len(v) > 3 else v[1] for v in vals), shared_mem=r["shared"])
                 cp.cuda.runtime.deviceSynchronize()
             except Exception as e:  # noqa: BLE001
                 print(f"{name}:{r['line']}: launch failed on the GPU: {str(e).splitlines()[0]}")
                 failed += 1
                 continue
             for (ln, idx, spec) in r["expects"]:
-                kind, v, size = vals[idx]
+                kind, v, size = vals[idx][:3]
                 got = cp.asnumpy(v).tobytes()
                 ty, data = spec.split(":", 1)
                 want = bytes.fromhex(re.sub(r"[^0-9a-fA-F]", "", data)) if ty == "hex" else typed_bytes(ty, data)
