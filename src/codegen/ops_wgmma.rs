@@ -50,6 +50,8 @@ enum Ty {
     E5M2,
     S8,
     U8,
+    /// Single bits (`.and.popc`), handled a byte (8 elements of K) at a time.
+    B1,
     F32,
     S32,
 }
@@ -64,6 +66,7 @@ impl Ty {
             "e5m2" => Ty::E5M2,
             "s8" => Ty::S8,
             "u8" => Ty::U8,
+            "b1" => Ty::B1,
             "f32" => Ty::F32,
             "s32" => Ty::S32,
             _ => return None,
@@ -78,6 +81,7 @@ impl Ty {
             Ty::E5M2 => "e5m2",
             Ty::S8 => "s8",
             Ty::U8 => "u8",
+            Ty::B1 => "b1",
             Ty::F32 => "f32",
             Ty::S32 => "s32",
         }
@@ -91,7 +95,7 @@ impl Ty {
         }
     }
     fn int(self) -> bool {
-        matches!(self, Ty::S8 | Ty::U8)
+        matches!(self, Ty::S8 | Ty::U8 | Ty::B1)
     }
 }
 
@@ -188,10 +192,7 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
         Some((n, k)) => (n.parse::<u32>().unwrap_or(0), k.parse::<u32>().unwrap_or(0)),
         None => return err("`wgmma.mma_async` needs a shape .m64nNkK".into()),
     };
-    let tys: Vec<&str> = i.mods.iter().copied().filter(|m| Ty::parse(m).is_some() || *m == "b1").collect();
-    if tys.contains(&"b1") {
-        return err("single-bit `wgmma.mma_async` (.b1 .and.popc) is not supported yet".into());
-    }
+    let tys: Vec<&str> = i.mods.iter().copied().filter(|m| Ty::parse(m).is_some()).collect();
     let [d, a, b] = tys[..] else { return err("`wgmma.mma_async` takes .dtype.atype.btype".into()) };
     let (d, a, b) = (Ty::parse(d).unwrap(), Ty::parse(a).unwrap(), Ty::parse(b).unwrap());
     // PTX ISA 8.x 9.7.15.2: the type combinations and their K.
@@ -201,17 +202,21 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
         Ty::TF32 => (b == Ty::TF32 && d == Ty::F32, 8),
         Ty::E4M3 | Ty::E5M2 => (matches!(b, Ty::E4M3 | Ty::E5M2) && matches!(d, Ty::F16 | Ty::F32), 32),
         Ty::S8 | Ty::U8 => (matches!(b, Ty::S8 | Ty::U8) && d == Ty::S32, 32),
+        // .b1.b1.and.popc: K is 256 bits, 32 bytes
+        Ty::B1 => (b == Ty::B1 && d == Ty::S32 && i.has_mod("and") && i.has_mod("popc"), 256),
         _ => (false, 0),
     };
     if !ok {
-        return err(format!("`wgmma.mma_async` has no form .{}.{}.{}", d.name(), a.name(), b.name()));
+        return err(format!("`wgmma.mma_async` has no form .{}.{}.{}{}", d.name(), a.name(), b.name(), if a == Ty::B1 { " (single bits are .s32.b1.b1.and.popc)" } else { "" }));
     }
     let n_ok = if a.int() { n == 8 || n == 16 || n == 24 || (n % 16 == 0 && (32..=256).contains(&n)) } else { n % 8 == 0 && (8..=256).contains(&n) };
     if k != want_k || !n_ok {
         return err(format!("`.{shape}` is not a shape of .{} multiplicands (m64nNk{want_k}, N = {})", a.name(), if a.int() { "8, 16, 24, 32, 48, ..., 256" } else { "8, 16, ..., 256" }));
     }
+    // (the products count K in elements of `a.size()` bytes: 32 bytes of bits for .b1)
+    let k = if a == Ty::B1 { 32 } else { k };
     let sat = i.has_mod("satfinite");
-    if sat && !a.int() {
+    if sat && !matches!(a, Ty::S8 | Ty::U8) {
         return err("`.satfinite` goes with the integer forms of `wgmma.mma_async`".into());
     }
     let reg_a = matches!(i.operands.get(1), Some(Operand::Vector(..)));
@@ -506,9 +511,15 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
         let c = e.b.build_int_s_extend(c, i64t, "").unwrap();
         let acc0 = e.b.build_select(use_c, c, i64t.const_zero(), "").unwrap();
         let acc = k_loop(e, f.k, acc0, |e, k, acc| {
-            let x = to_i64(e, a_at(e, k), f.a);
-            let y = to_i64(e, b_at(e, k), f.b);
-            e.b.build_int_add(acc.into_int_value(), e.b.build_int_mul(x, y, "").unwrap(), "").unwrap().into()
+            let p = if f.a == Ty::B1 {
+                // popc(A AND B) over the 8 bits of a byte
+                let both = e.b.build_and(a_at(e, k), b_at(e, k), "").unwrap();
+                let n = e.intrinsic("llvm.ctpop", &[i32t.into()], &[both.into()]).into_int_value();
+                e.b.build_int_z_extend(n, i64t, "").unwrap()
+            } else {
+                e.b.build_int_mul(to_i64(e, a_at(e, k), f.a), to_i64(e, b_at(e, k), f.b), "").unwrap()
+            };
+            e.b.build_int_add(acc.into_int_value(), p, "").unwrap().into()
         })
         .into_int_value();
         let acc = if f.sat {

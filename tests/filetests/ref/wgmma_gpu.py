@@ -32,6 +32,8 @@ TAB_AB = {  # element codes of the values -3..3 (and 0 twice) for each input typ
     "e4m3": [0x00, 0x38, 0x40, 0x44, 0xB8, 0xC0, 0xC4, 0x80],
     "e5m2": [0x00, 0x3C, 0x40, 0x42, 0xBC, 0xC0, 0xC2, 0x80],
     "s8": [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x35, 0xC3, 0x02],
+    # .b1: each byte is 8 single-bit elements (k = 8 * byte + bit)
+    "b1": [0x00, 0xFF, 0x5A, 0xA5, 0x0F, 0xF0, 0x81, 0x3C],
     "u8": [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x35, 0xC3, 0x02],
 }
 TAB_C = {
@@ -39,7 +41,7 @@ TAB_C = {
     "f16": [0x0000, 0x3C00, 0xC900, 0x5640, 0x8000, 0x3800, 0xE400, 0x4200],
     "s32": [0x00000000, 0x00000001, 0x7FFFFFF0, 0x80000010, 0xFFFFFFFF, 0x00001234, 0x7FFFFFFF, 0x80000000],
 }
-ESIZE = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}
+ESIZE = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "b1": 1}
 KDIM = {2: 16, 4: 8, 1: 32}
 SEED_SMEM, SEED_A, SEED_C = 0x1234567, 0x2345678, 0x3456789
 SWZ_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}
@@ -141,11 +143,14 @@ class Case:
         return self.n // 4 if self.dty == "f16" else self.n // 2
 
     def shape(self):
-        return "m64n%dk%d" % (self.n, self.k)
+        # .b1: K is 256 bits, 32 bytes (the model treats a byte of 8 bits as one element)
+        return "m64n%dk%d" % (self.n, 256 if self.aty == "b1" else self.k)
 
     def instr(self, dregs, a, adesc, bdesc):
         sat = ".satfinite" if self.sat else ""
         head = "wgmma.mma_async.sync.aligned.%s%s.%s.%s.%s" % (self.shape(), sat, self.dty, self.aty, self.bty)
+        if self.aty == "b1":
+            head += ".and.popc"
         ops = ["{%s}" % ", ".join(dregs), a if self.adesc is None else adesc, bdesc, "%scd"]
         if self.aty in ("f16", "bf16", "tf32", "e4m3", "e5m2"):
             ops += ["-1" if self.neg_a else "1", "-1" if self.neg_b else "1"]
@@ -275,7 +280,10 @@ def model(c, scale_d):
                 for i in range(c.n // 2):
                     r, col = d_map(lane, i)
                     m = 16 * w + r
-                    s = sum(A[m][k] * B[k][col] for k in range(c.k)) * sa * sb
+                    if c.aty == "b1":  # popc(A row AND B column), a byte of bits at a time
+                        s = sum(bin(A[m][k] & B[k][col]).count("1") for k in range(c.k))
+                    else:
+                        s = sum(A[m][k] * B[k][col] for k in range(c.k)) * sa * sb
                     if c.dty == "f16":
                         cw = c_word(c.dty, tid, i // 2, nd)
                         cv = f16_val((cw >> (16 * (i % 2))) & 0xFFFF)
@@ -463,6 +471,9 @@ def cases():
         cs.append(Case(f"{ty}_n16", "s32", ty, ty, 16, kd(1, 64, 1), kd(0, 16, 1), scales=(1, 0)))
         cs.append(Case(f"{ty}_sat_n8", "s32", ty, ty, 8, kd(3, 64, 1), kd(1, 8, 1), sat=True))
     cs.append(Case("s8_areg_sat_n24", "s32", "s8", "s8", 24, None, kd(2, 24, 1), sat=True))
+    # single-bit: .and.popc, K = 256 bits
+    cs.append(Case("b1_n16", "s32", "b1", "b1", 16, kd(1, 64, 1), kd(0, 16, 1), scales=(1, 0)))
+    cs.append(Case("b1_areg_n24", "s32", "b1", "b1", 24, None, kd(3, 24, 1)))
     # probes: D shows which half-word each B element was read from
     for swz in (0, 1, 2, 3):
         cs.append(Case(f"probe_k_s{swz}", "f32", "f16", "f16", 16, None, kd(swz, 16, 2), 0, 0, scales=(0,), probe=True))
