@@ -2,6 +2,7 @@
 """Triton kernels for Hopper (sm_90a): PTX for ptxr's corpus, and on a GPU the results to check it.
 
     .venv/bin/python scripts/gen-triton-hopper.py --ptx OUTDIR     # no GPU: PTX only (GPUTarget sm_90a)
+    .venv/bin/python scripts/gen-triton-hopper.py --ptx tests/triton_sm100 --sm 100 --only matmul_f16,matmul_tma_f16,attention_f16
     python3 scripts/gen-triton-hopper.py --run OUTDIR              # on a Hopper GPU with torch
 
 --run launches each kernel through Triton on the GPU with integer-valued inputs (so that a matmul's
@@ -173,21 +174,23 @@ def cases():
     return out
 
 
-def compile_ptx(c):
+def compile_ptx(c, sm=90):
     from triton.backends.compiler import GPUTarget
     sig = dict(c["sig"])
     for k in c["const"]:
         sig[k] = "constexpr"
     src = triton.compiler.ASTSource(fn=c["fn"], signature=sig, constexprs=c["const"])
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+    k = triton.compile(src, target=GPUTarget("cuda", sm, 32),
                        options={"num_warps": c["warps"], "num_stages": c["stages"]})
     return k.asm["ptx"], k.metadata.shared
 
 
-def ptx_only(outdir):
+def ptx_only(outdir, sm=90, names=None):
     os.makedirs(outdir, exist_ok=True)
     for c in cases():
-        ptx, shared = compile_ptx(c)
+        if names and c["name"] not in names:
+            continue
+        ptx, shared = compile_ptx(c, sm)
         with open(os.path.join(outdir, c["name"] + ".ptx"), "w") as f:
             f.write(ptx)
         print(c["name"], len(ptx.splitlines()), "lines, shared", shared)
@@ -317,11 +320,13 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--ptx")
     ap.add_argument("--run")
+    ap.add_argument("--sm", type=int, default=90, help="with --ptx: the target (100 for Blackwell sm_100a)")
+    ap.add_argument("--only", help="with --ptx: comma-separated kernel names")
     a = ap.parse_args()
     if a.run:
         run(a.run)
     elif a.ptx:
-        ptx_only(a.ptx)
+        ptx_only(a.ptx, a.sm, a.only.split(",") if a.only else None)
     else:
         ap.print_help()
         sys.exit(2)

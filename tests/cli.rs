@@ -680,3 +680,16 @@ int main(int argc, char **argv) {
     assert!(s.contains("encode 0 refused 1 launch 0"), "{s}{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.contains("same"), "{s}");
 }
+
+/// Triton's kernels for Blackwell (tests/triton_sm100, PTX from Triton 3.9 for sm_100a by
+/// scripts/gen-triton-hopper.py --sm 100) use tcgen05, which ptxr does not run yet: an
+/// error naming it at each such instruction (file:line:col), a nonzero exit, no crash.
+#[test]
+fn blackwell_tcgen05_is_refused_by_name() {
+    for f in ["matmul_f16", "matmul_tma_f16", "attention_f16"] {
+        let path = format!("tests/triton_sm100/{f}.ptx");
+        let (rc, _, err) = ptxr(&["check", &path]);
+        assert_eq!(rc, 1, "{f}: {err}");
+        assert!(err.contains(&format!("{path}:")) && err.contains("`tcgen05` (PTX ISA 8.6+, Blackwell sm_100) is not supported by ptxr yet"), "{f}: {err}");
+    }
+}
