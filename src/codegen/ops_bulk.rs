@@ -67,8 +67,8 @@ fn check<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, bad: IntValue<'ctx>, status: u32
 fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ctx = e.ctx();
     let i64t = ctx.i64_type();
-    let to_shared = i.mods.iter().position(|m| m.starts_with("shared")) < i.mods.iter().position(|m| *m == "global") || !i.has_mod("global");
-    let from_space = if i.has_mod("global") && to_shared { None } else { Some(StateSpace::Shared) };
+    // .dst.src: the destination is shared unless it is written first as .global
+    let to_shared = i.mods.get(2).map_or(false, |m| m.starts_with("shared"));
     let size = e.read_int(&i.operands[2], Type::U32)?;
     let size64 = e.b.build_int_z_extend(size, i64t, "").unwrap();
     if i.has_mod("reduce") {
@@ -94,9 +94,9 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let end = e.b.build_int_add(e.b.build_int_z_extend(dst, i64t, "").unwrap(), size64, "").unwrap();
         let over = e.b.build_int_compare(IntPredicate::UGT, end, e.b.build_int_z_extend(limit, i64t, "").unwrap(), "").unwrap();
         check(e, over, super::abi::STATUS_BAD_ADDRESS);
-        let src_space = if from_space.is_none() { Some(StateSpace::Global) } else { from_space };
+        let src_space = if i.has_mod("global") { StateSpace::Global } else { StateSpace::Shared };
         let d = e.address(&i.operands[0], Some(StateSpace::Shared))?;
-        let s = e.address(&i.operands[1], src_space)?;
+        let s = e.address(&i.operands[1], Some(src_space))?;
         e.b.build_memmove(d, 1, s, 1, size64).unwrap();
         let mbar = e.address(&i.operands[3], Some(StateSpace::Shared))?;
         super::ops_atomic::mbarrier_complete_tx(e, mbar, size64);

@@ -36,7 +36,7 @@
 //! as for `mma.sync`). The products are one internal function per form.
 
 use super::func::{FnEmitter, R};
-use super::ops_wmma::{exchange, exchange_end, k_loop, Exchange, WarpExchange};
+use super::ops_wmma::{acc_bits, exchange, exchange_end, k_loop, regs_of, Exchange, WarpExchange};
 use crate::syntax::ast::{Instr, Operand, Type};
 use inkwell::values::{BasicValueEnum, FloatValue, FunctionValue, IntValue};
 use inkwell::IntPredicate;
@@ -262,20 +262,13 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
     Ok(f)
 }
 
-fn regs<'a, 'o>(e: &FnEmitter, op: &'o Operand<'a>, n: u32, what: &str) -> R<&'o [Operand<'a>]> {
-    match op {
-        Operand::Vector(rs, _) if rs.len() as u32 == n => Ok(rs),
-        _ => Err(e.err(op.span(), format!("{what} is a vector of {n} registers here"))),
-    }
-}
-
 /// PTX ISA 8.x 9.7.15.5.2 wgmma.mma_async.
 fn mma_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let f = form_of(e, i)?;
     let ctx = e.ctx();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    let d_regs = regs(e, &i.operands[0], f.nregs(), "D")?;
-    let a_regs = if f.reg_a { Some(regs(e, &i.operands[1], 4, "A")?) } else { None };
+    let d_regs = regs_of(e, &i.operands[0], f.nregs(), "D")?;
+    let a_regs = if f.reg_a { Some(regs_of(e, &i.operands[1], 4, "A")?) } else { None };
     let dreg_ty = if f.d == Ty::F32 { Type::F32 } else { Type::B32 };
     if e.m.nvptx {
         return nvptx(e, i, &f, d_regs, a_regs);
@@ -553,16 +546,10 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
         .into_float_value();
         // An exact zero is +0 (as on an H200): -0 + +0 = +0.
         let acc = e.b.build_float_add(acc, f32t.const_zero(), "").unwrap();
-        if f.d == Ty::F16 {
-            let wide = e.b.build_float_ext(acc, ctx.f64_type(), "").unwrap();
-            let hb = super::ops_half::round_f16(e, wide, super::ops_float::Rnd::N);
-            e.resize(hb, 16, false)
-        } else {
-            let acc = super::ops_float::canon_nan(e, acc);
-            e.b.build_bit_cast(acc, i32t, "").unwrap().into_int_value()
-        }
+        acc_bits(e, acc, f.d == Ty::F16)
     };
-    let (et, st) = if f.d == Ty::F16 { (i16t, result) } else { (i32t, result) };
+    // an f16 D element is a half-word of the registers: store the low 16 bits there
+    let (et, st) = if f.d == Ty::F16 { (i16t, e.resize(result, 16, false)) } else { (i32t, result) };
     let q = unsafe { e.b.build_in_bounds_gep(et, d_p, &[idx], "").unwrap() };
     e.b.build_store(q, st).unwrap();
     let next = e.b.build_int_add(idx, c32(1), "").unwrap();

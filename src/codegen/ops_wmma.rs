@@ -247,7 +247,7 @@ fn layouts<'a>(i: &Instr<'a>) -> Vec<&'a str> {
     i.mods.iter().copied().filter(|m| *m == "row" || *m == "col").collect()
 }
 
-fn regs_of<'a, 'o>(e: &FnEmitter, op: &'o Operand<'a>, n: u32, what: &str) -> R<&'o [Operand<'a>]> {
+pub(super) fn regs_of<'a, 'o>(e: &FnEmitter, op: &'o Operand<'a>, n: u32, what: &str) -> R<&'o [Operand<'a>]> {
     match op {
         Operand::Vector(rs, _) if rs.len() as u32 == n => Ok(rs),
         _ => Err(e.err(op.span(), format!("the {what} fragment is a vector of {n} registers here"))),
@@ -719,15 +719,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
                 acc = e.intrinsic("llvm.maxnum", &[f32t.into()], &[acc.into(), lo.into()]).into_float_value();
                 acc = e.b.build_select(nan, f32t.const_zero(), acc, "").unwrap().into_float_value();
             }
-            if dt == Elem::F16 {
-                let wide = e.b.build_float_ext(acc, ctx.f64_type(), "").unwrap();
-                let h = super::ops_half::round_f16(e, wide, super::ops_float::Rnd::N);
-                e.resize(h, 32, false)
-            } else {
-                // A NaN result is the canonical NaN, as every f32 arithmetic result is here.
-                let acc = super::ops_float::canon_nan(e, acc);
-                e.b.build_bit_cast(acc, i32t, "").unwrap().into_int_value()
-            }
+            acc_bits(e, acc, dt == Elem::F16)
         };
         let per = dt.per_reg();
         let (w, sh) = ((j / per) as usize, (j % per) * dt.bits());
@@ -741,6 +733,19 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     e.b.build_return(None).unwrap();
     e.end_helper(saved);
     h
+}
+
+/// The bits (i32) of an f32 accumulator sum as a D element: rounded to .f16 (rn) for an f16
+/// D, else the f32 with a NaN made the canonical NaN, as every f32 arithmetic result is here.
+pub(super) fn acc_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, acc: FloatValue<'ctx>, f16: bool) -> IntValue<'ctx> {
+    if f16 {
+        let wide = e.b.build_float_ext(acc, e.ctx().f64_type(), "").unwrap();
+        let h = super::ops_half::round_f16(e, wide, super::ops_float::Rnd::N);
+        e.resize(h, 32, false)
+    } else {
+        let acc = super::ops_float::canon_nan(e, acc);
+        e.b.build_bit_cast(acc, e.ctx().i32_type(), "").unwrap().into_int_value()
+    }
 }
 
 /// Where a warp matrix instruction is on the warp path (`warp_collective::matrix`): the
