@@ -10,5 +10,10 @@ pub mod parallel_lanes;
 /// The pass pipeline for `-O<opt>`: LLVM's default pipelines (the loop vectorizer and SLP
 /// vectorizer run from `-O2` on).
 pub fn pipeline(opt: u32) -> String {
+    // PTXR_PASSES="...": a pass pipeline of LLVM's textual syntax in place of ptxr's (a
+    // developer's aid for measuring what each pass costs and brings).
+    if let Ok(p) = std::env::var("PTXR_PASSES") {
+        return p;
+    }
     format!("default<O{}>", opt.min(3))
 }

@@ -247,6 +247,60 @@ pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     Ok(l)
 }
 
+/// A module compiled into a shared library for a host API (the CUDA driver API of
+/// `ptxr-cuda`): what [`compile_shared`] returns besides the library.
+pub struct SharedModule {
+    pub kernels: Vec<KernelInfo>,
+    /// Errors of functions compiled as stubs: (line, column, message), as in [`load`].
+    pub deferred: Vec<(u32, u32, String)>,
+    /// Module-scope `.global` and `.const` variables: name and size in bytes. The library
+    /// exports each one's address as the pointer variable `__ptxr_var.<name>`.
+    pub globals: Vec<(String, u64)>,
+}
+
+/// Compiles `src` for the host at `opt` into the shared library `out`, as [`load`] does
+/// (functions that cannot be compiled become stubs that report their error when reached),
+/// with the addresses of the module's variables exported (`SharedModule::globals`): what
+/// `cuModuleGetGlobal` and `cudaMemcpyToSymbol` need.
+pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedModule> {
+    let ast = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    let ctx = Context::create();
+    let c = lower_with(&ctx, src, true)?;
+    let deferred = c
+        .deferred
+        .iter()
+        .map(|d| {
+            let (l, col, _) = crate::syntax::diag::line_col(&src.text, d.span.start as usize);
+            (l as u32, col as u32, d.message.clone())
+        })
+        .collect();
+    let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
+    let td = tm.get_target_data();
+    let mut globals = Vec::new();
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    for item in &ast.items {
+        let crate::syntax::ast::Item::Var(v) = item else { continue };
+        if !matches!(v.space, crate::syntax::ast::StateSpace::Global | crate::syntax::ast::StateSpace::Const) {
+            continue;
+        }
+        let Some(g) = c.module.get_global(v.name.name) else { continue };
+        if g.get_initializer().is_none() {
+            continue;
+        }
+        let size = td.get_abi_size(&g.get_value_type());
+        let e = c.module.add_global(ptr_t, None, &format!("__ptxr_var.{}", v.name.name));
+        e.set_initializer(&g.as_pointer_value());
+        e.set_constant(true);
+        globals.push((v.name.name.to_string(), size));
+    }
+    target::optimize(&c.module, &tm, opt)?;
+    let dir = tempfile::tempdir()?;
+    let o = dir.path().join("module.o");
+    target::write_object(&c.module, &tm, &o)?;
+    crate::runtime::link_shared(&o, out)?;
+    Ok(SharedModule { kernels: c.kernels, deferred, globals })
+}
+
 /// `ptxr compile --report`: per kernel, the execution path it takes and why, and what the
 /// uniformity analysis (`ir::uniformity`) found: value shapes, divergent branches, converged
 /// blocks, registers held once per warp, and how each memory access's lanes touch memory.

@@ -50,6 +50,17 @@ impl std::fmt::Display for LaunchError {
 impl std::error::Error for LaunchError {}
 
 
+thread_local! {
+    static LAST_STATUS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The `abi::STATUS_*` code with which the last [`run_grid`] of this thread stopped
+/// (`STATUS_OK` when it completed or failed before any CTA ran): what a host API maps to its
+/// own error codes (the CUDA driver API of `ptxr-cuda`).
+pub fn last_status() -> u32 {
+    LAST_STATUS.with(|s| s.get())
+}
+
 /// The CTA each worker thread is running, as its linear index + 1 (0: none), and the grid
 /// they belong to: what a watchdog reports (`running_ctas`). One relaxed store per CTA.
 static RUNNING: [std::sync::atomic::AtomicU64; 256] = [const { std::sync::atomic::AtomicU64::new(0) }; 256];
@@ -233,6 +244,7 @@ pub fn guarded_buffers() -> bool {
 /// (pointer parameters valid for everything the kernel does with them).
 #[doc(hidden)]
 pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> Result<(), LaunchError> {
+    LAST_STATUS.with(|s| s.set(abi::STATUS_OK));
     let name = k.name;
     let threads = cfg.block.count();
     let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
@@ -353,6 +365,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     });
     host.flush();
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        LAST_STATUS.with(|s| s.set(ctx.status));
         let nt = cfg.block;
         let t = ctx.status_thread;
         let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));

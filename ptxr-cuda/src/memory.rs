@@ -1,0 +1,561 @@
+//! Memory: `cuMemAlloc*`, `cuMemFree*`, `cuMemcpy*`, `cuMemset*`, `cuPointerGetAttribute*`.
+//!
+//! Device memory is host memory: a `CUdeviceptr` is the address of an allocation of this
+//! process. Every allocation (device, host, managed, registered host ranges, and the
+//! variables of loaded modules) is recorded with its bounds, so that a copy, a memset or a
+//! free of an address outside all of them returns `CUDA_ERROR_INVALID_VALUE` with a
+//! message, as a GPU's driver does, instead of corrupting memory.
+
+use crate::*;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Device,
+    Host,
+    Managed,
+    /// A host range registered with `cuMemHostRegister` (not owned).
+    Registered,
+    /// A module's `.global`/`.const` variable (owned by the module).
+    Global,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Alloc {
+    pub size: usize,
+    pub kind: Kind,
+    pub id: u64,
+    pub ctx: usize,
+}
+
+static MEM: Mutex<BTreeMap<u64, Alloc>> = Mutex::new(BTreeMap::new());
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+/// Allocations are aligned to 256 bytes, as `cudaMalloc`'s are.
+const ALIGN: usize = 256;
+
+fn mem() -> std::sync::MutexGuard<'static, BTreeMap<u64, Alloc>> {
+    MEM.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The allocation containing `[p, p + len)`, with its start.
+pub fn find(p: u64, len: usize) -> Option<(u64, Alloc)> {
+    let m = mem();
+    let (&start, &a) = m.range(..=p).next_back()?;
+    let end = start + a.size as u64;
+    (p < end && p.checked_add(len as u64)? <= end).then_some((start, a))
+}
+
+pub(crate) fn record(p: u64, size: usize, kind: Kind) {
+    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    mem().insert(p, Alloc { size, kind, id, ctx: device::current_handle() as usize });
+}
+
+pub(crate) fn forget(p: u64) {
+    mem().remove(&p);
+}
+
+fn alloc(size: usize, kind: Kind) -> Result<u64, CUresult> {
+    if size == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let layout = std::alloc::Layout::from_size_align(size, ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+    // Zeroed: a GPU's fresh memory is unspecified; zero keeps runs reproducible, and the
+    // kernel allocator's zero pages make it free for large allocations.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    record(p as u64, size, kind);
+    Ok(p as u64)
+}
+
+fn free(p: u64, kinds: &[Kind]) -> Result<(), CUresult> {
+    if p == 0 {
+        return Ok(());
+    }
+    let a = {
+        let mut m = mem();
+        match m.get(&p) {
+            Some(a) if kinds.contains(&a.kind) => {
+                let a = *a;
+                m.remove(&p);
+                a
+            }
+            _ => {
+                drop(m);
+                report(&format!("cuMemFree: {p:#x} is not the start of an allocation of this kind"));
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+    };
+    unsafe { std::alloc::dealloc(p as *mut u8, std::alloc::Layout::from_size_align_unchecked(a.size, ALIGN)) };
+    Ok(())
+}
+
+/// Checks that `[p, p + len)` lies in one recorded allocation (`what`: the API function,
+/// for the message).
+fn check(p: u64, len: usize, what: &str) -> Result<(), CUresult> {
+    if len == 0 {
+        return Ok(());
+    }
+    if p == 0 || find(p, len).is_none() {
+        report(&format!("{what}: [{p:#x}, +{len}) is not inside memory allocated through this driver"));
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// Checks a host-side pointer of a copy: not NULL when bytes are copied.
+fn check_host(p: *const c_void, len: usize, what: &str) -> Result<(), CUresult> {
+    if len > 0 && p.is_null() {
+        report(&format!("{what}: NULL host pointer"));
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
+    api_ctx(|| {
+        if dptr.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        put(dptr, alloc(size, Kind::Device)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: u32) -> CUresult {
+    api_ctx(|| {
+        if dptr.is_null() || pitch.is_null() || !matches!(elem, 4 | 8 | 16) || width == 0 || height == 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let p = width.div_ceil(512) * 512;
+        put(dptr, alloc(p.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?, Kind::Device)?)?;
+        put(pitch, p)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocManaged(dptr: *mut CUdeviceptr, size: usize, flags: u32) -> CUresult {
+    api_ctx(|| {
+        if dptr.is_null() || !matches!(flags, 1 | 2) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        put(dptr, alloc(size, Kind::Managed)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemFree_v2(p: CUdeviceptr) -> CUresult {
+    api_ctx(|| free(p, &[Kind::Device, Kind::Managed]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CUresult {
+    api_ctx(|| put(pp, alloc(size, Kind::Host)? as *mut c_void))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, _flags: u32) -> CUresult {
+    cuMemAllocHost_v2(pp, size)
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+    api_ctx(|| free(p as u64, &[Kind::Host]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(dptr: *mut CUdeviceptr, p: *mut c_void, flags: u32) -> CUresult {
+    api_ctx(|| {
+        if flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        match find(p as u64, 1) {
+            Some((_, a)) if matches!(a.kind, Kind::Host | Kind::Registered) => put(dptr, p as u64),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut u32, p: *mut c_void) -> CUresult {
+    api_ctx(|| match find(p as u64, 1) {
+        Some((_, a)) if matches!(a.kind, Kind::Host | Kind::Registered) => put(flags, 0),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, _flags: u32) -> CUresult {
+    api_ctx(|| {
+        if p.is_null() || size == 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if find(p as u64, 1).is_some() {
+            return Err(712); // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+        }
+        record(p as u64, size, Kind::Registered);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
+    api_ctx(|| match mem().get(&(p as u64)) {
+        Some(a) if a.kind == Kind::Registered => {
+            mem().remove(&(p as u64));
+            Ok(())
+        }
+        _ => Err(713), // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+    api_ctx(|| {
+        let (t, f) = device::host_memory();
+        put(free, f as usize)?;
+        put(total, t as usize)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemGetAddressRange_v2(base: *mut CUdeviceptr, size: *mut usize, p: CUdeviceptr) -> CUresult {
+    api_ctx(|| {
+        let (start, a) = find(p, 1).ok_or(CUDA_ERROR_NOT_FOUND)?;
+        if !base.is_null() {
+            *base = start;
+        }
+        if !size.is_null() {
+            *size = a.size;
+        }
+        Ok(())
+    })
+}
+
+/// Hints about where managed memory should live: there is one memory here.
+#[no_mangle]
+pub extern "C" fn cuMemPrefetchAsync(p: CUdeviceptr, n: usize, _dst: CUdevice, _stream: *mut c_void) -> CUresult {
+    api_ctx(|| check(p, n, "cuMemPrefetchAsync"))
+}
+
+#[no_mangle]
+pub extern "C" fn cuMemAdvise(p: CUdeviceptr, n: usize, _advice: c_int, _dev: CUdevice) -> CUresult {
+    api_ctx(|| check(p, n, "cuMemAdvise"))
+}
+
+// ------------------------------------------------------------------ copies
+
+unsafe fn copy(dst: u64, src: u64, n: usize) {
+    if n > 0 {
+        std::ptr::copy(src as *const u8, dst as *mut u8, n);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
+    api_ctx(|| {
+        check(dst, n, "cuMemcpyHtoD")?;
+        check_host(src, n, "cuMemcpyHtoD")?;
+        copy(dst, src as u64, n);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
+    api_ctx(|| {
+        check(src, n, "cuMemcpyDtoH")?;
+        check_host(dst, n, "cuMemcpyDtoH")?;
+        copy(dst as u64, src, n);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
+    api_ctx(|| {
+        check(dst, n, "cuMemcpyDtoD")?;
+        check(src, n, "cuMemcpyDtoD")?;
+        copy(dst, src, n);
+        Ok(())
+    })
+}
+
+/// Unified addressing: either side may be host memory, which cannot be checked.
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
+    api_ctx(|| {
+        check_host(dst as *const c_void, n, "cuMemcpy")?;
+        check_host(src as *const c_void, n, "cuMemcpy")?;
+        copy(dst, src, n);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemcpy(dst, src, n),
+        Err(e) => e,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemcpyHtoD_v2(dst, src, n),
+        Err(e) => e,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemcpyDtoH_v2(dst, src, n),
+        Err(e) => e,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemcpyDtoD_v2(dst, src, n),
+        Err(e) => e,
+    }
+}
+
+/// `CUDA_MEMCPY2D`.
+#[repr(C)]
+pub struct Memcpy2D {
+    src_x: usize,
+    src_y: usize,
+    src_type: c_int,
+    src_host: *const c_void,
+    src_device: CUdeviceptr,
+    src_array: *mut c_void,
+    src_pitch: usize,
+    dst_x: usize,
+    dst_y: usize,
+    dst_type: c_int,
+    dst_host: *mut c_void,
+    dst_device: CUdeviceptr,
+    dst_array: *mut c_void,
+    dst_pitch: usize,
+    width: usize,
+    height: usize,
+}
+
+/// The address of a side of a 2-D copy (`CUmemorytype`: 1 host, 2 device, 3 array,
+/// 4 unified) and whether it must lie in recorded memory.
+fn side(ty: c_int, host: u64, device: u64) -> Result<(u64, bool), CUresult> {
+    match ty {
+        1 => Ok((host, false)),
+        2 => Ok((device, true)),
+        4 => Ok((device, false)),
+        3 => {
+            report("cuMemcpy2D: CUDA arrays are not supported by ptxr's driver library");
+            Err(CUDA_ERROR_NOT_SUPPORTED)
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2D_v2(c: *const Memcpy2D) -> CUresult {
+    api_ctx(|| {
+        let c = c.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let (s, s_dev) = side(c.src_type, c.src_host as u64, c.src_device)?;
+        let (d, d_dev) = side(c.dst_type, c.dst_host as u64, c.dst_device)?;
+        if c.width == 0 || c.height == 0 {
+            return Ok(());
+        }
+        if c.src_pitch < c.width + c.src_x && c.height > 1 || c.dst_pitch < c.width + c.dst_x && c.height > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let s0 = s + (c.src_y * c.src_pitch + c.src_x) as u64;
+        let d0 = d + (c.dst_y * c.dst_pitch + c.dst_x) as u64;
+        let span = |pitch: usize| (c.height - 1) * pitch + c.width;
+        if s_dev {
+            check(s0, span(c.src_pitch), "cuMemcpy2D (source)")?;
+        }
+        if d_dev {
+            check(d0, span(c.dst_pitch), "cuMemcpy2D (destination)")?;
+        }
+        check_host(s0 as *const c_void, 1, "cuMemcpy2D")?;
+        check_host(d0 as *const c_void, 1, "cuMemcpy2D")?;
+        for row in 0..c.height {
+            copy(d0 + (row * c.dst_pitch) as u64, s0 + (row * c.src_pitch) as u64, c.width);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(c: *const Memcpy2D) -> CUresult {
+    cuMemcpy2D_v2(c)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemcpy2DAsync_v2(c: *const Memcpy2D, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemcpy2D_v2(c),
+        Err(e) => e,
+    }
+}
+
+// ------------------------------------------------------------------ memset
+
+unsafe fn fill<T: Copy>(dst: u64, v: T, n: usize, what: &str) -> Result<(), CUresult> {
+    let bytes = n.checked_mul(std::mem::size_of::<T>()).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    check(dst, bytes, what)?;
+    if dst as usize % std::mem::align_of::<T>() != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    std::slice::from_raw_parts_mut(dst as *mut T, n).fill(v);
+    Ok(())
+}
+
+unsafe fn fill_2d<T: Copy>(dst: u64, pitch: usize, v: T, w: usize, h: usize, what: &str) -> Result<(), CUresult> {
+    if h == 0 || w == 0 {
+        return Ok(());
+    }
+    let row = w * std::mem::size_of::<T>();
+    if h > 1 && pitch < row {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    check(dst, (h - 1) * pitch + row, what)?;
+    for r in 0..h {
+        fill(dst + (r * pitch) as u64, v, w, what)?;
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD8_v2(dst: CUdeviceptr, v: u8, n: usize) -> CUresult {
+    api_ctx(|| fill(dst, v, n, "cuMemsetD8"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD16_v2(dst: CUdeviceptr, v: u16, n: usize) -> CUresult {
+    api_ctx(|| fill(dst, v, n, "cuMemsetD16"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD32_v2(dst: CUdeviceptr, v: u32, n: usize) -> CUresult {
+    api_ctx(|| fill(dst, v, n, "cuMemsetD32"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CUresult {
+    api_ctx(|| fill_2d(dst, pitch, v, w, h, "cuMemsetD2D8"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) -> CUresult {
+    api_ctx(|| fill_2d(dst, pitch, v, w, h, "cuMemsetD2D16"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: u32, w: usize, h: usize) -> CUresult {
+    api_ctx(|| fill_2d(dst, pitch, v, w, h, "cuMemsetD2D32"))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, v: u8, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemsetD8_v2(dst, v, n),
+        Err(e) => e,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD16Async(dst: CUdeviceptr, v: u16, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemsetD16_v2(dst, v, n),
+        Err(e) => e,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuMemsetD32Async(dst: CUdeviceptr, v: u32, n: usize, s: *mut c_void) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => cuMemsetD32_v2(dst, v, n),
+        Err(e) => e,
+    }
+}
+
+// ------------------------------------------------------------------ pointer attributes
+
+unsafe fn pointer_attribute(data: *mut c_void, attr: c_int, p: CUdeviceptr) -> Result<(), CUresult> {
+    let (start, a) = find(p, 1).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let dev = !matches!(a.kind, Kind::Host | Kind::Registered);
+    match attr {
+        1 => put(data as *mut *mut c_void, a.ctx as *mut c_void),                 // CONTEXT
+        2 => put(data as *mut u32, if dev { 2 } else { 1 }),                      // MEMORY_TYPE
+        3 | 4 => put(data as *mut u64, p),                                        // DEVICE_POINTER, HOST_POINTER
+        6 => put(data as *mut u8, 1),                                             // SYNC_MEMOPS
+        7 => put(data as *mut u64, a.id),                                         // BUFFER_ID
+        8 => put(data as *mut u8, (a.kind == Kind::Managed) as u8),               // IS_MANAGED
+        9 => put(data as *mut c_int, 0),                                          // DEVICE_ORDINAL
+        10 => put(data as *mut u8, 0),                                            // IS_LEGACY_CUDA_IPC_CAPABLE
+        11 => put(data as *mut u64, start),                                       // RANGE_START_ADDR
+        12 => put(data as *mut usize, a.size),                                    // RANGE_SIZE
+        13 => put(data as *mut u8, 1),                                            // MAPPED
+        14 => put(data as *mut u64, 0),                                          // ALLOWED_HANDLE_TYPES
+        15 => put(data as *mut u8, 0),                                            // IS_GPU_DIRECT_RDMA_CAPABLE
+        16 => put(data as *mut u32, 3),                                           // ACCESS_FLAGS: read-write
+        17 => put(data as *mut *mut c_void, std::ptr::null_mut()),                // MEMPOOL_HANDLE
+        18 => put(data as *mut usize, a.size),                                    // MAPPING_SIZE
+        19 => put(data as *mut u64, start),                                       // MAPPING_BASE_ADDR
+        20 => put(data as *mut u64, a.id),                                        // MEMORY_BLOCK_ID
+        21 => put(data as *mut u8, 0),                                            // IS_HW_DECOMPRESS_CAPABLE
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cuPointerGetAttribute(data: *mut c_void, attr: c_int, p: CUdeviceptr) -> CUresult {
+    api(|| {
+        initialized()?;
+        pointer_attribute(data, attr, p)
+    })
+}
+
+/// Unknown pointers get the values CUDA gives for memory it does not know (unregistered
+/// host memory) rather than an error, as the real function does.
+#[no_mangle]
+pub unsafe extern "C" fn cuPointerGetAttributes(n: u32, attrs: *const c_int, data: *mut *mut c_void, p: CUdeviceptr) -> CUresult {
+    api(|| {
+        initialized()?;
+        if attrs.is_null() || data.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let known = find(p, 1).is_some();
+        for k in 0..n as usize {
+            let (a, d) = (*attrs.add(k), *data.add(k));
+            if d.is_null() {
+                continue;
+            }
+            if known {
+                pointer_attribute(d, a, p)?;
+            } else {
+                match a {
+                    1 | 17 => put(d as *mut *mut c_void, std::ptr::null_mut())?,
+                    2 => put(d as *mut u32, 0)?,
+                    3 | 4 | 11 | 19 => put(d as *mut u64, 0)?,
+                    9 => put(d as *mut c_int, -2)?,
+                    12 | 18 => put(d as *mut usize, 0)?,
+                    6 | 8 | 10 | 13 | 15 | 21 => put(d as *mut u8, 0)?,
+                    7 | 14 | 20 => put(d as *mut u64, 0)?,
+                    16 => put(d as *mut u32, 0)?,
+                    _ => return Err(CUDA_ERROR_INVALID_VALUE),
+                }
+            }
+        }
+        Ok(())
+    })
+}
