@@ -28,6 +28,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 pub mod device;
+pub mod library;
 pub mod memory;
 pub mod module;
 pub mod proc;

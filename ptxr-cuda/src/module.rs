@@ -285,36 +285,42 @@ pub unsafe extern "C" fn cuModuleLoadData(m: *mut *mut c_void, image: *const c_v
     cuModuleLoadDataEx(m, image, 0, std::ptr::null(), std::ptr::null_mut())
 }
 
+pub(crate) unsafe fn load_image(image: *const c_void, n: u32, opts: *const c_int, vals: *mut *mut c_void, out: *mut *mut c_void) -> Result<(), CUresult> {
+    let r = image_text(image).and_then(|t| load_ptx(&t, None));
+    if let Err((_, msg)) = &r {
+        write_log(n, opts, vals, msg);
+    }
+    add_module(r, out)
+}
+
+pub(crate) unsafe fn load_file(path: *const c_char, out: *mut *mut c_void) -> Result<(), CUresult> {
+    if out.is_null() || path.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let p = std::ffi::CStr::from_ptr(path).to_string_lossy().into_owned();
+    let bytes = std::fs::read(&p).map_err(|e| {
+        report(&format!("{p}: {e}"));
+        CUDA_ERROR_FILE_NOT_FOUND
+    })?;
+    let mut z = bytes;
+    z.push(0);
+    let r = image_text(z.as_ptr() as *const c_void).and_then(|t| load_ptx(&t, Some(&p)));
+    add_module(r, out)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleLoadDataEx(m: *mut *mut c_void, image: *const c_void, n: u32, opts: *const c_int, vals: *mut *mut c_void) -> CUresult {
     api_ctx(|| {
         if m.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let r = image_text(image).and_then(|t| load_ptx(&t, None));
-        if let Err((_, msg)) = &r {
-            write_log(n, opts, vals, msg);
-        }
-        add_module(r, m)
+        load_image(image, n, opts, vals, m)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleLoad(m: *mut *mut c_void, path: *const c_char) -> CUresult {
-    api_ctx(|| {
-        if m.is_null() || path.is_null() {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let p = std::ffi::CStr::from_ptr(path).to_string_lossy().into_owned();
-        let bytes = std::fs::read(&p).map_err(|e| {
-            report(&format!("cuModuleLoad: {p}: {e}"));
-            CUDA_ERROR_FILE_NOT_FOUND
-        })?;
-        let mut z = bytes;
-        z.push(0);
-        let r = image_text(z.as_ptr() as *const c_void).and_then(|t| load_ptx(&t, Some(&p)));
-        add_module(r, m)
-    })
+    api_ctx(|| load_file(path, m))
 }
 
 #[no_mangle]
@@ -340,7 +346,7 @@ fn cstr<'a>(p: *const c_char) -> Result<&'a str, CUresult> {
     unsafe { std::ffi::CStr::from_ptr(p) }.to_str().map_err(|_| CUDA_ERROR_NOT_FOUND)
 }
 
-fn function(m: &'static Module, name: &str) -> Result<*mut c_void, CUresult> {
+pub(crate) fn function(m: &'static Module, name: &str) -> Result<*mut c_void, CUresult> {
     let mut funcs = m.funcs.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&f) = funcs.get(name) {
         return Ok(f as *mut c_void);
@@ -367,19 +373,21 @@ pub unsafe extern "C" fn cuModuleGetFunction(f: *mut *mut c_void, m: *mut c_void
     })
 }
 
+pub(crate) unsafe fn global(dptr: *mut CUdeviceptr, bytes: *mut usize, m: *mut c_void, name: *const c_char) -> Result<(), CUresult> {
+    let md = MODULES.get(m)?;
+    let &(a, n) = md.globals.get(cstr(name)?).ok_or(CUDA_ERROR_NOT_FOUND)?;
+    if !dptr.is_null() {
+        *dptr = a;
+    }
+    if !bytes.is_null() {
+        *bytes = n as usize;
+    }
+    Ok(())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleGetGlobal_v2(dptr: *mut CUdeviceptr, bytes: *mut usize, m: *mut c_void, name: *const c_char) -> CUresult {
-    api_ctx(|| {
-        let md = MODULES.get(m)?;
-        let &(a, n) = md.globals.get(cstr(name)?).ok_or(CUDA_ERROR_NOT_FOUND)?;
-        if !dptr.is_null() {
-            *dptr = a;
-        }
-        if !bytes.is_null() {
-            *bytes = n as usize;
-        }
-        Ok(())
-    })
+    api_ctx(|| global(dptr, bytes, m, name))
 }
 
 #[no_mangle]
@@ -514,7 +522,12 @@ pub extern "C" fn cuLinkDestroy(state: *mut c_void) -> CUresult {
 
 #[no_mangle]
 pub unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: *mut c_void) -> CUresult {
-    api_ctx(|| {
+    func_attribute(v, attr, f)
+}
+
+pub(crate) unsafe fn func_attribute(v: *mut c_int, attr: c_int, f: *mut c_void) -> CUresult {
+    api(|| {
+        initialized()?;
         let func = FUNCS.get(f)?;
         let k = &func.module.kernels[func.k];
         let (major, minor) = device::compute_capability();
@@ -541,7 +554,12 @@ pub unsafe extern "C" fn cuFuncGetAttribute(v: *mut c_int, attr: c_int, f: *mut 
 
 #[no_mangle]
 pub extern "C" fn cuFuncSetAttribute(f: *mut c_void, attr: c_int, v: c_int) -> CUresult {
-    api_ctx(|| {
+    set_func_attribute(f, attr, v)
+}
+
+pub(crate) fn set_func_attribute(f: *mut c_void, attr: c_int, v: c_int) -> CUresult {
+    api(|| {
+        initialized()?;
         let func = FUNCS.get(f)?;
         let k = &func.module.kernels[func.k];
         match attr {
@@ -588,6 +606,23 @@ pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, f: *mut c_void)
         let c = std::ffi::CString::new(k.name.clone()).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
         // Kept for the life of the process, as the driver's own string is.
         put(name, c.into_raw() as *const c_char)
+    })
+}
+
+/// Offset and size of parameter `i` in the kernel's parameter buffer.
+#[no_mangle]
+pub unsafe extern "C" fn cuFuncGetParamInfo(f: *mut c_void, i: usize, off: *mut usize, size: *mut usize) -> CUresult {
+    api(|| {
+        initialized()?;
+        let func = FUNCS.get(f)?;
+        let &(o, n) = func.module.kernels[func.k].params.get(i).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if !off.is_null() {
+            *off = o as usize;
+        }
+        if !size.is_null() {
+            *size = n as usize;
+        }
+        Ok(())
     })
 }
 

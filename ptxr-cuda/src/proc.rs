@@ -7,6 +7,7 @@
 //! is `CUDA_ERROR_NOT_FOUND` with `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`.
 
 use crate::device::*;
+use crate::library::*;
 use crate::memory::*;
 use crate::module::*;
 use crate::stream::*;
@@ -112,6 +113,23 @@ table! {
     "cuFuncSetSharedMemConfig" => cuFuncSetSharedMemConfig as extern "C" fn(_, _) -> _,
     "cuFuncGetModule" => cuFuncGetModule as unsafe extern "C" fn(_, _) -> _,
     "cuFuncGetName" => cuFuncGetName as unsafe extern "C" fn(_, _) -> _,
+    "cuFuncGetParamInfo" => cuFuncGetParamInfo as unsafe extern "C" fn(_, _, _, _) -> _,
+    "cuLibraryLoadData" => cuLibraryLoadData as unsafe extern "C" fn(_, _, _, _, _, _, _, _) -> _,
+    "cuLibraryLoadFromFile" => cuLibraryLoadFromFile as unsafe extern "C" fn(_, _, _, _, _, _, _, _) -> _,
+    "cuLibraryUnload" => cuLibraryUnload as extern "C" fn(_) -> _,
+    "cuLibraryGetKernel" => cuLibraryGetKernel as unsafe extern "C" fn(_, _, _) -> _,
+    "cuLibraryGetKernelCount" => cuLibraryGetKernelCount as unsafe extern "C" fn(_, _) -> _,
+    "cuLibraryEnumerateKernels" => cuLibraryEnumerateKernels as unsafe extern "C" fn(_, _, _) -> _,
+    "cuLibraryGetModule" => cuLibraryGetModule as unsafe extern "C" fn(_, _) -> _,
+    "cuLibraryGetGlobal" => cuLibraryGetGlobal as unsafe extern "C" fn(_, _, _, _) -> _,
+    "cuLibraryGetManaged" => cuLibraryGetManaged as unsafe extern "C" fn(_, _, _, _) -> _,
+    "cuKernelGetFunction" => cuKernelGetFunction as unsafe extern "C" fn(_, _) -> _,
+    "cuKernelGetLibrary" => cuKernelGetLibrary as unsafe extern "C" fn(_, _) -> _,
+    "cuKernelGetAttribute" => cuKernelGetAttribute as unsafe extern "C" fn(_, _, _, _) -> _,
+    "cuKernelSetAttribute" => cuKernelSetAttribute as extern "C" fn(_, _, _, _) -> _,
+    "cuKernelSetCacheConfig" => cuKernelSetCacheConfig as extern "C" fn(_, _, _) -> _,
+    "cuKernelGetName" => cuKernelGetName as unsafe extern "C" fn(_, _) -> _,
+    "cuKernelGetParamInfo" => cuKernelGetParamInfo as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuOccupancyMaxActiveBlocksPerMultiprocessor" => cuOccupancyMaxActiveBlocksPerMultiprocessor as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags" => cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags as unsafe extern "C" fn(_, _, _, _, _) -> _,
     "cuOccupancyMaxPotentialBlockSize" => cuOccupancyMaxPotentialBlockSize as unsafe extern "C" fn(_, _, _, _, _, _) -> _,

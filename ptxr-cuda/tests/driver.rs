@@ -1,0 +1,112 @@
+//! The driver library as programs use it: C programs built against NVIDIA's `cuda.h` and
+//! linked with `-lcuda`, and Python through NVIDIA's cuda-bindings and numba-cuda, all
+//! with this build's `libcuda.so.1` first on the loader's path. Expected results are
+//! computed by each program on the host (or NumPy); expected error codes are those CUDA's
+//! documentation gives (ptxr-cuda/tests/c/errors.c). The CUDA headers, NVRTC, cuda-bindings
+//! and numba-cuda come from the project's venv (scripts/setup.sh).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// target/<profile>, where this test's libcuda.so and the libcuda.so.1 link are.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    assert!(dir.join("libcuda.so").exists(), "{} has no libcuda.so", dir.display());
+    let link = dir.join("libcuda.so.1");
+    if !link.exists() {
+        // build.rs makes the link when the package builds; a cleaned tree may lack it.
+        let _ = std::os::unix::fs::symlink("libcuda.so", &link);
+    }
+    dir
+}
+
+fn site_packages() -> PathBuf {
+    let lib = root().join(".venv/lib");
+    let py = std::fs::read_dir(&lib).unwrap_or_else(|_| panic!("{}: no venv; run scripts/setup.sh", lib.display())).filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().starts_with("python3")).expect("a python3.* venv");
+    py.path().join("site-packages")
+}
+
+fn nvidia(sub: &str) -> PathBuf {
+    let p = site_packages().join("nvidia").join(sub);
+    assert!(p.exists(), "{} missing: run scripts/setup.sh", p.display());
+    p
+}
+
+/// Builds a C program against cuda.h (and NVRTC if `nvrtc`) and ptxr's libcuda.
+fn build_c(src: &Path, out: &Path, nvrtc: bool) {
+    let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    cmd.arg(src).arg("-o").arg(out).arg("-I").arg(nvidia("cuda_runtime/include")).arg("-L").arg(lib_dir()).arg("-lcuda").arg("-lm");
+    if nvrtc {
+        let lib = nvidia("cuda_nvrtc/lib");
+        cmd.arg("-I").arg(nvidia("cuda_nvrtc/include")).arg("-L").arg(&lib).arg("-l:libnvrtc.so.12").arg(format!("-Wl,-rpath,{}", lib.display()));
+    }
+    let st = cmd.status().expect("run cc");
+    assert!(st.success(), "cc {} failed", src.display());
+}
+
+/// Runs `cmd` with this build's driver library and `cache` as the module cache.
+fn run(mut cmd: Command, cache: &Path) -> (bool, String) {
+    cmd.env("LD_LIBRARY_PATH", lib_dir()).env("PTXR_CACHE_DIR", cache);
+    let out = cmd.output().expect("run program");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+#[test]
+fn c_program_with_nvrtc_streams_and_events() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("driver_api");
+    build_c(&root().join("examples/driver/driver_api.c"), &exe, true);
+    let cache = tmp.path().join("cache");
+    let (ok, text) = run(Command::new(&exe), &cache);
+    assert!(ok && text.contains("PASSED"), "{text}");
+    assert!(text.contains("1048576/1048576 elements correct"), "{text}");
+    // The module was compiled once and cached: a second run finds it and compiles nothing.
+    let so: Vec<_> = std::fs::read_dir(&cache).unwrap().filter_map(|e| e.ok()).filter(|e| e.path().extension().map_or(false, |x| x == "so")).collect();
+    assert_eq!(so.len(), 1, "one compiled module in the cache");
+    let stamp = so[0].metadata().unwrap().modified().unwrap();
+    let (ok, text) = run(Command::new(&exe), &cache);
+    assert!(ok && text.contains("PASSED"), "{text}");
+    assert_eq!(std::fs::metadata(so[0].path()).unwrap().modified().unwrap(), stamp, "the cached module was used, not rebuilt");
+}
+
+#[test]
+fn error_codes_are_cudas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("errors");
+    build_c(&root().join("ptxr-cuda/tests/c/errors.c"), &exe, false);
+    let mut cmd = Command::new(&exe);
+    cmd.env("PTXR_LAUNCH_TIMEOUT", "0.5");
+    let (ok, text) = run(cmd, &tmp.path().join("cache"));
+    assert!(ok && text.contains("PASSED"), "{text}");
+    // ptxr's message for each failure is printed once, with the PTX position.
+    assert!(text.contains(".ptx:5:3: error: unknown instruction `frobnicate`"), "{text}");
+    assert!(text.contains("in kernel `traps`, CTA (0,0,0), thread (0,0,0): error: `trap` executed"), "{text}");
+    assert!(text.contains("kernel `spins`: launch timed out after 0.5 s"), "{text}");
+}
+
+fn python(script: &str, cache: &Path) -> (bool, String) {
+    let py = root().join(".venv/bin/python");
+    let mut cmd = Command::new(py);
+    cmd.arg("-W").arg("ignore").arg(root().join(script));
+    run(cmd, cache)
+}
+
+#[test]
+fn cuda_bindings_driver_api() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ok, text) = python("examples/driver/bindings_saxpy.py", tmp.path());
+    assert!(ok && text.contains("saxpy 100000/100000 correct"), "{text}");
+}
+
+#[test]
+fn numba_cuda_kernels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ok, text) = python("examples/driver/numba_kernels.py", tmp.path());
+    assert!(ok && text.contains("PASSED"), "{text}");
+}
