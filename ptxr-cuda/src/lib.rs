@@ -32,6 +32,7 @@ pub mod library;
 pub mod memory;
 pub mod module;
 pub mod proc;
+pub mod runtime;
 pub mod stream;
 
 use std::ffi::{c_char, c_int, c_void};
