@@ -6,6 +6,7 @@
 
 pub mod buildscript;
 pub mod capi;
+pub mod cudacc;
 pub mod codegen;
 pub mod driver;
 pub mod ir;

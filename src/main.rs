@@ -89,6 +89,14 @@ enum Cmd {
         #[arg(long)]
         timeout: Option<f64>,
     },
+    /// Compile CUDA C++ programs (.cu with host code and kernels) like nvcc, into executables
+    /// that run on this CPU through ptxr's CUDA runtime library: `ptxr cuda app.cu -o app`.
+    /// Options: -o FILE, -c, --ptx, -I DIR, -D NAME[=V], -U NAME, -O0..-O3, -arch=sm_XX
+    /// (default sm_80), -std=c++NN, -g, -L DIR, -lNAME, -Xcompiler A,B, -v (docs/cuda.md).
+    Cuda {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
+    },
     /// PTX → ptxr → LLVM NVPTX → PTX': validate PTX' with ptxas, run both on the CPU on the
     /// same seeded inputs and compare every output byte. FILE.ll: LLVM IR → NVPTX → PTX, then
     /// that PTX's round trip.
@@ -135,6 +143,7 @@ fn main() -> ExitCode {
     ptxr::runtime::set_guarded_buffers(true);
     let r = match cli.cmd {
         Cmd::Check { files } => check(&files),
+        Cmd::Cuda { args } => ptxr::cudacc::Options::parse(&args).and_then(|o| ptxr::cudacc::compile(&o)),
         Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if set_exec(&exec).is_err() => Err(anyhow::anyhow!("--exec takes auto, simd or thread, not `{exec}`")),
         Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
