@@ -24,9 +24,12 @@ if ! "$venv/bin/python" -c 'import nvidia.cuda_nvcc, nvidia.cuda_nvrtc' 2>/dev/n
   echo "setup: installing ptxas and NVRTC into .venv" >&2
   "$venv/bin/pip" install -q --disable-pip-version-check 'nvidia-cuda-nvcc-cu12==12.9.*' 'nvidia-cuda-nvrtc-cu12==12.9.*'
 fi
-# The CUDA headers (cuda.h for the driver API library's C tests), NVIDIA's Python bindings
+# The CUDA headers (cuda.h for the driver API library's C tests, cuda_runtime.h for
+# `ptxr cuda`), NVIDIA's Python bindings
 # of the driver API (cuda.bindings.driver) and numba-cuda: run against ptxr's libcuda.so.1.
-if ! "$venv/bin/python" -c 'import nvidia.cuda_runtime, cuda.bindings.driver, numba_cuda' 2>/dev/null; then
+# nvidia-cuda-cccl-cu12 has libcu++/CUB/Thrust headers, which `ptxr cuda` programs using
+# cooperative groups need.
+if ! "$venv/bin/python" -c 'import nvidia.cuda_runtime, nvidia.cuda_cccl, cuda.bindings.driver, numba_cuda' 2>/dev/null; then
   echo "setup: installing the CUDA headers, cuda-bindings and numba-cuda into .venv" >&2
-  "$venv/bin/pip" install -q --disable-pip-version-check 'nvidia-cuda-runtime-cu12==12.9.*' 'cuda-bindings==12.9.*' 'numba-cuda==0.30.*'
+  "$venv/bin/pip" install -q --disable-pip-version-check 'nvidia-cuda-runtime-cu12==12.9.*' 'nvidia-cuda-cccl-cu12==12.9.*' 'cuda-bindings==12.9.*' 'numba-cuda==0.30.*'
 fi

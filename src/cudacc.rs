@@ -128,7 +128,8 @@ fn venv() -> Option<PathBuf> {
 /// A CUDA installation as clang expects one (`include/`, `nvvm/libdevice/`), assembled
 /// from NVIDIA's wheels in the venv (`nvidia-cuda-runtime-cu12`: headers;
 /// `nvidia-cuda-nvcc-cu12`: `crt/` headers and libdevice): links in
-/// `<venv>/ptxr-cuda-root`, made on first use. `$PTXR_CUDA_ROOT` names another one.
+/// `<venv>/ptxr-cuda-root`, made on first use; `nvidia-cuda-cccl-cu12`: libcu++, CUB and
+/// Thrust, which cooperative groups need. `$PTXR_CUDA_ROOT` names another one.
 pub fn cuda_root() -> Result<PathBuf> {
     if let Some(r) = std::env::var_os("PTXR_CUDA_ROOT") {
         return Ok(PathBuf::from(r));
@@ -137,14 +138,15 @@ pub fn cuda_root() -> Result<PathBuf> {
     let lib = venv.join("lib");
     let site = std::fs::read_dir(&lib).ok().and_then(|d| d.filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().starts_with("python3"))).map(|e| e.path().join("site-packages")).ok_or_else(|| anyhow!("{}: no python3.* site-packages", lib.display()))?;
     let nv = site.join("nvidia");
-    let (rt_inc, nvcc_inc, libdevice) = (nv.join("cuda_runtime/include"), nv.join("cuda_nvcc/include"), nv.join("cuda_nvcc/nvvm/libdevice"));
-    for p in [&rt_inc, &nvcc_inc, &libdevice] {
+    let (rt_inc, nvcc_inc, cccl_inc, libdevice) = (nv.join("cuda_runtime/include"), nv.join("cuda_nvcc/include"), nv.join("cuda_cccl/include"), nv.join("cuda_nvcc/nvvm/libdevice"));
+    for p in [&rt_inc, &nvcc_inc, &cccl_inc, &libdevice] {
         if !p.is_dir() {
             bail!("{} missing: run scripts/setup.sh", p.display());
         }
     }
     let root = venv.join("ptxr-cuda-root");
-    let stamp = root.join("ptxr-root-complete");
+    // The stamp names what the root holds: a root made by an older ptxr is made again.
+    let stamp = root.join("ptxr-root-v2");
     if stamp.exists() {
         return Ok(root);
     }
@@ -153,8 +155,11 @@ pub fn cuda_root() -> Result<PathBuf> {
     std::fs::create_dir_all(tmp.join("include"))?;
     std::fs::create_dir_all(tmp.join("nvvm"))?;
     std::fs::create_dir_all(tmp.join("bin"))?;
-    for dir in [&rt_inc, &nvcc_inc] {
+    for dir in [&rt_inc, &nvcc_inc, &cccl_inc] {
         for e in std::fs::read_dir(dir)?.filter_map(|e| e.ok()) {
+            if e.file_name().to_string_lossy().starts_with("__") {
+                continue;
+            }
             let to = tmp.join("include").join(e.file_name());
             if !to.exists() {
                 std::os::unix::fs::symlink(e.path(), &to)?;
@@ -165,7 +170,10 @@ pub fn cuda_root() -> Result<PathBuf> {
     // part of ptxr's setup, so an empty one stands in for it.
     std::fs::write(tmp.join("include/curand_mtgp32_kernel.h"), "// ptxr: cuRAND's device API is not installed\n")?;
     std::os::unix::fs::symlink(&libdevice, tmp.join("nvvm/libdevice"))?;
-    std::fs::write(tmp.join("ptxr-root-complete"), "")?;
+    std::fs::write(tmp.join("ptxr-root-v2"), "")?;
+    if root.exists() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
     match std::fs::rename(&tmp, &root) {
         Ok(()) => {}
         Err(_) if stamp.exists() => {

@@ -110,3 +110,42 @@ fn numba_cuda_kernels() {
     let (ok, text) = python("examples/driver/numba_kernels.py", tmp.path());
     assert!(ok && text.contains("PASSED"), "{text}");
 }
+
+/// The CUDA C++ programs of examples/cuda, built by `ptxr cuda` (the library function
+/// behind the command) and run: each checks its own results against the host's and prints
+/// PASSED.
+#[test]
+fn cuda_programs_built_by_ptxr_cuda() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = root().join("examples/cuda");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().map_or(false, |x| x == "cu")).collect();
+    programs.sort();
+    assert!(programs.len() >= 5, "{programs:?}");
+    for src in programs {
+        let exe = tmp.path().join(src.file_stem().unwrap());
+        let args: Vec<String> = vec![src.display().to_string(), "-o".into(), exe.display().to_string()];
+        let mut o = ptxr::cudacc::Options::parse(&args).unwrap();
+        o.runtime_dir = Some(lib_dir());
+        ptxr::cudacc::compile(&o).unwrap_or_else(|e| panic!("ptxr cuda {}: {e:#}", src.display()));
+        let (ok, text) = run(Command::new(&exe), &tmp.path().join("cache"));
+        assert!(ok && text.contains("PASSED"), "{}:\n{text}", src.display());
+        if src.ends_with("printf_assert.cu") {
+            for line in ["block 0 of 3 says 7", "block 1 of 3 says 14", "block 2 of 3 says 21"] {
+                assert!(text.contains(line), "{text}");
+            }
+            assert!(text.contains("Assertion `v[i] > 0` failed"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn ptxr_cuda_options() {
+    let p = |a: &[&str]| ptxr::cudacc::Options::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let o = p(&["-arch=sm_90", "-O2", "-I", "inc", "-DN=4", "-c", "a.cu", "-o", "a.o", "-lfoo", "-Xcompiler", "-Wall,-fPIC"]).unwrap();
+    assert_eq!((o.arch.as_str(), o.opt.as_str(), o.compile_only), ("sm_90", "2", true));
+    assert_eq!((o.includes, o.defines, o.libs, o.host_args), (vec!["inc".to_string()], vec!["N=4".to_string()], vec!["foo".to_string()], vec!["-Wall".to_string(), "-fPIC".to_string()]));
+    assert_eq!(p(&["--gpu-architecture", "compute_75", "x.cu"]).unwrap().arch, "sm_75");
+    assert!(p(&["--frobnicate", "a.cu"]).unwrap_err().to_string().contains("unknown option `--frobnicate`"));
+    assert!(p(&["-O"]).is_err());
+    assert!(p(&[]).unwrap_err().to_string().contains("no input files"));
+}
