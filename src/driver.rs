@@ -225,20 +225,25 @@ pub fn kernels_of(src: &SourceFile) -> Result<Vec<KernelInfo>> {
     Ok(c.kernels)
 }
 
+/// The errors of functions compiled as stubs (`codegen::compile_lenient`), as (line,
+/// column, message) for the runtime's reports.
+fn deferred_errors(src: &SourceFile, c: &crate::codegen::Compiled) -> Vec<(u32, u32, String)> {
+    c.deferred
+        .iter()
+        .map(|d| {
+            let (l, col, _) = crate::syntax::diag::line_col(&src.text, d.span.start as usize);
+            (l as u32, col as u32, d.message.clone())
+        })
+        .collect()
+}
+
 /// Compiles `src` for the host and loads it for launching. A function that cannot be
 /// compiled (an instruction ptxr does not support) does not stop the module's other kernels
 /// from running: launching a kernel that reaches it reports its error.
 pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     let ctx = Context::create();
     let c = lower_with(&ctx, src, true)?;
-    let deferred = c
-        .deferred
-        .iter()
-        .map(|d| {
-            let (l, col, _) = crate::syntax::diag::line_col(&src.text, d.span.start as usize);
-            (l as u32, col as u32, d.message.clone())
-        })
-        .collect();
+    let deferred = deferred_errors(src, &c);
     let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
     target::optimize(&c.module, &tm, opt)?;
     let buf = tm.write_to_memory_buffer(&c.module, inkwell::targets::FileType::Object).map_err(|e| anyhow!("code generation failed: {e}"))?;
@@ -266,14 +271,7 @@ pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedMo
     let ast = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
     let ctx = Context::create();
     let c = lower_with(&ctx, src, true)?;
-    let deferred = c
-        .deferred
-        .iter()
-        .map(|d| {
-            let (l, col, _) = crate::syntax::diag::line_col(&src.text, d.span.start as usize);
-            (l as u32, col as u32, d.message.clone())
-        })
-        .collect();
+    let deferred = deferred_errors(src, &c);
     let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
     let td = tm.get_target_data();
     let mut globals = Vec::new();
