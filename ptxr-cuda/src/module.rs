@@ -452,40 +452,115 @@ pub unsafe extern "C" fn cuLinkAddFile_v2(state: *mut c_void, ty: c_int, path: *
     })
 }
 
+/// The name a top-level PTX declaration or definition declares: the identifier after
+/// `.func`/`.entry` (past a return parameter list) or, for a variable, the last identifier
+/// before `[`, `=` or `;`.
+fn declared_name(decl: &str) -> Option<String> {
+    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.')).collect() };
+    for kw in [".func", ".entry"] {
+        if let Some(k) = decl.find(kw) {
+            let mut rest = decl[k + kw.len()..].trim_start();
+            if rest.starts_with('(') {
+                let mut depth = 0;
+                let end = rest.char_indices().find(|&(_, c)| {
+                    depth += (c == '(') as i32 - (c == ')') as i32;
+                    depth == 0
+                })?;
+                rest = rest[end.0 + 1..].trim_start();
+            }
+            let n = ident(rest);
+            return (!n.is_empty()).then_some(n);
+        }
+    }
+    let head = decl.split(|c| matches!(c, '[' | '=' | ';')).next()?;
+    let n = head.split_whitespace().last()?.to_string();
+    (!n.is_empty() && !n.starts_with('.')).then_some(n)
+}
+
+/// Splits PTX text into top-level items: a declaration ending with `;` outside any block,
+/// or everything from a function header to the end of its body, or a single other line.
+fn top_level_items(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let (mut cur, mut depth, mut paren) = (String::new(), 0i32, 0i32);
+    for line in text.lines() {
+        cur.push_str(line);
+        cur.push('\n');
+        let code = line.split("//").next().unwrap_or("");
+        for c in code.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                '(' => paren += 1,
+                ')' => paren -= 1,
+                _ => {}
+            }
+        }
+        let t = code.trim_end();
+        let started_func = cur.contains(".func") || cur.contains(".entry");
+        let complete = depth <= 0 && paren <= 0 && (t.ends_with(';') || t.ends_with('}') || !started_func || t.is_empty());
+        if complete {
+            items.push(std::mem::take(&mut cur));
+            depth = 0;
+            paren = 0;
+        }
+    }
+    if !cur.is_empty() {
+        items.push(cur);
+    }
+    items
+}
+
 /// One PTX input is the linked image as it is. Several are merged into one module: the
-/// first input's `.version`/`.target`/`.address_size`, then every input's declarations,
-/// where an `.extern` declaration of a function that another input defines is dropped.
+/// highest `.version` of the inputs with the first input's `.target` and `.address_size`,
+/// then every input's items in order, where an `.extern` declaration is dropped when
+/// another input defines the name or an earlier input declared it already.
 fn merge(inputs: &[String]) -> String {
     if inputs.len() == 1 {
         return inputs[0].clone();
     }
-    let header = |l: &str| {
-        let t = l.trim_start();
-        t.starts_with(".version") || t.starts_with(".target") || t.starts_with(".address_size")
-    };
-    let mut out = String::new();
-    for l in inputs[0].lines().filter(|l| header(l)) {
-        out.push_str(l);
-        out.push('\n');
-    }
-    for text in inputs {
-        let mut skip = false;
-        for l in text.lines() {
-            if header(l) {
-                continue;
+    let directive = |item: &str, d: &str| item.trim_start().starts_with(d);
+    let is_header = |item: &str| [".version", ".target", ".address_size"].iter().any(|d| directive(item, d));
+    let items: Vec<Vec<String>> = inputs.iter().map(|t| top_level_items(t)).collect();
+    let mut defined = std::collections::HashSet::new();
+    for item in items.iter().flatten() {
+        let t = item.trim_start();
+        if !t.starts_with(".extern") && !is_header(t) && !t.starts_with("//") {
+            if let Some(n) = declared_name(t) {
+                defined.insert(n);
             }
-            let t = l.trim_start();
-            if t.starts_with(".extern .func") || t.starts_with(".extern .entry") {
-                skip = !t.ends_with(';');
-                continue;
-            }
-            if skip {
-                skip = !t.ends_with(';');
-                continue;
-            }
-            out.push_str(l);
-            out.push('\n');
         }
+    }
+    let version = items
+        .iter()
+        .flatten()
+        .filter(|i| directive(i, ".version"))
+        .filter_map(|i| {
+            let v = i.split_whitespace().nth(1)?;
+            let (a, b) = v.split_once('.')?;
+            Some(((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?), i.clone()))
+        })
+        .max_by_key(|(v, _)| *v)
+        .map(|(_, i)| i);
+    let mut out = String::new();
+    if let Some(v) = version {
+        out.push_str(&v);
+    }
+    for item in items[0].iter().filter(|i| directive(i, ".target") || directive(i, ".address_size")) {
+        out.push_str(item);
+    }
+    let mut declared = std::collections::HashSet::new();
+    for item in items.iter().flatten() {
+        if is_header(item) {
+            continue;
+        }
+        if item.trim_start().starts_with(".extern") {
+            if let Some(n) = declared_name(item) {
+                if defined.contains(&n) || !declared.insert(n) {
+                    continue;
+                }
+            }
+        }
+        out.push_str(item);
     }
     out
 }
@@ -838,4 +913,33 @@ pub unsafe extern "C" fn cuLaunchKernelEx(cfg: *const LaunchConfig, f: *mut c_vo
         }
         launch(f, c.grid, c.block, c.smem, c.stream, params, extra)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_declarations() {
+        assert_eq!(declared_name(".extern .func  (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n);").as_deref(), Some("malloc"));
+        assert_eq!(declared_name(".visible .func _Z3fooi(.param .b32 p)").as_deref(), Some("_Z3fooi"));
+        assert_eq!(declared_name(".visible .entry k(").as_deref(), Some("k"));
+        assert_eq!(declared_name(".extern .global .align 4 .b8 table[16];").as_deref(), Some("table"));
+        assert_eq!(declared_name(".global .align 4 .u32 counter = 7;").as_deref(), Some("counter"));
+    }
+
+    #[test]
+    fn linking_several_ptx_inputs() {
+        let a = ".version 7.0\n.target sm_80\n.address_size 64\n.extern .func (.param .b32 r) helper(.param .b32 x);\n.extern .func (.param .b64 r) malloc\n(\n.param .b64 n\n);\n.visible .entry k(.param .u64 p)\n{\n\tret;\n}\n";
+        let b = ".version 8.0\n.target sm_80\n.address_size 64\n.extern .func (.param .b64 r) malloc\n(\n.param .b64 n\n);\n.visible .func (.param .b32 r) helper(.param .b32 x)\n{\n\tret;\n}\n";
+        let m = merge(&[a.to_string(), b.to_string()]);
+        // The highest version; helper's declaration gives way to its definition; malloc is
+        // declared once.
+        assert!(m.starts_with(".version 8.0\n.target sm_80\n.address_size 64\n"), "{m}");
+        assert!(!m.contains(".extern .func (.param .b32 r) helper"), "{m}");
+        assert_eq!(m.matches("malloc").count(), 1, "{m}");
+        assert!(m.contains(".visible .entry k") && m.contains(".visible .func (.param .b32 r) helper"), "{m}");
+        let src = ptxr::SourceFile { name: "linked.ptx".into(), text: m };
+        ptxr::check_source(&src).unwrap_or_else(|e| panic!("{e}"));
+    }
 }

@@ -271,7 +271,9 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         (true, None) => (ncta / (16 * rayon::current_num_threads().max(1) as u64)).clamp(1, 16),
     };
     let ngroups = ncta.div_ceil(group);
-    let frame_words = if k.uses_sync { (k.frame_size as usize * lanes * group as usize + 15) / 16 } else { 0 };
+    let falign = frame_align(k.frame_size);
+    // Slack to align the frames (`frame_align`).
+    let frame_words = if k.uses_sync { (k.frame_size as usize * lanes * group as usize + 15) / 16 + falign / 16 } else { 0 };
     let uses_sync = k.uses_sync;
     // The slots are written only on the way to the runtime's `resolve`: after a CTA that
     // never called it (every collective completed in generated code) they are still clear.
@@ -312,7 +314,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 if *dirty {
                     slots.iter_mut().for_each(|s| *s = abi::SyncSlot::default());
                 }
-                ctx.frames = frames.as_mut_ptr() as *mut u8;
+                let p = frames.as_mut_ptr() as *mut u8;
+                ctx.frames = p.wrapping_add(p.align_offset(falign));
                 ctx.slots = slots.as_mut_ptr();
                 ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
             }
@@ -407,6 +410,17 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         return Err(LaunchError(msg));
     }
     Ok(())
+}
+
+/// The alignment of a launch's thread frames: the largest power of two that divides the
+/// frame size, from 16 to 4096. Generated code makes the frame size a multiple of the
+/// largest alignment its `.local` variables ask for, so that each thread's copy of them is
+/// aligned (the C runtime does the same).
+pub fn frame_align(frame_size: u32) -> usize {
+    if frame_size == 0 {
+        return 16;
+    }
+    (1usize << frame_size.trailing_zeros()).clamp(16, 4096)
 }
 
 /// One parameter of a kernel compiled ahead of time (see [`KernelDesc`]).

@@ -158,6 +158,10 @@ pub struct SyncState<'ctx> {
     pub frame_b: Builder<'ctx>,
     pub frame_t: PointerValue<'ctx>,
     pub frame_size: u32,
+    /// The largest alignment a `.local` variable in the frame asks for (at least 16): the
+    /// frame stride is a multiple of it, and the runtime aligns the frames to the largest
+    /// power of two dividing the frame size (`ptxr_runtime::frame_align`).
+    pub frame_align: u32,
     /// The block that advances to the next thread.
     pub next_bb: BasicBlock<'ctx>,
     pub cases: Vec<(u32, BasicBlock<'ctx>)>,
@@ -577,7 +581,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches);
     }
     Ok(kernel_info.map(|mut k| {
-        k.static_smem = e.m.shared_size;
+        k.static_smem = e.m.shared_size + if e.m.shared_align > 16 { e.m.shared_align - 16 } else { 0 };
         k.frame_size = frame_size;
         k.uses_sync = e.sync.is_some() || warp_frame.is_some();
         k.cta_group = cta_group;
@@ -788,8 +792,20 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let pt = self.ctx().ptr_type(AddressSpace::default());
         let v = self.alloca_b.build_load(pt, fp, "shared").unwrap();
         self.invariant(v);
-        self.shared_base = Some(v.into_pointer_value());
-        v.into_pointer_value()
+        let mut p = v.into_pointer_value();
+        // PTX ISA 5.4.5 `.align`: the runtime's window is 16-byte aligned; a variable that
+        // asks for more gets it from a base moved up to the module's largest alignment
+        // (the slack is counted in the kernel's static shared memory).
+        let a = self.m.shared_align;
+        if a > 16 {
+            let i64t = self.ctx().i64_type();
+            let addr = self.alloca_b.build_ptr_to_int(p, i64t, "").unwrap();
+            let neg = self.alloca_b.build_int_neg(addr, "").unwrap();
+            let pad = self.alloca_b.build_and(neg, i64t.const_int(a as u64 - 1, false), "").unwrap();
+            p = unsafe { self.alloca_b.build_in_bounds_gep(self.ctx().i8_type(), p, &[pad], "shared.aligned").unwrap() };
+        }
+        self.shared_base = Some(p);
+        p
     }
 
     pub fn cta_ptr_field(&mut self, fld: u32) -> PointerValue<'ctx> {
@@ -818,6 +834,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 None => {
                     let off = (st.frame_size + align - 1) / align * align;
                     st.frame_size = off + size.max(1);
+                    st.frame_align = st.frame_align.max(align);
                     st.storage_log.push(Storage::Frame(off));
                     off
                 }

@@ -107,6 +107,10 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// Function-scope `.shared` variables: (function, name) → offset.
     pub fn_shared: HashMap<(&'a str, &'a str), (u32, Type)>,
     pub shared_size: u32,
+    /// The largest `.align` of a `.shared` variable (at least 16): the window's base is
+    /// aligned to it in generated code (`FnEmitter::shared_base`), with the slack counted in
+    /// the kernels' static shared memory.
+    pub shared_align: u32,
     pub errors: Vec<Diagnostic>,
     /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
     /// intrinsics, NVPTX address spaces) instead of CPU code.
@@ -186,7 +190,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false };
+    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -214,6 +218,7 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
                         m.fn_shared_g.insert((f.name.name, v.name.name), g);
                         continue;
                     }
+                    m.shared_align = m.shared_align.max(decl_align(v).next_power_of_two());
                     if v.linkage == Some(ast::Linkage::Extern) {
                         m.fn_shared.insert((f.name.name, v.name.name), (u32::MAX, v.ty));
                         continue;
@@ -225,7 +230,9 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             }
         }
     }
-    m.shared_size = align_up(m.shared_size, 16);
+    // Dynamic shared memory follows the static variables, at the largest alignment any
+    // shared variable asks for.
+    m.shared_size = align_up(m.shared_size, m.shared_align);
     for item in &ast.items {
         if let Item::Func(f) = item {
             if let Some(body) = &f.body {
@@ -394,6 +401,7 @@ impl<'ctx, 'a> ModCtx<'ctx, 'a> {
                     self.globals.insert(v.name.name, GlobalSym::Mem(g));
                 }
                 StateSpace::Shared => {
+                    self.shared_align = self.shared_align.max(decl_align(v).next_power_of_two());
                     if v.linkage == Some(ast::Linkage::Extern) {
                         // Dynamic shared memory: placed after the static window at launch.
                         self.globals.insert(v.name.name, GlobalSym::Shared(u32::MAX));

@@ -444,6 +444,7 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         frame_b: ctx.create_builder(),
         frame_t: null,
         frame_size: 0,
+        frame_align: 16,
         next_bb: body,
         cases: Vec::new(),
         next_site: 1,
@@ -925,7 +926,10 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // one keeps the CTA-wide passes (its warp copies stay unreachable).
     let warp_bytes = 32 * ((columns + 15) / 16 * 16);
     let warp_ok = st.warp.is_some() && warp_bytes <= MAX_WARP_AREA;
-    let stride = (st.frame_size + 15) / 16 * 16;
+    // A multiple of the largest alignment a `.local` variable asks for (PTX ISA 5.4.5
+    // `.align`): the runtime aligns the frames to it, so every thread's copy is aligned.
+    let fa = st.frame_align.max(16);
+    let stride = (st.frame_size + fa - 1) / fa * fa;
     st.frame_size_global.set_initializer(&i64t.const_int(stride as u64, false));
     // The general loop's dispatch: a switch on the thread's resume point.
     let general = st.general.unwrap();
@@ -1307,7 +1311,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             e.b.build_store(p, e.b.build_int_add(base, off.into_int_value(), "").unwrap()).unwrap();
         }
     }
-    stride.max(16) + (columns + 15) / 16 * 16
+    let fa = e.sync.as_ref().map_or(16, |st| st.frame_align.max(16));
+    stride.max(16) + (columns + fa - 1) / fa * fa
 }
 
 /// A save or reload of an induction register, emitted after the rest of the scheduler

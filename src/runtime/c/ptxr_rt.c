@@ -743,7 +743,11 @@ static void run_cta(void *vl, uint32_t i) {
         /* One frame slot per lane of each warp (a row of the block in runs of 32 threads:
          * warp-vector kernels keep a frame of 32 slots per warp). */
         size_t lanes = ((size_t)cfg->block[0] + 31) / 32 * 32 * cfg->block[1] * cfg->block[2];
-        size_t fbytes = ((size_t)k->frame_size * lanes * l->group + 15) / 16 * 16;
+        /* Frames are aligned to the largest power of two dividing the frame size (16 to
+         * 4096): generated code makes the size a multiple of its .local alignments. */
+        size_t falign = 16;
+        while (falign < 4096 && k->frame_size % (falign * 2) == 0 && k->frame_size != 0) falign *= 2;
+        size_t fbytes = ((size_t)k->frame_size * lanes * l->group + 15) / 16 * 16 + falign;
         size_t sbytes = nthreads * sizeof(SyncSlot);
         uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
         if (sbytes > tls.slots_cap) tls.slots_clean = 0;
@@ -753,7 +757,7 @@ static void run_cta(void *vl, uint32_t i) {
             memset(slots, 0, sbytes);
             tls.slots_clean = sbytes;
         }
-        ctx.frames = frames;
+        ctx.frames = frames + ((falign - (uintptr_t)frames % falign) % falign);
         ctx.slots = slots;
         ctx.sched = &sched;
     }
