@@ -261,6 +261,8 @@ pub struct SharedModule {
     /// Module-scope `.global` and `.const` variables: name and size in bytes. The library
     /// exports each one's address as the pointer variable `__ptxr_var.<name>`.
     pub globals: Vec<(String, u64)>,
+    /// Bytes of the module's `.const` variables (`CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`).
+    pub const_bytes: u64,
 }
 
 /// Compiles `src` for the host at `opt` into the shared library `out`, as [`load`] does
@@ -275,6 +277,7 @@ pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedMo
     let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
     let td = tm.get_target_data();
     let mut globals = Vec::new();
+    let mut const_bytes = 0;
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     for item in &ast.items {
         let crate::syntax::ast::Item::Var(v) = item else { continue };
@@ -289,6 +292,9 @@ pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedMo
         let e = c.module.add_global(ptr_t, None, &format!("__ptxr_var.{}", v.name.name));
         e.set_initializer(&g.as_pointer_value());
         e.set_constant(true);
+        if v.space == crate::syntax::ast::StateSpace::Const {
+            const_bytes += size;
+        }
         globals.push((v.name.name.to_string(), size));
     }
     target::optimize(&c.module, &tm, opt)?;
@@ -296,7 +302,7 @@ pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedMo
     let o = dir.path().join("module.o");
     target::write_object(&c.module, &tm, &o)?;
     crate::runtime::link_shared(&o, out)?;
-    Ok(SharedModule { kernels: c.kernels, deferred, globals })
+    Ok(SharedModule { kernels: c.kernels, deferred, globals, const_bytes })
 }
 
 /// `ptxr compile --report`: per kernel, the execution path it takes and why, and what the

@@ -1,7 +1,7 @@
 //! Memory: `cuMemAlloc*`, `cuMemFree*`, `cuMemcpy*`, `cuMemset*`, `cuPointerGetAttribute*`.
 //!
 //! Device memory is host memory: a `CUdeviceptr` is the address of an allocation of this
-//! process. Every allocation (device, host, managed, registered host ranges, and the
+//! process (page-aligned mappings of their own, apart from the C heap). Every allocation (device, host, managed, registered host ranges, and the
 //! variables of loaded modules) is recorded with its bounds, so that a copy, a memset or a
 //! free of an address outside all of them returns `CUDA_ERROR_INVALID_VALUE` with a
 //! message, as a GPU's driver does, instead of corrupting memory.
@@ -31,8 +31,6 @@ pub struct Alloc {
 
 static MEM: Mutex<BTreeMap<u64, Alloc>> = Mutex::new(BTreeMap::new());
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-/// Allocations are aligned to 256 bytes, as `cudaMalloc`'s are.
-const ALIGN: usize = 256;
 
 fn mem() -> std::sync::MutexGuard<'static, BTreeMap<u64, Alloc>> {
     MEM.lock().unwrap_or_else(|e| e.into_inner())
@@ -59,15 +57,24 @@ fn alloc(size: usize, kind: Kind) -> Result<u64, CUresult> {
     if size == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    let layout = std::alloc::Layout::from_size_align(size, ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-    // Zeroed: a GPU's fresh memory is unspecified; zero keeps runs reproducible, and the
-    // kernel allocator's zero pages make it free for large allocations.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    if p.is_null() {
+    // Each allocation is its own anonymous mapping, away from the C heap: like a GPU's
+    // memory, a kernel that writes a little past a buffer (into the rest of its page) does
+    // not corrupt the host's heap, and one that writes far past it faults instead of
+    // silently overwriting unrelated host data. Fresh mappings are zero.
+    let len = map_len(size).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+    // SAFETY: a new private anonymous mapping; unmapped once, by `free`.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+    if p == libc::MAP_FAILED {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
     record(p as u64, size, kind);
     Ok(p as u64)
+}
+
+/// Bytes mapped for an allocation of `size` (whole pages).
+fn map_len(size: usize) -> Option<usize> {
+    let page = 4096usize.max(unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize);
+    size.checked_add(page - 1).map(|n| n / page * page)
 }
 
 fn free(p: u64, kinds: &[Kind]) -> Result<(), CUresult> {
@@ -89,7 +96,8 @@ fn free(p: u64, kinds: &[Kind]) -> Result<(), CUresult> {
             }
         }
     };
-    unsafe { std::alloc::dealloc(p as *mut u8, std::alloc::Layout::from_size_align_unchecked(a.size, ALIGN)) };
+    // SAFETY: `p` was mapped by `alloc` with this length and is forgotten above.
+    unsafe { libc::munmap(p as *mut c_void, map_len(a.size).unwrap_or(a.size)) };
     Ok(())
 }
 

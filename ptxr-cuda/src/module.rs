@@ -27,6 +27,10 @@ pub struct Kern {
     pub cta_group: bool,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// Declared static shared and per-thread local bytes (`KernelInfo::shared_bytes`,
+    /// `local_bytes`), for the function attributes.
+    pub shared_bytes: u32,
+    pub local_bytes: u32,
 }
 
 pub struct Module {
@@ -35,6 +39,8 @@ pub struct Module {
     /// Module-scope variables: name → (address, size).
     pub globals: HashMap<String, (u64, u64)>,
     deferred: Vec<(u32, u32, String)>,
+    /// Bytes of the module's `.const` variables.
+    pub const_bytes: u64,
     /// The PTX file messages refer to.
     file: String,
     funcs: Mutex<HashMap<String, usize>>,
@@ -101,10 +107,10 @@ fn cache_dir() -> PathBuf {
 
 fn write_meta(path: &Path, m: &ptxr::driver::SharedModule) -> std::io::Result<()> {
     use std::fmt::Write;
-    let mut s = String::from("ptxr-cuda-meta 1\n");
+    let mut s = format!("ptxr-cuda-meta 2\nconst {}\n", m.const_bytes);
     let dims = |d: Option<[u32; 3]>| d.map_or("-".to_string(), |d| format!("{},{},{}", d[0], d[1], d[2]));
     for k in &m.kernels {
-        let _ = writeln!(s, "kernel {} {} {} {} {} {} {} {}", k.name, k.param_size, k.static_smem, k.frame_size, k.uses_sync as u8, k.cta_group as u8, dims(k.reqntid), dims(k.maxntid));
+        let _ = writeln!(s, "kernel {} {} {} {} {} {} {} {} {} {}", k.name, k.param_size, k.static_smem, k.frame_size, k.uses_sync as u8, k.cta_group as u8, dims(k.reqntid), dims(k.maxntid), k.shared_bytes, k.local_bytes);
         for p in &k.params {
             let _ = writeln!(s, "param {} {}", p.offset, p.size);
         }
@@ -120,14 +126,15 @@ fn write_meta(path: &Path, m: &ptxr::driver::SharedModule) -> std::io::Result<()
     std::fs::rename(&tmp, path)
 }
 
-type Meta = (Vec<Kern>, Vec<(String, u64)>, Vec<(u32, u32, String)>);
+type Meta = (Vec<Kern>, Vec<(String, u64)>, Vec<(u32, u32, String)>, u64);
 
 fn read_meta(path: &Path) -> Option<Meta> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
-    if lines.next()? != "ptxr-cuda-meta 1" {
+    if lines.next()? != "ptxr-cuda-meta 2" {
         return None;
     }
+    let const_bytes = lines.next()?.strip_prefix("const ")?.parse().ok()?;
     let dims = |s: &str| -> Option<Option<[u32; 3]>> {
         if s == "-" {
             return Some(None);
@@ -141,7 +148,7 @@ fn read_meta(path: &Path) -> Option<Meta> {
         match f[0] {
             "kernel" => {
                 let f: Vec<&str> = l.split(' ').collect();
-                if f.len() != 9 {
+                if f.len() != 11 {
                     return None;
                 }
                 kernels.push(Kern {
@@ -154,6 +161,8 @@ fn read_meta(path: &Path) -> Option<Meta> {
                     cta_group: f[6] == "1",
                     reqntid: dims(f[7])?,
                     maxntid: dims(f[8])?,
+                    shared_bytes: f[9].parse().ok()?,
+                    local_bytes: f[10].parse().ok()?,
                 });
             }
             "param" => kernels.last_mut()?.params.push((f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?)),
@@ -162,7 +171,7 @@ fn read_meta(path: &Path) -> Option<Meta> {
             _ => return None,
         }
     }
-    Some((kernels, globals, deferred))
+    Some((kernels, globals, deferred, const_bytes))
 }
 
 fn kern_of(k: &ptxr::codegen::KernelInfo) -> Kern {
@@ -176,6 +185,8 @@ fn kern_of(k: &ptxr::codegen::KernelInfo) -> Kern {
         cta_group: k.cta_group,
         reqntid: k.reqntid,
         maxntid: k.maxntid,
+        shared_bytes: k.shared_bytes,
+        local_bytes: k.local_bytes,
     }
 }
 
@@ -201,7 +212,7 @@ fn load_ptx(text: &str, name_hint: Option<&str>) -> Result<Module, (CUresult, St
     };
     let file = ptx.display().to_string();
     let cached = if so.exists() { read_meta(&meta) } else { None };
-    let (kernels, globals, deferred) = match cached {
+    let (kernels, globals, deferred, const_bytes) = match cached {
         Some(m) => m,
         None => {
             let src = ptxr::SourceFile { name: file.clone(), text: text.to_string() };
@@ -209,7 +220,7 @@ fn load_ptx(text: &str, name_hint: Option<&str>) -> Result<Module, (CUresult, St
             let m = ptxr::driver::compile_shared(&src, 3, &tmp_so).map_err(|e| (CUDA_ERROR_INVALID_PTX, format!("{e:#}")))?;
             std::fs::rename(&tmp_so, &so).map_err(|e| (CUDA_ERROR_UNKNOWN, format!("{}: {e}", so.display())))?;
             let _ = write_meta(&meta, &m);
-            (m.kernels.iter().map(kern_of).collect(), m.globals, m.deferred)
+            (m.kernels.iter().map(kern_of).collect(), m.globals, m.deferred, m.const_bytes)
         }
     };
     let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| (CUDA_ERROR_UNKNOWN, format!("cannot open the compiled module {}: {e}", so.display())))?;
@@ -223,7 +234,7 @@ fn load_ptx(text: &str, name_hint: Option<&str>) -> Result<Module, (CUresult, St
             gmap.insert(name, (a, size));
         }
     }
-    Ok(Module { lib, kernels, globals: gmap, deferred, file, funcs: Mutex::new(HashMap::new()) })
+    Ok(Module { lib, kernels, globals: gmap, deferred, const_bytes, file, funcs: Mutex::new(HashMap::new()) })
 }
 
 /// A module image: NUL-terminated PTX text. A cubin (ELF) or fatbinary is refused with a
@@ -611,9 +622,9 @@ pub(crate) unsafe fn func_attribute(v: *mut c_int, attr: c_int, f: *mut c_void) 
             v,
             match attr {
                 0 => limit(k.reqntid).or(limit(k.maxntid)).unwrap_or(1024), // MAX_THREADS_PER_BLOCK
-                1 => k.static_smem as c_int,                                // SHARED_SIZE_BYTES
-                2 => 0,                                                     // CONST_SIZE_BYTES
-                3 => 0,                                                     // LOCAL_SIZE_BYTES
+                1 => k.shared_bytes as c_int,                               // SHARED_SIZE_BYTES
+                2 => func.module.const_bytes.min(i32::MAX as u64) as c_int, // CONST_SIZE_BYTES
+                3 => k.local_bytes as c_int,                                // LOCAL_SIZE_BYTES
                 4 => 32,                                                    // NUM_REGS
                 5 | 6 => major * 10 + minor,                                // PTX_VERSION, BINARY_VERSION
                 7 => 0,                                                     // CACHE_MODE_CA

@@ -585,6 +585,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         k.frame_size = frame_size;
         k.uses_sync = e.sync.is_some() || warp_frame.is_some();
         k.cta_group = cta_group;
+        (k.shared_bytes, k.local_bytes) = declared_bytes(e.m.ast, body);
         k
     }))
 }
@@ -603,6 +604,34 @@ fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<sup
         return None;
     }
     super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok()
+}
+
+/// (static `.shared` bytes of the module's variables and the kernel's own, `.local` bytes of
+/// the kernel's own), each variable at its alignment, as declared.
+fn declared_bytes(ast: &ast::Module, body: &[ast::Stmt]) -> (u32, u32) {
+    let add = |total: u64, v: &ast::VarDecl| -> u64 {
+        let a = decl_align(v) as u64;
+        (total + a - 1) / a * a + super::decl_size_exact(v)
+    };
+    let mut shared = 0u64;
+    for item in &ast.items {
+        if let ast::Item::Var(v) = item {
+            if v.space == StateSpace::Shared && v.linkage != Some(ast::Linkage::Extern) {
+                shared = add(shared, v);
+            }
+        }
+    }
+    let mut own = Vec::new();
+    super::collect_space(body, &[StateSpace::Shared, StateSpace::Local], &mut own);
+    let mut local = 0u64;
+    for v in own {
+        match v.space {
+            StateSpace::Shared if v.linkage != Some(ast::Linkage::Extern) => shared = add(shared, v),
+            StateSpace::Local => local = add(local, v),
+            _ => {}
+        }
+    }
+    (shared.min(u32::MAX as u64) as u32, local.min(u32::MAX as u64) as u32)
 }
 
 /// Parameter buffer layout of a kernel: each parameter at its natural (or declared) alignment.
@@ -627,7 +656,7 @@ fn kernel_layout(f: &ast::Function) -> KernelInfo {
             _ => {}
         }
     }
-    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, frame_size: 0, uses_sync: false, cta_group: false }
+    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, frame_size: 0, uses_sync: false, cta_group: false, shared_bytes: 0, local_bytes: 0 }
 }
 
 impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {

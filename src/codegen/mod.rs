@@ -78,6 +78,13 @@ pub struct KernelInfo {
     /// Whether one call of the CTA function may run a group of consecutive CTAs
     /// (`CtaCtx::group`; `codegen::warp::setup`).
     pub cta_group: bool,
+    /// Bytes of the static `.shared` variables the kernel can reach as declared (the
+    /// module's and its own, each at its alignment): what `cuFuncGetAttribute` reports as
+    /// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` (`static_smem` is the window, which also holds
+    /// other kernels' variables and alignment slack).
+    pub shared_bytes: u32,
+    /// Bytes of the kernel's own `.local` variables per thread (`LOCAL_SIZE_BYTES`).
+    pub local_bytes: u32,
 }
 
 /// Where a module-scope symbol lives.
