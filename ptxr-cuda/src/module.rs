@@ -431,6 +431,12 @@ pub unsafe extern "C" fn cuLinkCreate_v2(_n: u32, _opts: *const c_int, _vals: *m
 
 fn add_input(l: &Link, ty: c_int, bytes: &[u8], name: &str) -> Result<(), CUresult> {
     // CUjitInputType: 0 cubin, 1 PTX, 2 fatbinary, 3 object, 4 library, 5 NVVM (LTO IR)
+    // NVIDIA's device runtime library (cooperative groups' grid functions, device-side
+    // launches) is SASS: what ptxr supports of it, it provides itself, and a kernel that
+    // calls one of its functions ptxr lacks stops at launch with the function's name.
+    if matches!(ty, 3 | 4) && name.contains("cudadevrt") {
+        return Ok(());
+    }
     if ty != 1 {
         report(&format!("cuLinkAddData: input `{name}` is not PTX (CUjitInputType {ty}); ptxr links PTX inputs only"));
         return Err(CUDA_ERROR_NOT_SUPPORTED);
@@ -524,7 +530,9 @@ fn top_level_items(text: &str) -> Vec<String> {
 /// One PTX input is the linked image as it is. Several are merged into one module: the
 /// highest `.version` of the inputs with the first input's `.target` and `.address_size`,
 /// then every input's items in order, where an `.extern` declaration is dropped when
-/// another input defines the name or an earlier input declared it already.
+/// another input defines the name or an earlier input declared it already, and a `.weak`
+/// definition or `.common` variable when another input defines the name strongly or an
+/// earlier one defined it already (as a linker merges them).
 fn merge(inputs: &[String]) -> String {
     if inputs.len() == 1 {
         return inputs[0].clone();
@@ -559,14 +567,24 @@ fn merge(inputs: &[String]) -> String {
     for item in items[0].iter().filter(|i| directive(i, ".target") || directive(i, ".address_size")) {
         out.push_str(item);
     }
-    let mut declared = std::collections::HashSet::new();
+    // Definitions that a linker merges: `.weak` ones give way to a strong definition or to
+    // the first weak one, `.common` variables are one variable.
+    let mergeable = |item: &str| directive(item, ".weak") || directive(item, ".common");
+    let strong: std::collections::HashSet<String> = items.iter().flatten().filter(|i| !is_header(i) && !mergeable(i) && !directive(i, ".extern") && !directive(i, "//")).filter_map(|i| declared_name(i)).collect();
+    let (mut declared, mut merged) = (std::collections::HashSet::new(), std::collections::HashSet::new());
     for item in items.iter().flatten() {
         if is_header(item) {
             continue;
         }
-        if item.trim_start().starts_with(".extern") {
+        if directive(item, ".extern") {
             if let Some(n) = declared_name(item) {
                 if defined.contains(&n) || !declared.insert(n) {
+                    continue;
+                }
+            }
+        } else if mergeable(item) {
+            if let Some(n) = declared_name(item) {
+                if strong.contains(&n) || !merged.insert(n) {
                     continue;
                 }
             }
@@ -950,6 +968,10 @@ mod tests {
         assert!(!m.contains(".extern .func (.param .b32 r) helper"), "{m}");
         assert_eq!(m.matches("malloc").count(), 1, "{m}");
         assert!(m.contains(".visible .entry k") && m.contains(".visible .func (.param .b32 r) helper"), "{m}");
+        // Weak definitions and common variables that several inputs carry: one of each.
+        let w = ".version 7.0\n.target sm_80\n.address_size 64\n.common .global .align 8 .u64 env;\n.weak .func (.param .b32 r) f(.param .b32 x)\n{\n\tmov.b32 r, x;\n\tret;\n}\n";
+        let m = merge(&[m.clone(), w.to_string(), w.to_string()]);
+        assert_eq!((m.matches(".weak .func").count(), m.matches(".common").count()), (1, 1), "{m}");
         let src = ptxr::SourceFile { name: "linked.ptx".into(), text: m };
         ptxr::check_source(&src).unwrap_or_else(|e| panic!("{e}"));
     }
