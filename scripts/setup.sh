@@ -29,7 +29,9 @@ fi
 # of the driver API (cuda.bindings.driver) and numba-cuda: run against ptxr's libcuda.so.1.
 # nvidia-cuda-cccl-cu12 has libcu++/CUB/Thrust headers, which `ptxr cuda` programs using
 # cooperative groups need.
-if ! "$venv/bin/python" -c 'import nvidia.cuda_runtime, nvidia.cuda_cccl, cuda.bindings.driver, numba_cuda' 2>/dev/null; then
+# pytest, filecheck, cffi and ml_dtypes are what numba-cuda's own test modules import (a selection of
+# them runs against ptxr's libcuda.so.1 in ptxr-cuda/tests/driver.rs).
+if ! "$venv/bin/python" -c 'import nvidia.cuda_runtime, nvidia.cuda_cccl, cuda.bindings.driver, numba_cuda, pytest, filecheck, cffi, ml_dtypes' 2>/dev/null; then
   echo "setup: installing the CUDA headers, cuda-bindings and numba-cuda into .venv" >&2
-  "$venv/bin/pip" install -q --disable-pip-version-check 'nvidia-cuda-runtime-cu12==12.9.*' 'nvidia-cuda-cccl-cu12==12.9.*' 'cuda-bindings==12.9.*' 'numba-cuda==0.30.*'
+  "$venv/bin/pip" install -q --disable-pip-version-check 'nvidia-cuda-runtime-cu12==12.9.*' 'nvidia-cuda-cccl-cu12==12.9.*' 'cuda-bindings==12.9.*' 'numba-cuda==0.30.*' pytest filecheck cffi ml_dtypes
 fi

@@ -149,3 +149,20 @@ fn ptxr_cuda_options() {
     assert!(p(&["-O"]).is_err());
     assert!(p(&[]).unwrap_err().to_string().contains("no input files"));
 }
+
+/// numba-cuda's own test modules (shipped with it, written for GPUs, expected values from
+/// NumPy on the host), run unmodified against ptxr's libcuda.so.1: a selection covering
+/// atomics, barriers, warp intrinsics, shared/local/constant memory, records, complex and
+/// bfloat16 arithmetic, printing, reductions and the dispatcher's kernel attributes.
+#[test]
+fn numba_cuda_own_test_modules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let modules = ["test_atomics", "test_sync", "test_warp_ops", "test_sm", "test_localmem", "test_constmem", "test_reduction", "test_dispatcher", "test_record_dtype", "test_complex", "test_bfloat16", "test_transpose", "test_laplace", "test_blackscholes"];
+    let mut cmd = Command::new(root().join(".venv/bin/python"));
+    cmd.args(["-W", "ignore", "-m", "unittest", "-q"]).args(modules.iter().map(|m| format!("numba.cuda.tests.cudapy.{m}"))).env("PTXR_CUDA_QUIET", "1");
+    let (ok, text) = run(cmd, tmp.path());
+    assert!(ok, "{text}");
+    let ran = text.lines().find(|l| l.starts_with("Ran ")).unwrap_or("");
+    let n: usize = ran.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(n >= 300 && text.lines().any(|l| l.starts_with("OK")), "{text}");
+}
