@@ -212,12 +212,15 @@ pub extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, _flags: u32)
 
 #[no_mangle]
 pub extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
-    api_ctx(|| match mem().get(&(p as u64)) {
-        Some(a) if a.kind == Kind::Registered => {
-            mem().remove(&(p as u64));
-            Ok(())
+    api_ctx(|| {
+        let mut m = mem();
+        match m.get(&(p as u64)) {
+            Some(a) if a.kind == Kind::Registered => {
+                m.remove(&(p as u64));
+                Ok(())
+            }
+            _ => Err(713), // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
         }
-        _ => Err(713), // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
     })
 }
 
