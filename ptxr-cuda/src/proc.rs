@@ -155,6 +155,8 @@ table! {
     "cuEventSynchronize" => cuEventSynchronize as extern "C" fn(_) -> _,
     "cuEventQuery" => cuEventQuery as extern "C" fn(_) -> _,
     "cuEventElapsedTime" => cuEventElapsedTime as unsafe extern "C" fn(_, _, _) -> _,
+    "cuProfilerStart" => cuProfilerStart as extern "C" fn() -> _,
+    "cuProfilerStop" => cuProfilerStop as extern "C" fn() -> _,
 }
 
 /// `CU_GET_PROC_ADDRESS_SUCCESS`, `..._SYMBOL_NOT_FOUND`.
