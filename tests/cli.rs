@@ -693,3 +693,34 @@ fn blackwell_tcgen05_is_refused_by_name() {
         assert!(err.contains(&format!("{path}:")) && err.contains("`tcgen05` (PTX ISA 8.6+, Blackwell sm_100) is not supported by ptxr yet"), "{f}: {err}");
     }
 }
+
+/// Device-side launches (CUDA dynamic parallelism) through the C ABI's runtime: the grids
+/// that `tests/filetests/call/device_launch.ptx` launches from the device run after their
+/// parent, nested launches too (values worked in that file's comments).
+#[test]
+fn c_abi_device_side_launches() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/filetests/call/device_launch.ptx",
+        "dl",
+        r#"#include <stdio.h>
+#include "dl.h"
+int main(void) {
+    uint32_t out[67] = {0}, *p = out, o2[4] = {0}, *q = o2, depth = 3;
+    void *args[] = {&p}, *a2[] = {&q, &depth};
+    ptxr_launch_config cfg = {{3, 1, 1}, {32, 1, 1}, 0, NULL, NULL};
+    int r = ptxr_launch_parent(&cfg, args);
+    printf("parent %d out[9]=%u out[21]=%u out[65]=%u\n", r, out[9], out[21], out[65]);
+    ptxr_launch_config c2 = {{1, 1, 1}, {1, 1, 1}, 0, NULL, NULL};
+    r = ptxr_launch_nest(&c2, a2);
+    printf("nest %d %u %u %u %u\n", r, o2[0], o2[1], o2[2], o2[3]);
+    return 0;
+}
+"#,
+    );
+    let out = std::process::Command::new(&exe).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("parent 0 out[9]=8001 out[21]=16101 out[65]=7"), "{text}");
+    assert!(text.contains("nest 0 1 2 3 4"), "{text}");
+}

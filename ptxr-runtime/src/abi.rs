@@ -122,7 +122,37 @@ pub struct HostFns {
     pub assertfail: extern "C" fn(host: *mut u8, msg: *const u8, file: *const u8, line: u32, func: *const u8),
     /// Completes the collectives that can complete; returns `RESOLVE_*`.
     pub resolve: extern "C" fn(cta: *mut CtaCtx) -> u32,
+    /// Device-side launch, first half (`cudaGetParameterBufferV2`): a parameter buffer for
+    /// a launch of `kernel` (a [`DeviceKernel`]) with this grid, block and dynamic shared
+    /// memory; NULL if none can be had.
+    pub launch_buffer: extern "C" fn(host: *mut u8, kernel: *const DeviceKernel, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32) -> *mut u8,
+    /// Device-side launch, second half (`cudaLaunchDeviceV2`): launches the grid whose
+    /// buffer `launch_buffer` gave; returns a `cudaError_t` (0: success).
+    pub launch_device: extern "C" fn(host: *mut u8, buf: *mut u8, stream: u64) -> i32,
 }
+
+/// What a device-side launch needs of a kernel: the value of the kernel's name as an
+/// address in PTX (`mov.u64 %rd, kernel`), a constant that generated code emits for every
+/// kernel of a module.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DeviceKernel {
+    pub cta: unsafe extern "C" fn(*mut CtaCtx) -> i32,
+    /// The kernel's name, NUL-terminated.
+    pub name: *const u8,
+    pub param_size: u32,
+    pub static_smem: u32,
+    pub frame_size: u32,
+    /// `DK_USES_SYNC`, `DK_CTA_GROUP`, `DK_REQNTID`, `DK_MAXNTID`.
+    pub flags: u32,
+    pub reqntid: [u32; 3],
+    pub maxntid: [u32; 3],
+}
+
+pub const DK_USES_SYNC: u32 = 1;
+pub const DK_CTA_GROUP: u32 = 2;
+pub const DK_REQNTID: u32 = 4;
+pub const DK_MAXNTID: u32 = 8;
 
 pub const RESOLVE_CONTINUE: u32 = 0;
 pub const RESOLVE_DONE: u32 = 1;

@@ -14,9 +14,55 @@ pub struct HostState {
     pub assert_msg: Mutex<Option<String>>,
     /// Extra words for an error (e.g. where the threads of a deadlocked CTA wait).
     pub detail: Mutex<Option<String>>,
+    /// Device-side launches: parameter buffers handed out and not yet launched (by
+    /// address), then the grids launched, which run when this grid has finished.
+    pub buffers: Mutex<Vec<ChildLaunch>>,
+    pub launched: Mutex<Vec<ChildLaunch>>,
 }
 
-pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve };
+/// A grid launched from the device (`HostFns::launch_buffer` / `launch_device`).
+pub struct ChildLaunch {
+    pub kernel: *const crate::abi::DeviceKernel,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub smem: u32,
+    pub params: Box<[u128]>,
+}
+
+// SAFETY: `kernel` points to a constant of a loaded module, which outlives the launch.
+unsafe impl Send for ChildLaunch {}
+
+pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device };
+
+extern "C" fn launch_buffer(host: *mut u8, kernel: *const crate::abi::DeviceKernel, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32) -> *mut u8 {
+    if host.is_null() || kernel.is_null() {
+        return std::ptr::null_mut();
+    }
+    let st = unsafe { &*(host as *const HostState) };
+    let size = unsafe { (*kernel).param_size } as usize;
+    let mut params = vec![0u128; size.div_ceil(16).max(1)].into_boxed_slice();
+    let p = params.as_mut_ptr() as *mut u8;
+    st.buffers.lock().unwrap_or_else(|e| e.into_inner()).push(ChildLaunch { kernel, grid: [gx, gy, gz], block: [bx, by, bz], smem, params });
+    p
+}
+
+extern "C" fn launch_device(host: *mut u8, buf: *mut u8, _stream: u64) -> i32 {
+    if host.is_null() {
+        return 1;
+    }
+    let st = unsafe { &*(host as *const HostState) };
+    let mut b = st.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    match b.iter().position(|c| c.params.as_ptr() as *mut u8 == buf) {
+        Some(k) => {
+            let c = b.swap_remove(k);
+            drop(b);
+            st.launched.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+            0
+        }
+        // cudaErrorInvalidValue: not a buffer of this launch.
+        None => 1,
+    }
+}
 
 unsafe fn cstr(p: *const u8) -> String {
     if p.is_null() {
@@ -164,7 +210,7 @@ fn c_format(spec: &str, a: Arg) -> Vec<u8> {
 
 impl HostState {
     pub fn new() -> HostState {
-        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None) }
+        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()) }
     }
     /// Writes printf output collected during the launch to stdout.
     pub fn flush(&self) {

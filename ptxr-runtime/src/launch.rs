@@ -409,6 +409,29 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         };
         return Err(LaunchError(msg));
     }
+    run_children(k, &host)
+}
+
+/// Runs the grids that the grid of `k` launched from the device (CUDA dynamic parallelism:
+/// `cudaLaunchDeviceV2`), once the launching grid has finished: every ordering that CUDA
+/// gives device-side launches holds (a child grid starts after its launch and completes
+/// before the launching grid is complete; grids launched by different CTAs are unordered).
+/// Grids that the children launch run after each child, the same way.
+fn run_children(k: &Shape, host: &HostState) -> Result<(), LaunchError> {
+    let kids = std::mem::take(&mut *host.launched.lock().unwrap_or_else(|e| e.into_inner()));
+    for c in kids {
+        // SAFETY: the descriptor is a constant of the module that launched this grid.
+        let d = unsafe { &*c.kernel };
+        let name = unsafe { std::ffi::CStr::from_ptr(d.name as *const std::ffi::c_char) }.to_string_lossy().into_owned();
+        let flag = |f: u32| d.flags & f != 0;
+        let shape = Shape { name: &name, file: k.file, static_smem: d.static_smem, reqntid: flag(abi::DK_REQNTID).then_some(d.reqntid), maxntid: flag(abi::DK_MAXNTID).then_some(d.maxntid), frame_size: d.frame_size, uses_sync: flag(abi::DK_USES_SYNC), cta_group: flag(abi::DK_CTA_GROUP), deferred: k.deferred };
+        let cfg = LaunchConfig { grid: Dim3(c.grid[0], c.grid[1], c.grid[2]), block: Dim3(c.block[0], c.block[1], c.block[2]), dyn_smem: c.smem };
+        let bytes = unsafe { std::slice::from_raw_parts(c.params.as_ptr() as *const u8, (d.param_size as usize).max(8)) };
+        let r = check_config(&shape, &cfg).and_then(|()| unsafe { run_grid(d.cta, &shape, &cfg, bytes) });
+        if let Err(e) = r {
+            return Err(LaunchError(format!("{} (in grid `{name}` launched from the device by kernel `{}`)", e.0, k.name)));
+        }
+    }
     Ok(())
 }
 

@@ -1402,6 +1402,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             "vprintf" => return super::ops_misc::vprintf(self, i, rets, args),
             "__assertfail" => return super::ops_misc::assertfail(self, i, args),
             "malloc" | "free" if !matches!(self.m.globals.get(fname.name), Some(GlobalSym::Func(_))) => return super::ops_misc::heap_call(self, i, fname.name, rets, args),
+            // CUDA dynamic parallelism: the device runtime's launch functions (CDP2 names,
+            // and the names without the prefix that older compilers emit).
+            "__cudaCDP2GetParameterBufferV2" | "cudaGetParameterBufferV2" | "__cudaCDP2LaunchDeviceV2" | "cudaLaunchDeviceV2" if !self.m.nvptx && !matches!(self.m.globals.get(fname.name), Some(GlobalSym::Func(_))) => {
+                return super::ops_misc::device_launch(self, i, fname.name, rets, args);
+            }
             _ => {}
         }
         if !self.m.nvptx && self.m.sync_funcs.contains(fname.name) {
@@ -1410,7 +1415,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let callee = match self.m.globals.get(fname.name) {
             Some(GlobalSym::Func(f)) => *f,
             _ if self.m.ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.name.name == fname.name)) => {
-                return Err(self.err(fname.span, format!("`{}` is declared but not defined in this module (ptxr provides vprintf, __assertfail, malloc and free)", fname.name)));
+                return Err(self.err(fname.span, format!("`{}` is declared but not defined in this module (ptxr provides vprintf, __assertfail, malloc, free and the device-side launch functions cudaGetParameterBufferV2 and cudaLaunchDeviceV2)", fname.name)));
             }
             _ => return Err(self.err(fname.span, format!("call to unknown function `{}`", fname.name))),
         };

@@ -271,6 +271,22 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             }
         }
     }
+    // A kernel's name as an address (`mov.u64 %rd, kernel`, what device-side launches pass
+    // to cudaGetParameterBufferV2) is the address of its descriptor
+    // (`ptxr_runtime::abi::DeviceKernel`), filled in once every kernel is compiled.
+    if !nvptx {
+        for item in &ast.items {
+            if let Item::Func(f) = item {
+                if f.entry && f.body.is_some() && !m.globals.contains_key(f.name.name) {
+                    let g = m.module.add_global(device_kernel_t(ctx), None, &format!("__ptxr_kdesc.{}", f.name.name));
+                    g.set_initializer(&device_kernel_t(ctx).const_zero());
+                    g.set_linkage(Linkage::Internal);
+                    g.set_constant(true);
+                    m.globals.insert(f.name.name, GlobalSym::Mem(g));
+                }
+            }
+        }
+    }
     let mut kernels = Vec::new();
     let mut deferred = Vec::new();
     for item in &ast.items {
@@ -313,6 +329,9 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
     if !m.errors.is_empty() {
         return Err(m.errors);
     }
+    if !nvptx {
+        fill_device_kernels(&m, &kernels);
+    }
     if let Err(e) = m.module.verify() {
         if let Some(path) = std::env::var_os("PTXR_DUMP_UNVERIFIED") {
             let _ = m.module.print_to_file(path);
@@ -320,6 +339,40 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
         return Err(vec![Diagnostic::error(ast::Span::default(), format!("internal error: generated LLVM IR does not verify: {}", e.to_string()))]);
     }
     Ok(Compiled { module: m.module, kernels, deferred })
+}
+
+/// `ptxr_runtime::abi::DeviceKernel`: CTA function, name, parameter bytes, static shared
+/// memory, frame size, flags, `.reqntid`, `.maxntid`.
+fn device_kernel_t(ctx: &Context) -> inkwell::types::StructType<'_> {
+    let (pt, i32t) = (ctx.ptr_type(AddressSpace::default()), ctx.i32_type());
+    ctx.struct_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.array_type(3).into(), i32t.array_type(3).into()], false)
+}
+
+/// Fills in the descriptors of the compiled kernels (see `compile_with`).
+fn fill_device_kernels(m: &ModCtx, kernels: &[KernelInfo]) {
+    let ctx = m.ctx;
+    let i32t = ctx.i32_type();
+    for k in kernels {
+        let (Some(g), Some(cta)) = (m.module.get_global(&format!("__ptxr_kdesc.{}", k.name)), m.module.get_function(&func::cta_symbol(&k.name))) else { continue };
+        let name = ctx.const_string(k.name.as_bytes(), true);
+        let ng = m.module.add_global(name.get_type(), None, &format!("__ptxr_kname.{}", k.name));
+        ng.set_initializer(&name);
+        ng.set_linkage(Linkage::Private);
+        ng.set_constant(true);
+        let dims = |d: Option<[u32; 3]>| i32t.const_array(&d.unwrap_or([0; 3]).map(|x| i32t.const_int(x as u64, false)));
+        let flags = k.uses_sync as u64 | (k.cta_group as u64) << 1 | (k.reqntid.is_some() as u64) << 2 | (k.maxntid.is_some() as u64) << 3;
+        let v = device_kernel_t(ctx).const_named_struct(&[
+            cta.as_global_value().as_pointer_value().into(),
+            ng.as_pointer_value().into(),
+            i32t.const_int(k.param_size as u64, false).into(),
+            i32t.const_int(k.static_smem as u64, false).into(),
+            i32t.const_int(k.frame_size as u64, false).into(),
+            i32t.const_int(flags, false).into(),
+            dims(k.reqntid).into(),
+            dims(k.maxntid).into(),
+        ]);
+        g.set_initializer(&v);
+    }
 }
 
 fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarDecl<'a>>) {

@@ -226,6 +226,64 @@ pub fn heap_call<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, na
     Ok(())
 }
 
+/// CUDA dynamic parallelism (the CUDA programming guide's device runtime API, whose PTX
+/// form is calls of external functions):
+/// `call (buf), cudaGetParameterBufferV2, (kernel, grid, block, smem);` — `kernel` is a
+/// kernel's name as an address, `grid` and `block` are `.b8[12]` parameters of three u32 —
+/// returns a parameter buffer for that launch (NULL if none), which the thread fills; then
+/// `call (err), cudaLaunchDeviceV2, (buf, stream);` launches it (`cudaError_t`). The runtime
+/// runs launched grids after the launching grid (`ptxr_runtime`'s `run_children`).
+pub fn device_launch<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, name: &str, rets: &'a [Operand<'a>], args: &'a [Operand<'a>]) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t, pt) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(inkwell::AddressSpace::default()));
+    let host = e.cta_ptr_field(field::HOST);
+    let rt = e.cta_ptr_field(field::RT);
+    let slot = |e: &FnEmitter<'ctx, 'a, '_>, k: u64| unsafe { e.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(k, false)], "").unwrap() };
+    if name.ends_with("GetParameterBufferV2") {
+        if args.len() != 4 {
+            return Err(e.err(i.span, format!("`{name}` takes four arguments: the kernel, the grid and block dimensions, the dynamic shared memory")));
+        }
+        let kernel = param_value(e, &args[0])?;
+        let mut vals: Vec<BasicMetadataValueEnum> = vec![host.into(), e.b.build_int_to_ptr(kernel, pt, "").unwrap().into()];
+        for a in &args[1..3] {
+            // A `.b8[12]` parameter: three u32 (x, y, z).
+            let p = match a {
+                Operand::Name(id, None) => match e.vars.get(id.name).copied() {
+                    Some(super::func::VarLoc::Ptr(p, _)) => p,
+                    _ => return Err(e.err(i.span, format!("`{name}`: the grid and block dimensions are `.param .b8 [12]` arguments"))),
+                },
+                _ => return Err(e.err(i.span, format!("`{name}`: the grid and block dimensions are `.param .b8 [12]` arguments"))),
+            };
+            for k in 0..3u64 {
+                let q = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), p, &[i64t.const_int(4 * k, false)], "").unwrap() };
+                vals.push(e.b.build_load(i32t, q, "").unwrap().into());
+            }
+        }
+        let smem = param_value(e, &args[3])?;
+        vals.push(e.b.build_int_truncate(smem, i32t, "").unwrap().into());
+        let fp = e.b.build_load(pt, slot(e, 4), "").unwrap().into_pointer_value();
+        let fnt = pt.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
+        let r = e.b.build_indirect_call(fnt, fp, &vals, "").unwrap().try_as_basic_value().basic().unwrap().into_pointer_value();
+        let r = e.b.build_ptr_to_int(r, i64t, "").unwrap();
+        if let Some(d) = rets.first() {
+            store_param(e, d, r, Type::B64)?;
+        }
+    } else {
+        if args.len() != 2 {
+            return Err(e.err(i.span, format!("`{name}` takes two arguments: the parameter buffer and the stream")));
+        }
+        let buf = param_value(e, &args[0])?;
+        let stream = param_value(e, &args[1])?;
+        let fp = e.b.build_load(pt, slot(e, 5), "").unwrap().into_pointer_value();
+        let fnt = i32t.fn_type(&[pt.into(), pt.into(), i64t.into()], false);
+        let r = e.b.build_indirect_call(fnt, fp, &[host.into(), e.b.build_int_to_ptr(buf, pt, "").unwrap().into(), stream.into()], "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+        if let Some(d) = rets.first() {
+            store_param(e, d, r, Type::S32)?;
+        }
+    }
+    Ok(())
+}
+
 /// `call __assertfail, (msg, file, line, func, charsize);` — reports and stops the launch.
 pub fn assertfail<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, args: &'a [Operand<'a>]) -> R<()> {
     if e.m.nvptx {

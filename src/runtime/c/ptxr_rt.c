@@ -32,11 +32,21 @@ typedef struct SyncSlot {
 } SyncSlot;
 
 struct CtaCtx;
+/* What a device-side launch needs of a kernel (ptxr-runtime's abi::DeviceKernel): the
+ * value of a kernel's name as an address in PTX. */
+typedef struct DeviceKernel {
+    int32_t (*cta)(void *cta_ctx);
+    const char *name;
+    uint32_t param_size, static_smem, frame_size, flags; /* flags: 1 uses_sync, 2 cta_group, 4 reqntid, 8 maxntid */
+    uint32_t reqntid[3], maxntid[3];
+} DeviceKernel;
 typedef struct HostFns {
     int32_t (*vprintf)(void *host, const char *fmt, const uint8_t *args);
     uint64_t (*globaltimer)(void);
     void (*assertfail)(void *host, const char *msg, const char *file, uint32_t line, const char *func);
     uint32_t (*resolve)(struct CtaCtx *cta);
+    uint8_t *(*launch_buffer)(void *host, const DeviceKernel *k, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem);
+    int32_t (*launch_device)(void *host, uint8_t *buf, uint64_t stream);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -327,6 +337,14 @@ static uint32_t resolve(CtaCtx *cta) {
 /* Worker threads whose current CTA a launch records (by smid), for a timeout's message. */
 #define RUNNING_SLOTS 64
 
+/* A grid launched from the device (cudaGetParameterBufferV2 / cudaLaunchDeviceV2). */
+typedef struct Child {
+    const DeviceKernel *d;
+    uint32_t grid[3], block[3], smem;
+    uint8_t *params;
+    int launched;
+} Child;
+
 typedef struct Launch {
     /* The cancel word, first: generated code polls it at loop back edges (CtaCtx.host points
      * here) and stops with STATUS_TIMEOUT once the watchdog (ptxr_set_timeout) sets it. */
@@ -355,6 +373,9 @@ typedef struct Launch {
     uint64_t running_cta[RUNNING_SLOTS];
     uint64_t running[RUNNING_SLOTS];
     int nrunning;
+    /* Device-side launches: buffers handed out, launched ones run after this grid. */
+    Child *kids;
+    size_t nkids, kids_cap;
 } Launch;
 
 /* ---- Tensor maps (ptxr_tensor_map_encode_tiled; the layout of ptxr-runtime/src/tensor_map.rs) ---- */
@@ -640,7 +661,67 @@ static void host_assertfail(void *host, const char *msg, const char *file, uint3
     pthread_mutex_unlock(&l->mu);
 }
 
-static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve};
+static uint8_t *host_launch_buffer(void *host, const DeviceKernel *d, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem) {
+    Launch *l = (Launch *)host;
+    if (!l || !d) return NULL;
+    uint8_t *params = (uint8_t *)calloc(1, (d->param_size + 15) / 16 * 16 + 16);
+    if (!params) return NULL;
+    pthread_mutex_lock(&l->mu);
+    if (l->nkids == l->kids_cap) {
+        size_t cap = l->kids_cap ? l->kids_cap * 2 : 8;
+        Child *k = (Child *)realloc(l->kids, cap * sizeof(Child));
+        if (!k) {
+            pthread_mutex_unlock(&l->mu);
+            free(params);
+            return NULL;
+        }
+        l->kids = k;
+        l->kids_cap = cap;
+    }
+    Child c = {d, {gx, gy, gz}, {bx, by, bz}, smem, params, 0};
+    l->kids[l->nkids++] = c;
+    pthread_mutex_unlock(&l->mu);
+    return params;
+}
+
+static int32_t host_launch_device(void *host, uint8_t *buf, uint64_t stream) {
+    (void)stream;
+    Launch *l = (Launch *)host;
+    int32_t r = 1; /* cudaErrorInvalidValue: not a buffer of this launch */
+    pthread_mutex_lock(&l->mu);
+    for (size_t i = 0; i < l->nkids; i++)
+        if (l->kids[i].params == buf && !l->kids[i].launched) {
+            l->kids[i].launched = 1;
+            r = 0;
+            break;
+        }
+    pthread_mutex_unlock(&l->mu);
+    return r;
+}
+
+static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device};
+
+/* Runs the grids launched from the device by a finished grid (CUDA dynamic parallelism),
+ * in order; grids they launch run after each of them the same way. */
+static int run_children(const ptxr_kernel *parent, const ptxr_launch_config *pcfg, Launch *l) {
+    int r = PTXR_OK;
+    for (size_t i = 0; i < l->nkids; i++) {
+        Child *c = &l->kids[i];
+        if (c->launched && r == PTXR_OK) {
+            const DeviceKernel *d = c->d;
+            uint32_t off = 0, size = d->param_size;
+            ptxr_kernel k = {d->name, parent->file, d->cta, 1, &off, &size, d->param_size, d->static_smem, {0, 0, 0}, {0, 0, 0}, d->frame_size, d->flags & 1, (d->flags >> 1) & 1};
+            if (d->flags & 4) memcpy(k.reqntid, d->reqntid, sizeof k.reqntid);
+            if (d->flags & 8) memcpy(k.maxntid, d->maxntid, sizeof k.maxntid);
+            ptxr_launch_config cfg = {{c->grid[0], c->grid[1], c->grid[2]}, {c->block[0], c->block[1], c->block[2]}, c->smem, pcfg->parallel_for, pcfg->user};
+            void *args[1] = {c->params};
+            r = ptxr_rt_launch(&k, &cfg, args);
+        }
+        free(c->params);
+    }
+    free(l->kids);
+    return r;
+}
 
 /* Per-thread scratch memory, reused by the CTAs this thread runs (never freed: at most the
  * largest CTA's shared memory, frames and slots per thread). */
@@ -931,5 +1012,5 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         }
     }
     if (l.nomem) return error(PTXR_ERR_NOMEM, "kernel `%s`: out of memory for a CTA's shared memory or thread frames", k->name);
-    return PTXR_OK;
+    return run_children(k, cfg, &l);
 }
