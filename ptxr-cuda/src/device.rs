@@ -197,7 +197,7 @@ pub fn attribute(a: c_int) -> Option<c_int> {
         122 | 123 => 0,            // stream memory operations
         124 | 125 => 0,            // DMA_BUF_SUPPORTED, IPC_EVENT_SUPPORTED
         126 => 1,                  // MEM_SYNC_DOMAIN_COUNT
-        127 => 0,                  // TENSOR_MAP_ACCESS_SUPPORTED (no cuTensorMapEncode* here)
+        127 => 1,                  // TENSOR_MAP_ACCESS_SUPPORTED (cuTensorMapEncodeTiled, ptxr's encoding)
         128 => 0,                  // HANDLE_TYPE_FABRIC_SUPPORTED
         129 => 0,                  // UNIFIED_FUNCTION_POINTERS
         130 => 0,                  // NUMA_CONFIG

@@ -570,3 +570,47 @@ pub unsafe extern "C" fn cuPointerGetAttributes(n: u32, attrs: *const c_int, dat
         Ok(())
     })
 }
+
+// ------------------------------------------------------------------ tensor maps
+
+/// `cuTensorMapEncodeTiled`: the 128-byte map in ptxr's encoding (docs/abi.md), which
+/// `cp.async.bulk.tensor` and `tensormap.replace` read, from the same parameters with the
+/// same checks as CUDA's (`ptxr_runtime::tensor_map::encode_tiled`).
+#[no_mangle]
+pub unsafe extern "C" fn cuTensorMapEncodeTiled(map: *mut [u8; 128], dtype: u32, rank: u32, addr: *mut c_void, dims: *const u64, strides: *const u64, box_dim: *const u32, element_strides: *const u32, interleave: u32, swizzle: u32, l2: u32, oob: u32) -> CUresult {
+    api(|| {
+        initialized()?;
+        if map.is_null() || dims.is_null() || box_dim.is_null() || element_strides.is_null() || (rank > 1 && strides.is_null()) || !(1..=5).contains(&rank) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let r = rank as usize;
+        let dims = std::slice::from_raw_parts(dims, r);
+        let strides = if r > 1 { std::slice::from_raw_parts(strides, r - 1) } else { &[] };
+        let box_dim = std::slice::from_raw_parts(box_dim, r);
+        let es = std::slice::from_raw_parts(element_strides, r);
+        match ptxr_runtime::tensor_map::encode_tiled(dtype, rank, addr as u64, dims, strides, box_dim, es, interleave, swizzle, l2, oob) {
+            Ok(m) => {
+                *map = m;
+                Ok(())
+            }
+            Err(msg) => {
+                report(&format!("cuTensorMapEncodeTiled: {msg}"));
+                Err(CUDA_ERROR_INVALID_VALUE)
+            }
+        }
+    })
+}
+
+/// `cuTensorMapReplaceAddress`: the same map over another global address.
+#[no_mangle]
+pub unsafe extern "C" fn cuTensorMapReplaceAddress(map: *mut [u8; 128], addr: *mut c_void) -> CUresult {
+    api(|| {
+        initialized()?;
+        let m = map.as_mut().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if addr as u64 % 16 != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        *m = ptxr_runtime::tensor_map::with_address(m, addr as u64);
+        Ok(())
+    })
+}

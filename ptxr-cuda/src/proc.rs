@@ -92,6 +92,8 @@ table! {
     "cuMemsetD8Async" => cuMemsetD8Async as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuMemsetD16Async" => cuMemsetD16Async as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuMemsetD32Async" => cuMemsetD32Async as unsafe extern "C" fn(_, _, _, _) -> _,
+    "cuTensorMapEncodeTiled" => cuTensorMapEncodeTiled as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _) -> _,
+    "cuTensorMapReplaceAddress" => cuTensorMapReplaceAddress as unsafe extern "C" fn(_, _) -> _,
     "cuPointerGetAttribute" => cuPointerGetAttribute as unsafe extern "C" fn(_, _, _) -> _,
     "cuPointerGetAttributes" => cuPointerGetAttributes as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuModuleLoad" => cuModuleLoad as unsafe extern "C" fn(_, _) -> _,

@@ -176,3 +176,17 @@ fn numba_cuda_own_test_modules() {
     let n: usize = ran.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
     assert!(n >= 350 && text.lines().any(|l| l.starts_with("OK")), "{text}");
 }
+
+/// Tensor maps through the driver API: Triton's persistent TMA matmul for sm_90a with maps
+/// from `cuTensorMapEncodeTiled` over device memory gives the H200's bytes
+/// (ptxr-cuda/tests/c/tma_driver.c).
+#[test]
+fn tensor_maps_from_cu_tensor_map_encode_tiled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("tma_driver");
+    build_c(&root().join("ptxr-cuda/tests/c/tma_driver.c"), &exe, false);
+    let mut cmd = Command::new(&exe);
+    cmd.arg(root().join("tests/triton_sm90"));
+    let (ok, text) = run(cmd, &tmp.path().join("cache"));
+    assert!(ok && text.contains("refused 1\n") && text.contains("same as the H200"), "{text}");
+}
