@@ -126,6 +126,9 @@ pub extern "C" fn cuInit(flags: u32) -> CUresult {
         if flags != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
+        // A kernel's memory fault becomes CUDA_ERROR_ILLEGAL_ADDRESS, not the end of the
+        // program (`ptxr_runtime::fault`).
+        ptxr_runtime::fault::enable();
         INITIALIZED.store(true, Ordering::Release);
         Ok(())
     })

@@ -811,7 +811,7 @@ fn launch_error(status: u32) -> CUresult {
     match status {
         STATUS_ASSERT => CUDA_ERROR_ASSERT,
         STATUS_TIMEOUT => CUDA_ERROR_LAUNCH_TIMEOUT,
-        STATUS_BAD_ADDRESS => CUDA_ERROR_ILLEGAL_ADDRESS,
+        STATUS_BAD_ADDRESS | STATUS_MEMORY_FAULT => CUDA_ERROR_ILLEGAL_ADDRESS,
         // What an NVIDIA GPU gives for a tensor copy with a misaligned box (measured).
         STATUS_BAD_TENSOR_COPY => CUDA_ERROR_ILLEGAL_INSTRUCTION,
         STATUS_UNSUPPORTED => CUDA_ERROR_NOT_SUPPORTED,

@@ -91,6 +91,7 @@ fn error_codes_are_cudas() {
     assert!(text.contains(".ptx:5:3: error: unknown instruction `frobnicate`"), "{text}");
     assert!(text.contains("in kernel `traps`, CTA (0,0,0), thread (0,0,0): error: `trap` executed"), "{text}");
     assert!(text.contains("kernel `spins`: launch timed out after 0.5 s"), "{text}");
+    assert!(text.contains("in kernel `wild`, CTA (") && text.contains("error: an illegal memory access at address 0x10"), "{text}");
 }
 
 fn python(script: &str, cache: &Path) -> (bool, String) {

@@ -183,6 +183,8 @@ pub const STATUS_BAD_TENSOR_MAP: u32 = 11;
 /// `cp.async.bulk.tensor` with a box whose innermost coordinate is not 16-byte aligned, or a
 /// store at negative coordinates (an NVIDIA GPU stops with an illegal instruction).
 pub const STATUS_BAD_TENSOR_COPY: u32 = 12;
+/// A memory fault in the CTA's generated code, turned into an error (`fault::enable`).
+pub const STATUS_MEMORY_FAULT: u32 = 13;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

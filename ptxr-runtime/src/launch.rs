@@ -324,7 +324,18 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 ctx.status = abi::STATUS_TIMEOUT;
                 0
             } else {
-                unsafe { f(&mut ctx) }
+                match unsafe { crate::fault::call_cta(f, &mut ctx) } {
+                    crate::fault::FAULTED => {
+                        ctx.status = abi::STATUS_MEMORY_FAULT;
+                        ctx.status_line = 0;
+                        let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
+                        if d.is_none() {
+                            *d = Some(format!("{:#x}", crate::fault::last_fault_address()));
+                        }
+                        1
+                    }
+                    r => r,
+                }
             };
             *dirty = sched.called;
             if st != 0 || ctx.status != 0 {
@@ -404,6 +415,10 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
             abi::STATUS_BAD_ADDRESS => format!("{whr}: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)"),
             abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)"),
+            abi::STATUS_MEMORY_FAULT => {
+                let at = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                format!("{}: in kernel `{name}`, CTA ({},{},{}): error: an illegal memory access at address {at} (a read or write outside all memory the kernel may reach: check buffer sizes and indices)", k.file, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2])
+            }
             abi::STATUS_BAD_TENSOR_COPY => format!("{whr}: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative (an NVIDIA GPU stops with an illegal instruction)"),
             s => format!("{whr}: error: launch failed (status {s})"),
         };

@@ -16,6 +16,7 @@
 //! - [`guard`]: a crash guard for programs that want a memory fault reported.
 
 pub mod abi;
+pub mod fault;
 pub mod guard;
 pub mod tensor_map;
 mod host;

@@ -48,6 +48,17 @@ static const char *kernels =
     "  ret;\n"
     "}\n";
 
+static const char *wild_ptx =
+    ".version 7.0\n"
+    ".target sm_70\n"
+    ".address_size 64\n"
+    ".visible .entry wild(.param .u64 p) {\n"
+    "  .reg .u64 %rd<2>; .reg .u32 %r<2>;\n"
+    "  ld.param.u64 %rd1, [p]; mov.u32 %r1, %tid.x;\n"
+    "  st.global.u32 [%rd1], %r1;\n"
+    "  ret;\n"
+    "}\n";
+
 static const char *bad_ptx =
     ".version 7.0\n"
     ".target sm_70\n"
@@ -168,6 +179,21 @@ int main(void) {
     expect("cuMemAlloc in the primary context", cuMemAlloc(&d, 16), CUDA_SUCCESS);
     expect("cuMemFree", cuMemFree(d), CUDA_SUCCESS);
     expect("cuMemFree again (double free)", cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
+    // A store to an address no allocation covers: a GPU reports an illegal address and the
+    // context keeps the error until it is destroyed; the process goes on.
+    CUcontext c2;
+    CUmodule wm;
+    CUfunction wild;
+    unsigned long long wild_addr = 0x10;
+    void *wargs[] = {&wild_addr};
+    expect("cuCtxCreate (for a faulting kernel)", cuCtxCreate(&c2, 0, dev), CUDA_SUCCESS);
+    expect("cuModuleLoadData(wild)", cuModuleLoadData(&wm, wild_ptx), CUDA_SUCCESS);
+    expect("cuModuleGetFunction(wild)", cuModuleGetFunction(&wild, wm, "wild"), CUDA_SUCCESS);
+    expect("cuLaunchKernel(wild store)", cuLaunchKernel(wild, 4, 1, 1, 64, 1, 1, 0, NULL, wargs, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    expect("cuCtxSynchronize after the fault", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    expect("cuCtxDestroy", cuCtxDestroy(c2), CUDA_SUCCESS);
+    expect("cuCtxCreate after the fault", cuCtxCreate(&c2, 0, dev), CUDA_SUCCESS);
+    expect("cuMemAlloc in the new context", cuMemAlloc(&d, 16), CUDA_SUCCESS);
     const char *str = NULL;
     expect("cuGetErrorString(CUDA_ERROR_ASSERT)", cuGetErrorString(CUDA_ERROR_ASSERT, &str), CUDA_SUCCESS);
     expect("cuGetErrorName(12345)", cuGetErrorName((CUresult)12345, &str), CUDA_ERROR_INVALID_VALUE);
