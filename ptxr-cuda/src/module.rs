@@ -329,6 +329,21 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(m: *mut *mut c_void, image: *const c
     })
 }
 
+/// `cuModuleLoadFatBinary`: a fatbinary wrapper (`__fatBinC_Wrapper_t`, magic 0x466243b1)
+/// whose image is PTX text, as `ptxr cuda` embeds, or PTX text itself; an NVIDIA fatbinary
+/// (SASS) is refused as in `cuModuleLoadData`.
+#[no_mangle]
+pub unsafe extern "C" fn cuModuleLoadFatBinary(m: *mut *mut c_void, image: *const c_void) -> CUresult {
+    api_ctx(|| {
+        if m.is_null() || image.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let magic = (image as *const u32).read_unaligned();
+        let image = if magic == 0x466243b1 { (image as *const *const c_void).add(1).read_unaligned() } else { image };
+        load_image(image, 0, std::ptr::null(), std::ptr::null_mut(), m)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuModuleLoad(m: *mut *mut c_void, path: *const c_char) -> CUresult {
     api_ctx(|| load_file(path, m))

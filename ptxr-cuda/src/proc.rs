@@ -99,6 +99,7 @@ table! {
     "cuModuleLoad" => cuModuleLoad as unsafe extern "C" fn(_, _) -> _,
     "cuModuleLoadData" => cuModuleLoadData as unsafe extern "C" fn(_, _) -> _,
     "cuModuleLoadDataEx" => cuModuleLoadDataEx as unsafe extern "C" fn(_, _, _, _, _) -> _,
+    "cuModuleLoadFatBinary" => cuModuleLoadFatBinary as unsafe extern "C" fn(_, _) -> _,
     "cuModuleUnload" => cuModuleUnload as extern "C" fn(_) -> _,
     "cuModuleGetFunction" => cuModuleGetFunction as unsafe extern "C" fn(_, _, _) -> _,
     "cuModuleGetGlobal" => cuModuleGetGlobal_v2 as unsafe extern "C" fn(_, _, _, _) -> _,

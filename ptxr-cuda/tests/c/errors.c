@@ -189,6 +189,11 @@ int main(void) {
     expect("cuCtxCreate (for a faulting kernel)", cuCtxCreate(&c2, 0, dev), CUDA_SUCCESS);
     expect("cuModuleLoadData(wild)", cuModuleLoadData(&wm, wild_ptx), CUDA_SUCCESS);
     expect("cuModuleGetFunction(wild)", cuModuleGetFunction(&wild, wm, "wild"), CUDA_SUCCESS);
+    struct { int magic, version; const void *data; void *unused; } wrapper = {0x466243b1, 1, wild_ptx, NULL};
+    CUmodule fm;
+    expect("cuModuleLoadFatBinary(a wrapper around PTX)", cuModuleLoadFatBinary(&fm, &wrapper), CUDA_SUCCESS);
+    unsigned int nvidia_fatbin[4] = {0xba55ed50u, 0x00100001u, 0, 0};
+    expect("cuModuleLoadFatBinary(an NVIDIA fatbinary)", cuModuleLoadFatBinary(&fm, nvidia_fatbin), CUDA_ERROR_NO_BINARY_FOR_GPU);
     expect("cuLaunchKernel(wild store)", cuLaunchKernel(wild, 4, 1, 1, 64, 1, 1, 0, NULL, wargs, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
     expect("cuCtxSynchronize after the fault", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     expect("cuCtxDestroy", cuCtxDestroy(c2), CUDA_SUCCESS);
