@@ -260,6 +260,15 @@ pub extern "C" fn cuMemAdvise(p: CUdeviceptr, n: usize, _advice: c_int, _dev: CU
 
 // ------------------------------------------------------------------ copies
 
+/// Runs an operation issued to stream `s` (NULL, a special handle or a live stream): at
+/// once (`stream`'s module comment).
+fn on_stream(s: *mut c_void, f: impl FnOnce() -> CUresult) -> CUresult {
+    match stream::check(s) {
+        Ok(()) => f(),
+        Err(e) => e,
+    }
+}
+
 unsafe fn copy(dst: u64, src: u64, n: usize) {
     if n > 0 {
         std::ptr::copy(src as *const u8, dst as *mut u8, n);
@@ -309,34 +318,22 @@ pub unsafe extern "C" fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) 
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemcpy(dst, src, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemcpy(dst, src, n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemcpyHtoD_v2(dst, src, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemcpyHtoD_v2(dst, src, n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemcpyDtoH_v2(dst, src, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemcpyDtoH_v2(dst, src, n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemcpyDtoD_v2(dst, src, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemcpyDtoD_v2(dst, src, n))
 }
 
 /// `CUDA_MEMCPY2D`.
@@ -412,10 +409,7 @@ pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(c: *const Memcpy2D) -> CUresult 
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemcpy2DAsync_v2(c: *const Memcpy2D, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemcpy2D_v2(c),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemcpy2D_v2(c))
 }
 
 // ------------------------------------------------------------------ memset
@@ -477,26 +471,17 @@ pub unsafe extern "C" fn cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: u32
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemsetD8Async(dst: CUdeviceptr, v: u8, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemsetD8_v2(dst, v, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemsetD8_v2(dst, v, n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemsetD16Async(dst: CUdeviceptr, v: u16, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemsetD16_v2(dst, v, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemsetD16_v2(dst, v, n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cuMemsetD32Async(dst: CUdeviceptr, v: u32, n: usize, s: *mut c_void) -> CUresult {
-    match stream::check(s) {
-        Ok(()) => cuMemsetD32_v2(dst, v, n),
-        Err(e) => e,
-    }
+    on_stream(s, || cuMemsetD32_v2(dst, v, n))
 }
 
 // ------------------------------------------------------------------ pointer attributes
