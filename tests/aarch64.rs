@@ -435,14 +435,15 @@ fn abi_layout_matches_c_driver() {
         size_of::<HostFns>(),
         align_of::<HostFns>()
     ));
-    // HostFns holds non-nullable fn pointers: no zeroed value; all four are 8-byte pointers.
-    for (k, name) in ["vprintf", "globaltimer", "assertfail", "resolve"]
+    // HostFns holds non-nullable fn pointers: no zeroed value; all six are 8-byte pointers.
+    for (k, name) in ["vprintf", "globaltimer", "assertfail", "resolve", "launch_buffer", "launch_device"]
         .iter()
         .enumerate()
     {
         want.push(format!("HostFns.{name} {} 8", k * 8));
     }
     assert_eq!(offset_of!(HostFns, resolve), 24);
+    assert_eq!(offset_of!(HostFns, launch_device), 40);
     let got: Vec<&str> = text.lines().collect();
     assert_eq!(
         got,

@@ -47,6 +47,11 @@ typedef struct HostFns {
   void (*assertfail)(uint8_t *host, const uint8_t *msg, const uint8_t *file, uint32_t line,
                      const uint8_t *func);
   uint32_t (*resolve)(struct CtaCtx *cta);
+  /* Device-side launches (abi.rs HostFns::launch_buffer/launch_device): this test driver
+   * offers none (NULL buffer: the PTX that NVRTC emits then skips the launch). */
+  uint8_t *(*launch_buffer)(uint8_t *host, const void *kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+                            uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem);
+  int32_t (*launch_device)(uint8_t *host, uint8_t *buf, uint64_t stream);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -102,7 +107,17 @@ static uint32_t host_resolve(CtaCtx *cta) {
   cta->status = STATUS_DEADLOCK;
   return RESOLVE_DEADLOCK;
 }
-static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, host_resolve};
+static uint8_t *host_launch_buffer(uint8_t *host, const void *kernel, uint32_t gx, uint32_t gy,
+                                   uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem) {
+  (void)host; (void)kernel; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem;
+  return NULL;
+}
+static int32_t host_launch_device(uint8_t *host, uint8_t *buf, uint64_t stream) {
+  (void)host; (void)buf; (void)stream;
+  return 1; /* cudaErrorInvalidValue */
+}
+static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, host_resolve,
+                                 host_launch_buffer, host_launch_device};
 
 #define FIELD(T, f) printf(#T "." #f " %zu %zu\n", offsetof(T, f), sizeof(((T *)0)->f))
 
@@ -120,7 +135,7 @@ static void print_layout(void) {
   FIELD(SyncSlot, c); FIELD(SyncSlot, result); FIELD(SyncSlot, pred); FIELD(SyncSlot, _pad);
   printf("HostFns %zu %zu\n", sizeof(HostFns), _Alignof(HostFns));
   FIELD(HostFns, vprintf); FIELD(HostFns, globaltimer); FIELD(HostFns, assertfail);
-  FIELD(HostFns, resolve);
+  FIELD(HostFns, resolve); FIELD(HostFns, launch_buffer); FIELD(HostFns, launch_device);
 }
 
 static void *xmalloc(size_t n) {
