@@ -53,7 +53,13 @@ fn filetests_round_trip_clean() {
     common::ptx_files(&root().join("tests/filetests"), &mut files);
     files.sort();
     assert!(files.len() >= 60, "filetests missing");
-    roundtrip_all(&files);
+    // Device-side launches (CUDA dynamic parallelism) call NVIDIA's device runtime library,
+    // which only a relocatable (-rdc) compile and link can resolve: ptxr's NVPTX round trip
+    // does neither (it compiles whole programs), so the one filetest that launches from the
+    // device runs on the CPU (filetests.rs, exec_paths.rs) but has no PTX' to compare.
+    let (cdp, rest): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(|f| std::fs::read_to_string(f).map_or(false, |t| t.contains("LaunchDeviceV2")));
+    assert_eq!(cdp.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect::<Vec<_>>(), ["device_launch.ptx"]);
+    roundtrip_all(&rest);
 }
 
 fn ptxr(args: &[&str]) -> (i32, String, String) {
