@@ -19,6 +19,8 @@ pub enum Kind {
     Registered,
     /// A module's `.global`/`.const` variable (owned by the module).
     Global,
+    /// Another process's allocation opened with `cuIpcOpenMemHandle`.
+    Ipc,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +29,9 @@ pub struct Alloc {
     pub kind: Kind,
     pub id: u64,
     pub ctx: usize,
+    /// The memfd behind the allocation once it has been shared (`cuIpcGetMemHandle`), else
+    /// -1.
+    pub fd: i32,
 }
 
 static MEM: Mutex<BTreeMap<u64, Alloc>> = Mutex::new(BTreeMap::new());
@@ -46,7 +51,7 @@ pub fn find(p: u64, len: usize) -> Option<(u64, Alloc)> {
 
 pub(crate) fn record(p: u64, size: usize, kind: Kind) {
     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    mem().insert(p, Alloc { size, kind, id, ctx: device::current_handle() as usize });
+    mem().insert(p, Alloc { size, kind, id, ctx: device::current_handle() as usize, fd: -1 });
 }
 
 pub(crate) fn forget(p: u64) {
@@ -97,7 +102,12 @@ fn free(p: u64, kinds: &[Kind]) -> Result<(), CUresult> {
         }
     };
     // SAFETY: `p` was mapped by `alloc` with this length and is forgotten above.
-    unsafe { libc::munmap(p as *mut c_void, map_len(a.size).unwrap_or(a.size)) };
+    unsafe {
+        libc::munmap(p as *mut c_void, map_len(a.size).unwrap_or(a.size));
+        if a.fd >= 0 {
+            libc::close(a.fd);
+        }
+    }
     Ok(())
 }
 
@@ -596,6 +606,115 @@ pub unsafe extern "C" fn cuTensorMapReplaceAddress(map: *mut [u8; 128], addr: *m
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         *m = ptxr_runtime::tensor_map::with_address(m, addr as u64);
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------------ IPC
+
+/// `CUipcMemHandle`: 64 bytes. ptxr's: "ptxr-ipc" (8 bytes), the owner's pid (u32), the
+/// memfd's descriptor in the owner (i32), the size (u64).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct IpcMemHandle([u8; 64]);
+
+const IPC_MAGIC: &[u8; 8] = b"ptxr-ipc";
+
+/// `cuIpcGetMemHandle`: the allocation starting at `p` is moved, in place and with its
+/// contents, onto a memfd shared mapping (the first time), so that another process can map
+/// the same memory (`cuIpcOpenMemHandle`, through `/proc/<pid>/fd/<fd>`).
+#[no_mangle]
+pub unsafe extern "C" fn cuIpcGetMemHandle(h: *mut IpcMemHandle, p: CUdeviceptr) -> CUresult {
+    api_ctx(|| {
+        if h.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut m = mem();
+        let a = match m.get_mut(&p) {
+            Some(a) if matches!(a.kind, Kind::Device | Kind::Managed) => a,
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        };
+        if a.fd < 0 {
+            let len = map_len(a.size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let fd = libc::memfd_create(b"ptxr-cuda-ipc\0".as_ptr() as *const c_char, libc::MFD_CLOEXEC);
+            if fd < 0 || libc::ftruncate(fd, len as libc::off_t) != 0 {
+                return Err(CUDA_ERROR_OUT_OF_MEMORY);
+            }
+            // Contents first, then the shared mapping over the same addresses.
+            let mut off = 0usize;
+            while off < a.size {
+                let n = libc::pwrite(fd, (p as usize + off) as *const c_void, a.size - off, off as libc::off_t);
+                if n <= 0 {
+                    libc::close(fd);
+                    return Err(CUDA_ERROR_UNKNOWN);
+                }
+                off += n as usize;
+            }
+            let q = libc::mmap(p as *mut c_void, len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_FIXED, fd, 0);
+            if q == libc::MAP_FAILED {
+                libc::close(fd);
+                return Err(CUDA_ERROR_UNKNOWN);
+            }
+            a.fd = fd;
+        }
+        let mut b = [0u8; 64];
+        b[..8].copy_from_slice(IPC_MAGIC);
+        b[8..12].copy_from_slice(&(libc::getpid() as u32).to_le_bytes());
+        b[12..16].copy_from_slice(&a.fd.to_le_bytes());
+        b[16..24].copy_from_slice(&(a.size as u64).to_le_bytes());
+        *h = IpcMemHandle(b);
+        Ok(())
+    })
+}
+
+/// `cuIpcOpenMemHandle`: maps another process's shared allocation. A handle of this process
+/// is refused (`CUDA_ERROR_INVALID_CONTEXT`), as CUDA refuses it.
+#[no_mangle]
+pub unsafe extern "C" fn cuIpcOpenMemHandle_v2(p: *mut CUdeviceptr, h: IpcMemHandle, _flags: u32) -> CUresult {
+    api_ctx(|| {
+        let b = h.0;
+        if p.is_null() || &b[..8] != IPC_MAGIC {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let pid = u32::from_le_bytes(b[8..12].try_into().unwrap());
+        let fd = i32::from_le_bytes(b[12..16].try_into().unwrap());
+        let size = u64::from_le_bytes(b[16..24].try_into().unwrap()) as usize;
+        if pid == libc::getpid() as u32 {
+            return Err(CUDA_ERROR_INVALID_CONTEXT);
+        }
+        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+        let f = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if f < 0 {
+            report(&format!("cuIpcOpenMemHandle: cannot open the memory of process {pid} ({})", std::io::Error::last_os_error()));
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let len = map_len(size).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let q = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, f, 0);
+        libc::close(f);
+        if q == libc::MAP_FAILED {
+            return Err(CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        record(q as u64, size, Kind::Ipc);
+        *p = q as u64;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn cuIpcCloseMemHandle(p: CUdeviceptr) -> CUresult {
+    api_ctx(|| {
+        let a = {
+            let mut m = mem();
+            match m.get(&p) {
+                Some(a) if a.kind == Kind::Ipc => {
+                    let a = *a;
+                    m.remove(&p);
+                    a
+                }
+                _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            }
+        };
+        unsafe { libc::munmap(p as *mut c_void, map_len(a.size).unwrap_or(a.size)) };
         Ok(())
     })
 }

@@ -584,7 +584,7 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(a: *mut PointerAttributes, p: 
             Some((_, al)) => match al.kind {
                 Kind::Host | Kind::Registered => 1,
                 Kind::Managed => 3,
-                Kind::Device | Kind::Global => 2,
+                Kind::Device | Kind::Global | Kind::Ipc => 2,
             },
         };
         *a = PointerAttributes { ty, device: 0, device_pointer: if ty == 0 { std::ptr::null_mut() } else { p as *mut c_void }, host_pointer: if ty == 2 { std::ptr::null_mut() } else { p as *mut c_void } };

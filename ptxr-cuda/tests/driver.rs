@@ -191,3 +191,15 @@ fn tensor_maps_from_cu_tensor_map_encode_tiled() {
     let (ok, text) = run(cmd, &tmp.path().join("cache"));
     assert!(ok && text.contains("refused 1\n") && text.contains("same as the H200"), "{text}");
 }
+
+/// IPC memory handles between two processes (ptxr-cuda/tests/c/ipc.c): the child maps the
+/// parent's allocation, reads its values and writes its own, which the parent then reads.
+#[test]
+fn ipc_memory_handles_between_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("ipc");
+    build_c(&root().join("ptxr-cuda/tests/c/ipc.c"), &exe, false);
+    let (ok, text) = run(Command::new(&exe), &tmp.path().join("cache"));
+    assert!(ok && text.contains("child: 256/256 of the parent's values"), "{text}");
+    assert!(text.contains("own handle refused: 1; child exit 0; parent sees 256/256 of the child's values"), "{text}");
+}
