@@ -270,9 +270,10 @@ pub struct SharedModule {
 /// with the addresses of the module's variables exported (`SharedModule::globals`): what
 /// `cuModuleGetGlobal` and `cudaMemcpyToSymbol` need.
 pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedModule> {
+    // Parsed once: the module's variables are read from the same AST that is compiled.
     let ast = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
     let ctx = Context::create();
-    let c = lower_with(&ctx, src, true)?;
+    let c = crate::codegen::compile_lenient(&ctx, &ast, &src.text, &src.name).map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))?;
     let deferred = deferred_errors(src, &c);
     let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
     let td = tm.get_target_data();

@@ -15,6 +15,10 @@ __global__ void check_positive(const int *v, int n) {
 }
 
 int main() {
+    // A block of 2048 threads is outside CUDA's limits: a configuration error, which is not
+    // sticky (the next launch runs).
+    hello<<<1, 2048>>>(0);
+    cudaError_t e0 = cudaGetLastError();
     hello<<<3, 32>>>(7);
     cudaError_t e1 = cudaDeviceSynchronize();
     fflush(stdout);
@@ -26,8 +30,8 @@ int main() {
     check_positive<<<2, 32>>>(d, 64);
     cudaError_t e2 = cudaDeviceSynchronize();
     cudaError_t e3 = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-    printf("printf launch: %s; assert launch: %s; next call: %s\n", cudaGetErrorName(e1), cudaGetErrorName(e2), cudaGetErrorName(e3));
-    int ok = e1 == cudaSuccess && e2 == cudaErrorAssert && e3 == cudaErrorAssert;
+    printf("2048-thread launch: %s; printf launch: %s; assert launch: %s; next call: %s\n", cudaGetErrorName(e0), cudaGetErrorName(e1), cudaGetErrorName(e2), cudaGetErrorName(e3));
+    int ok = e0 == cudaErrorInvalidConfiguration && e1 == cudaSuccess && e2 == cudaErrorAssert && e3 == cudaErrorAssert;
     printf("%s\n", ok ? "PASSED" : "FAILED");
     return !ok;
 }

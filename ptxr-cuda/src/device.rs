@@ -229,18 +229,22 @@ pub unsafe extern "C" fn cuDeviceGetCount(n: *mut c_int) -> CUresult {
     })
 }
 
+/// Writes `s`, truncated to `len - 1` bytes and NUL-terminated, to a caller's buffer.
+unsafe fn put_str(dst: *mut c_char, len: c_int, s: &[u8]) -> Result<(), CUresult> {
+    if dst.is_null() || len <= 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let n = s.len().min(len as usize - 1);
+    std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+    *dst.add(n) = 0;
+    Ok(())
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, d: CUdevice) -> CUresult {
     api(|| {
         device_ok(d)?;
-        if name.is_null() || len <= 0 {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let s = b"ptxr CPU device";
-        let n = s.len().min(len as usize - 1);
-        std::ptr::copy_nonoverlapping(s.as_ptr(), name as *mut u8, n);
-        *name.add(n) = 0;
-        Ok(())
+        put_str(name, len, b"ptxr CPU device")
     })
 }
 
@@ -261,14 +265,7 @@ pub unsafe extern "C" fn cuDeviceGetUuid_v2(uuid: *mut [u8; 16], d: CUdevice) ->
 pub unsafe extern "C" fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, d: CUdevice) -> CUresult {
     api(|| {
         device_ok(d)?;
-        if id.is_null() || len <= 0 {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
-        let s = b"0000:00:00.0";
-        let n = s.len().min(len as usize - 1);
-        std::ptr::copy_nonoverlapping(s.as_ptr(), id as *mut u8, n);
-        *id.add(n) = 0;
-        Ok(())
+        put_str(id, len, b"0000:00:00.0")
     })
 }
 

@@ -173,10 +173,11 @@ const ERRORS: &[(CUresult, &str, &[u8])] = &[
     (999, "CUDA_ERROR_UNKNOWN\0", b"unknown error\0"),
 ];
 
-#[no_mangle]
-pub unsafe extern "C" fn cuGetErrorName(e: CUresult, out: *mut *const c_char) -> CUresult {
+/// The name (`name`) or description of `e` through `out`; NULL and
+/// `CUDA_ERROR_INVALID_VALUE` for a code that is not a `CUresult`.
+unsafe fn error_text(e: CUresult, out: *mut *const c_char, name: bool) -> CUresult {
     match ERRORS.iter().find(|x| x.0 == e) {
-        Some(x) => api(|| put(out, x.1.as_ptr() as *const c_char)),
+        Some(x) => api(|| put(out, if name { x.1.as_ptr() } else { x.2.as_ptr() } as *const c_char)),
         None => {
             let _ = put(out, std::ptr::null());
             CUDA_ERROR_INVALID_VALUE
@@ -185,14 +186,13 @@ pub unsafe extern "C" fn cuGetErrorName(e: CUresult, out: *mut *const c_char) ->
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn cuGetErrorName(e: CUresult, out: *mut *const c_char) -> CUresult {
+    error_text(e, out, true)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn cuGetErrorString(e: CUresult, out: *mut *const c_char) -> CUresult {
-    match ERRORS.iter().find(|x| x.0 == e) {
-        Some(x) => api(|| put(out, x.2.as_ptr() as *const c_char)),
-        None => {
-            let _ = put(out, std::ptr::null());
-            CUDA_ERROR_INVALID_VALUE
-        }
-    }
+    error_text(e, out, false)
 }
 
 /// A handle type: an address of a leaked `Box<T>` that a registry knows to be live, so

@@ -237,9 +237,9 @@ fn load_ptx(text: &str, name_hint: Option<&str>) -> Result<Module, (CUresult, St
     Ok(Module { lib, kernels, globals: gmap, deferred, const_bytes, file, funcs: Mutex::new(HashMap::new()) })
 }
 
-/// A module image: NUL-terminated PTX text. A cubin (ELF) or fatbinary is refused with a
-/// message: ptxr runs PTX.
-unsafe fn image_text(image: *const c_void) -> Result<String, (CUresult, String)> {
+/// A module image: NUL-terminated PTX text. A cubin (ELF) or NVIDIA fatbinary is refused
+/// with a message: ptxr runs PTX.
+pub(crate) unsafe fn image_text(image: *const c_void) -> Result<String, (CUresult, String)> {
     if image.is_null() {
         return Err((CUDA_ERROR_INVALID_VALUE, "NULL module image".into()));
     }
@@ -248,10 +248,23 @@ unsafe fn image_text(image: *const c_void) -> Result<String, (CUresult, String)>
         return Err((CUDA_ERROR_NO_BINARY_FOR_GPU, "the module image is a cubin (ELF); ptxr compiles PTX: load the PTX instead (nvcc -ptx, NVRTC's nvrtcGetPTX)".into()));
     }
     if u32::from_le_bytes([head[0], head[1], head[2], head[3]]) == 0xba55_ed50 {
-        return Err((CUDA_ERROR_NO_BINARY_FOR_GPU, "the module image is a fatbinary; ptxr's driver library loads PTX text".into()));
+        return Err((CUDA_ERROR_NO_BINARY_FOR_GPU, "the image is an NVIDIA fatbinary (as nvcc builds); ptxr runs PTX: load the PTX, or build a CUDA program with `ptxr cuda`".into()));
     }
     let bytes = std::ffi::CStr::from_ptr(image as *const c_char).to_bytes();
     String::from_utf8(bytes.to_vec()).map_err(|_| (CUDA_ERROR_INVALID_IMAGE, "the module image is neither PTX text nor a known binary".into()))
+}
+
+/// `__fatBinC_Wrapper_t` (magic, version, image, unused), which compilers register and
+/// `cuModuleLoadFatBinary` takes: its image. Anything else is taken as the image itself.
+pub(crate) unsafe fn wrapped_image(p: *const c_void) -> Result<*const c_void, (CUresult, String)> {
+    if p.is_null() {
+        return Err((CUDA_ERROR_INVALID_VALUE, "NULL fatbinary wrapper".into()));
+    }
+    if (p as *const u32).read_unaligned() == 0x466243b1 {
+        Ok((p as *const *const c_void).add(1).read_unaligned())
+    } else {
+        Ok(p)
+    }
 }
 
 /// Log buffers of `cuModuleLoadDataEx`/`cuLink*` options: `CU_JIT_ERROR_LOG_BUFFER` (5)
@@ -338,9 +351,13 @@ pub unsafe extern "C" fn cuModuleLoadFatBinary(m: *mut *mut c_void, image: *cons
         if m.is_null() || image.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let magic = (image as *const u32).read_unaligned();
-        let image = if magic == 0x466243b1 { (image as *const *const c_void).add(1).read_unaligned() } else { image };
-        load_image(image, 0, std::ptr::null(), std::ptr::null_mut(), m)
+        match wrapped_image(image) {
+            Ok(image) => load_image(image, 0, std::ptr::null(), std::ptr::null_mut(), m),
+            Err((code, msg)) => {
+                report(&msg);
+                Err(code)
+            }
+        }
     })
 }
 
@@ -835,14 +852,14 @@ fn launch_error(status: u32) -> CUresult {
     }
 }
 
-unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<(), CUresult> {
+/// Runs a launch of function `f`. A grid, block or shared-memory size that the runtime's
+/// limits refuse is `config_err` (the driver's `CUDA_ERROR_INVALID_VALUE`, the runtime API's
+/// `cudaErrorInvalidConfiguration`).
+pub(crate) unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void, config_err: CUresult) -> Result<(), CUresult> {
     let func = FUNCS.get(f)?;
     stream::check(s)?;
     let m = func.module;
     let k = &m.kernels[func.k];
-    if grid.contains(&0) || block.contains(&0) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
     let mut pbuf = vec![0u8; k.param_size.max(8) as usize];
     if !extra.is_null() {
         // {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END}
@@ -883,13 +900,13 @@ unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: 
     }
     if smem > func.max_dyn.load(Ordering::Acquire) {
         report(&format!("cuLaunchKernel: kernel `{}`: {smem} bytes of dynamic shared memory; at most {} without cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", k.name, func.max_dyn.load(Ordering::Acquire)));
-        return Err(CUDA_ERROR_INVALID_VALUE);
+        return Err(config_err);
     }
     let shape = ptxr_runtime::Shape { name: &k.name, file: &m.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, deferred: &m.deferred };
     let cfg = ptxr_runtime::LaunchConfig { grid: ptxr_runtime::Dim3(grid[0], grid[1], grid[2]), block: ptxr_runtime::Dim3(block[0], block[1], block[2]), dyn_smem: smem };
     if let Err(e) = ptxr_runtime::check_config(&shape, &cfg) {
         report(&format!("cuLaunchKernel: {e}"));
-        return Err(CUDA_ERROR_INVALID_VALUE);
+        return Err(config_err);
     }
     let timeout = std::env::var("PTXR_LAUNCH_TIMEOUT").ok().and_then(|s| s.parse::<f64>().ok()).filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
     ptxr_runtime::set_timeout(timeout);
@@ -910,7 +927,7 @@ unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: 
 
 #[no_mangle]
 pub unsafe extern "C" fn cuLaunchKernel(f: *mut c_void, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult {
-    api_ctx(|| launch(f, [gx, gy, gz], [bx, by, bz], smem, s, params, extra))
+    api_ctx(|| launch(f, [gx, gy, gz], [bx, by, bz], smem, s, params, extra, CUDA_ERROR_INVALID_VALUE))
 }
 
 /// `CUlaunchConfig`.
@@ -955,7 +972,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(cfg: *const LaunchConfig, f: *mut c_vo
                 _ => {}
             }
         }
-        launch(f, c.grid, c.block, c.smem, c.stream, params, extra)
+        launch(f, c.grid, c.block, c.smem, c.stream, params, extra, CUDA_ERROR_INVALID_VALUE)
     })
 }
 

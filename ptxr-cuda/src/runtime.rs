@@ -92,31 +92,14 @@ static FUNCS_BY_STUB: Mutex<Option<HashMap<usize, (usize, String)>>> = Mutex::ne
 /// Host shadow of a `__device__`/`__constant__` variable → (image, device name).
 static VARS_BY_SHADOW: Mutex<Option<HashMap<usize, (usize, String)>>> = Mutex::new(None);
 
-/// `__fatBinC_Wrapper_t`: magic 0x466243b1, version, the image, (unused).
-#[repr(C)]
-struct Wrapper {
-    magic: c_int,
-    version: c_int,
-    data: *const c_void,
-    filename_or_fatbins: *const c_void,
-}
-
-fn image_ptx(w: *const Wrapper) -> Result<String, String> {
-    let w = unsafe { w.as_ref() }.ok_or("NULL fatbinary wrapper")?;
-    if w.magic != 0x466243b1u32 as c_int || w.data.is_null() {
-        return Err("not a CUDA fatbinary wrapper".into());
-    }
-    let head = unsafe { std::slice::from_raw_parts(w.data as *const u8, 4) };
-    if u32::from_le_bytes([head[0], head[1], head[2], head[3]]) == 0xba55_ed50 {
-        return Err("the program's device code is an NVIDIA fatbinary (built by nvcc); ptxr runs programs whose device code is PTX: build it with `ptxr cuda`".into());
-    }
-    let text = unsafe { std::ffi::CStr::from_ptr(w.data as *const c_char) };
-    text.to_str().map(str::to_string).map_err(|_| "the program's device code is not PTX text".into())
+/// The PTX of a registered device image (`crate::module::wrapped_image`, `image_text`).
+fn image_ptx(wrapper: *const c_void) -> Result<String, String> {
+    unsafe { crate::module::wrapped_image(wrapper).and_then(|d| crate::module::image_text(d)) }.map_err(|(_, m)| m)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn __cudaRegisterFatBinary(wrapper: *mut c_void) -> *mut *mut c_void {
-    let img: &'static Image = Box::leak(Box::new(Image { ptx: image_ptx(wrapper as *const Wrapper), module: OnceLock::new() }));
+    let img: &'static Image = Box::leak(Box::new(Image { ptx: image_ptx(wrapper), module: OnceLock::new() }));
     let mut v = IMAGES.lock().unwrap_or_else(|e| e.into_inner());
     v.push(img);
     // The handle is the image's index + 1 (never NULL).
@@ -255,12 +238,9 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(grid: *mut Dim3, block: *mut
 
 unsafe fn launch_rt(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void) -> Result<(), CudaError> {
     let f = kernel_of(stub)?;
-    let threads = block.x as u64 * block.y as u64 * block.z as u64;
-    if threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > i32::MAX as u32 || grid.y > 65535 || grid.z > 65535 {
-        report(&format!("cudaLaunchKernel: grid {}x{}x{}, block {}x{}x{}: outside CUDA's limits (block of at most 1024 threads, x,y <= 1024, z <= 64; grid x < 2^31, y,z <= 65535)", grid.x, grid.y, grid.z, block.x, block.y, block.z));
-        return Err(INVALID_CONFIGURATION);
-    }
-    drv(cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem.min(u32::MAX as usize) as u32, stream, args, std::ptr::null_mut()))
+    current_ok()?;
+    let smem = u32::try_from(smem).map_err(|_| INVALID_CONFIGURATION)?;
+    crate::module::launch(f, [grid.x, grid.y, grid.z], [block.x, block.y, block.z], smem, stream, args, std::ptr::null_mut(), INVALID_CONFIGURATION)
 }
 
 #[no_mangle]

@@ -179,6 +179,9 @@ pub fn check_config(k: &Shape, cfg: &LaunchConfig) -> Result<(), LaunchError> {
     if threads > 1024 || cfg.block.0 > 1024 || cfg.block.1 > 1024 || cfg.block.2 > 64 {
         return Err(LaunchError(format!("block {}x{}x{} exceeds the limits (at most 1024 threads, x,y ≤ 1024, z ≤ 64)", cfg.block.0, cfg.block.1, cfg.block.2)));
     }
+    if threads == 0 || cfg.grid.count() == 0 {
+        return Err(LaunchError(format!("grid {}x{}x{} and block {}x{}x{} must have every dimension at least 1", cfg.grid.0, cfg.grid.1, cfg.grid.2, cfg.block.0, cfg.block.1, cfg.block.2)));
+    }
     if cfg.grid.0 as u64 > (1u64 << 31) - 1 || cfg.grid.1 > 65535 || cfg.grid.2 > 65535 {
         return Err(LaunchError(format!("grid {}x{}x{} exceeds the limits (x < 2^31, y,z ≤ 65535)", cfg.grid.0, cfg.grid.1, cfg.grid.2)));
     }

@@ -65,6 +65,8 @@ fn limits_and_arguments_are_checked() {
     let mut out = vec![0u32; 4];
     let err = launch(fill, &FILL, &LaunchConfig::new(1, 2048), &mut out, 4, 1).unwrap_err();
     assert!(err.contains("block 2048x1x1 exceeds the limits"), "{err}");
+    let err = launch(fill, &FILL, &LaunchConfig::new((2, 0, 1), 4), &mut out, 4, 1).unwrap_err();
+    assert!(err.contains("grid 2x0x1 and block 4x1x1 must have every dimension at least 1"), "{err}");
     let err = launch(fill, &FILL, &LaunchConfig::new(1, 4).shared(240_000), &mut out, 4, 1).unwrap_err();
     assert!(err.contains("exceeds the 232448 byte limit"), "{err}");
     let req = KernelDesc { reqntid: Some([64, 1, 1]), ..FILL };
