@@ -68,17 +68,19 @@ pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: 
     }
     let ctx = Context::create();
     let c = lower(&ctx, src)?;
-    let tm = target::machine(kind, opt, "sm_70")?;
-    target::optimize(&c.module, &tm, opt)?;
     match emit {
-        Emit::LlvmIr => c.module.print_to_file(out).map_err(|e| anyhow!("cannot write {}: {}", out.display(), e.to_string())),
-        Emit::Asm => target::write_asm(&c.module, &tm, out),
-        Emit::Obj if !c_abi => target::write_object(&c.module, &tm, out),
+        Emit::LlvmIr | Emit::Asm => {
+            let tm = target::machine(kind, opt, "sm_70")?;
+            target::optimize(&c.module, &tm, opt)?;
+            if emit == Emit::Asm {
+                return target::write_asm(&c.module, &tm, out);
+            }
+            c.module.print_to_file(out).map_err(|e| anyhow!("cannot write {}: {}", out.display(), e.to_string()))
+        }
+        Emit::Obj if !c_abi => write_objects(&c.module, kind, opt, out),
         Emit::Obj | Emit::StaticLib => {
             let dir = tempfile::tempdir()?;
-            let o = dir.path().join("kernels.o");
-            target::write_object(&c.module, &tm, &o)?;
-            let mut objs = vec![o];
+            let mut objs = object_files(&c.module, kind, opt, dir.path())?;
             let cc = capi::c_compiler(kind);
             if c_abi {
                 let ck: Vec<CKernel> = c.kernels.iter().map(|k| CKernel { info: k, file: &src.name }).collect();
@@ -212,10 +214,38 @@ pub fn llvm_ir_to_ptx(path: &Path, o: &NvptxOptions) -> Result<String> {
 pub fn compile_object(src: &SourceFile, kind: TargetKind, opt: u32, out: &Path) -> Result<Vec<KernelInfo>> {
     let ctx = Context::create();
     let c = lower(&ctx, src)?;
-    let tm = target::machine(kind, opt, "sm_70")?;
-    target::optimize(&c.module, &tm, opt)?;
-    target::write_object(&c.module, &tm, out)?;
+    write_objects(&c.module, kind, opt, out)?;
     Ok(c.kernels)
+}
+
+/// Optimizes `module` and writes its object code into `dir` (`codegen::split`: one object,
+/// or one per partition compiled in parallel); returns the files.
+fn object_files(module: &inkwell::module::Module, kind: TargetKind, opt: u32, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let objs = crate::codegen::split::objects(module, kind, opt)?;
+    let mut files = Vec::new();
+    for (k, o) in objs.iter().enumerate() {
+        let f = dir.join(format!("kernels{k}.o"));
+        std::fs::write(&f, o).map_err(|e| anyhow!("cannot write {}: {e}", f.display()))?;
+        files.push(f);
+    }
+    Ok(files)
+}
+
+/// Optimizes `module` and writes one object file `out` (partitions compiled in parallel are
+/// linked into one relocatable object).
+fn write_objects(module: &inkwell::module::Module, kind: TargetKind, opt: u32, out: &Path) -> Result<()> {
+    let objs = crate::codegen::split::objects(module, kind, opt)?;
+    if let [o] = objs.as_slice() {
+        return std::fs::write(out, o).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
+    }
+    let dir = tempfile::tempdir()?;
+    let mut files = Vec::new();
+    for (k, o) in objs.iter().enumerate() {
+        let f = dir.path().join(format!("kernels{k}.o"));
+        std::fs::write(&f, o).map_err(|e| anyhow!("cannot write {}: {e}", f.display()))?;
+        files.push(f);
+    }
+    capi::link_relocatable(&capi::c_compiler(kind), out, &files)
 }
 
 /// The kernels of `src` with their parameter layouts (parse, validate and lower only).
@@ -244,10 +274,8 @@ pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     let ctx = Context::create();
     let c = lower_with(&ctx, src, true)?;
     let deferred = deferred_errors(src, &c);
-    let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
-    target::optimize(&c.module, &tm, opt)?;
-    let buf = tm.write_to_memory_buffer(&c.module, inkwell::targets::FileType::Object).map_err(|e| anyhow!("code generation failed: {e}"))?;
-    let mut l = Loaded::from_object(buf.as_slice(), c.kernels, &src.name)?;
+    let objs = crate::codegen::split::objects(&c.module, TargetKind::Host, opt)?;
+    let mut l = Loaded::from_objects(&objs, c.kernels, &src.name)?;
     l.deferred = deferred;
     Ok(l)
 }
@@ -298,11 +326,9 @@ pub fn compile_shared(src: &SourceFile, opt: u32, out: &Path) -> Result<SharedMo
         }
         globals.push((v.name.name.to_string(), size));
     }
-    target::optimize(&c.module, &tm, opt)?;
     let dir = tempfile::tempdir()?;
-    let o = dir.path().join("module.o");
-    target::write_object(&c.module, &tm, &o)?;
-    crate::runtime::link_shared(&o, out)?;
+    let objs = object_files(&c.module, TargetKind::Host, opt, dir.path())?;
+    crate::runtime::link_shared(&objs, out)?;
     Ok(SharedModule { kernels: c.kernels, deferred, globals, const_bytes })
 }
 

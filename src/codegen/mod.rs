@@ -31,6 +31,7 @@ mod wmma_layout;
 pub(crate) mod nvvm;
 pub(crate) mod sync;
 pub mod target;
+pub mod split;
 
 use crate::syntax::ast::{self, Item, Module as Ast, StateSpace, Type};
 use crate::syntax::diag::Diagnostic;

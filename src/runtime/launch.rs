@@ -235,13 +235,17 @@ pub struct Loaded {
 
 
 impl Loaded {
-    /// Links `obj` (an object for the host) into a shared library and opens it.
-    pub fn from_object(obj: &[u8], kernels: Vec<KernelInfo>, file: &str) -> anyhow::Result<Loaded> {
+    /// Links `objs` (objects for the host, of one module) into a shared library and opens it.
+    pub fn from_objects(objs: &[Vec<u8>], kernels: Vec<KernelInfo>, file: &str) -> anyhow::Result<Loaded> {
         let dir = tempfile::tempdir()?;
-        let o = dir.path().join("module.o");
         let so = dir.path().join("module.so");
-        std::fs::write(&o, obj)?;
-        link_shared(&o, &so)?;
+        let mut files = Vec::new();
+        for (k, obj) in objs.iter().enumerate() {
+            let o = dir.path().join(format!("module{k}.o"));
+            std::fs::write(&o, obj)?;
+            files.push(o);
+        }
+        link_shared(&files, &so)?;
         let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
         Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new() })
     }
@@ -365,9 +369,9 @@ fn place(data: &mut [u8], guarded: bool, idx: usize, copies: &mut Vec<(usize, Gu
 
 
 /// Links an object into a shared library with the system C compiler.
-pub fn link_shared(obj: &Path, out: &Path) -> anyhow::Result<()> {
+pub fn link_shared(objs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<()> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let st = std::process::Command::new(&cc).arg("-shared").arg("-o").arg(out).arg(obj).arg("-lm").status().map_err(|e| anyhow::anyhow!("cannot run `{cc}` to link kernels: {e}"))?;
+    let st = std::process::Command::new(&cc).arg("-shared").arg("-o").arg(out).args(objs).arg("-lm").status().map_err(|e| anyhow::anyhow!("cannot run `{cc}` to link kernels: {e}"))?;
     if !st.success() {
         anyhow::bail!("`{cc} -shared` failed to link the compiled kernels");
     }
