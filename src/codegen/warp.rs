@@ -36,7 +36,8 @@
 //! - **Warp collectives** (`warp_collective`: shuffles, votes, ..., and the warp matrix
 //!   instructions) run on all lanes at once where every lane that has not ended runs them
 //!   together; a kernel with collectives also gets its per-thread version, which runs CTAs
-//!   whose rows are not hardware warps.
+//!   whose rows are not hardware warps. Consecutive independent `mma`/`wmma.mma` (a GEMM's
+//!   accumulators) share one pair of exchange loops (`warp_collective::matrix_batch_len`).
 //! - **Lane loops without a per-lane test**: in a converged block the lanes not waiting
 //!   for it have ended, so a run of instructions that only compute registers may run for
 //!   all 32 lanes ([`unguarded_run`]); LLVM keeps such a loop whole for its vectorizer.
@@ -1843,12 +1844,23 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     let id = cfg.order[b as usize];
     let order = |t: BlockId| i32t.const_int(cfg.order[t as usize] as u64, false);
     let mut lp: Option<LaneLoop<'ctx>> = None;
+    let mut batched = 0;
     for (k, inst) in blk.insts.iter().enumerate() {
+        if k < batched {
+            continue;
+        }
         e.enter_scope(inst.scope);
         e.span = inst.src.span;
         if super::warp_collective::is_collective(inst.src) {
             if let Some(l) = lp.take() {
                 close(e, l);
+            }
+            let n = super::warp_collective::matrix_batch_len(func, plan, &blk.insts[k..], |j| plan.barriers.iter().any(|(at, _)| *at == (b, k + j)));
+            if n > 1 {
+                let insts: Vec<&crate::ir::Inst<'a>> = blk.insts[k..k + n].iter().collect();
+                super::warp_collective::emit_matrix_batch(e, func, &insts, id)?;
+                batched = k + n;
+                continue;
             }
             super::warp_collective::emit(e, func, inst, id)?;
             continue;

@@ -101,7 +101,7 @@ fn bits_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: VectorValue<'ctx>) -> IntValue<
 pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32) -> R<()> {
     let i = inst.src;
     if is_matrix(i) {
-        return matrix(e, func, inst, id);
+        return matrix(e, func, &[inst], id);
     }
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
@@ -611,19 +611,35 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     write_lanes(e, func, inst, id, active, &outs)
 }
 
+/// Matrix instructions of one batch (see [`matrix`]): at most this many share a pair of
+/// lane loops.
+pub(super) const MATRIX_BATCH: usize = 16;
+
+/// Whether `i` may share its lane loops with the matrix instructions next to it: `mma` and
+/// `wmma.mma`, which touch only registers (`ldmatrix`/`stmatrix` access memory where they
+/// compute, so that a batch would reorder one lane's accesses against another's).
+pub(super) fn batchable(i: &Instr) -> bool {
+    i.opcode.name == "mma" || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
+}
+
 /// `mma`, `wmma.mma` and `ldmatrix` (PTX ISA 9.7.13) on the warp path: the lowering of
 /// `ops_wmma` runs twice, first in a lane loop where each lane hands its fragment words (or
 /// row address) to its area of an exchange array, then, once every lane has, in a lane loop
 /// where each computes its own results from the areas of the lanes that hold its operands.
 /// The whole warp must exist, as on the per-thread path (`STATUS_PARTIAL_WARP` otherwise).
-fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32) -> R<()> {
+///
+/// `insts` is a batch: consecutive [`batchable`] instructions none of which reads a register
+/// that an earlier one writes (a GEMM's independent accumulators). They share the two loops,
+/// each with an exchange array of its own: every operand is gathered before any result is
+/// written, which is the order of the instructions for every register they read.
+fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
     use super::ops_wmma::{WarpExchange, AREA_BYTES};
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let area = match e.mma_area {
         Some(a) => a,
         None => {
-            let t = ctx.i8_type().array_type(AREA_BYTES * LANES);
+            let t = ctx.i8_type().array_type(AREA_BYTES * LANES * MATRIX_BATCH as u32);
             let a = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
             if let Some(i) = a.as_instruction() {
                 let _ = i.set_alignment(64);
@@ -632,6 +648,7 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
             a
         }
     };
+    let areas: Vec<_> = (0..insts.len()).map(|s| unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), area, &[ctx.i64_type().const_int((s as u32 * AREA_BYTES * LANES) as u64, false)], "mma.site").unwrap() }).collect();
     // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
     let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
     let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
@@ -640,13 +657,42 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
     for (phase, defs) in [(0, false), (1, true)] {
         let l = warp::open_lanes(e, id);
         let lane = warp::current_lane(&l);
-        warp::bind_inst(e, func, inst, defs);
-        e.warp_exchange = Some(if phase == 0 { WarpExchange::Gather { area, lane } } else { WarpExchange::Compute { area, lane } });
-        let r = e.unguarded(inst.src);
-        e.warp_exchange = None;
-        e.overrides.clear();
+        let mut r = Ok(());
+        for (inst, &area) in insts.iter().zip(&areas) {
+            e.enter_scope(inst.scope);
+            e.span = inst.src.span;
+            warp::bind_inst(e, func, inst, defs);
+            e.warp_exchange = Some(if phase == 0 { WarpExchange::Gather { area, lane } } else { WarpExchange::Compute { area, lane } });
+            r = e.unguarded(inst.src);
+            e.warp_exchange = None;
+            e.overrides.clear();
+            if r.is_err() {
+                break;
+            }
+        }
         warp::close_lanes(e, l);
         r?;
     }
     Ok(())
+}
+
+/// A batch of matrix instructions for [`matrix`]: `insts[0]` and those after it that may join
+/// it (at most [`MATRIX_BATCH`]; `stop(j)`: instruction `j` of `insts` must start anew, a
+/// barrier). Returns how many.
+pub(super) fn matrix_batch_len(func: &crate::ir::Func, plan: &warp::Plan, insts: &[crate::ir::Inst], stop: impl Fn(usize) -> bool) -> usize {
+    if !batchable(insts[0].src) {
+        return 1;
+    }
+    let mut written: std::collections::HashSet<(u32, String)> = insts[0].defs.iter().map(|&d| plan.key(func, d)).collect();
+    let mut n = 1;
+    while n < insts.len() && n < MATRIX_BATCH && batchable(insts[n].src) && !stop(n) && insts[n].reads().iter().all(|&v| !written.contains(&plan.key(func, v))) {
+        written.extend(insts[n].defs.iter().map(|&d| plan.key(func, d)));
+        n += 1;
+    }
+    n
+}
+
+/// Emits matrix instructions `insts` as one batch ([`matrix`]).
+pub(super) fn emit_matrix_batch<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
+    matrix(e, func, insts, id)
 }
