@@ -55,6 +55,15 @@ fn main() {
         let cfg = LaunchConfig { grid: Dim3((k / 16) as u32, (k / 16) as u32, 1), block: Dim3(16, 16, 1), dyn_smem: 0 };
         time("sgemm", reps, || m.launch("matmul_tiled", &cfg, &mut args).unwrap());
     }
+    if want("scan") {
+        // Inclusive scans of 256-element blocks (warp shuffles, then the warps' totals through
+        // shared memory between two barriers).
+        let m = load(&format!("{dir}block_scan.nvrtc.ptx"));
+        let xs: Vec<u8> = (0..n).flat_map(|i| ((i % 7) as i32 - 3).to_le_bytes()).collect();
+        let mut args = vec![ArgSpec::Buffer(xs), ArgSpec::Buffer(vec![0; n * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
+        let cfg = LaunchConfig { grid: Dim3((n / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+        time("scan", reps, || m.launch("block_inclusive_scan", &cfg, &mut args).unwrap());
+    }
     if want("histogram") {
         let m = load(&format!("{dir}histogram.nvrtc.ptx"));
         let mut s: u32 = 12345;

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Kernel benchmark: ptxr-compiled corpus kernels vs. native C (gcc -O3 -march=native -fopenmp)
 # of the same algorithms, side by side in one run, on all cores. Prints time and ptxr/C ratio.
-# Usage: scripts/bench-kernels.sh [REPS] [saxpy,reduce,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
+# Usage: scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source scripts/env.sh
 reps=${1:-3}
-only=${2:-saxpy,reduce,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot}
+only=${2:-saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 gcc -O3 -march=native -fopenmp benches/c/baselines.c -o "$tmp/baselines" -lm
 cargo build --release --quiet --bench kernels
@@ -18,7 +18,7 @@ python3 - "$tmp/c.txt" "$tmp/ptxr.txt" <<'PY'
 import sys
 c = dict(l.split() for l in open(sys.argv[1]))
 p = dict(l.split() for l in open(sys.argv[2]))
-work = {"saxpy": ("GB/s", 12 * 2**26), "reduce": ("GB/s", 4 * 2**26), "sgemm": ("GFLOP/s", 2 * 1024**3),
+work = {"saxpy": ("GB/s", 12 * 2**26), "reduce": ("GB/s", 4 * 2**26), "scan": ("GB/s", 8 * 2**26), "sgemm": ("GFLOP/s", 2 * 1024**3),
         "histogram": ("GB/s", 2**26), "stencil": ("GB/s", 8 * 4096**2),
         "saxpy_grid": ("GB/s", 12 * 2**26), "matmul_naive": ("GFLOP/s", 2 * 512**3), "mandelbrot": ("Mpx/s", 1024 * 1024 * 1e3),
         "softmax": ("GB/s", 16 * 4096 * 1024)}

@@ -25,6 +25,15 @@ static void warp_sums(const float *in, float *out, int n) {
   }
 }
 
+// Inclusive scans of 256-element blocks, as block_inclusive_scan computes.
+static void block_scan(const int *in, int *out, int n) {
+#pragma omp parallel for
+  for (int b = 0; b < n / 256; b++) {
+    int s = 0;
+    for (int k = 0; k < 256; k++) out[b * 256 + k] = s += in[b * 256 + k];
+  }
+}
+
 static void sgemm(const float *A, const float *B, float *C, int n) {
 #pragma omp parallel for
   for (int i = 0; i < n; i++) {
@@ -178,6 +187,11 @@ int main(int argc, char **argv) {
   float *A = malloc(sizeof(float) * m * m), *B = malloc(sizeof(float) * m * m), *C = malloc(sizeof(float) * m * m);
   for (int i = 0; i < m * m; i++) { A[i] = (float)(i % 13) * 0.25f; B[i] = (float)(i % 11) * 0.5f; }
   TIME("sgemm", reps, sgemm(A, B, C, m));
+  {
+    int *si = malloc(sizeof(int) * n), *so = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++) si[i] = i % 7 - 3;
+    TIME("scan", reps, block_scan(si, so, n));
+  }
   unsigned char *bytes = malloc(n);
   uint32_t s = 12345;
   for (int i = 0; i < n; i++) { s ^= s << 13; s ^= s >> 17; s ^= s << 5; bytes[i] = (unsigned char)s; }

@@ -114,7 +114,10 @@ pub const MATRIX_SITES_PER_THREAD: usize = 8;
 pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
-        Exec::Auto if !plan.matrix && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path".into()),
+        // Kernels with warp collectives stay on this path whatever their barriers: per
+        // thread, each collective is a meeting of the scheduler (NVRTC's block scan, warp
+        // shuffles between two barriers: 0.08 s here against 0.97 s per thread, same run).
+        Exec::Auto if !plan.matrix && !plan.collectives && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path".into()),
         // Warp matrix instructions take the warp path once there are more than a few: each is
         // a warp meeting, and the per-thread scheduler saves and reloads every live register
         // at each meeting (a GEMM with 64 `mma.sync` per k step compiled in 40 s per thread,
