@@ -8,12 +8,69 @@
 pub mod parallel_lanes;
 
 /// The pass pipeline for `-O<opt>`: LLVM's default pipelines (the loop vectorizer and SLP
-/// vectorizer run from `-O2` on).
-pub fn pipeline(opt: u32) -> String {
+/// vectorizer run from `-O2` on); at `-O3` for a CPU, [`O3`] (`cpu: false`, for NVPTX, keeps
+/// LLVM's own, where the target adds passes of its own such as NVVMReflect).
+pub fn pipeline(opt: u32, cpu: bool) -> String {
     // PTXR_PASSES="...": a pass pipeline of LLVM's textual syntax in place of ptxr's (a
     // developer's aid for measuring what each pass costs and brings).
     if let Ok(p) = std::env::var("PTXR_PASSES") {
         return p;
     }
+    if opt >= 3 && cpu {
+        return O3.concat();
+    }
     format!("default<O{}>", opt.min(3))
 }
+
+/// LLVM 19's `default<O3>` (`opt -passes='default<O3>' -print-pipeline-passes`) without
+/// `indvars` (IndVarSimplify). ptxr's loops are already in the form it makes: lane loops count
+/// 0..32, and the loops of a thread come from PTX whose compiler canonicalized them. It cost
+/// 9% of the optimization time of NVRTC's PTX (its scalar-evolution queries on the lane loops
+/// of every region), and the kernel benchmark runs as fast without it (same run, 2 x 5
+/// repetitions each; every kernel within the run-to-run spread).
+const O3: &[&str] = &[
+    "annotation2metadata,forceattrs,inferattrs,coro-early,function<eager-inv>(ee-instrument<>,",
+    "lower-expect,",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
+    "sroa<modify-cfg>,early-cse<>,callsite-splitting),openmp-opt,ipsccp,",
+    "called-value-propagation,globalopt,function<eager-inv>(mem2reg,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),",
+    "always-inline,require<globals-aa>,function(invalidate<aa>),require<profile-summary>,",
+    "cgscc(devirt<4>(inline,function-attrs<skip-non-recursive-function-attrs>,argpromotion,",
+    "openmp-opt-cgscc,function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,",
+    "speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation,",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,aggressive-instcombine,",
+    "libcalls-shrinkwrap,tailcallelim,",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
+    "reassociate,constraint-elimination,loop-mssa(loop-instsimplify,loop-simplifycfg,",
+    "licm<no-allowspeculation>,loop-rotate<header-duplication;no-prepare-for-lto>,",
+    "licm<allowspeculation>,simple-loop-unswitch<nontrivial;trivial>),",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,loop(loop-idiom,",
+    "simple-loop-unswitch<nontrivial;trivial>,loop-deletion,loop-unroll-full),sroa<modify-cfg>,",
+    "vector-combine,mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,jump-threading,",
+    "correlated-propagation,adce,memcpyopt,dse,move-auto-init,loop-mssa(licm<allowspeculation>),",
+    "coro-elide,",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>),function-attrs,",
+    "function(require<should-not-run-function-passes>),coro-split)),deadargelim,coro-cleanup,",
+    "globalopt,globaldce,elim-avail-extern,rpo-function-attrs,recompute-globalsaa,",
+    "function<eager-inv>(float2int,lower-constant-intrinsics,chr,",
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),loop-distribute,",
+    "inject-tli-mappings,loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,",
+    "infer-alignment,loop-load-elim,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,",
+    "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
+    "slp-vectorizer,vector-combine,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,loop-unroll<O3>,",
+    "transform-warning,sroa<preserve-cfg>,infer-alignment,",
+    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,",
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,",
+    "div-rem-pairs,tailcallelim,",
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>),",
+    "globaldce,constmerge,cg-profile,rel-lookup-table-converter,function(annotation-remarks),",
+    "verify",
+];

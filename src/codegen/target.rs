@@ -131,7 +131,8 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     unsafe { inkwell::llvm_sys::core::LLVMContextSetDiagnosticHandler(inkwell::llvm_sys::core::LLVMGetModuleContext(module.as_mut_ptr()), Some(diagnostic), std::ptr::null_mut()) };
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    let pipeline = crate::passes::pipeline(opt);
+    let cpu = !tm.get_triple().as_str().to_string_lossy().starts_with("nvptx");
+    let pipeline = crate::passes::pipeline(opt, cpu);
     module.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))
 }
 
