@@ -754,7 +754,11 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
             && inst.defs.iter().all(|d| scalar.contains(&var_of(*d)))
             && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)) || copies.contains_key(v) && !inst.defs.iter().any(|d| f.values[*d as usize].var == f.values[*v as usize].var))
             && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))))
-            && (!affine || exact_affine(inst))
+            // Reading affine registers, an instruction runs once per warp on their bases
+            // (lane 0's values) when its result is `base + stride * lane` exactly, or when the
+            // analysis proves it the same in every lane (`%tid.x >> 5`, the warp's number):
+            // then lane 0's result is every lane's.
+            && (!affine || exact_affine(inst) || inst.defs.iter().all(|d| uni.values[*d as usize] == Shape::Uniform))
     };
     loop {
         let before = scalar.len();
