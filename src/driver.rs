@@ -221,7 +221,10 @@ pub fn compile_object(src: &SourceFile, kind: TargetKind, opt: u32, out: &Path) 
 /// Optimizes `module` and writes its object code into `dir` (`codegen::split`: one object,
 /// or one per partition compiled in parallel); returns the files.
 fn object_files(module: &inkwell::module::Module, kind: TargetKind, opt: u32, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let objs = crate::codegen::split::objects(module, kind, opt)?;
+    write_all(&crate::codegen::split::objects(module, kind, opt)?, dir)
+}
+
+fn write_all(objs: &[Vec<u8>], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     let mut files = Vec::new();
     for (k, o) in objs.iter().enumerate() {
         let f = dir.join(format!("kernels{k}.o"));
@@ -239,13 +242,7 @@ fn write_objects(module: &inkwell::module::Module, kind: TargetKind, opt: u32, o
         return std::fs::write(out, o).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
     }
     let dir = tempfile::tempdir()?;
-    let mut files = Vec::new();
-    for (k, o) in objs.iter().enumerate() {
-        let f = dir.path().join(format!("kernels{k}.o"));
-        std::fs::write(&f, o).map_err(|e| anyhow!("cannot write {}: {e}", f.display()))?;
-        files.push(f);
-    }
-    capi::link_relocatable(&capi::c_compiler(kind), out, &files)
+    capi::link_relocatable(&capi::c_compiler(kind), out, &write_all(&objs, dir.path())?)
 }
 
 /// The kernels of `src` with their parameter layouts (parse, validate and lower only).

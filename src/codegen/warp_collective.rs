@@ -654,11 +654,20 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
     let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
     let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
     e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
+    // Operands held in lane arrays go to the exchange as whole vectors; the others through
+    // the gathering lane loop.
+    let gathered: Vec<bool> = insts.iter().zip(&areas).map(|(inst, &area)| !whole_gather(e, func, inst, area)).collect();
     for (phase, defs) in [(0, false), (1, true)] {
+        if phase == 0 && !gathered.contains(&true) {
+            continue;
+        }
         let l = warp::open_lanes(e, id);
         let lane = warp::current_lane(&l);
         let mut r = Ok(());
-        for (inst, &area) in insts.iter().zip(&areas) {
+        for ((inst, &area), &g) in insts.iter().zip(&areas).zip(&gathered) {
+            if phase == 0 && !g {
+                continue;
+            }
             e.enter_scope(inst.scope);
             e.span = inst.src.span;
             warp::bind_inst(e, func, inst, defs);
@@ -674,6 +683,41 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
         r?;
     }
     Ok(())
+}
+
+/// The gathering phase of `mma`/`wmma.mma` ([`matrix`]) without a lane loop: when every A, B
+/// and C register is a lane array of 32-bit words, word `k` of the fragments (A's registers,
+/// then B's, then C's: the order of `ops_wmma`'s exchange) is the whole array copied to
+/// row `k` of the exchange area (word-major: 32 lanes of one word together). Emits nothing
+/// and returns `false` otherwise.
+fn whole_gather<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst, area: inkwell::values::PointerValue<'ctx>) -> bool {
+    use crate::ir::Opnd;
+    if !batchable(inst.src) || inst.operands.len() != 4 {
+        return false;
+    }
+    let mut arrays = Vec::new();
+    for op in &inst.operands[1..4] {
+        let Opnd::Vector(items) = op else { return false };
+        for it in items {
+            let Opnd::Val(v) = it else { return false };
+            match warp::web_view(e, func, *v) {
+                Some((warp::WebView::Lanes(p), ty)) if ty.size() == 4 => arrays.push(p),
+                _ => return false,
+            }
+        }
+    }
+    let ctx = e.ctx();
+    let v32 = ctx.i32_type().vec_type(LANES);
+    for (k, p) in arrays.into_iter().enumerate() {
+        let words = e.b.build_load(v32, p, "frag.word").unwrap();
+        if let Some(i) = words.into_vector_value().as_instruction() {
+            let _ = i.set_alignment(4);
+        }
+        let at = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), area, &[ctx.i64_type().const_int(k as u64 * 4 * LANES as u64, false)], "").unwrap() };
+        let st = e.b.build_store(at, words).unwrap();
+        let _ = st.set_alignment(4);
+    }
+    true
 }
 
 /// A batch of matrix instructions for [`matrix`]: `insts[0]` and those after it that may join
