@@ -554,6 +554,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     // A, B and C words go to this thread's exchange area, in that order.
     let ex = match e.warp_exchange {
         Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
+        Some(WarpExchange::ComputeWarp { area, .. }) => Exchange::of_warp(e, area, e.ctx().i32_type().const_zero()),
         _ => {
             let mut words = Vec::new();
             for r in a_regs.iter().chain(b_regs).chain(c_regs) {
@@ -574,6 +575,14 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         Some(h) => h,
         None => mma_products(e, &name, &form),
     };
+    if let Some(WarpExchange::ComputeWarp { area, d }) = e.warp_exchange {
+        let whole = match e.m.module.get_function(&format!("{name}.warp")) {
+            Some(h) => h,
+            None => mma_warp_products(e, &name, helper, form.nregs),
+        };
+        e.b.build_call(whole, &[area.into(), d.into()], "").unwrap();
+        return Ok(());
+    }
     let base = ex.word(e, i32t.const_zero(), i32t.const_zero());
     let out_t = i32t.array_type(form.nregs);
     let out_p = e.alloca_b.build_alloca(out_t, "mma.d").unwrap();
@@ -588,6 +597,45 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     }
     exchange_end(e);
     Ok(())
+}
+
+/// Defines `void name.warp(ptr area, ptr d)`: the D registers of all 32 lanes of a warp from
+/// the exchange `area` of `warp_collective::matrix` (lane `l`'s word `w` at `area + 4 * l +
+/// 128 * w`), each lane's by `lane_helper` (`mma_products`), written to the lane arrays
+/// whose addresses `d` lists (register `k` of lane `l` at `d[k] + 4 * l`).
+fn mma_warp_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, lane_helper: inkwell::values::FunctionValue<'ctx>, nregs: u32) -> inkwell::values::FunctionValue<'ctx> {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), ptr_t.into()], false);
+    let (h, saved) = e.begin_helper(&format!("{name}.warp"), fn_t);
+    let (area, d) = (h.get_nth_param(0).unwrap().into_pointer_value(), h.get_nth_param(1).unwrap().into_pointer_value());
+    let out_t = i32t.array_type(nregs);
+    let out = e.b.build_alloca(out_t, "d.lane").unwrap();
+    let entry = e.b.get_insert_block().unwrap();
+    let body = ctx.append_basic_block(h, "lane");
+    let done = ctx.append_basic_block(h, "done");
+    e.b.build_unconditional_branch(body).unwrap();
+    e.b.position_at_end(body);
+    let phi = e.b.build_phi(i32t, "l").unwrap();
+    let l = phi.as_basic_value().into_int_value();
+    e.b.build_call(lane_helper, &[area.into(), i64t.const_int(4, false).into(), i64t.const_int(4 * LANES as u64, false).into(), l.into(), out.into()], "").unwrap();
+    for k in 0..nregs {
+        let src = unsafe { e.b.build_in_bounds_gep(out_t, out, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
+        let v = e.b.build_load(i32t, src, "").unwrap();
+        let slot = unsafe { e.b.build_in_bounds_gep(ptr_t, d, &[i32t.const_int(k as u64, false)], "").unwrap() };
+        let arr = e.b.build_load(ptr_t, slot, "").unwrap().into_pointer_value();
+        let dst = unsafe { e.b.build_in_bounds_gep(i32t, arr, &[l], "").unwrap() };
+        e.b.build_store(dst, v).unwrap();
+    }
+    let l1 = e.b.build_int_add(l, i32t.const_int(1, false), "").unwrap();
+    let more = e.b.build_int_compare(inkwell::IntPredicate::ULT, l1, i32t.const_int(LANES as u64, false), "").unwrap();
+    e.b.build_conditional_branch(more, body, done).unwrap();
+    phi.add_incoming(&[(&i32t.const_zero(), entry), (&l1, body)]);
+    e.b.position_at_end(done);
+    e.b.build_return(None).unwrap();
+    e.end_helper(saved);
+    h
 }
 
 /// The operands and types of one form of `mma`/`wmma.mma`.
@@ -755,6 +803,9 @@ pub(super) fn acc_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, acc: FloatValue<'ctx>,
 pub(crate) enum WarpExchange<'ctx> {
     Gather { area: PointerValue<'ctx>, lane: IntValue<'ctx> },
     Compute { area: PointerValue<'ctx>, lane: IntValue<'ctx> },
+    /// Outside a lane loop: every lane's results at once, into the lane arrays that `d` (an
+    /// array of pointers, one per D register) lists (`mma`/`wmma.mma` only).
+    ComputeWarp { area: PointerValue<'ctx>, d: PointerValue<'ctx> },
 }
 
 /// Bytes of one lane's exchange area.

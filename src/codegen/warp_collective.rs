@@ -631,7 +631,10 @@ pub(super) fn batchable(i: &Instr) -> bool {
 /// `insts` is a batch: consecutive [`batchable`] instructions none of which reads a register
 /// that an earlier one writes (a GEMM's independent accumulators). They share the two loops,
 /// each with an exchange array of its own: every operand is gathered before any result is
-/// written, which is the order of the instructions for every register they read.
+/// written, which is the order of the instructions for every register they read. Where the
+/// registers are lane arrays of 32-bit words, neither step needs a lane loop: operands are
+/// copied as whole vectors ([`whole_gather`]) and results computed for the 32 lanes by one
+/// call that writes the result arrays ([`result_arrays`], `ops_wmma`'s `<form>.warp`).
 fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
     use super::ops_wmma::{WarpExchange, AREA_BYTES};
     let ctx = e.ctx();
@@ -657,8 +660,11 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
     // Operands held in lane arrays go to the exchange as whole vectors; the others through
     // the gathering lane loop.
     let gathered: Vec<bool> = insts.iter().zip(&areas).map(|(inst, &area)| !whole_gather(e, func, inst, area)).collect();
+    // Results likewise, straight into lane arrays, when every instruction's are in them (all
+    // or none: the batch's writes keep their order).
+    let d_arrays: Option<Vec<Vec<inkwell::values::PointerValue<'ctx>>>> = insts.iter().map(|inst| result_arrays(e, func, inst)).collect();
     for (phase, defs) in [(0, false), (1, true)] {
-        if phase == 0 && !gathered.contains(&true) {
+        if phase == 0 && !gathered.contains(&true) || phase == 1 && d_arrays.is_some() {
             continue;
         }
         let l = warp::open_lanes(e, id);
@@ -681,6 +687,22 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
         }
         warp::close_lanes(e, l);
         r?;
+    }
+    if let Some(d_arrays) = &d_arrays {
+        let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+        for ((inst, &area), arrays) in insts.iter().zip(&areas).zip(d_arrays) {
+            let table = e.alloca_builder().build_alloca(ptr_t.array_type(arrays.len() as u32), "mma.d.lanes").unwrap();
+            for (k, p) in arrays.iter().enumerate() {
+                let slot = unsafe { e.b.build_in_bounds_gep(ptr_t, table, &[i32t.const_int(k as u64, false)], "").unwrap() };
+                e.b.build_store(slot, *p).unwrap();
+            }
+            e.enter_scope(inst.scope);
+            e.span = inst.src.span;
+            e.warp_exchange = Some(WarpExchange::ComputeWarp { area, d: table });
+            let r = e.unguarded(inst.src);
+            e.warp_exchange = None;
+            r?;
+        }
     }
     Ok(())
 }
@@ -718,6 +740,26 @@ fn whole_gather<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, i
         let _ = st.set_alignment(4);
     }
     true
+}
+
+/// The lane arrays of the D registers of `mma`/`wmma.mma` `inst` when every one is a lane
+/// array of 32-bit words (the computing phase of [`matrix`] then writes them directly).
+fn result_arrays<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst) -> Option<Vec<inkwell::values::PointerValue<'ctx>>> {
+    use crate::ir::Opnd;
+    if !batchable(inst.src) {
+        return None;
+    }
+    let Some(Opnd::Vector(items)) = inst.operands.first() else { return None };
+    items
+        .iter()
+        .map(|it| match it {
+            Opnd::Val(v) => match warp::web_view(e, func, *v) {
+                Some((warp::WebView::Lanes(p), ty)) if ty.size() == 4 => Some(p),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// A batch of matrix instructions for [`matrix`]: `insts[0]` and those after it that may join
