@@ -5,21 +5,28 @@
 //!   LLVM's loop vectorizer turns per-thread code into SIMD code without proving that the
 //!   threads' memory accesses are independent (PTX says they are, up to races).
 
+pub mod lane_stores;
 pub mod parallel_lanes;
 
 /// The pass pipeline for `-O<opt>`: LLVM's default pipelines (the loop vectorizer and SLP
 /// vectorizer run from `-O2` on); at `-O3` for a CPU, [`O3`] (`cpu: false`, for NVPTX, keeps
 /// LLVM's own, where the target adds passes of its own such as NVVMReflect).
 pub fn pipeline(opt: u32, cpu: bool) -> String {
+    pipeline_stages(opt, cpu).concat()
+}
+
+/// [`pipeline`] in the stages it runs in: at `-O3` for a CPU, [`lane_stores::unmask`] runs
+/// between two (after the vectorizers, before the last SROA).
+pub fn pipeline_stages(opt: u32, cpu: bool) -> Vec<String> {
     // PTXR_PASSES="...": a pass pipeline of LLVM's textual syntax in place of ptxr's (a
     // developer's aid for measuring what each pass costs and brings).
     if let Ok(p) = std::env::var("PTXR_PASSES") {
-        return p;
+        return vec![p];
     }
     if opt >= 3 && cpu {
-        return O3.concat();
+        return vec![O3.concat(), O3_LATE.concat()];
     }
-    format!("default<O{}>", opt.min(3))
+    vec![format!("default<O{}>", opt.min(3))]
 }
 
 /// LLVM 19's `default<O3>` (`opt -passes='default<O3>' -print-pipeline-passes`) without
@@ -66,7 +73,12 @@ const O3: &[&str] = &[
     "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
     "slp-vectorizer,vector-combine,",
     "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,loop-unroll<O3>,",
-    "transform-warning,sroa<preserve-cfg>,infer-alignment,",
+    "transform-warning)",
+];
+
+/// The rest of [`O3`], after [`lane_stores::unmask`].
+const O3_LATE: &[&str] = &[
+    "function<eager-inv>(sroa<preserve-cfg>,infer-alignment,",
     "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,",
     "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,",
     "div-rem-pairs,tailcallelim,",

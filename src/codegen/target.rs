@@ -132,8 +132,13 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     let cpu = !tm.get_triple().as_str().to_string_lossy().starts_with("nvptx");
-    let pipeline = crate::passes::pipeline(opt, cpu);
-    module.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))
+    for (k, stage) in crate::passes::pipeline_stages(opt, cpu).iter().enumerate() {
+        if k > 0 {
+            crate::passes::lane_stores::unmask(module);
+        }
+        module.run_passes(stage, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))?;
+    }
+    Ok(())
 }
 
 pub fn write_object(module: &Module, tm: &TargetMachine, path: &Path) -> anyhow::Result<()> {
