@@ -1,6 +1,7 @@
 //! LLVM-IR passes and pass pipelines of ptxr (included into the crate as `ptxr::passes`).
 //!
-//! - [`pipeline`]: the new-pass-manager pipeline run for each optimization level.
+//! - [`pipeline_stages`]: the new-pass-manager pipeline run for each optimization level.
+//! - [`lane_stores`]: masked stores of whole lane arrays made whole stores (between stages).
 //! - [`parallel_lanes`]: marks the loops over the threads of a CTA as parallel loops, so that
 //!   LLVM's loop vectorizer turns per-thread code into SIMD code without proving that the
 //!   threads' memory accesses are independent (PTX says they are, up to races).
@@ -8,15 +9,11 @@
 pub mod lane_stores;
 pub mod parallel_lanes;
 
-/// The pass pipeline for `-O<opt>`: LLVM's default pipelines (the loop vectorizer and SLP
-/// vectorizer run from `-O2` on); at `-O3` for a CPU, [`O3`] (`cpu: false`, for NVPTX, keeps
-/// LLVM's own, where the target adds passes of its own such as NVVMReflect).
-pub fn pipeline(opt: u32, cpu: bool) -> String {
-    pipeline_stages(opt, cpu).concat()
-}
-
-/// [`pipeline`] in the stages it runs in: at `-O3` for a CPU, [`lane_stores::unmask`] runs
-/// between two (after the vectorizers, before the last SROA).
+/// The pass pipeline for `-O<opt>`, in the stages it runs in: LLVM's default pipelines (the
+/// loop vectorizer and SLP vectorizer run from `-O2` on); at `-O3` for a CPU, [`O3`] and
+/// [`O3_LATE`] with [`lane_stores::unmask`] between them (after the vectorizers, before the
+/// last SROA). `cpu: false`, for NVPTX, keeps LLVM's own, where the target adds passes of
+/// its own such as NVVMReflect.
 pub fn pipeline_stages(opt: u32, cpu: bool) -> Vec<String> {
     // PTXR_PASSES="...": a pass pipeline of LLVM's textual syntax in place of ptxr's (a
     // developer's aid for measuring what each pass costs and brings).

@@ -77,7 +77,7 @@ pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: 
             }
             c.module.print_to_file(out).map_err(|e| anyhow!("cannot write {}: {}", out.display(), e.to_string()))
         }
-        Emit::Obj if !c_abi => write_objects(&c.module, kind, opt, out),
+        Emit::Obj if !c_abi => write_one_object(&c.module, kind, opt, out),
         Emit::Obj | Emit::StaticLib => {
             let dir = tempfile::tempdir()?;
             let mut objs = object_files(&c.module, kind, opt, dir.path())?;
@@ -214,35 +214,25 @@ pub fn llvm_ir_to_ptx(path: &Path, o: &NvptxOptions) -> Result<String> {
 pub fn compile_object(src: &SourceFile, kind: TargetKind, opt: u32, out: &Path) -> Result<Vec<KernelInfo>> {
     let ctx = Context::create();
     let c = lower(&ctx, src)?;
-    write_objects(&c.module, kind, opt, out)?;
+    write_one_object(&c.module, kind, opt, out)?;
     Ok(c.kernels)
 }
 
 /// Optimizes `module` and writes its object code into `dir` (`codegen::split`: one object,
 /// or one per partition compiled in parallel); returns the files.
 fn object_files(module: &inkwell::module::Module, kind: TargetKind, opt: u32, dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    write_all(&crate::codegen::split::objects(module, kind, opt)?, dir)
-}
-
-fn write_all(objs: &[Vec<u8>], dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let mut files = Vec::new();
-    for (k, o) in objs.iter().enumerate() {
-        let f = dir.join(format!("kernels{k}.o"));
-        std::fs::write(&f, o).map_err(|e| anyhow!("cannot write {}: {e}", f.display()))?;
-        files.push(f);
-    }
-    Ok(files)
+    crate::runtime::write_objects(&crate::codegen::split::objects(module, kind, opt)?, dir)
 }
 
 /// Optimizes `module` and writes one object file `out` (partitions compiled in parallel are
 /// linked into one relocatable object).
-fn write_objects(module: &inkwell::module::Module, kind: TargetKind, opt: u32, out: &Path) -> Result<()> {
+fn write_one_object(module: &inkwell::module::Module, kind: TargetKind, opt: u32, out: &Path) -> Result<()> {
     let objs = crate::codegen::split::objects(module, kind, opt)?;
     if let [o] = objs.as_slice() {
         return std::fs::write(out, o).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
     }
     let dir = tempfile::tempdir()?;
-    capi::link_relocatable(&capi::c_compiler(kind), out, &write_all(&objs, dir.path())?)
+    capi::link_relocatable(&capi::c_compiler(kind), out, &crate::runtime::write_objects(&objs, dir.path())?)
 }
 
 /// The kernels of `src` with their parameter layouts (parse, validate and lower only).

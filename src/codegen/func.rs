@@ -122,8 +122,9 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// `ldmatrix`) is emitted in (`ops_wmma`): the one that hands over each lane's words,
     /// or the one that computes each lane's results from them.
     pub(crate) warp_exchange: Option<super::ops_wmma::WarpExchange<'ctx>>,
-    /// The warp path's exchange array of the warp matrix instructions, one per kernel.
-    pub(crate) mma_area: Option<PointerValue<'ctx>>,
+    /// The warp path's exchange arrays of the warp matrix instructions and for how many
+    /// instructions of a batch they have room (`warp_collective::matrix`).
+    pub(crate) mma_area: Option<(PointerValue<'ctx>, u32)>,
 }
 
 /// The IR function being lowered and where its variables live.

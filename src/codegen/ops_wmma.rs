@@ -551,24 +551,9 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         return Ok(());
     }
     let i32t = e.ctx().i32_type();
-    // A, B and C words go to this thread's exchange area, in that order.
-    let ex = match e.warp_exchange {
-        Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
-        Some(WarpExchange::ComputeWarp { area, .. }) => Exchange::of_warp(e, area, e.ctx().i32_type().const_zero()),
-        _ => {
-            let mut words = Vec::new();
-            for r in a_regs.iter().chain(b_regs).chain(c_regs) {
-                words.push(e.read_int(r, Type::B32)?);
-            }
-            match exchange(e, &words) {
-                Some(ex) => ex,
-                None => return Ok(()),
-            }
-        }
-    };
     // The products are computed by one internal function per form (`mma_products`), called
-    // here with lane 0's area, the distance between two lanes' areas and this lane's index:
-    // a kernel with 64 `mma.sync` has 64 calls of one body instead of 64 bodies.
+    // with lane 0's area, the distance between two lanes' areas and a lane's index: a kernel
+    // with 64 `mma.sync` has 64 calls of one body instead of 64 bodies.
     let form = MmaForm { fa, fb, fc, fd, ab, bt, ct, dt, sat, nregs: d_regs.len() as u32 };
     let name = format!("__ptxr_mma.{}.{shape_name}.{al}.{bl}.{}.{}.{}.{}{}", i.opcode.name, dt.name(), ab.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
     let helper = match e.m.module.get_function(&name) {
@@ -583,6 +568,20 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         e.b.build_call(whole, &[area.into(), d.into()], "").unwrap();
         return Ok(());
     }
+    // A, B and C words go to this thread's exchange area, in that order.
+    let ex = match e.warp_exchange {
+        Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
+        _ => {
+            let mut words = Vec::new();
+            for r in a_regs.iter().chain(b_regs).chain(c_regs) {
+                words.push(e.read_int(r, Type::B32)?);
+            }
+            match exchange(e, &words) {
+                Some(ex) => ex,
+                None => return Ok(()),
+            }
+        }
+    };
     let base = ex.word(e, i32t.const_zero(), i32t.const_zero());
     let out_t = i32t.array_type(form.nregs);
     let out_p = e.alloca_b.build_alloca(out_t, "mma.d").unwrap();

@@ -131,7 +131,13 @@ fn has_fn_attr(f: LLVMValueRef, name: &str) -> bool {
     unsafe { !LLVMGetEnumAttributeAtIndex(f, inkwell::llvm_sys::LLVMAttributeFunctionIndex, kind).is_null() }
 }
 
-/// How a module is split: the names of the functions each partition defines.
+/// Whether internal function `f` is copied into the partitions that call it (only called
+/// directly, and inlinable); other definitions are roots, defined by one partition.
+fn copied(f: LLVMValueRef) -> bool {
+    is_local(f) && only_called(f) && !has_fn_attr(f, "noinline")
+}
+
+/// How a module is split: the functions each partition defines.
 struct Plan {
     parts: Vec<HashSet<LLVMValueRef>>,
 }
@@ -153,7 +159,7 @@ fn plan(m: LLVMModuleRef, jobs: usize, min_instrs: usize) -> Option<Plan> {
     if total < min_instrs {
         return None;
     }
-    let copied: HashSet<LLVMValueRef> = defs.iter().copied().filter(|&f| is_local(f) && only_called(f) && !has_fn_attr(f, "noinline")).collect();
+    let copied: HashSet<LLVMValueRef> = defs.iter().copied().filter(|&f| copied(f)).collect();
     // Each root with the copied functions it reaches.
     let mut roots: Vec<(usize, HashSet<LLVMValueRef>)> = Vec::new();
     for &r in defs.iter().filter(|f| !copied.contains(f)) {
@@ -210,7 +216,7 @@ fn externalize(m: LLVMModuleRef, hash: u64) {
     }
     for (k, f) in functions(m).into_iter().enumerate() {
         // The internal roots of [`plan`]; copied functions stay internal in each partition.
-        if is_local(f) && is_definition(f) && (!only_called(f) || has_fn_attr(f, "noinline")) {
+        if is_local(f) && is_definition(f) && !copied(f) {
             rename(f, k);
         }
     }

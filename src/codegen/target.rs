@@ -141,10 +141,6 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     Ok(())
 }
 
-pub fn write_object(module: &Module, tm: &TargetMachine, path: &Path) -> anyhow::Result<()> {
-    tm.write_to_file(module, FileType::Object, path).map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e))
-}
-
 pub fn write_asm(module: &Module, tm: &TargetMachine, path: &Path) -> anyhow::Result<()> {
     tm.write_to_file(module, FileType::Assembly, path).map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e))
 }

@@ -1862,10 +1862,11 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             if let Some(l) = lp.take() {
                 close(e, l);
             }
-            let n = super::warp_collective::matrix_batch_len(func, plan, &blk.insts[k..], |j| plan.barriers.iter().any(|(at, _)| *at == (b, k + j)));
+            // (A barrier is not a matrix instruction: a batch never crosses one.)
+            let n = super::warp_collective::matrix_batch_len(func, plan, &blk.insts[k..]);
             if n > 1 {
                 let insts: Vec<&crate::ir::Inst<'a>> = blk.insts[k..k + n].iter().collect();
-                super::warp_collective::emit_matrix_batch(e, func, &insts, id)?;
+                super::warp_collective::matrix(e, func, &insts, id)?;
                 batched = k + n;
                 continue;
             }

@@ -635,19 +635,21 @@ pub(super) fn batchable(i: &Instr) -> bool {
 /// registers are lane arrays of 32-bit words, neither step needs a lane loop: operands are
 /// copied as whole vectors ([`whole_gather`]) and results computed for the 32 lanes by one
 /// call that writes the result arrays ([`result_arrays`], `ops_wmma`'s `<form>.warp`).
-fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
+pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
     use super::ops_wmma::{WarpExchange, AREA_BYTES};
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
+    // One exchange array per instruction of the batch, in one alloca of the function, grown
+    // to the largest batch it has met.
     let area = match e.mma_area {
-        Some(a) => a,
-        None => {
-            let t = ctx.i8_type().array_type(AREA_BYTES * LANES * MATRIX_BATCH as u32);
+        Some((a, sites)) if sites as usize >= insts.len() => a,
+        _ => {
+            let t = ctx.i8_type().array_type(AREA_BYTES * LANES * insts.len() as u32);
             let a = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
             if let Some(i) = a.as_instruction() {
                 let _ = i.set_alignment(64);
             }
-            e.mma_area = Some(a);
+            e.mma_area = Some((a, insts.len() as u32));
             a
         }
     };
@@ -713,24 +715,13 @@ fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>,
 /// row `k` of the exchange area (word-major: 32 lanes of one word together). Emits nothing
 /// and returns `false` otherwise.
 fn whole_gather<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst, area: inkwell::values::PointerValue<'ctx>) -> bool {
-    use crate::ir::Opnd;
     if !batchable(inst.src) || inst.operands.len() != 4 {
         return false;
     }
-    let mut arrays = Vec::new();
-    for op in &inst.operands[1..4] {
-        let Opnd::Vector(items) = op else { return false };
-        for it in items {
-            let Opnd::Val(v) = it else { return false };
-            match warp::web_view(e, func, *v) {
-                Some((warp::WebView::Lanes(p), ty)) if ty.size() == 4 => arrays.push(p),
-                _ => return false,
-            }
-        }
-    }
+    let Some(arrays) = inst.operands[1..4].iter().map(|op| word_arrays(e, func, op)).collect::<Option<Vec<_>>>() else { return false };
     let ctx = e.ctx();
     let v32 = ctx.i32_type().vec_type(LANES);
-    for (k, p) in arrays.into_iter().enumerate() {
+    for (k, p) in arrays.into_iter().flatten().enumerate() {
         let words = e.b.build_load(v32, p, "frag.word").unwrap();
         if let Some(i) = words.into_vector_value().as_instruction() {
             let _ = i.set_alignment(4);
@@ -745,15 +736,20 @@ fn whole_gather<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, i
 /// The lane arrays of the D registers of `mma`/`wmma.mma` `inst` when every one is a lane
 /// array of 32-bit words (the computing phase of [`matrix`] then writes them directly).
 fn result_arrays<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst) -> Option<Vec<inkwell::values::PointerValue<'ctx>>> {
-    use crate::ir::Opnd;
     if !batchable(inst.src) {
         return None;
     }
-    let Some(Opnd::Vector(items)) = inst.operands.first() else { return None };
+    word_arrays(e, func, inst.operands.first()?)
+}
+
+/// The lane arrays of a fragment operand's registers when every one is a lane array of
+/// 32-bit words.
+fn word_arrays<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, op: &crate::ir::Opnd) -> Option<Vec<inkwell::values::PointerValue<'ctx>>> {
+    let crate::ir::Opnd::Vector(items) = op else { return None };
     items
         .iter()
         .map(|it| match it {
-            Opnd::Val(v) => match warp::web_view(e, func, *v) {
+            crate::ir::Opnd::Val(v) => match warp::web_view(e, func, *v) {
                 Some((warp::WebView::Lanes(p), ty)) if ty.size() == 4 => Some(p),
                 _ => None,
             },
@@ -763,22 +759,16 @@ fn result_arrays<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst
 }
 
 /// A batch of matrix instructions for [`matrix`]: `insts[0]` and those after it that may join
-/// it (at most [`MATRIX_BATCH`]; `stop(j)`: instruction `j` of `insts` must start anew, a
-/// barrier). Returns how many.
-pub(super) fn matrix_batch_len(func: &crate::ir::Func, plan: &warp::Plan, insts: &[crate::ir::Inst], stop: impl Fn(usize) -> bool) -> usize {
+/// it (at most [`MATRIX_BATCH`]). Returns how many.
+pub(super) fn matrix_batch_len(func: &crate::ir::Func, plan: &warp::Plan, insts: &[crate::ir::Inst]) -> usize {
     if !batchable(insts[0].src) {
         return 1;
     }
     let mut written: std::collections::HashSet<(u32, String)> = insts[0].defs.iter().map(|&d| plan.key(func, d)).collect();
     let mut n = 1;
-    while n < insts.len() && n < MATRIX_BATCH && batchable(insts[n].src) && !stop(n) && insts[n].reads().iter().all(|&v| !written.contains(&plan.key(func, v))) {
+    while n < insts.len() && n < MATRIX_BATCH && batchable(insts[n].src) && insts[n].reads().iter().all(|&v| !written.contains(&plan.key(func, v))) {
         written.extend(insts[n].defs.iter().map(|&d| plan.key(func, d)));
         n += 1;
     }
     n
-}
-
-/// Emits matrix instructions `insts` as one batch ([`matrix`]).
-pub(super) fn emit_matrix_batch<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
-    matrix(e, func, insts, id)
 }

@@ -239,13 +239,7 @@ impl Loaded {
     pub fn from_objects(objs: &[Vec<u8>], kernels: Vec<KernelInfo>, file: &str) -> anyhow::Result<Loaded> {
         let dir = tempfile::tempdir()?;
         let so = dir.path().join("module.so");
-        let mut files = Vec::new();
-        for (k, obj) in objs.iter().enumerate() {
-            let o = dir.path().join(format!("module{k}.o"));
-            std::fs::write(&o, obj)?;
-            files.push(o);
-        }
-        link_shared(&files, &so)?;
+        link_shared(&write_objects(objs, dir.path())?, &so)?;
         let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
         Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new() })
     }
@@ -369,6 +363,18 @@ fn place(data: &mut [u8], guarded: bool, idx: usize, copies: &mut Vec<(usize, Gu
 
 
 /// Links an object into a shared library with the system C compiler.
+/// Writes the objects `objs` (one module's partitions, `codegen::split`) into `dir`; returns
+/// the files.
+pub fn write_objects(objs: &[Vec<u8>], dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for (k, o) in objs.iter().enumerate() {
+        let f = dir.join(format!("kernels{k}.o"));
+        std::fs::write(&f, o).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", f.display()))?;
+        files.push(f);
+    }
+    Ok(files)
+}
+
 pub fn link_shared(objs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<()> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let st = std::process::Command::new(&cc).arg("-shared").arg("-o").arg(out).args(objs).arg("-lm").status().map_err(|e| anyhow::anyhow!("cannot run `{cc}` to link kernels: {e}"))?;
