@@ -44,7 +44,7 @@ pub fn lower<'ctx>(ctx: &'ctx Context, src: &SourceFile) -> Result<crate::codege
 /// [`lower`]; `lenient`: functions that cannot be compiled become stubs
 /// (`codegen::compile_lenient`).
 fn lower_with<'ctx>(ctx: &'ctx Context, src: &SourceFile, lenient: bool) -> Result<crate::codegen::Compiled<'ctx>> {
-    let module = crate::check_source(src).map_err(|m| anyhow!("{}", m.trim_end()))?;
+    let module = crate::timing::phase("parse and check", || crate::check_source(src)).map_err(|m| anyhow!("{}", m.trim_end()))?;
     let c = if lenient { crate::codegen::compile_lenient(ctx, &module, &src.text, &src.name) } else { crate::codegen::compile(ctx, &module, &src.text, &src.name) };
     c.map_err(|d| anyhow!("{}", crate::syntax::diag::render_all(&d, &src.name, &src.text).trim_end()))
 }
@@ -67,7 +67,7 @@ pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: 
         return std::fs::write(out, capi::header(&stem, &ck)).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
     }
     let ctx = Context::create();
-    let c = lower(&ctx, src)?;
+    let c = crate::timing::phase("parse, check and lower to LLVM IR", || lower(&ctx, src))?;
     match emit {
         Emit::LlvmIr | Emit::Asm => {
             let tm = target::machine(kind, opt, "sm_70")?;

@@ -19,6 +19,7 @@ pub mod rng;
 pub mod roundtrip;
 pub mod runtime;
 pub mod syntax;
+pub mod timing;
 
 pub use buildscript::Build;
 

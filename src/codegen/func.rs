@@ -671,7 +671,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// 1-based source line of the current instruction.
     pub fn line(&self) -> u32 {
-        crate::syntax::diag::line_col(self.m.src, self.span.start as usize).0 as u32
+        self.m.lines.line(self.span.start as usize) as u32
     }
 
     /// Whether a field of the launch context has been read through the entry-block cache.

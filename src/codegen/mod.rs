@@ -110,7 +110,8 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     pub ctx: &'ctx Context,
     pub module: Module<'ctx>,
     pub ast: &'a Ast<'a>,
-    pub src: &'a str,
+    /// Line numbers of the source text.
+    pub lines: crate::syntax::diag::LineIndex,
     pub globals: HashMap<&'a str, GlobalSym<'ctx>>,
     /// Function-scope `.shared` variables: (function, name) → offset.
     pub fn_shared: HashMap<(&'a str, &'a str), (u32, Type)>,
@@ -198,12 +199,12 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, src, globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
             if f.body.is_some() {
-                let r = crate::ir::build_func(f, src).and_then(|irf| {
+                let r = crate::ir::build_func_with(f, &m.lines).and_then(|irf| {
                     if cfg!(debug_assertions) {
                         crate::ir::verify(&irf).map_err(|e| Diagnostic::error(f.name.span, format!("internal error: IR of `{}` does not verify: {e}", f.name.name)))?;
                     }
@@ -319,7 +320,7 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
                 }
                 Ok(None) => {}
                 Err(d) if lenient => {
-                    let line = crate::syntax::diag::line_col(src, d.span.start as usize).0 as u32;
+                    let line = m.lines.line(d.span.start as usize) as u32;
                     kernels.extend(func::emit_stub(&mut m, f, line));
                     deferred.push(d);
                 }

@@ -277,7 +277,7 @@ fn mma_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(
         return Err(e.err(i.opcode.span, "internal error: `wgmma.mma_async` outside a kernel's scheduler"));
     }
     // A's fragments through the warp exchange (A in registers), as mma.sync's.
-    let ex: Option<Exchange<'ctx>> = match (f.reg_a, e.warp_exchange) {
+    let ex: Option<Exchange<'ctx>> = match (f.reg_a, e.warp_exchange.clone()) {
         (false, _) => None,
         (true, Some(WarpExchange::Compute { area, lane })) => Some(Exchange::of_warp(e, area, lane)),
         (true, _) => {

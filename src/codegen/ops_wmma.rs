@@ -556,20 +556,35 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     // with 64 `mma.sync` has 64 calls of one body instead of 64 bodies.
     let form = MmaForm { fa, fb, fc, fd, ab, bt, ct, dt, sat, nregs: d_regs.len() as u32 };
     let name = format!("__ptxr_mma.{}.{shape_name}.{al}.{bl}.{}.{}.{}.{}{}", i.opcode.name, dt.name(), ab.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
-    let helper = match e.m.module.get_function(&name) {
-        Some(h) => h,
-        None => mma_products(e, &name, &form),
-    };
-    if let Some(WarpExchange::ComputeWarp { area, d }) = e.warp_exchange {
+    if let Some(WarpExchange::ComputeWarp { words, d }) = e.warp_exchange.clone() {
+        let words = match words {
+            Words::Arrays(w) => w,
+            Words::Area(area) => {
+                let n = (a_regs.len() + b_regs.len() + c_regs.len()) as u64;
+                let i64t = e.ctx().i64_type();
+                (0..n).map(|w| unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[i64t.const_int(w * 4 * LANES as u64, false)], "").unwrap() }).collect()
+            }
+        };
         let whole = match e.m.module.get_function(&format!("{name}.warp")) {
             Some(h) => h,
-            None => mma_warp_products(e, &name, helper, form.nregs),
+            None => {
+                let lanes = match e.m.module.get_function(&format!("{name}.table")) {
+                    Some(h) => h,
+                    None => mma_products(e, &format!("{name}.table"), &form, true),
+                };
+                mma_warp_products(e, &name, lanes, words.len() as u32, form.nregs)
+            }
         };
-        e.b.build_call(whole, &[area.into(), d.into()], "").unwrap();
+        let args: Vec<inkwell::values::BasicMetadataValueEnum> = words.iter().chain(&d).map(|p| (*p).into()).collect();
+        e.b.build_call(whole, &args, "").unwrap();
         return Ok(());
     }
+    let helper = match e.m.module.get_function(&name) {
+        Some(h) => h,
+        None => mma_products(e, &name, &form, false),
+    };
     // A, B and C words go to this thread's exchange area, in that order.
-    let ex = match e.warp_exchange {
+    let ex = match e.warp_exchange.clone() {
         Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
         _ => {
             let mut words = Vec::new();
@@ -598,19 +613,33 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     Ok(())
 }
 
-/// Defines `void name.warp(ptr area, ptr d)`: the D registers of all 32 lanes of a warp from
-/// the exchange `area` of `warp_collective::matrix` (lane `l`'s word `w` at `area + 4 * l +
-/// 128 * w`), each lane's by `lane_helper` (`mma_products`), written to the lane arrays
-/// whose addresses `d` lists (register `k` of lane `l` at `d[k] + 4 * l`).
-fn mma_warp_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, lane_helper: inkwell::values::FunctionValue<'ctx>, nregs: u32) -> inkwell::values::FunctionValue<'ctx> {
+/// Defines `void name.warp(ptr w_0, .., ptr w_{nwords-1}, ptr d_0, .., ptr d_{nregs-1})`: the
+/// D registers of all 32 lanes of a warp, each lane's by `lane_helper` (`mma_products` with a
+/// word table): word `w` of the A, B and C fragments (in that order) of lane `l` at `w_w + 4 *
+/// l`, register `k` of D of lane `l` written to `d_k + 4 * l`. The results are written once
+/// every lane's are computed, so a D array may be one the words are read from. (The arrays
+/// are arguments, not a table in memory: the calls of a loop of matrix instructions store
+/// nothing.)
+fn mma_warp_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, lane_helper: inkwell::values::FunctionValue<'ctx>, nwords: u32, nregs: u32) -> inkwell::values::FunctionValue<'ctx> {
     let ctx = e.ctx();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let i32t = ctx.i32_type();
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), ptr_t.into()], false);
+    let params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![ptr_t.into(); (nwords + nregs) as usize];
+    let fn_t = ctx.void_type().fn_type(&params, false);
     let (h, saved) = e.begin_helper(&format!("{name}.warp"), fn_t);
-    let (area, d) = (h.get_nth_param(0).unwrap().into_pointer_value(), h.get_nth_param(1).unwrap().into_pointer_value());
+    let words = e.b.build_alloca(ptr_t.array_type(nwords), "words").unwrap();
+    for k in 0..nwords {
+        let slot = unsafe { e.b.build_in_bounds_gep(ptr_t, words, &[i32t.const_int(k as u64, false)], "").unwrap() };
+        e.b.build_store(slot, h.get_nth_param(k).unwrap()).unwrap();
+    }
     let out_t = i32t.array_type(nregs);
     let out = e.b.build_alloca(out_t, "d.lane").unwrap();
+    // Register k of lane l at res[k][l].
+    let res_t = i32t.array_type(LANES).array_type(nregs);
+    let res = e.b.build_alloca(res_t, "d.warp").unwrap();
+    if let Some(i) = res.as_instruction() {
+        let _ = i.set_alignment(64);
+    }
     let entry = e.b.get_insert_block().unwrap();
     let body = ctx.append_basic_block(h, "lane");
     let done = ctx.append_basic_block(h, "done");
@@ -618,13 +647,11 @@ fn mma_warp_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, lane_hel
     e.b.position_at_end(body);
     let phi = e.b.build_phi(i32t, "l").unwrap();
     let l = phi.as_basic_value().into_int_value();
-    e.b.build_call(lane_helper, &[area.into(), i64t.const_int(4, false).into(), i64t.const_int(4 * LANES as u64, false).into(), l.into(), out.into()], "").unwrap();
+    e.b.build_call(lane_helper, &[words.into(), l.into(), out.into()], "").unwrap();
     for k in 0..nregs {
         let src = unsafe { e.b.build_in_bounds_gep(out_t, out, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
         let v = e.b.build_load(i32t, src, "").unwrap();
-        let slot = unsafe { e.b.build_in_bounds_gep(ptr_t, d, &[i32t.const_int(k as u64, false)], "").unwrap() };
-        let arr = e.b.build_load(ptr_t, slot, "").unwrap().into_pointer_value();
-        let dst = unsafe { e.b.build_in_bounds_gep(i32t, arr, &[l], "").unwrap() };
+        let dst = unsafe { e.b.build_in_bounds_gep(res_t, res, &[i32t.const_zero(), i32t.const_int(k as u64, false), l], "").unwrap() };
         e.b.build_store(dst, v).unwrap();
     }
     let l1 = e.b.build_int_add(l, i32t.const_int(1, false), "").unwrap();
@@ -632,6 +659,17 @@ fn mma_warp_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, lane_hel
     e.b.build_conditional_branch(more, body, done).unwrap();
     phi.add_incoming(&[(&i32t.const_zero(), entry), (&l1, body)]);
     e.b.position_at_end(done);
+    let v32 = i32t.vec_type(LANES);
+    for k in 0..nregs {
+        let src = unsafe { e.b.build_in_bounds_gep(res_t, res, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
+        let v = e.b.build_load(v32, src, "").unwrap();
+        if let Some(i) = v.into_vector_value().as_instruction() {
+            let _ = i.set_alignment(64);
+        }
+        let arr = h.get_nth_param(nwords + k).unwrap().into_pointer_value();
+        let st = e.b.build_store(arr, v).unwrap();
+        let _ = st.set_alignment(4);
+    }
     e.b.build_return(None).unwrap();
     e.end_helper(saved);
     h
@@ -655,15 +693,22 @@ struct MmaForm {
 /// `lane`'s D registers of the product whose A, B and C words lie in the exchange areas of
 /// the 32 lanes (word w of lane l at `area0 + l * lane_stride + w * word_stride`: its A
 /// words, then B, then C), written to `d[0..nregs]`.
-fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaForm) -> inkwell::values::FunctionValue<'ctx> {
+///
+/// `table`: defines `void name(ptr table, i32 lane, ptr d)` instead, word `w` of lane `l` at
+/// `table[w] + 4 * l` (`Exchange::table`).
+fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaForm, table: bool) -> inkwell::values::FunctionValue<'ctx> {
     let ctx = e.ctx();
     let (i32t, i64t, f32t) = (ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    let fn_t = ctx.void_type().fn_type(&[ptr_t.into(), i64t.into(), i64t.into(), i32t.into(), ptr_t.into()], false);
+    let fn_t = if table { ctx.void_type().fn_type(&[ptr_t.into(), i32t.into(), ptr_t.into()], false) } else { ctx.void_type().fn_type(&[ptr_t.into(), i64t.into(), i64t.into(), i32t.into(), ptr_t.into()], false) };
     let (h, saved) = e.begin_helper(name, fn_t);
     let p = |k: u32| h.get_nth_param(k).unwrap();
-    let ex = Exchange { frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), word_stride: p(2).into_int_value(), lane: i32t.const_zero() };
-    let (lane, out_p) = (p(3).into_int_value(), p(4).into_pointer_value());
+    let (ex, lane, out_p) = if table {
+        let t = p(0).into_pointer_value();
+        (Exchange { table: Some(t), frame_t: t, area: 0, frame_size: i64t.const_zero(), word_stride: i64t.const_zero(), lane: i32t.const_zero() }, p(1).into_int_value(), p(2).into_pointer_value())
+    } else {
+        (Exchange { table: None, frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), word_stride: p(2).into_int_value(), lane: i32t.const_zero() }, p(3).into_int_value(), p(4).into_pointer_value())
+    };
     let MmaForm { ref fa, ref fb, ref fc, ref fd, ab, bt, ct, dt, sat, nregs } = *form;
     let shape = fd.shape;
     // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
@@ -798,13 +843,24 @@ pub(super) fn acc_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, acc: FloatValue<'ctx>,
 /// Where a warp matrix instruction is on the warp path (`warp_collective::matrix`): the
 /// lanes hand over their words in one lane loop (each to its area of 24 words in `area`, an
 /// array of 32 areas), then compute their results from all lanes' words in another.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum WarpExchange<'ctx> {
     Gather { area: PointerValue<'ctx>, lane: IntValue<'ctx> },
     Compute { area: PointerValue<'ctx>, lane: IntValue<'ctx> },
-    /// Outside a lane loop: every lane's results at once, into the lane arrays that `d` (an
-    /// array of pointers, one per D register) lists (`mma`/`wmma.mma` only).
-    ComputeWarp { area: PointerValue<'ctx>, d: PointerValue<'ctx> },
+    /// Outside a lane loop: every lane's results at once, from the arrays of 32 words that
+    /// `words` lists (one per word of A, B and C: lane arrays of registers or rows of an
+    /// exchange area), into the lane arrays that `d` lists (one per D register);
+    /// `mma`/`wmma.mma` only.
+    ComputeWarp { words: Words<'ctx>, d: Vec<PointerValue<'ctx>> },
+}
+
+/// Where the warp path's `ComputeWarp` finds the words of A, B and C.
+#[derive(Clone)]
+pub(crate) enum Words<'ctx> {
+    /// One lane array per word.
+    Arrays(Vec<PointerValue<'ctx>>),
+    /// Rows of an exchange area (word `w` of lane `l` at `area + 128 * w + 4 * l`).
+    Area(PointerValue<'ctx>),
 }
 
 /// Bytes of one lane's exchange area.
@@ -871,6 +927,10 @@ fn nvptx_load_store<'ctx, 'a>(
 /// fewer than 32 threads (a partial last warp) ends the launch with an error: these
 /// instructions need the whole warp, and there would be no frames to read.
 pub(super) struct Exchange<'ctx> {
+    /// Where set, word `w` of lane `l` is at `table[w] + 4 * l` (a table of pointers to
+    /// arrays of 32 words, one per word: lane arrays of registers or rows of an exchange
+    /// area) and the fields below are unused.
+    table: Option<PointerValue<'ctx>>,
     frame_t: PointerValue<'ctx>,
     area: u32,
     /// Bytes from one lane's word to the next lane's same word (i64).
@@ -888,7 +948,7 @@ impl<'ctx> Exchange<'ctx> {
         let i64t = e.ctx().i64_type();
         let off = lane_area_offset(e, lane);
         let frame_t = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[off], "").unwrap() };
-        Exchange { frame_t, area: 0, frame_size: i64t.const_int(4, false), word_stride: i64t.const_int(4 * LANES as u64, false), lane }
+        Exchange { table: None, frame_t, area: 0, frame_size: i64t.const_int(4, false), word_stride: i64t.const_int(4 * LANES as u64, false), lane }
     }
 
     /// The 64-bit word (two 32-bit words, low first: `exchange`) at word `w` of lane `other`.
@@ -903,6 +963,12 @@ impl<'ctx> Exchange<'ctx> {
     /// Word `w` of the area of lane `other`.
     pub(super) fn word(&self, e: &FnEmitter<'ctx, '_, '_>, other: IntValue<'ctx>, w: IntValue<'ctx>) -> PointerValue<'ctx> {
         let i64t = e.ctx().i64_type();
+        if let Some(t) = self.table {
+            let ptr_t = e.ctx().ptr_type(inkwell::AddressSpace::default());
+            let slot = unsafe { e.b.build_in_bounds_gep(ptr_t, t, &[e.resize(w, 64, false)], "").unwrap() };
+            let row = e.b.build_load(ptr_t, slot, "word.row").unwrap().into_pointer_value();
+            return unsafe { e.b.build_in_bounds_gep(e.ctx().i32_type(), row, &[e.resize(other, 64, false)], "").unwrap() };
+        }
         let dl = e.b.build_int_sub(e.resize(other, 64, false), e.resize(self.lane, 64, false), "").unwrap();
         let off = e.b.build_int_mul(dl, self.frame_size, "").unwrap();
         let off = e.b.build_int_add(off, i64t.const_int(self.area as u64, false), "").unwrap();
@@ -926,7 +992,7 @@ pub(super) fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<
             }
         })
         .collect();
-    if let Some(WarpExchange::Gather { area, lane }) = e.warp_exchange {
+    if let Some(WarpExchange::Gather { area, lane }) = e.warp_exchange.clone() {
         // The warp path: this lane's words to its column of the area (`Exchange::of_warp`);
         // the results come in the next loop.
         let lane_off = lane_area_offset(e, lane);
@@ -969,7 +1035,7 @@ pub(super) fn exchange<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, words: &[IntValue<
     let st = e.sync.as_ref().unwrap();
     let (frame_t, fsg) = (st.frame_t, st.frame_size_global);
     let frame_size = e.b.build_load(i64t, fsg.as_pointer_value(), "").unwrap().into_int_value();
-    Some(Exchange { frame_t, area, frame_size, word_stride: i64t.const_int(4, false), lane: e.lane_id() })
+    Some(Exchange { table: None, frame_t, area, frame_size, word_stride: i64t.const_int(4, false), lane: e.lane_id() })
 }
 
 /// Byte offset of lane `lane`'s first word in the warp path's exchange array.
@@ -1026,7 +1092,7 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     if e.sync.is_none() && e.warp_exchange.is_none() {
         return Err(e.err(i.opcode.span, "internal error: `stmatrix` outside a kernel's scheduler"));
     }
-    let ex = match e.warp_exchange {
+    let ex = match e.warp_exchange.clone() {
         Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
         _ => {
             let p = e.address(&i.operands[0], space)?;
@@ -1095,7 +1161,7 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     let ctx = e.ctx();
     let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
     // (On the warp path the lane loop that computes the results has only them bound.)
-    let p = match e.warp_exchange {
+    let p = match e.warp_exchange.clone() {
         Some(WarpExchange::Compute { .. }) => None,
         _ => Some(e.address(&i.operands[1], space)?),
     };
@@ -1115,7 +1181,7 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         return Err(e.err(i.opcode.span, "internal error: `ldmatrix` outside a kernel's scheduler"));
     }
     // Each lane's row address, as a host address.
-    let ex = match (e.warp_exchange, p) {
+    let ex = match (e.warp_exchange.clone(), p) {
         (Some(WarpExchange::Compute { area, lane }), _) => Exchange::of_warp(e, area, lane),
         (_, Some(p)) => match exchange(e, &[e.b.build_ptr_to_int(p, i64t, "").unwrap()]) {
             Some(ex) => ex,

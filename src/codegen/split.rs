@@ -131,6 +131,10 @@ fn has_fn_attr(f: LLVMValueRef, name: &str) -> bool {
     unsafe { !LLVMGetEnumAttributeAtIndex(f, inkwell::llvm_sys::LLVMAttributeFunctionIndex, kind).is_null() }
 }
 
+fn has_str_attr(f: LLVMValueRef, name: &str) -> bool {
+    unsafe { !LLVMGetStringAttributeAtIndex(f, inkwell::llvm_sys::LLVMAttributeFunctionIndex, name.as_ptr() as *const _, name.len() as u32).is_null() }
+}
+
 /// Whether internal function `f` is copied into the partitions that call it (only called
 /// directly, and inlinable); other definitions are roots, defined by one partition.
 fn copied(f: LLVMValueRef) -> bool {
@@ -152,6 +156,11 @@ fn plan(m: LLVMModuleRef, jobs: usize, min_instrs: usize) -> Option<Plan> {
     let mut calls = HashMap::new();
     for &f in &defs {
         let (c, n) = callees_and_size(f);
+        // A warp-path function (`codegen::warp`: lane loops that LLVM vectorizes 32 lanes
+        // wide, marked by its vector width preference) costs LLVM about three times as much
+        // per instruction as scalar code: benches/mma64's warp version and its per-thread
+        // fallback, 5.8k and 15.5k instructions, take 186 ms and 124 ms to optimize and compile.
+        let n = if has_str_attr(f, "prefer-vector-width") { 3 * n } else { n };
         size.insert(f, n);
         calls.insert(f, c);
     }
@@ -197,13 +206,30 @@ fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
+/// The name [`externalize`] gives symbol `v` (number `k` of its list) of a module whose
+/// bitcode hashes to `hash`.
+fn external_name(v: LLVMValueRef, k: usize, hash: u64) -> String {
+    let n = name_of(v);
+    let base = if n.is_empty() { format!("__ptxr_anon.{k}") } else { n };
+    format!("{base}.ptxr{hash:016x}")
+}
+
+/// Whether [`externalize`] renames function `f`: the internal roots of [`plan`] (copied
+/// functions stay internal in each partition).
+fn renamed_root(f: LLVMValueRef) -> bool {
+    is_local(f) && is_definition(f) && !copied(f)
+}
+
+/// The new names of the functions [`externalize`] renames.
+fn root_names(m: LLVMModuleRef, hash: u64) -> HashMap<LLVMValueRef, String> {
+    functions(m).into_iter().enumerate().filter(|&(_, f)| renamed_root(f)).map(|(k, f)| (f, external_name(f, k, hash))).collect()
+}
+
 /// Gives the internal variables and the internal roots of `m` external linkage, hidden, under
 /// names unique to this module, so that the partitions can refer to one definition.
 fn externalize(m: LLVMModuleRef, hash: u64) {
     let rename = |v: LLVMValueRef, k: usize| {
-        let n = name_of(v);
-        let base = if n.is_empty() { format!("__ptxr_anon.{k}") } else { n };
-        set_name(v, &format!("{base}.ptxr{hash:016x}"));
+        set_name(v, &external_name(v, k, hash));
         unsafe {
             LLVMSetLinkage(v, LLVMLinkage::LLVMExternalLinkage);
             LLVMSetVisibility(v, LLVMVisibility::LLVMHiddenVisibility);
@@ -215,8 +241,7 @@ fn externalize(m: LLVMModuleRef, hash: u64) {
         }
     }
     for (k, f) in functions(m).into_iter().enumerate() {
-        // The internal roots of [`plan`]; copied functions stay internal in each partition.
-        if is_local(f) && is_definition(f) && !copied(f) {
+        if renamed_root(f) {
             rename(f, k);
         }
     }
@@ -301,16 +326,20 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
     let raw = module.as_mut_ptr();
     let split = if splittable(kind) { plan(raw, jobs, min_instrs) } else { None };
     let Some(plan) = split else {
-        target::optimize(module, &tm, opt)?;
-        let buf = tm.write_to_memory_buffer(module, inkwell::targets::FileType::Object).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
+        crate::timing::phase("optimize", || target::optimize(module, &tm, opt))?;
+        let buf = crate::timing::phase("generate code", || tm.write_to_memory_buffer(module, inkwell::targets::FileType::Object)).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
         return Ok(vec![buf.as_slice().to_vec()]);
     };
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
-    let hash = fnv(module.write_bitcode_to_memory().as_slice());
-    externalize(raw, hash);
-    let parts: Vec<HashSet<String>> = plan.parts.iter().map(|p| p.iter().map(|&f| name_of(f)).collect()).collect();
+    let t_split = std::time::Instant::now();
+    // One bitcode for every partition; each renames the module's internal symbols the same
+    // way ([`externalize`], after a hash of this bitcode) before it carves itself out.
     let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    let hash = fnv(&bitcode);
+    let renamed = root_names(raw, hash);
+    let parts: Vec<HashSet<String>> = plan.parts.iter().map(|p| p.iter().map(|&f| renamed.get(&f).cloned().unwrap_or_else(|| name_of(f))).collect()).collect();
+    crate::timing::since("split (bitcode)", t_split);
     let results: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .iter()
@@ -321,13 +350,14 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
                     let ctx = Context::create();
                     let buf = MemoryBuffer::create_from_memory_range(bitcode, "partition");
                     let m = Module::parse_bitcode_from_buffer(&buf, &ctx).map_err(|e| anyhow::anyhow!("internal error: reading a partition back: {e}"))?;
+                    externalize(m.as_mut_ptr(), hash);
                     carve(m.as_mut_ptr(), keep, k == 0);
                     if cfg!(debug_assertions) {
                         m.verify().map_err(|e| anyhow::anyhow!("internal error: partition {k} does not verify: {e}"))?;
                     }
                     let tm = target::machine(kind, opt, "sm_70")?;
-                    target::optimize(&m, &tm, opt)?;
-                    let obj = tm.write_to_memory_buffer(&m, inkwell::targets::FileType::Object).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
+                    crate::timing::phase(&format!("partition {k}: optimize"), || target::optimize(&m, &tm, opt))?;
+                    let obj = crate::timing::phase(&format!("partition {k}: generate code"), || tm.write_to_memory_buffer(&m, inkwell::targets::FileType::Object)).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
                     Ok(obj.as_slice().to_vec())
                 })
             })

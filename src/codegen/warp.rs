@@ -864,6 +864,12 @@ pub struct WarpState<'ctx> {
     prefetch: std::cell::RefCell<Vec<(BlockId, usize, u64)>>,
     /// One call runs a group of consecutive CTAs (`CtaCtx::group`, [`groups_ctas`]).
     pub(crate) cta_group: bool,
+    /// Temporaries [`value_temp`] filled, by (value, type read as): the block they were
+    /// filled in and the temporary. A later read in the same block takes it again (the
+    /// value is a pure function of the lane's special registers and the parameters, so the
+    /// block recomputes it once, not once per read: an epilogue of 256 stores through one
+    /// address register is one address chain).
+    temps: std::cell::RefCell<HashMap<(u32, crate::syntax::ast::Type), (BasicBlock<'ctx>, PointerValue<'ctx>)>>,
 }
 
 /// A lane loop being emitted.
@@ -1132,7 +1138,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default() }));
     set_lane(e, None);
 }
 
@@ -1727,6 +1733,21 @@ fn bind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
 /// A temporary holding value `v` for the lane being emitted, when `v` copies a special
 /// register or can be recomputed ([`Plan::remat`]); `None` otherwise (read its storage).
 fn value_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, ty: crate::syntax::ast::Type, depth: u32) -> Option<PointerValue<'ctx>> {
+    let here = e.b.get_insert_block()?;
+    if let Some(&(blk, p)) = w(e).temps.borrow().get(&(v, ty)) {
+        if blk == here {
+            return Some(p);
+        }
+    }
+    let t = value_temp_fill(e, func, plan, v, ty, depth)?;
+    // Filling may have opened blocks of its own (a guarded instruction): the temporary is
+    // known to hold the value only where it was filled.
+    let end = e.b.get_insert_block()?;
+    w(e).temps.borrow_mut().insert((v, ty), (end, t));
+    Some(t)
+}
+
+fn value_temp_fill<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, ty: crate::syntax::ast::Type, depth: u32) -> Option<PointerValue<'ctx>> {
     let it = reg_t(e.ctx(), ty);
     if let Some(&(b, k)) = plan.copies.get(&v) {
         // Read from the special register the value copies.

@@ -636,35 +636,42 @@ pub(super) fn batchable(i: &Instr) -> bool {
 /// copied as whole vectors ([`whole_gather`]) and results computed for the 32 lanes by one
 /// call that writes the result arrays ([`result_arrays`], `ops_wmma`'s `<form>.warp`).
 pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
-    use super::ops_wmma::{WarpExchange, AREA_BYTES};
+    use super::ops_wmma::{WarpExchange, Words, AREA_BYTES};
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
-    // One exchange array per instruction of the batch, in one alloca of the function, grown
-    // to the largest batch it has met.
-    let area = match e.mma_area {
-        Some((a, sites)) if sites as usize >= insts.len() => a,
-        _ => {
-            let t = ctx.i8_type().array_type(AREA_BYTES * LANES * insts.len() as u32);
-            let a = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
-            if let Some(i) = a.as_instruction() {
-                let _ = i.set_alignment(64);
-            }
-            e.mma_area = Some((a, insts.len() as u32));
-            a
-        }
-    };
-    let areas: Vec<_> = (0..insts.len()).map(|s| unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), area, &[ctx.i64_type().const_int((s as u32 * AREA_BYTES * LANES) as u64, false)], "mma.site").unwrap() }).collect();
     // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
     let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
     let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
     let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
     e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
-    // Operands held in lane arrays go to the exchange as whole vectors; the others through
-    // the gathering lane loop.
-    let gathered: Vec<bool> = insts.iter().zip(&areas).map(|(inst, &area)| !whole_gather(e, func, inst, area)).collect();
-    // Results likewise, straight into lane arrays, when every instruction's are in them (all
-    // or none: the batch's writes keep their order).
+    // Results straight into lane arrays when every instruction's are in them (all or none:
+    // the batch's writes keep their order). Then an instruction whose operands are lane
+    // arrays of 32-bit words too reads them where they are (its words' table lists the
+    // arrays); the others' operands go to an exchange area: as whole vectors where they are
+    // lane arrays of some other shape, else through the gathering lane loop.
     let d_arrays: Option<Vec<Vec<inkwell::values::PointerValue<'ctx>>>> = insts.iter().map(|inst| result_arrays(e, func, inst)).collect();
+    let direct: Vec<Option<Vec<inkwell::values::PointerValue<'ctx>>>> = insts.iter().map(|inst| if d_arrays.is_some() { operand_arrays(e, func, inst) } else { None }).collect();
+    // One exchange area per instruction of the batch that needs one, in one alloca of the
+    // function, grown to the largest batch it has met.
+    let areas: Vec<inkwell::values::PointerValue<'ctx>> = if direct.iter().all(|d| d.is_some()) {
+        Vec::new()
+    } else {
+        let area = match e.mma_area {
+            Some((a, sites)) if sites as usize >= insts.len() => a,
+            _ => {
+                let t = ctx.i8_type().array_type(AREA_BYTES * LANES * insts.len() as u32);
+                let a = e.alloca_builder().build_alloca(t, "mma.exchange").unwrap();
+                if let Some(i) = a.as_instruction() {
+                    let _ = i.set_alignment(64);
+                }
+                e.mma_area = Some((a, insts.len() as u32));
+                a
+            }
+        };
+        (0..insts.len()).map(|s| unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), area, &[ctx.i64_type().const_int((s as u32 * AREA_BYTES * LANES) as u64, false)], "mma.site").unwrap() }).collect()
+    };
+    let area_of = |k: usize| areas.get(k).copied();
+    let gathered: Vec<bool> = (0..insts.len()).map(|k| direct[k].is_none() && !whole_gather(e, func, insts[k], area_of(k).unwrap())).collect();
     for (phase, defs) in [(0, false), (1, true)] {
         if phase == 0 && !gathered.contains(&true) || phase == 1 && d_arrays.is_some() {
             continue;
@@ -672,10 +679,11 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
         let l = warp::open_lanes(e, id);
         let lane = warp::current_lane(&l);
         let mut r = Ok(());
-        for ((inst, &area), &g) in insts.iter().zip(&areas).zip(&gathered) {
+        for (k, (inst, &g)) in insts.iter().zip(&gathered).enumerate() {
             if phase == 0 && !g {
                 continue;
             }
+            let area = area_of(k).unwrap();
             e.enter_scope(inst.scope);
             e.span = inst.src.span;
             warp::bind_inst(e, func, inst, defs);
@@ -691,16 +699,15 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
         r?;
     }
     if let Some(d_arrays) = &d_arrays {
-        let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-        for ((inst, &area), arrays) in insts.iter().zip(&areas).zip(d_arrays) {
-            let table = e.alloca_builder().build_alloca(ptr_t.array_type(arrays.len() as u32), "mma.d.lanes").unwrap();
-            for (k, p) in arrays.iter().enumerate() {
-                let slot = unsafe { e.b.build_in_bounds_gep(ptr_t, table, &[i32t.const_int(k as u64, false)], "").unwrap() };
-                e.b.build_store(slot, *p).unwrap();
-            }
+        for (k, ((inst, arrays), direct)) in insts.iter().zip(d_arrays).zip(&direct).enumerate() {
+            let words = match (direct, area_of(k)) {
+                (Some(p), _) => Words::Arrays(p.clone()),
+                (None, Some(area)) => Words::Area(area),
+                (None, None) => unreachable!("an instruction without operand arrays has an exchange area"),
+            };
             e.enter_scope(inst.scope);
             e.span = inst.src.span;
-            e.warp_exchange = Some(WarpExchange::ComputeWarp { area, d: table });
+            e.warp_exchange = Some(WarpExchange::ComputeWarp { words, d: arrays.clone() });
             let r = e.unguarded(inst.src);
             e.warp_exchange = None;
             r?;
@@ -709,19 +716,27 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
     Ok(())
 }
 
-/// The gathering phase of `mma`/`wmma.mma` ([`matrix`]) without a lane loop: when every A, B
-/// and C register is a lane array of 32-bit words, word `k` of the fragments (A's registers,
-/// then B's, then C's: the order of `ops_wmma`'s exchange) is the whole array copied to
-/// row `k` of the exchange area (word-major: 32 lanes of one word together). Emits nothing
-/// and returns `false` otherwise.
-fn whole_gather<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst, area: inkwell::values::PointerValue<'ctx>) -> bool {
+/// The lane arrays of the A, B and C registers of `mma`/`wmma.mma` `inst`, in that order, when
+/// every one is a lane array of 32-bit words (the words' table of the computing phase then
+/// lists them and nothing is copied).
+fn operand_arrays<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst) -> Option<Vec<inkwell::values::PointerValue<'ctx>>> {
     if !batchable(inst.src) || inst.operands.len() != 4 {
-        return false;
+        return None;
     }
-    let Some(arrays) = inst.operands[1..4].iter().map(|op| word_arrays(e, func, op)).collect::<Option<Vec<_>>>() else { return false };
+    let arrays = inst.operands[1..4].iter().map(|op| word_arrays(e, func, op)).collect::<Option<Vec<_>>>()?;
+    Some(arrays.into_iter().flatten().collect())
+}
+
+/// The gathering phase of `mma`/`wmma.mma` ([`matrix`]) without a lane loop: when every A, B
+/// and C register is a lane array of 32-bit words ([`operand_arrays`]), word `k` of the
+/// fragments (A's registers, then B's, then C's: the order of `ops_wmma`'s exchange) is the
+/// whole array copied to row `k` of the exchange area (word-major: 32 lanes of one word
+/// together). Emits nothing and returns `false` otherwise.
+fn whole_gather<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, inst: &crate::ir::Inst, area: inkwell::values::PointerValue<'ctx>) -> bool {
+    let Some(arrays) = operand_arrays(e, func, inst) else { return false };
     let ctx = e.ctx();
     let v32 = ctx.i32_type().vec_type(LANES);
-    for (k, p) in arrays.into_iter().flatten().enumerate() {
+    for (k, p) in arrays.into_iter().enumerate() {
         let words = e.b.build_load(v32, p, "frag.word").unwrap();
         if let Some(i) = words.into_vector_value().as_instruction() {
             let _ = i.set_alignment(4);

@@ -10,10 +10,11 @@ use std::collections::HashMap;
 pub fn build_module<'a>(m: &'a ast::Module<'a>, src: &str) -> Result<Module<'a>, Vec<Diagnostic>> {
     let mut out = Module::default();
     let mut errors = Vec::new();
+    let lines = crate::syntax::diag::LineIndex::new(src);
     for item in &m.items {
         if let Item::Func(f) = item {
             if f.body.is_some() {
-                match build_func(f, src) {
+                match build_func_with(f, &lines) {
                     Ok(func) => out.funcs.push(func),
                     Err(d) => errors.push(d),
                 }
@@ -211,8 +212,8 @@ struct Ssa<'a, 'c> {
     filled: Vec<bool>,
     incomplete: Vec<Vec<(u32, ValueId)>>,
     phis: Vec<Vec<Phi>>,
-    /// The source text (for line numbers).
-    src: &'c str,
+    /// Line numbers of the source text.
+    lines: &'c crate::syntax::diag::LineIndex,
 }
 
 impl<'a, 'c> Ssa<'a, 'c> {
@@ -370,7 +371,7 @@ impl<'a, 'c> Ssa<'a, 'c> {
             op.push('.');
             op.push_str(m);
         }
-        let line = crate::syntax::diag::line_col(self.src, i.span.start as usize).0 as u32;
+        let line = self.lines.line(i.span.start as usize) as u32;
         let mut defs = Vec::new();
         let ops = &i.operands;
         let operands = if i.opcode.name == "call" {
@@ -429,6 +430,11 @@ pub(super) fn resolve_in(scopes: &[Scope], name: &str, mut scope: u32) -> Option
 
 /// Builds the IR of one function with a body.
 pub fn build_func<'a>(f: &'a ast::Function<'a>, src: &str) -> Result<Func<'a>, Diagnostic> {
+    build_func_with(f, &crate::syntax::diag::LineIndex::new(src))
+}
+
+/// [`build_func`] with the source's line index made once for all its functions.
+pub fn build_func_with<'a>(f: &'a ast::Function<'a>, lines: &crate::syntax::diag::LineIndex) -> Result<Func<'a>, Diagnostic> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let mut cfg = Cfg { blocks: Vec::new(), labels: HashMap::new(), lists: HashMap::new(), scopes: Vec::new(), cur: None };
     // Scope 0 holds the `.reg` parameters and return values of a `.func`.
@@ -500,7 +506,7 @@ pub fn build_func<'a>(f: &'a ast::Function<'a>, src: &str) -> Result<Func<'a>, D
         filled: vec![false; nb],
         incomplete: vec![Vec::new(); nb],
         phis: vec![Vec::new(); nb],
-        src,
+        lines,
     };
     let mut blocks: Vec<Block> = (0..nb).map(|_| Block::default()).collect();
     // `.reg` parameters are defined on entry.

@@ -31,7 +31,7 @@ pub mod uniformity;
 mod print;
 mod verify;
 
-pub use build::{build_func, build_module};
+pub use build::{build_func, build_func_with, build_module};
 pub use print::print_module;
 pub use verify::verify;
 

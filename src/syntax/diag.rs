@@ -65,21 +65,44 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize, &str) {
     (line, col, src[line_start..line_end].trim_end_matches('\r'))
 }
 
+/// The starts of a text's lines, for line numbers of many offsets (binary search instead of
+/// [`line_col`]'s scan from the start of the text).
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(src: &str) -> LineIndex {
+        let mut starts = vec![0usize];
+        starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The 0-based line of byte `offset` and the offset where that line starts.
+    fn locate(&self, offset: usize) -> (usize, usize) {
+        let idx = self.starts.partition_point(|&s| s <= offset) - 1;
+        (idx, self.starts[idx])
+    }
+
+    /// The 1-based line of byte `offset`.
+    pub fn line(&self, offset: usize) -> usize {
+        self.locate(offset).0 + 1
+    }
+}
+
 /// Renders all diagnostics of a file. Line starts are found once, so this is linear in the
 /// file size plus the output, however many diagnostics there are.
 pub fn render_all(diags: &[Diagnostic], file: &str, src: &str) -> String {
     if diags.len() <= 1 {
         return diags.iter().map(|d| d.render(file, src)).collect();
     }
-    let mut starts = vec![0usize];
-    starts.extend(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
+    let lines = LineIndex::new(src);
     let mut out: String = diags
         .iter()
         .take(MAX_RENDERED)
         .map(|d| {
             let offset = (d.span.start as usize).min(src.len());
-            let idx = starts.partition_point(|&s| s <= offset) - 1;
-            let line_start = starts[idx];
+            let (idx, line_start) = lines.locate(offset);
             let line_end = src[offset..].find('\n').map_or(src.len(), |i| offset + i);
             let col = src[line_start..offset].chars().count() + 1;
             d.render_at(file, (idx + 1, col, src[line_start..line_end].trim_end_matches('\r')))
