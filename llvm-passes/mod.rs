@@ -14,14 +14,24 @@ pub mod parallel_lanes;
 /// [`O3_LATE`] with [`lane_stores::unmask`] between them (after the vectorizers, before the
 /// last SROA). `cpu: false`, for NVPTX, keeps LLVM's own, where the target adds passes of
 /// its own such as NVVMReflect.
-pub fn pipeline_stages(opt: u32, cpu: bool) -> Vec<String> {
+///
+/// `unswitch`: loop unswitching may copy a loop for an invariant condition that is not a
+/// loop exit (LLVM's non-trivial unswitching, on at `-O3`). The per-thread scheduler's
+/// kernels need it (their loops over threads test the resume point and the phase: a tiled
+/// sgemm in 16x16 blocks runs 1.3x slower without it, a shared-memory histogram 1.25x),
+/// while the warp path's kernels run as fast without it (every kernel of the benchmark within
+/// its run-to-run spread) and their optimization and code generation take less time (14% of
+/// the compile time of NVRTC's PTX, most of it on the warp path's phases between barriers).
+pub fn pipeline_stages(opt: u32, cpu: bool, unswitch: bool) -> Vec<String> {
     // PTXR_PASSES="...": a pass pipeline of LLVM's textual syntax in place of ptxr's (a
     // developer's aid for measuring what each pass costs and brings).
     if let Ok(p) = std::env::var("PTXR_PASSES") {
         return vec![p];
     }
     if opt >= 3 && cpu {
-        return vec![O3.concat(), O3_LATE.concat()];
+        let o3 = O3.concat();
+        let o3 = if unswitch { o3 } else { o3.replace("simple-loop-unswitch<nontrivial;trivial>", "simple-loop-unswitch<no-nontrivial;trivial>") };
+        return vec![o3, O3_LATE.concat()];
     }
     vec![format!("default<O{}>", opt.min(3))]
 }

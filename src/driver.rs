@@ -232,7 +232,7 @@ fn write_one_object(module: &inkwell::module::Module, kind: TargetKind, opt: u32
         return std::fs::write(out, o).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
     }
     let dir = tempfile::tempdir()?;
-    capi::link_relocatable(&capi::c_compiler(kind), out, &crate::runtime::write_objects(&objs, dir.path())?)
+    crate::timing::phase("link the partitions' objects", || capi::link_relocatable(&capi::c_compiler(kind), out, &crate::runtime::write_objects(&objs, dir.path())?))
 }
 
 /// The kernels of `src` with their parameter layouts (parse, validate and lower only).

@@ -137,6 +137,7 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    let start = std::time::Instant::now();
     let cli = Cli::parse();
     ptxr::runtime::guard::install();
     // Buffer overruns fault (and the guard reports them) instead of corrupting the heap.
@@ -154,6 +155,7 @@ fn main() -> ExitCode {
             roundtrip(&file, &o)
         }
     };
+    ptxr::timing::since("the whole command (since main)", start);
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

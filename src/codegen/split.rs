@@ -347,11 +347,13 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
             .map(|(k, keep)| {
                 let bitcode = &bitcode;
                 s.spawn(move || -> anyhow::Result<Vec<u8>> {
+                    let t_read = std::time::Instant::now();
                     let ctx = Context::create();
                     let buf = MemoryBuffer::create_from_memory_range(bitcode, "partition");
                     let m = Module::parse_bitcode_from_buffer(&buf, &ctx).map_err(|e| anyhow::anyhow!("internal error: reading a partition back: {e}"))?;
                     externalize(m.as_mut_ptr(), hash);
                     carve(m.as_mut_ptr(), keep, k == 0);
+                    crate::timing::since(&format!("partition {k}: read and carve"), t_read);
                     if cfg!(debug_assertions) {
                         m.verify().map_err(|e| anyhow::anyhow!("internal error: partition {k} does not verify: {e}"))?;
                     }

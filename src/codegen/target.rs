@@ -132,13 +132,27 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     let cpu = !tm.get_triple().as_str().to_string_lossy().starts_with("nvptx");
-    for (k, stage) in crate::passes::pipeline_stages(opt, cpu).iter().enumerate() {
+    for (k, stage) in crate::passes::pipeline_stages(opt, cpu, has_thread_kernel(module)).iter().enumerate() {
         if k > 0 {
             crate::passes::lane_stores::unmask(module);
         }
         module.run_passes(stage, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))?;
     }
     Ok(())
+}
+
+/// Whether `module` defines a kernel that runs on the per-thread path and is optimized: a
+/// CTA function (`__ptxr_cta_*`) without the warp path's vector width preference that is not
+/// an `optnone` fallback (`func::THREAD_VERSION`).
+fn has_thread_kernel(module: &Module) -> bool {
+    use inkwell::attributes::{Attribute, AttributeLoc};
+    let optnone = Attribute::get_named_enum_kind_id("optnone");
+    module.get_functions().any(|f| {
+        f.count_basic_blocks() > 0
+            && f.get_name().to_bytes().starts_with(b"__ptxr_cta_")
+            && f.get_string_attribute(AttributeLoc::Function, "prefer-vector-width").is_none()
+            && f.get_enum_attribute(AttributeLoc::Function, optnone).is_none()
+    })
 }
 
 pub fn write_asm(module: &Module, tm: &TargetMachine, path: &Path) -> anyhow::Result<()> {
