@@ -368,6 +368,13 @@ pub fn report(src: &SourceFile) -> Result<String> {
             let total: usize = irf.blocks.iter().map(|b| b.insts.len()).sum();
             let webs: std::collections::HashSet<_> = (0..irf.values.len() as u32).map(|v| p.key(irf, v)).collect();
             let _ = writeln!(out, "  once per warp: {} of {} register webs ({} registers), {insts} of {total} instructions", p.scalar_vars.iter().filter(|k| webs.contains(*k)).count(), webs.len(), vars.len());
+            for ((b, k), live) in &p.barriers {
+                let line = irf.blocks[*b as usize].insts.get(*k).map_or(0, |i| i.line);
+                let mut held: Vec<String> = live.iter().map(|(_, n)| if p.scalar_vars.iter().any(|(_, m)| m == n) { format!("{n} (scalar)") } else { n.clone() }).collect();
+                held.sort();
+                held.dedup();
+                let _ = writeln!(out, "  kept in the warp's frame across the barrier at line {line}: {}", if held.is_empty() { "nothing".to_string() } else { held.join(", ") });
+            }
             if !p.yields.is_empty() {
                 let mut lines: Vec<u32> = p.yields.iter().filter_map(|(l, _)| irf.blocks[*l as usize].insts.last().map(|i| i.line)).collect();
                 lines.sort();

@@ -203,10 +203,11 @@ pub struct Plan {
     /// reused later), the special register is uniform or affine wherever it is read.
     pub copies: HashMap<u32, (BlockId, usize)>,
     /// Values kept in lane arrays that a read recomputes instead, from special registers,
-    /// kernel parameters and constants through pure integer arithmetic (an address such as
-    /// `As + 4 * %tid.x` widened by `mul.wide`, computed once and read in later lane loops):
-    /// recomputed where it is read, it shows LLVM the lane's address arithmetic, so the
-    /// access is a vector access rather than a gather.
+    /// kernel parameters and constants through pure integer arithmetic and comparisons (an
+    /// address such as `As + 4 * %tid.x` widened by `mul.wide`, computed once and read in later
+    /// lane loops; `%laneid < 4`): recomputed where it is read, it shows LLVM the lane's
+    /// address arithmetic, so the access is a vector access rather than a gather, and a warp
+    /// does not keep it in its frame across barriers.
     pub remat: HashSet<u32>,
     /// The kernel has warp collectives (`warp_collective`): its warps must be the
     /// hardware's (runs of 32 in the linear thread index), which rows of the block are
@@ -240,7 +241,7 @@ fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, 
         let specials_ok = inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))));
         specials_ok
             && match i.opcode.name {
-                "mov" | "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" => true,
+                "mov" | "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" | "setp" | "selp" => true,
                 "cvta" => !i.has_mod("local"),
                 "ld" => uniformity::loads_kernel_param(f, inst),
                 _ => false,
@@ -819,9 +820,26 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
         keys
     };
     let live_in = liveness(f, &uni.cfg);
-    let barriers = live_across_barriers(f, &uni.cfg, &live_in).into_iter().map(|(at, vs)| (at, keys(vs))).collect();
-    let yields = yield_loops(f, &uni.cfg, &live_in).into_iter().map(|(l, vs)| (l, keys(vs))).collect();
     let remat = rematerializable(f, &uni, &copies);
+    // A web whose every value a read recomputes (`remat`, `copies`) need not be kept across
+    // a barrier or a yield, unless it is one scalar for the warp (read from its storage).
+    let mut recomputed: HashMap<u32, bool> = HashMap::new();
+    for v in 0..f.values.len() as u32 {
+        let r = recomputed.entry(web[v as usize]).or_insert(true);
+        *r &= remat.contains(&v) || copies.contains_key(&v);
+    }
+    let kept = |vs: Vec<u32>| -> Vec<(u32, String)> {
+        keys(
+            vs.into_iter()
+                .filter(|&v| {
+                    let k = var_of(v);
+                    !recomputed[&web[v as usize]] || (scalar.contains(&k) && !affine_var(&k))
+                })
+                .collect(),
+        )
+    };
+    let barriers = live_across_barriers(f, &uni.cfg, &live_in).into_iter().map(|(at, vs)| (at, kept(vs))).collect();
+    let yields = yield_loops(f, &uni.cfg, &live_in).into_iter().map(|(l, vs)| (l, kept(vs))).collect();
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
