@@ -86,6 +86,35 @@ fn main() {
         let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
         time("stencil", reps, || m.launch("stencil2d", &cfg, &mut args).unwrap());
     }
+    // `paths` (only when asked for): the corpus's kernels with CTA barriers on each path, for
+    // `--exec auto`'s choice between them (time only; no C baseline).
+    if only.as_deref().map_or(false, |o| o.split(',').any(|x| x == "paths")) {
+        let s32 = |v: usize| ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, v as u64);
+        let m1 = 1usize << 24;
+        for exec in [ptxr::codegen::warp::Exec::Simd, ptxr::codegen::warp::Exec::Thread] {
+            ptxr::codegen::warp::set_exec(exec);
+            let tag = if exec == ptxr::codegen::warp::Exec::Thread { "thread" } else { "simd" };
+            let ints: Vec<u8> = (0..m1).flat_map(|i| ((i as u32).wrapping_mul(2654435761) as i32).to_le_bytes()).collect();
+            let m = load(&format!("{dir}bitonic_sort.nvrtc.ptx"));
+            let mut args = vec![ArgSpec::Buffer(ints.clone()), s32(m1)];
+            let cfg = LaunchConfig { grid: Dim3((m1 / 1024) as u32, 1, 1), block: Dim3(1024, 1, 1), dyn_smem: 0 };
+            time(&format!("bitonic_sort/{tag}"), reps, || m.launch("bitonic_sort_block", &cfg, &mut args).unwrap());
+            let m = load(&format!("{dir}reduce_shared.nvrtc.ptx"));
+            let mut args = vec![ArgSpec::Buffer(x[..4 * m1].to_vec()), ArgSpec::Buffer(vec![0; 4 * m1 / 512]), s32(m1)];
+            let cfg = LaunchConfig { grid: Dim3((m1 / 512) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+            time(&format!("reduce_shared/{tag}"), reps, || m.launch("reduce_sum", &cfg, &mut args).unwrap());
+            let m = load(&format!("{dir}stencil1d.nvrtc.ptx"));
+            let mut args = vec![ArgSpec::Buffer(x[..4 * m1].to_vec()), ArgSpec::Buffer(vec![0; 4 * m1]), s32(m1)];
+            let cfg = LaunchConfig { grid: Dim3((m1 / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+            time(&format!("stencil1d/{tag}"), reps, || m.launch("stencil1d", &cfg, &mut args).unwrap());
+            let m = load(&format!("{dir}transpose.nvrtc.ptx"));
+            let w = 4096usize;
+            let mut args = vec![ArgSpec::Buffer(x[..4 * w * w].to_vec()), ArgSpec::Buffer(vec![0; 4 * w * w]), s32(w), s32(w)];
+            let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 32) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
+            time(&format!("transpose/{tag}"), reps, || m.launch("transpose", &cfg, &mut args).unwrap());
+        }
+        return;
+    }
     // Idioms where a thread has a loop of its own (benches/cuda/idioms.cu, NVRTC PTX), on the
     // warp-vector path and, as `NAME/thread`, on the per-thread path.
     let idioms = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/idioms.nvrtc.ptx");

@@ -2,6 +2,7 @@
 # Kernel benchmark: ptxr-compiled corpus kernels vs. native C (gcc -O3 -march=native -fopenmp)
 # of the same algorithms, side by side in one run, on all cores. Prints time and ptxr/C ratio.
 # Usage: scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
+#        scripts/bench-kernels.sh [REPS] paths   (the corpus's barrier kernels on each path; times only)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -25,6 +26,9 @@ work = {"saxpy": ("GB/s", 12 * 2**26), "reduce": ("GB/s", 4 * 2**26), "scan": ("
 print(f"{'kernel':10} {'ptxr s':>9} {'C s':>9} {'ptxr':>10} {'C':>10}  ptxr/C")
 for k in p:
     base = k.split("/")[0]
+    if base not in work:
+        print(f"{k:20} {float(p[k]):9.4f}")
+        continue
     unit, amount = work[base]
     tp, tc = float(p[k]), float(c[base])
     print(f"{k:10} {tp:9.4f} {tc:9.4f} {amount/tp/1e9:7.2f} {unit:>2} {amount/tc/1e9:7.2f} {unit:>2}  {tp/tc:5.2f}x")

@@ -117,7 +117,18 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // Kernels with warp collectives stay on this path whatever their barriers: per
         // thread, each collective is a meeting of the scheduler (NVRTC's block scan, warp
         // shuffles between two barriers: 0.08 s here against 0.97 s per thread, same run).
-        Exec::Auto if !plan.matrix && !plan.collectives && !plan.barriers.is_empty() && !plan.barrier_free_loop => Err("CTA barriers and no loop of a thread's own between them: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path".into()),
+        // Kernels with CTA barriers take it too (NVRTC's block bitonic sort 0.40 s here
+        // against 0.58 s per thread, the block reduction and the 1-D stencil as fast on
+        // either; `scripts/bench-kernels.sh 3 paths`), except where the per-thread scheduler
+        // runs them faster: a loop of atomics (a shared-memory histogram, 1.34x of C per
+        // thread against 1.82x: each lane's atomic runs by itself either way, and the
+        // scheduler's loop over threads is the lighter one), and kernels that index by
+        // %tid.y or %tid.z, whose blocks may have rows narrower than a warp, which this path
+        // runs as partly empty warps (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x).
+        Exec::Auto if !plan.matrix && !plan.collectives && !plan.barriers.is_empty() && !plan.barrier_free_loop && (plan.loop_atomics || plan.reads_tid_yz) => Err(format!(
+            "CTA barriers and {}: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path",
+            if plan.loop_atomics { "atomics in a loop" } else { "%tid.y or %tid.z (rows of a block may be narrower than a warp)" }
+        )),
         // Warp matrix instructions take the warp path once there are more than a few: each is
         // a warp meeting, and the per-thread scheduler saves and reloads every live register
         // at each meeting (a GEMM with 64 `mma.sync` per k step compiled in 40 s per thread,
@@ -191,6 +202,10 @@ pub struct Plan {
     /// own path (LLVM predicates it), instead of through the dispatch: branch → (the
     /// region's blocks in dispatch order, the reconvergence point).
     pub inline: HashMap<BlockId, (Vec<BlockId>, BlockId)>,
+    /// A loop of the kernel holds an atomic or a reduction (`atom`, `red`).
+    pub loop_atomics: bool,
+    /// The kernel reads `%tid.y` or `%tid.z`.
+    pub reads_tid_yz: bool,
     /// Per block: it runs inside another block's lane loop (a block of an `inline` region).
     pub inlined: Vec<bool>,
     /// Per value: its web, the values that share storage (a phi with its operands, an
@@ -843,11 +858,13 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
+    let loop_atomics = uni.cfg.loops.iter().any(|(_, blocks)| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red"))));
+    let reads_tid_yz = f.blocks.iter().any(|b| b.insts.iter().any(|i| i.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n == "%tid.y" || n == "%tid.z"))));
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
     let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, inline, inlined, web, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, loop_atomics, reads_tid_yz, inline, inlined, web, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
