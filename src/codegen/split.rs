@@ -144,6 +144,11 @@ fn copied(f: LLVMValueRef) -> bool {
 /// How a module is split: the functions each partition defines.
 struct Plan {
     parts: Vec<HashSet<LLVMValueRef>>,
+    /// The partition of `optnone` functions, if any: LLVM's optimizations skip them but its
+    /// code generator at -O3 does not (the greedy register allocator is 40% of the code
+    /// generation of benches/mma64's per-thread fallback); at -O0 their code takes a third
+    /// of the time (0.13 s -> 0.05 s), as it would have had LLVM honoured `optnone` there.
+    cold: Option<usize>,
 }
 
 /// Decides the partitions of `m` for `jobs` threads; `None`: compile it in one piece.
@@ -188,17 +193,24 @@ fn plan(m: LLVMModuleRef, jobs: usize, min_instrs: usize) -> Option<Plan> {
     if big < 2 {
         return None;
     }
-    // Largest first onto the least loaded partition.
-    roots.sort_by(|a, b| b.0.cmp(&a.0));
-    let n = jobs.min(big);
+    // The `optnone` roots (the per-thread fallbacks of warp-path kernels) go to a partition
+    // of their own, whose code is generated at -O0 ([`Plan::cold`]); the others, largest
+    // first, onto the least loaded of the rest.
+    let (cold, mut hot): (Vec<_>, Vec<_>) = roots.into_iter().partition(|(_, fs)| fs.iter().any(|&f| has_fn_attr(f, "optnone")));
+    hot.sort_by(|a, b| b.0.cmp(&a.0));
+    let n = jobs.min(hot.iter().filter(|r| r.0 >= min_instrs / 4).count()).max(1);
     let mut load = vec![0usize; n];
     let mut parts = vec![HashSet::new(); n];
-    for (w, names) in roots {
+    for (w, names) in hot {
         let k = (0..n).min_by_key(|&k| load[k]).unwrap();
         load[k] += w;
         parts[k].extend(names);
     }
-    Some(Plan { parts })
+    let cold = (!cold.is_empty()).then(|| {
+        parts.push(cold.into_iter().flat_map(|(_, fs)| fs).collect());
+        parts.len() - 1
+    });
+    Some(Plan { parts, cold })
 }
 
 /// FNV-1a of the module's bitcode: the suffix that makes its internal names unique.
@@ -338,6 +350,7 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
     let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
     let hash = fnv(&bitcode);
     let renamed = root_names(raw, hash);
+    let cold = plan.cold;
     let parts: Vec<HashSet<String>> = plan.parts.iter().map(|p| p.iter().map(|&f| renamed.get(&f).cloned().unwrap_or_else(|| name_of(f))).collect()).collect();
     crate::timing::since("split (bitcode)", t_split);
     let results: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|s| {
@@ -357,7 +370,7 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
                     if cfg!(debug_assertions) {
                         m.verify().map_err(|e| anyhow::anyhow!("internal error: partition {k} does not verify: {e}"))?;
                     }
-                    let tm = target::machine(kind, opt, "sm_70")?;
+                    let tm = target::machine(kind, if cold == Some(k) { 0 } else { opt }, "sm_70")?;
                     crate::timing::phase(&format!("partition {k}: optimize"), || target::optimize(&m, &tm, opt))?;
                     let obj = crate::timing::phase(&format!("partition {k}: generate code"), || tm.write_to_memory_buffer(&m, inkwell::targets::FileType::Object)).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
                     Ok(obj.as_slice().to_vec())
