@@ -632,9 +632,11 @@ pub(super) fn batchable(i: &Instr) -> bool {
 /// that an earlier one writes (a GEMM's independent accumulators). They share the two loops,
 /// each with an exchange array of its own: every operand is gathered before any result is
 /// written, which is the order of the instructions for every register they read. Where the
-/// registers are lane arrays of 32-bit words, neither step needs a lane loop: operands are
-/// copied as whole vectors ([`whole_gather`]) and results computed for the 32 lanes by one
-/// call that writes the result arrays ([`result_arrays`], `ops_wmma`'s `<form>.warp`).
+/// registers are lane arrays of 32-bit words, neither step needs a lane loop: the results of
+/// the 32 lanes are computed by one call per instruction, which takes the operand and result
+/// arrays as arguments ([`operand_arrays`], [`result_arrays`], `ops_wmma`'s `<form>.warp`);
+/// the instructions run in order, each reading its operands when it runs, which is the
+/// instructions' order too.
 pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
     use super::ops_wmma::{WarpExchange, Words, AREA_BYTES};
     let ctx = e.ctx();
@@ -646,9 +648,10 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
     e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
     // Results straight into lane arrays when every instruction's are in them (all or none:
     // the batch's writes keep their order). Then an instruction whose operands are lane
-    // arrays of 32-bit words too reads them where they are (its words' table lists the
-    // arrays); the others' operands go to an exchange area: as whole vectors where they are
-    // lane arrays of some other shape, else through the gathering lane loop.
+    // arrays of 32-bit words too is computed from the arrays where they are; the others'
+    // operands go to an exchange area (through the gathering lane loop). Without result
+    // arrays, the results come from a computing lane loop over exchange areas, to which
+    // operands in lane arrays of 32-bit words go as whole vectors ([`whole_gather`]).
     let d_arrays: Option<Vec<Vec<inkwell::values::PointerValue<'ctx>>>> = insts.iter().map(|inst| result_arrays(e, func, inst)).collect();
     let direct: Vec<Option<Vec<inkwell::values::PointerValue<'ctx>>>> = insts.iter().map(|inst| if d_arrays.is_some() { operand_arrays(e, func, inst) } else { None }).collect();
     // One exchange area per instruction of the batch that needs one, in one alloca of the
