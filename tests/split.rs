@@ -111,3 +111,55 @@ fn two_split_modules_link_into_one_library_without_clashes() {
     assert_eq!(bump_then_read(&l, "b"), vec![11, 31]);
     assert_eq!(bump_then_read(&l, "a"), vec![19, 31]);
 }
+
+/// A kernel with a warp collective runs on the warp path, and in blocks whose rows are not
+/// warps in its per-thread version, which is `optnone` and compiled in a partition of its own
+/// (code generated at -O0). Each thread writes the sum of the linear thread indices of its
+/// hardware warp (32 consecutive linear indices): 0 + ... + 31 = 496 for the first warp and
+/// 32 + ... + 63 = 1520 for the second.
+#[test]
+fn per_thread_fallback_in_its_own_partition() {
+    let text = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry warp_sum(.param .u64 out)
+{
+    .reg .u32 %r<12>;
+    .reg .u64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %tid.y;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mov.u32 %r6, %r4;
+    shfl.sync.bfly.b32 %r5, %r6, 16, 31, -1;
+    add.u32 %r6, %r6, %r5;
+    shfl.sync.bfly.b32 %r5, %r6, 8, 31, -1;
+    add.u32 %r6, %r6, %r5;
+    shfl.sync.bfly.b32 %r5, %r6, 4, 31, -1;
+    add.u32 %r6, %r6, %r5;
+    shfl.sync.bfly.b32 %r5, %r6, 2, 31, -1;
+    add.u32 %r6, %r6, %r5;
+    shfl.sync.bfly.b32 %r5, %r6, 1, 31, -1;
+    add.u32 %r6, %r6, %r5;
+    mul.wide.u32 %rd2, %r4, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;
+}
+"#;
+    let (objs, kernels) = compile("w.ptx", text, 2);
+    assert_eq!(objs.len(), 2, "the warp version and its per-thread fallback, apart");
+    let l = Loaded::from_objects(&objs, kernels, "w.ptx").unwrap();
+    let want: Vec<u32> = (0..64).map(|t| if t < 32 { 496 } else { 1520 }).collect();
+    // (64, 1): rows are warps (the warp version); (16, 4): they are not (the fallback).
+    for block in [Dim3(64, 1, 1), Dim3(16, 4, 1)] {
+        let mut args = vec![ArgSpec::Buffer(vec![0; 256])];
+        l.launch("warp_sum", &LaunchConfig { grid: Dim3(1, 1, 1), block, dyn_smem: 0 }, &mut args).unwrap();
+        let ArgSpec::Buffer(b) = &args[0] else { unreachable!() };
+        assert_eq!(u32s(b), want, "block {block:?}");
+    }
+}

@@ -1413,8 +1413,13 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     bars.stride.set_initializer(&i64t.const_int(stride, false));
     let b = ctx.create_builder();
     let at = |b: &inkwell::builder::Builder<'ctx>, off: u64| unsafe { b.build_in_bounds_gep(i8t, bars.frame, &[i64t.const_int(off, false)], "").unwrap() };
+    // The carry flags are kept only by kernels that read them (`addc`, `subc`, `madc`).
+    let carries = e.ir_func().blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.src.opcode.name, "addc" | "subc" | "madc")));
     for (save, restore, live) in &bars.sites {
-        let mut copies: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64), (ws.carry, FRAME_CARRY, LANES as u64)];
+        let mut copies: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64)];
+        if carries {
+            copies.push((ws.carry, FRAME_CARRY, LANES as u64));
+        }
         for k in live {
             if let (Some((p, _)), Some((off, size))) = (storage.get(k), offsets.get(k)) {
                 copies.push((*p, *off, *size));

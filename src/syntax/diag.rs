@@ -118,3 +118,26 @@ pub fn render_all(diags: &[Diagnostic], file: &str, src: &str) -> String {
 /// misspelt declaration) can make every later line an error, and thousands of them bury the
 /// first, which is the one to fix.
 pub const MAX_RENDERED: usize = 50;
+
+#[cfg(test)]
+mod tests {
+    use super::{line_col, LineIndex};
+
+    /// The line index gives every byte offset the line that counting the newlines before it
+    /// gives (empty lines, CRLF, multi-byte characters, a last line without a newline, the
+    /// end of the text).
+    #[test]
+    fn line_index_agrees_with_counting_newlines() {
+        let src = "a\n\nbc\r\nd\u{e9}f\n  \u{3b1}\u{3b2}\nlast";
+        let idx = LineIndex::new(src);
+        for off in 0..=src.len() {
+            let counted = src.as_bytes()[..off].iter().filter(|&&b| b == b'\n').count() + 1;
+            assert_eq!(idx.line(off), counted, "offset {off}");
+            if src.is_char_boundary(off) {
+                assert_eq!(line_col(src, off).0, counted, "offset {off}");
+            }
+        }
+        assert_eq!(idx.line(0), 1);
+        assert_eq!(idx.line(src.len()), 6);
+    }
+}
