@@ -554,26 +554,36 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
         let perm = inkwell::types::VectorType::const_vector(&t.iter().map(|(j, _)| k(*j as u64)).collect::<Vec<_>>());
         let pvec = inkwell::types::VectorType::const_vector(&t.iter().map(|(_, p)| ctx.bool_type().const_int(*p as u64, false)).collect::<Vec<_>>());
         let moved = e.b.build_shuffle_vector(av, v32.get_undef(), perm, "shfl").unwrap();
+        // The usual case, a whole warp with every lane here, is a branch the warp takes as a
+        // whole, off which go the tests of each source lane (it is active; it exists, in a
+        // partial warp: a valid source past the end gives 0): they cost 15% of a shuffle
+        // reduction and a quarter of each of a block scan's shuffles.
+        let here = e.b.get_insert_block().unwrap();
+        let full = ctx.append_basic_block(e.f, "shfl.full");
+        let some = ctx.append_basic_block(e.f, "shfl.some");
+        let join = ctx.append_basic_block(e.f, "shfl.join");
+        let every = e.b.build_int_compare(IntPredicate::EQ, active, k(u32::MAX as u64), "").unwrap();
+        let whole = e.b.build_and(every, e.b.build_not(partial, "").unwrap(), "whole.warp").unwrap();
+        e.b.build_conditional_branch(whole, full, some).unwrap();
+        let _ = here;
+        e.b.position_at_end(full);
+        let full_v = e.b.build_select(pvec, moved, av, "").unwrap().into_vector_value();
+        e.b.build_unconditional_branch(join).unwrap();
+        e.b.position_at_end(some);
         // The source must be active: bit j of the active lanes.
         let src_on = e.b.build_right_shift(warp::splat(e, active), perm, false, "").unwrap();
         let src_on = e.b.build_int_truncate(src_on, ctx.bool_type().vec_type(LANES), "").unwrap();
         let ok = e.b.build_and(src_on, pvec, "").unwrap();
         let v = e.b.build_select(ok, moved, av, "").unwrap().into_vector_value();
-        // Only a partial warp has sources past the end: a branch the warp takes as a whole
-        // keeps the select off the usual path (it cost 15% of a shuffle reduction).
-        let here = e.b.get_insert_block().unwrap();
-        let cut = ctx.append_basic_block(e.f, "shfl.partial");
-        let join = ctx.append_basic_block(e.f, "shfl.join");
-        e.b.build_conditional_branch(partial, cut, join).unwrap();
-        e.b.position_at_end(cut);
+        // Lanes past the end of a partial warp do not exist (`exists` is every lane otherwise).
         let src_is = e.b.build_right_shift(warp::splat(e, exists), perm, false, "").unwrap();
         let src_is = e.b.build_int_truncate(src_is, ctx.bool_type().vec_type(LANES), "").unwrap();
         let gone = e.b.build_and(pvec, e.b.build_not(src_is, "").unwrap(), "").unwrap();
-        let cut_v = e.b.build_select(gone, v32.const_zero(), v, "").unwrap().into_vector_value();
+        let some_v = e.b.build_select(gone, v32.const_zero(), v, "").unwrap().into_vector_value();
         e.b.build_unconditional_branch(join).unwrap();
         e.b.position_at_end(join);
         let phi = e.b.build_phi(v32, "shfl.v").unwrap();
-        phi.add_incoming(&[(&v, here), (&cut_v, cut)]);
+        phi.add_incoming(&[(&full_v, full), (&some_v, some)]);
         let v = phi.as_basic_value().into_vector_value();
         let res = scratch(e, 32, "shfl.d");
         e.b.build_store(res, v).unwrap();
