@@ -267,7 +267,7 @@ pub fn archive(out: &Path, objs: &[PathBuf]) -> Result<()> {
 /// the linker itself (`ld -r`, the same link without the compiler driver's start-up: 3 ms of
 /// the 5 ms it takes), when there is one.
 pub fn link_relocatable(cc: &str, out: &Path, objs: &[PathBuf]) -> Result<()> {
-    if cc == "cc" && std::env::var_os("CC").is_none() {
+    if cc == "cc" {
         if let Ok(o) = Command::new("ld").arg("-r").arg("-o").arg(out).args(objs).output() {
             if o.status.success() {
                 return Ok(());

@@ -165,7 +165,7 @@ fn plan(m: LLVMModuleRef, jobs: usize, min_instrs: usize) -> Option<Plan> {
         // wide, marked by its vector width preference) costs LLVM about three times as much
         // per instruction as scalar code: benches/mma64's warp version and its per-thread
         // fallback, 5.8k and 15.5k instructions, take 186 ms and 124 ms to optimize and compile.
-        let n = if has_str_attr(f, "prefer-vector-width") { 3 * n } else { n };
+        let n = if has_str_attr(f, super::warp::VECTOR_WIDTH_ATTR) { 3 * n } else { n };
         size.insert(f, n);
         calls.insert(f, c);
     }

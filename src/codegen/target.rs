@@ -150,7 +150,7 @@ fn has_thread_kernel(module: &Module) -> bool {
     module.get_functions().any(|f| {
         f.count_basic_blocks() > 0
             && f.get_name().to_bytes().starts_with(b"__ptxr_cta_")
-            && f.get_string_attribute(AttributeLoc::Function, "prefer-vector-width").is_none()
+            && f.get_string_attribute(AttributeLoc::Function, super::warp::VECTOR_WIDTH_ATTR).is_none()
             && f.get_enum_attribute(AttributeLoc::Function, optnone).is_none()
     })
 }

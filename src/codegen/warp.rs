@@ -857,8 +857,9 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let yields = yield_loops(f, &uni.cfg, &live_in).into_iter().map(|(l, vs)| (l, kept(vs))).collect();
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
-    let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !matches!(i.src.opcode.name, "atom" | "red"))));
-    let loop_atomics = uni.cfg.loops.iter().any(|(_, blocks)| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red"))));
+    let atomics = |blocks: &[BlockId]| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red")));
+    let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| !atomics(blocks));
+    let loop_atomics = uni.cfg.loops.iter().any(|(_, blocks)| atomics(blocks));
     let reads_tid_yz = f.blocks.iter().any(|b| b.insts.iter().any(|i| i.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n == "%tid.y" || n == "%tid.z"))));
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
@@ -1000,6 +1001,11 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
     Some(unsafe { b.build_in_bounds_gep(t, arr, &[i32t.const_zero(), lane], "").unwrap() })
 }
 
+/// The function attribute that sets a warp-path function's vector width, which also tells
+/// later stages a warp-path function from per-thread code (`split`'s weights,
+/// `target::optimize`'s unswitching).
+pub(crate) const VECTOR_WIDTH_ATTR: &str = "prefer-vector-width";
+
 /// Sets up the loops over the warps of a CTA (z, y, then runs of 32 in x) and leaves the
 /// builder where the warp's code starts.
 ///
@@ -1013,7 +1019,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let ctx = e.ctx();
     // A lane loop is 32 iterations: on AVX-512, two 512-bit vectors of 32-bit lanes rather
     // than four 256-bit ones (LLVM's default preference on these CPUs).
-    e.f.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_string_attribute("prefer-vector-width", "512"));
+    e.f.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_string_attribute(VECTOR_WIDTH_ATTR, "512"));
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let ntx = e.load_cta_u32(field::NTID, Some(0));

@@ -558,14 +558,12 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
         // whole, off which go the tests of each source lane (it is active; it exists, in a
         // partial warp: a valid source past the end gives 0): they cost 15% of a shuffle
         // reduction and a quarter of each of a block scan's shuffles.
-        let here = e.b.get_insert_block().unwrap();
         let full = ctx.append_basic_block(e.f, "shfl.full");
         let some = ctx.append_basic_block(e.f, "shfl.some");
         let join = ctx.append_basic_block(e.f, "shfl.join");
         let every = e.b.build_int_compare(IntPredicate::EQ, active, k(u32::MAX as u64), "").unwrap();
         let whole = e.b.build_and(every, e.b.build_not(partial, "").unwrap(), "whole.warp").unwrap();
         e.b.build_conditional_branch(whole, full, some).unwrap();
-        let _ = here;
         e.b.position_at_end(full);
         let full_v = e.b.build_select(pvec, moved, av, "").unwrap().into_vector_value();
         e.b.build_unconditional_branch(join).unwrap();
@@ -683,8 +681,9 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
         };
         (0..insts.len()).map(|s| unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), area, &[ctx.i64_type().const_int((s as u32 * AREA_BYTES * LANES) as u64, false)], "mma.site").unwrap() }).collect()
     };
-    let area_of = |k: usize| areas.get(k).copied();
-    let gathered: Vec<bool> = (0..insts.len()).map(|k| direct[k].is_none() && !whole_gather(e, func, insts[k], area_of(k).unwrap())).collect();
+    // (An instruction without operand arrays has an area: `areas` is empty only when every
+    // one has them.)
+    let gathered: Vec<bool> = (0..insts.len()).map(|k| direct[k].is_none() && !whole_gather(e, func, insts[k], areas[k])).collect();
     for (phase, defs) in [(0, false), (1, true)] {
         if phase == 0 && !gathered.contains(&true) || phase == 1 && d_arrays.is_some() {
             continue;
@@ -696,7 +695,7 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
             if phase == 0 && !g {
                 continue;
             }
-            let area = area_of(k).unwrap();
+            let area = areas[k];
             e.enter_scope(inst.scope);
             e.span = inst.src.span;
             warp::bind_inst(e, func, inst, defs);
@@ -713,10 +712,9 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
     }
     if let Some(d_arrays) = &d_arrays {
         for (k, ((inst, arrays), direct)) in insts.iter().zip(d_arrays).zip(&direct).enumerate() {
-            let words = match (direct, area_of(k)) {
-                (Some(p), _) => Words::Arrays(p.clone()),
-                (None, Some(area)) => Words::Area(area),
-                (None, None) => unreachable!("an instruction without operand arrays has an exchange area"),
+            let words = match direct {
+                Some(p) => Words::Arrays(p.clone()),
+                None => Words::Area(areas[k]),
             };
             e.enter_scope(inst.scope);
             e.span = inst.src.span;

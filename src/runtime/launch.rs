@@ -362,7 +362,6 @@ fn place(data: &mut [u8], guarded: bool, idx: usize, copies: &mut Vec<(usize, Gu
 }
 
 
-/// Links an object into a shared library with the system C compiler.
 /// Writes the objects `objs` (one module's partitions, `codegen::split`) into `dir`; returns
 /// the files.
 pub fn write_objects(objs: &[Vec<u8>], dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
@@ -375,6 +374,7 @@ pub fn write_objects(objs: &[Vec<u8>], dir: &Path) -> anyhow::Result<Vec<std::pa
     Ok(files)
 }
 
+/// Links objects into a shared library with the system C compiler.
 pub fn link_shared(objs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<()> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let st = std::process::Command::new(&cc).arg("-shared").arg("-o").arg(out).args(objs).arg("-lm").status().map_err(|e| anyhow::anyhow!("cannot run `{cc}` to link kernels: {e}"))?;
