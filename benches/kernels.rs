@@ -86,6 +86,17 @@ fn main() {
         let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
         time("stencil", reps, || m.launch("stencil2d", &cfg, &mut args).unwrap());
     }
+    // `overhead` (only when asked for): 2^18 CTAs of 256 threads of kernels that do nothing,
+    // with 0, 1 and 2 barriers: the runtime's cost per CTA and the phase machinery's.
+    if only.as_deref().map_or(false, |o| o.split(',').any(|x| x == "overhead")) {
+        let m = load(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/overhead.ptx"));
+        let cfg = LaunchConfig { grid: Dim3(1 << 18, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+        for k in ["empty", "one_barrier", "two_barriers"] {
+            let mut args = vec![ArgSpec::Scalar(ptxr::syntax::ast::Type::U64, 0)];
+            time(&format!("overhead/{k}"), reps, || m.launch(k, &cfg, &mut args).unwrap());
+        }
+        return;
+    }
     // `paths` (only when asked for): the corpus's kernels with CTA barriers on each path, for
     // `--exec auto`'s choice between them (time only; no C baseline).
     if only.as_deref().map_or(false, |o| o.split(',').any(|x| x == "paths")) {

@@ -4,14 +4,14 @@
 # file's own .target: sm_70 for the NVRTC corpus, sm_80 for benches/mma64.nvrtc.ptx).
 # Prints seconds per file (best of 3; the per-thread path once), the ptxr/ptxas ratios, the
 # totals for NVRTC's PTX and for the mma-heavy kernel, and the optimized LLVM IR lines per PTX line.
-# Usage: scripts/bench-compile.sh [FILE.ptx...]   (default: the NVRTC corpus and benches/*.ptx)
+# Usage: scripts/bench-compile.sh [FILE.ptx...]   (default: the NVRTC corpus and benches/*.nvrtc.ptx)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source scripts/env.sh
 cargo build --release --quiet
 [ -n "${PTXAS:-}" ] || { echo "ptxas not found: run scripts/setup.sh" >&2; exit 1; }
-if [ $# -eq 0 ]; then set -- tests/corpus/*.nvrtc.ptx benches/*.ptx; fi
+if [ $# -eq 0 ]; then set -- tests/corpus/*.nvrtc.ptx benches/*.nvrtc.ptx; fi
 python3 - "$PTXAS" "$@" <<'PY'
 import os, subprocess, sys, tempfile, time
 ptxas, files = sys.argv[1], sys.argv[2:]

@@ -934,6 +934,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.irs.func.clone()
     }
 
+    /// The scope registers and variables are looked up in now.
+    pub(crate) fn current_scope(&self) -> u32 {
+        self.irs.scope
+    }
+
     /// Makes `scope` the one registers and variables are looked up in.
     pub(crate) fn enter_scope(&mut self, scope: u32) {
         if scope == self.irs.scope {

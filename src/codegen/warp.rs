@@ -906,6 +906,10 @@ pub struct WarpState<'ctx> {
     /// block recomputes it once, not once per read: an epilogue of 256 stores through one
     /// address register is one address chain).
     temps: std::cell::RefCell<HashMap<(u32, crate::syntax::ast::Type), (BasicBlock<'ctx>, PointerValue<'ctx>)>>,
+    /// The store of the open lane loop that runs once after it ([`defer_store`]).
+    deferred: std::cell::RefCell<Vec<Deferred<'ctx>>>,
+    /// An error of a deferred store's emission, reported by the next instruction.
+    deferred_err: std::cell::RefCell<Option<crate::syntax::diag::Diagnostic>>,
 }
 
 /// A lane loop being emitted.
@@ -1179,7 +1183,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default() }));
     set_lane(e, None);
 }
 
@@ -1495,6 +1499,27 @@ pub(super) fn web_view<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func
     ))
 }
 
+/// Whether a write of value `v` to its lane array may fill every lane, not only the lanes
+/// running its instruction: `v` is its web's only value (no phi joins it, no earlier value
+/// of the register flows into it, the instruction has no guard) and its block is in no
+/// loop. Each lane then runs the instruction at most once, and the dispatch runs a block
+/// outside loops once per warp with every lane that reaches it (blocks run in order, and
+/// no lane returns to an earlier one), so no lane that ran it earlier still needs its old
+/// lane: the lanes not running it have exited or never reach it, and by SSA dominance they
+/// never read `v`.
+pub(super) fn fills_all_lanes(e: &FnEmitter, func: &crate::ir::Func, v: u32) -> bool {
+    let plan = plan_of(e);
+    let Def::Inst { block, inst } = func.values[v as usize].def else { return false };
+    if func.blocks[block as usize].insts[inst as usize].src.guard.is_some() || plan.inlined[block as usize] {
+        return false;
+    }
+    if plan.uni.cfg.loops.iter().any(|(_, body)| body.contains(&block)) {
+        return false;
+    }
+    let (web, var) = (plan.web[v as usize], &func.values[v as usize].var);
+    !func.values.iter().enumerate().any(|(k, x)| k != v as usize && plan.web[k] == web && x.var == *var)
+}
+
 /// A lane loop of the lanes waiting for block number `id` (see [`open`]).
 pub(super) struct Lanes<'ctx>(LaneLoop<'ctx>);
 
@@ -1634,6 +1659,12 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     }
     set_lane(e, None);
     e.b.position_at_end(after);
+    let stores = std::mem::take(&mut *w(e).deferred.borrow_mut());
+    for d in stores {
+        if let Err(x) = run_deferred(e, d) {
+            w(e).deferred_err.borrow_mut().get_or_insert(x);
+        }
+    }
     let pending = std::mem::take(&mut *w(e).prefetch.borrow_mut());
     for (b, k, ahead) in pending {
         prefetch_ahead(e, b, k, ahead);
@@ -1845,8 +1876,214 @@ fn value_temp_fill<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     ok.then_some(dst)
 }
 
+/// A store to one address for every lane that a lane loop runs once after the loop, for
+/// the last lane that reached it ([`defer_store`]).
+struct Deferred<'ctx> {
+    /// The store (block, instruction index).
+    at: (BlockId, usize),
+    /// `[32 x i8]`: the lanes that reached it (zero outside the loop).
+    hit: PointerValue<'ctx>,
+    /// Per register the store reads: its name, type and where lane `l`'s value is.
+    regs: Vec<(String, crate::syntax::ast::Type, LaneValue<'ctx>)>,
+}
+
+/// Where a deferred store finds a register's value for a lane after the loop.
+#[derive(Clone, Copy)]
+enum LaneValue<'ctx> {
+    /// Its web's lane array (nothing after the store in the loop writes it).
+    Lanes(PointerValue<'ctx>),
+    /// Its web's scalar.
+    Scalar(PointerValue<'ctx>),
+    /// `base + stride * lane` from its web's scalar.
+    Affine(PointerValue<'ctx>, i64),
+    /// A lane array the loop copies the lane's value to (a value read recomputes).
+    Copy(PointerValue<'ctx>),
+}
+
+/// Whether instruction `inst` of block `b`, run in a lane loop, is a store that the warp may
+/// make once after the loop for the last lane that reached it: a weak `st` of one scalar
+/// to an address that is the same for every lane (`uniformity::Access::Uniform`) in
+/// `.global`, `.shared` or generic memory, that reads no special register, and after which
+/// nothing in the loop touches memory (the rest of its block, the rest of the divergent
+/// region the loop runs). Returns its index in `b`.
+///
+/// PTX ISA 9.7.8.8 st: the lanes of a warp that store to one location in one instruction
+/// leave one of their values there; the per-thread path runs lanes in order, so the last
+/// lane's value stays, and so it does here. The lane loop would otherwise store lane by
+/// lane under each lane's condition (LLVM scalarizes a conditional store to one address
+/// into 32 tests and stores: `if (lane == 31) totals[warp] = v`). The loop's lanes do not
+/// order their accesses among themselves (`passes::parallel_lanes`), and the store is the
+/// loop's last access, so making it after the loop moves it past nothing it is ordered
+/// with.
+fn deferrable_store(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<usize> {
+    let i = inst.src;
+    if i.opcode.name != "st" || i.operands.len() != 2 || !matches!(i.operands[1], crate::syntax::ast::Operand::Name(..) | crate::syntax::ast::Operand::Imm(_)) {
+        return None;
+    }
+    if !(i.has_mod("global") || i.has_mod("shared") || super::ops_mem::space_of(i).is_none()) || ["volatile", "relaxed", "release", "mmio", "cluster", "cta", "gpu", "sys"].iter().any(|m| i.has_mod(m)) {
+        return None;
+    }
+    if i.mods.iter().any(|m| m.starts_with('v') && m[1..].parse::<u32>().is_ok()) {
+        return None;
+    }
+    if plan.uni.access(f, inst, b)? != uniformity::Access::Uniform {
+        return None;
+    }
+    let mut names = Vec::new();
+    reg_names(i, &mut names);
+    if names.iter().any(|n| n.starts_with('%') && f.resolve(n, inst.scope).is_none()) {
+        return None;
+    }
+    let blk = &f.blocks[b as usize];
+    let k = blk.insts.iter().position(|x| std::ptr::eq(x, inst))?;
+    // Nothing after it in the loop touches memory or writes a register it reads (which the
+    // store then reads from the register's storage after the loop).
+    let reads: Vec<(u32, String)> = inst.reads().iter().map(|v| f.values[*v as usize].var.clone()).collect();
+    let after = |x: &crate::ir::Inst| !hoistable(f, x) || x.src.opcode.name == "ld" || x.defs.iter().any(|d| reads.contains(&f.values[*d as usize].var));
+    if blk.insts[k + 1..].iter().any(after) {
+        return None;
+    }
+    // The other blocks the same lane loop runs: the divergent region `b` is in, or the one
+    // `b`'s own branch runs.
+    let region = plan.inline.iter().find(|(c, (r, _))| **c == b || r.contains(&b)).map(|(_, (r, _))| r.as_slice()).unwrap_or(&[]);
+    if region.iter().any(|&x| x != b && f.blocks[x as usize].insts.iter().any(after)) {
+        return None;
+    }
+    Some(k)
+}
+
+/// Records the lane's registers for the store `inst` (index `k` of block `b`, see
+/// [`deferrable_store`]) and marks the lane; [`close`] makes the store.
+fn defer_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId, k: usize) {
+    let i32t = e.ctx().i32_type();
+    let i8t = e.ctx().i8_type();
+    let lane = w(e).lane.expect("in a lane loop");
+    bind(e, func, inst.src, inst.scope, &inst.reads(), &inst.defs);
+    let known = w(e).deferred.borrow().iter().position(|d| d.at == (b, k));
+    let idx = match known {
+        Some(x) => x,
+        None => {
+            let hit = lane_array(e, i8t.into(), "st.lanes");
+            e.alloca_b.build_store(hit, i8t.array_type(LANES).const_zero()).unwrap();
+            let plan = w(e).plan.clone();
+            let mut regs = Vec::new();
+            let mut names: Vec<&str> = e.overrides.keys().copied().collect();
+            names.sort_unstable();
+            let reads = inst.reads();
+            for n in names {
+                let (_, ty) = e.overrides[n];
+                let v = func.resolve(n, inst.scope).and_then(|(dscope, _)| reads.iter().find(|v| func.values[**v as usize].var == (dscope, n.to_string())).copied());
+                let key = v.map(|v| (v, plan.key(func, v)));
+                let src = match key {
+                    Some((v, key)) if !(plan.copies.contains_key(&v) || plan.remat.contains(&v)) || plan.scalar_vars.contains(&key) && !plan.affine.contains_key(&key) => {
+                        let base = web_storage(e, &key, ty);
+                        match (plan.scalar_vars.contains(&key), plan.affine.get(&key)) {
+                            (true, Some(s)) => LaneValue::Affine(base, *s),
+                            (true, None) => LaneValue::Scalar(base),
+                            _ => LaneValue::Lanes(base),
+                        }
+                    }
+                    _ => LaneValue::Copy(lane_array(e, e.storage_t(ty).into(), "st.reg")),
+                };
+                regs.push((n.to_string(), ty, src));
+            }
+            w(e).deferred.borrow_mut().push(Deferred { at: (b, k), hit, regs });
+            w(e).deferred.borrow().len() - 1
+        }
+    };
+    let (hit, regs) = {
+        let d = &w(e).deferred.borrow()[idx];
+        (d.hit, d.regs.clone())
+    };
+    for (n, ty, src) in regs {
+        let LaneValue::Copy(arr) = src else { continue };
+        let (p, _) = e.overrides[n.as_str()];
+        let t = e.storage_t(ty);
+        let v = e.b.build_load(t, p, "").unwrap();
+        let at = unsafe { e.b.build_in_bounds_gep(t.array_type(LANES), arr, &[i32t.const_zero(), lane], "").unwrap() };
+        e.b.build_store(at, v).unwrap();
+    }
+    let at = unsafe { e.b.build_in_bounds_gep(i8t.array_type(LANES), hit, &[i32t.const_zero(), lane], "").unwrap() };
+    e.b.build_store(at, i8t.const_int(1, false)).unwrap();
+    e.overrides.clear();
+}
+
+/// After the lane loop: the deferred store, once, with the registers of the highest lane
+/// that reached it; then clears the lanes' marks.
+fn run_deferred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, d: Deferred<'ctx>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i8t) = (ctx.i32_type(), ctx.i8_type());
+    let func = e.ir_func();
+    let inst = &func.blocks[d.at.0 as usize].insts[d.at.1];
+    let v8 = i8t.vec_type(LANES);
+    let hits = e.b.build_load(v8, d.hit, "").unwrap().into_vector_value();
+    let on = e.b.build_int_compare(IntPredicate::NE, hits, v8.const_zero(), "").unwrap();
+    let mask = e.b.build_bit_cast(on, i32t, "st.lanes").unwrap().into_int_value();
+    let any = e.b.build_int_compare(IntPredicate::NE, mask, i32t.const_zero(), "").unwrap();
+    let run = ctx.append_basic_block(e.f, "st.last");
+    let done = ctx.append_basic_block(e.f, "st.done");
+    e.b.build_conditional_branch(any, run, done).unwrap();
+    e.b.position_at_end(run);
+    let lz = e.intrinsic("llvm.ctlz", &[i32t.into()], &[mask.into(), ctx.bool_type().const_int(1, false).into()]).into_int_value();
+    let last = e.b.build_int_sub(i32t.const_int(LANES as u64 - 1, false), lz, "st.lane").unwrap();
+    e.overrides.clear();
+    let mut temps = Vec::new();
+    for (n, ty, src) in &d.regs {
+        let t = e.storage_t(*ty);
+        let v = match *src {
+            LaneValue::Lanes(arr) | LaneValue::Copy(arr) => {
+                let at = unsafe { e.b.build_in_bounds_gep(t.array_type(LANES), arr, &[i32t.const_zero(), last], "").unwrap() };
+                e.b.build_load(t, at, "").unwrap()
+            }
+            LaneValue::Scalar(p) => e.b.build_load(t, p, "").unwrap(),
+            LaneValue::Affine(p, stride) => {
+                let base = e.b.build_load(t, p, "").unwrap().into_int_value();
+                let it = base.get_type();
+                let l = e.b.build_int_cast(last, it, "").unwrap();
+                let off = e.b.build_int_mul(l, it.const_int(stride as u64, true), "").unwrap();
+                e.b.build_int_add(base, off, "").unwrap().into()
+            }
+        };
+        let tmp = e.alloca_b.build_alloca(t, "st.reg").unwrap();
+        e.b.build_store(tmp, v).unwrap();
+        temps.push((n.clone(), *ty, tmp));
+    }
+    let saved = (e.span, std::mem::take(&mut e.overrides), e.current_scope());
+    e.enter_scope(inst.scope);
+    e.span = inst.src.span;
+    let mut r = Ok(());
+    {
+        let mut names = Vec::new();
+        reg_names(inst.src, &mut names);
+        for n in names {
+            if let Some((_, ty, tmp)) = temps.iter().find(|(x, _, _)| x == n) {
+                e.overrides.insert(n, (*tmp, *ty));
+            }
+        }
+        if let Err(x) = e.unguarded(inst.src) {
+            r = Err(x);
+        }
+    }
+    e.overrides = saved.1;
+    e.span = saved.0;
+    e.enter_scope(saved.2);
+    e.b.build_store(d.hit, i8t.array_type(LANES).const_zero()).unwrap();
+    e.b.build_unconditional_branch(done).unwrap();
+    e.b.position_at_end(done);
+    r
+}
+
 /// Emits instruction `inst` for the lane being emitted, its registers bound to their webs.
 fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId) -> R<()> {
+    if let Some(d) = w(e).deferred_err.borrow_mut().take() {
+        return Err(d);
+    }
+    if w(e).lane.is_some() {
+        if let Some(k) = deferrable_store(func, &w(e).plan, inst, b) {
+            defer_store(e, func, inst, b, k);
+            return Ok(());
+        }
+    }
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
     }
@@ -1893,6 +2130,9 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
     for &b in cfg.rpo.iter().filter(|b| !plan.inlined[**b as usize]) {
         e.b.position_at_end(code[b as usize].unwrap());
         block(e, &func, &plan, b, &code)?;
+    }
+    if let Some(d) = w(e).deferred_err.borrow_mut().take() {
+        return Err(d);
     }
     Ok(())
 }

@@ -308,6 +308,10 @@ fn write_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, o: &c
     if !ok {
         return false;
     }
+    if warp::fills_all_lanes(e, func, *v) {
+        e.b.build_store(p, x).unwrap();
+        return true;
+    }
     let old = e.b.build_load(x.get_type(), p, "").unwrap().into_vector_value();
     let new = e.b.build_select(on, x, old, "").unwrap();
     e.b.build_store(p, new).unwrap();
