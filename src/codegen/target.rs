@@ -132,13 +132,50 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     let cpu = !tm.get_triple().as_str().to_string_lossy().starts_with("nvptx");
-    for (k, stage) in crate::passes::pipeline_stages(opt, cpu, has_thread_kernel(module)).iter().enumerate() {
+    let stages = crate::passes::pipeline_stages(opt, cpu, has_thread_kernel(module));
+    for (k, stage) in stages.iter().enumerate() {
         if k > 0 {
             crate::passes::lane_stores::unmask(module);
+            if k == 1 && stages.len() == 2 {
+                run_on_warp_functions(module, tm, crate::passes::WARP_LATE)?;
+            }
         }
         module.run_passes(stage, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))?;
     }
     Ok(())
+}
+
+/// Runs function passes `passes` on the warp path's functions of `module` (those with
+/// `warp::VECTOR_WIDTH_ATTR`) only: the others are `optnone` while they run (LLVM's pass
+/// manager skips optional passes on such functions), as they were before.
+fn run_on_warp_functions(module: &Module, tm: &TargetMachine, passes: &str) -> anyhow::Result<()> {
+    use inkwell::attributes::{Attribute, AttributeLoc};
+    let ctx = module.get_context();
+    let (optnone, noinline) = (Attribute::get_named_enum_kind_id("optnone"), Attribute::get_named_enum_kind_id("noinline"));
+    let is_warp = |f: &inkwell::values::FunctionValue| f.get_string_attribute(AttributeLoc::Function, super::warp::VECTOR_WIDTH_ATTR).is_some();
+    if !module.get_functions().any(|f| f.count_basic_blocks() > 0 && is_warp(&f)) {
+        return Ok(());
+    }
+    let mut held = Vec::new();
+    for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0 && !is_warp(f)) {
+        if f.get_enum_attribute(AttributeLoc::Function, optnone).is_some() {
+            continue;
+        }
+        let had_noinline = f.get_enum_attribute(AttributeLoc::Function, noinline).is_some();
+        f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(optnone, 0));
+        if !had_noinline {
+            f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(noinline, 0));
+        }
+        held.push((f, had_noinline));
+    }
+    let r = module.run_passes(passes, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e));
+    for (f, had_noinline) in held {
+        f.remove_enum_attribute(AttributeLoc::Function, optnone);
+        if !had_noinline {
+            f.remove_enum_attribute(AttributeLoc::Function, noinline);
+        }
+    }
+    r
 }
 
 /// Whether `module` defines a kernel that runs on the per-thread path and is optimized: a
