@@ -1671,14 +1671,21 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     }
 }
 
-/// How far ahead of a warp's consecutive global load the warp path prefetches, in bytes
-/// ([`prefetch_ahead`]); `None` for other loads.
+/// How far ahead of a warp's consecutive global load or store the warp path prefetches, in
+/// bytes ([`prefetch_ahead`]); `None` for other accesses. A store's prefetch is for writing:
+/// a streaming kernel's stores otherwise wait for each line to be read for ownership (block
+/// scan, one core, same run: 0.089 -> 0.078 s; two cores 1.8x -> 1.5x of C).
 fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<u64> {
     let i = inst.src;
-    if i.opcode.name != "ld" || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
+    if !matches!(i.opcode.name, "ld" | "st") || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
         return None;
     }
     if plan.uni.access(f, inst, b)? != uniformity::Access::Consecutive {
+        return None;
+    }
+    // A store to the address a load of the block read (`y[i] = a * x[i] + y[i]`) has its
+    // lines prefetched by the load.
+    if i.opcode.name == "st" && f.blocks[b as usize].insts.iter().any(|x| x.src.opcode.name == "ld" && x.operands.get(1).is_some() && x.operands.get(1) == inst.operands.first()) {
         return None;
     }
     // In a loop the warp's next accesses follow the loop's own stride (a tile loop, a
@@ -1709,7 +1716,9 @@ const PREFETCH_LANES: u64 = 16 * LANES as u64;
 fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: u64) {
     let func = e.ir_func();
     let inst = &func.blocks[b as usize].insts[k];
-    let Some(op) = inst.src.operands.get(1) else { return };
+    // A store's address is its first operand, and it prefetches for writing (`prefetchw`).
+    let (at, write) = if inst.src.opcode.name == "st" { (0, 1) } else { (1, 0) };
+    let Some(op) = inst.src.operands.get(at) else { return };
     e.enter_scope(inst.scope);
     bind(e, &func, inst.src, inst.scope, &inst.reads(), &[]);
     let space = super::ops_mem::space_of(inst.src);
@@ -1720,7 +1729,7 @@ fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, a
     let i32t = ctx.i32_type();
     let q = unsafe { e.b.build_gep(ctx.i8_type(), p, &[ctx.i64_type().const_int(ahead, false)], "prefetch").unwrap() };
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_zero().into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
+    let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_int(write, false).into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
 }
 
 /// Register names an instruction mentions: its operands (operand expressions included) and
