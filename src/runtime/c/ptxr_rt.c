@@ -336,6 +336,12 @@ static uint32_t resolve(CtaCtx *cta) {
 
 /* Worker threads whose current CTA a launch records (by smid), for a timeout's message. */
 #define RUNNING_SLOTS 64
+/* A worker's slot of Launch.running_cta, alone in 128 bytes (two cache lines, as the
+ * adjacent-line prefetcher pairs them): side by side, every CTA's two stores moved the line
+ * between the cores. */
+typedef struct RunningSlot {
+    _Alignas(128) uint64_t cta;
+} RunningSlot;
 
 /* A grid launched from the device (cudaGetParameterBufferV2 / cudaLaunchDeviceV2). */
 typedef struct Child {
@@ -370,7 +376,7 @@ typedef struct Launch {
     int have_detail;
     /* What each worker thread runs (CTA index + 1, 0: none; a slot per thread, by its smid),
      * and the CTAs running when the time limit passed, for the message. */
-    uint64_t running_cta[RUNNING_SLOTS];
+    RunningSlot running_cta[RUNNING_SLOTS];
     uint64_t running[RUNNING_SLOTS];
     int nrunning;
     /* Device-side launches: buffers handed out, launched ones run after this grid. */
@@ -448,7 +454,7 @@ static void *watchdog(void *vw) {
         if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->done) {
             Launch *l = w->l;
             for (int s = 0; s < RUNNING_SLOTS; s++) {
-                uint64_t c = __atomic_load_n(&l->running_cta[s], __ATOMIC_RELAXED);
+                uint64_t c = __atomic_load_n(&l->running_cta[s].cta, __ATOMIC_RELAXED);
                 if (c) l->running[l->nrunning++] = c - 1;
             }
             __atomic_store_n(&l->cancel, 1, __ATOMIC_SEQ_CST);
@@ -805,9 +811,15 @@ static void run_cta(void *vl, uint32_t i) {
     if (smem_len) memset(smem, 0, smem_len);
     ctx.params = l->params;
     ctx.shared = smem;
-    ctx.ctaid[0] = (uint32_t)(c % gx);
-    ctx.ctaid[1] = (uint32_t)((c / gx) % gy);
-    ctx.ctaid[2] = (uint32_t)(c / (gx * gy));
+    if (c < gx) { /* a one-dimensional grid (the common case) needs no division */
+        ctx.ctaid[0] = (uint32_t)c;
+        ctx.ctaid[1] = 0;
+        ctx.ctaid[2] = 0;
+    } else {
+        ctx.ctaid[0] = (uint32_t)(c % gx);
+        ctx.ctaid[1] = (uint32_t)((c / gx) % gy);
+        ctx.ctaid[2] = (uint32_t)(c / (gx * gy));
+    }
     for (int d = 0; d < 3; d++) {
         ctx.nctaid[d] = cfg->grid[d];
         ctx.ntid[d] = cfg->block[d];
@@ -849,9 +861,9 @@ static void run_cta(void *vl, uint32_t i) {
         if (__atomic_load_n(&l->cancel, __ATOMIC_RELAXED)) {
             ctx.status = STATUS_TIMEOUT;
         } else {
-            __atomic_store_n(&l->running_cta[slot], c + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&l->running_cta[slot].cta, c + 1, __ATOMIC_RELAXED);
             st = k->cta(&ctx);
-            __atomic_store_n(&l->running_cta[slot], 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&l->running_cta[slot].cta, 0, __ATOMIC_RELAXED);
         }
         if (sched.called) tls.slots_clean = 0;
         if (st != 0 || ctx.status != 0) {
