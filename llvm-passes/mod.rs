@@ -41,13 +41,16 @@ pub fn pipeline_stages(opt: u32, cpu: bool, unswitch: bool) -> Vec<String> {
 /// 0..32, and the loops of a thread come from PTX whose compiler canonicalized them. It cost
 /// 9% of the optimization time of NVRTC's PTX (its scalar-evolution queries on the lane loops
 /// of every region), and the kernel benchmark runs as fast without it (same run, 2 x 5
-/// repetitions each; every kernel within the run-to-run spread).
+/// repetitions each; every kernel within the run-to-run spread). Nor
+/// `called-value-propagation`, which only annotates indirect calls with their possible
+/// callees (!callees), something ptxr's code hardly has: 7 ms of an mma-heavy kernel's
+/// optimization (its sparse solver walks every instruction).
 const O3: &[&str] = &[
     "annotation2metadata,forceattrs,inferattrs,coro-early,function<eager-inv>(ee-instrument<>,",
     "lower-expect,",
     "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>,",
     "sroa<modify-cfg>,early-cse<>,callsite-splitting),openmp-opt,ipsccp,",
-    "called-value-propagation,globalopt,function<eager-inv>(mem2reg,",
+    "globalopt,function<eager-inv>(mem2reg,",
     "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,",
     "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>),",
     "always-inline,require<globals-aa>,function(invalidate<aa>),require<profile-summary>,",
@@ -84,12 +87,13 @@ const O3: &[&str] = &[
 ];
 
 /// Run between [`O3`] and [`O3_LATE`] on the warp path's functions only: LLVM's O3 runs no
-/// GVN or DSE after its vectorizers, so the loads and stores of the lane state (`next`, the
-/// lane arrays) that the vectorized lane loops leave (each loop reads `next` back from
-/// memory right after the one before stored it) stay. Block scan, one core, same run:
-/// 0.100 -> 0.092 s. The per-thread path's kernels do not get it (a shared-memory
-/// histogram's scheduler loop ran 1.3x slower with it).
-pub const WARP_LATE: &str = "function<eager-inv>(gvn<>,dse)";
+/// GVN after its vectorizers, so the loads of the lane state (`next`, the lane arrays) that
+/// the vectorized lane loops leave stay (each loop reads `next` back from memory right after
+/// the one before stored it). Block scan, one core, same run: 0.100 -> 0.092 s. The
+/// per-thread path's kernels do not get it (a shared-memory histogram's scheduler loop ran
+/// 1.3x slower with it). DSE after it brought nothing measurable and cost 15 ms of an
+/// mma-heavy kernel's optimization.
+pub const WARP_LATE: &str = "function<eager-inv>(gvn<>)";
 
 /// The rest of [`O3`], after [`lane_stores::unmask`].
 const O3_LATE: &[&str] = &[
