@@ -87,13 +87,15 @@ const O3: &[&str] = &[
 ];
 
 /// Run between [`O3`] and [`O3_LATE`] on the warp path's functions only: LLVM's O3 runs no
-/// GVN after its vectorizers, so the loads of the lane state (`next`, the lane arrays) that
-/// the vectorized lane loops leave stay (each loop reads `next` back from memory right after
-/// the one before stored it). Block scan, one core, same run: 0.100 -> 0.092 s. The
-/// per-thread path's kernels do not get it (a shared-memory histogram's scheduler loop ran
-/// 1.3x slower with it). DSE after it brought nothing measurable and cost 15 ms of an
-/// mma-heavy kernel's optimization.
-pub const WARP_LATE: &str = "function<eager-inv>(gvn<>)";
+/// redundant-load elimination after its vectorizers, so the loads of the lane state (`next`,
+/// the lane arrays) that the vectorized lane loops leave stay (each loop reads `next` back
+/// from memory right after the one before stored it). EarlyCSE with MemorySSA forwards
+/// them: block scan, one core, same run, 0.081-0.085 -> 0.079 s. GVN there forwarded more
+/// (0.075 s) but made the block bitonic sort 1.3x slower (1.07 -> 1.41 s; its load PRE);
+/// DSE cost 15 ms of an mma-heavy kernel's optimization for nothing measurable. The
+/// per-thread path's kernels get neither (a shared-memory histogram's scheduler loop ran
+/// 1.3x slower with GVN).
+pub const WARP_LATE: &str = "function<eager-inv>(early-cse<memssa>)";
 
 /// The rest of [`O3`], after [`lane_stores::unmask`].
 const O3_LATE: &[&str] = &[

@@ -54,7 +54,10 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// which runs first, would turn it into 32 copies that the SLP vectorizer only partly
 /// regroups. Loops whose latches are in `warp` (the warp path's lane loops of vector
 /// instructions) are vectorized 32 lanes wide (`llvm.loop.vectorize.width`): one `<32 x T>`
-/// operation per instruction, and no loop left.
+/// operation per instruction, and no loop left; they are not unrolled either, which also
+/// keeps the full unroller from peeling their first lanes off to settle a test of the lane
+/// index (`lane < 2` in a scan step), after which the 30 lanes left were not vectorized at
+/// all (a block scan's lane loop without shuffles ran 2x slower).
 pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>]) -> usize {
     if latches.is_empty() {
         return 0;
@@ -119,7 +122,7 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool)]) -> Option<(Me
     let nounroll = 2 * n + 1;
     let (width, enable) = (2 * n + 2, 2 * n + 3);
     for k in 0..n {
-        let mut extra = if keep[k].0 { format!(", !{nounroll}") } else { String::new() };
+        let mut extra = if keep[k].0 || keep[k].1 { format!(", !{nounroll}") } else { String::new() };
         if keep[k].1 {
             extra += &format!(", !{width}, !{enable}");
         }
