@@ -213,6 +213,8 @@ pub struct Plan {
     /// value is its register and web ([`Plan::key`]). A register reused for unrelated values
     /// (NVRTC reuses `%r` registers freely) gets one storage per use, each its own shape.
     pub web: Vec<u32>,
+    /// How many values each web (web, register) holds.
+    pub web_values: HashMap<(u32, u32, String), u32>,
     /// Values that copy a special register (`mov.u32 %r, %tid.x`), which a read takes from
     /// the special register itself: the copy's web may be a lane array (the register is
     /// reused later), the special register is uniform or affine wherever it is read.
@@ -865,7 +867,11 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
     let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, loop_atomics, reads_tid_yz, inline, inlined, web, copies, remat, collectives, matrix, matrix_sites })
+    let mut web_values: HashMap<(u32, u32, String), u32> = HashMap::new();
+    for (v, info) in f.values.iter().enumerate() {
+        *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
+    }
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, loop_atomics, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1516,8 +1522,8 @@ pub(super) fn fills_all_lanes(e: &FnEmitter, func: &crate::ir::Func, v: u32) -> 
     if plan.uni.cfg.loops.iter().any(|(_, body)| body.contains(&block)) {
         return false;
     }
-    let (web, var) = (plan.web[v as usize], &func.values[v as usize].var);
-    !func.values.iter().enumerate().any(|(k, x)| k != v as usize && plan.web[k] == web && x.var == *var)
+    let var = &func.values[v as usize].var;
+    plan.web_values.get(&(plan.web[v as usize], var.0, var.1.clone())) == Some(&1)
 }
 
 /// A lane loop of the lanes waiting for block number `id` (see [`open`]).
