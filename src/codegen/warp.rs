@@ -1252,8 +1252,9 @@ pub struct Bars<'ctx> {
     /// The switch on the site a warp resumes at (cases added per barrier).
     resume: inkwell::values::InstructionValue<'ctx>,
     /// Per barrier site (numbered from 1): the block that saves the live variables (before
-    /// its first instruction), the one that restores them, and the variables.
-    sites: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, Vec<(u32, String)>)>,
+    /// its first instruction), the one that restores them, the variables, and the barrier
+    /// instruction (block, index; `None` for a loop's yield).
+    sites: Vec<(BasicBlock<'ctx>, BasicBlock<'ctx>, Vec<(u32, String)>, Option<(BlockId, usize)>)>,
     /// The next warp.
     latch: BasicBlock<'ctx>,
     /// Where a warp whose lanes have all ended goes.
@@ -1340,7 +1341,8 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
         restore
     };
     unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), target.as_mut_ptr()) };
-    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live));
+    let at = func.blocks.iter().enumerate().find_map(|(b, blk)| blk.insts.iter().position(|x| std::ptr::eq(x, inst)).map(|k| (b as BlockId, k)));
+    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, at));
     e.b.position_at_end(cont);
     Ok(())
 }
@@ -1395,7 +1397,7 @@ fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: Ba
     e.b.position_at_end(restore);
     e.b.build_unconditional_branch(header).unwrap();
     unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), restore.as_mut_ptr()) };
-    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live));
+    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, None));
     if let Some(cur) = cur {
         e.b.position_at_end(cur);
     }
@@ -1413,7 +1415,7 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let storage = ws.storage.borrow().clone();
     let mut offsets: HashMap<(u32, String), (u64, u64)> = HashMap::new();
     let mut top = FRAME_VARS;
-    for (_, _, live) in &bars.sites {
+    for (_, _, live, _) in &bars.sites {
         for k in live {
             if offsets.contains_key(k) {
                 continue;
@@ -1431,26 +1433,164 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let at = |b: &inkwell::builder::Builder<'ctx>, off: u64| unsafe { b.build_in_bounds_gep(i8t, bars.frame, &[i64t.const_int(off, false)], "").unwrap() };
     // The carry flags are kept only by kernels that read them (`addc`, `subc`, `madc`).
     let carries = e.ir_func().blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.src.opcode.name, "addc" | "subc" | "madc")));
-    for (save, restore, live) in &bars.sites {
-        let mut copies: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64)];
+    let func = e.ir_func();
+    let traffic = FrameTraffic::new(&func, &ws.plan, &bars.sites.iter().map(|(_, _, live, at)| (*at, live.clone())).collect::<Vec<_>>());
+    for (site, (save, restore, live, _)) in bars.sites.iter().enumerate() {
+        let mut fixed: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64)];
         if carries {
-            copies.push((ws.carry, FRAME_CARRY, LANES as u64));
+            fixed.push((ws.carry, FRAME_CARRY, LANES as u64));
         }
+        let (mut saves, mut restores) = (fixed.clone(), fixed);
         for k in live {
             if let (Some((p, _)), Some((off, size))) = (storage.get(k), offsets.get(k)) {
-                copies.push((*p, *off, *size));
+                if traffic.saves(site, k) {
+                    saves.push((*p, *off, *size));
+                }
+                if traffic.restores(site, k) {
+                    restores.push((*p, *off, *size));
+                }
             }
         }
         b.position_before(&save.get_first_instruction().unwrap());
-        for (p, off, size) in &copies {
+        for (p, off, size) in &saves {
             b.build_memcpy(at(&b, *off), 1, *p, 1, i64t.const_int(*size, false)).unwrap();
         }
         b.position_before(&restore.get_first_instruction().unwrap());
-        for (p, off, size) in &copies {
+        for (p, off, size) in &restores {
             b.build_memcpy(*p, 1, at(&b, *off), 1, i64t.const_int(*size, false)).unwrap();
         }
     }
     Some((stride / LANES as u64) as u32)
+}
+
+/// Which webs a barrier site saves to and restores from the warp's frame: those whose frame
+/// copy may be stale (written since the warp last restored them, or never restored: a
+/// forward "may be written" analysis from the kernel's entry), and those the code may read
+/// before the next barrier (a backward analysis; a write counts as a read, since a lane
+/// loop merges the lanes it does not run, and so does a later save). The warps of a CTA
+/// share the webs' storage, so a web not restored holds another warp's value until written:
+/// it is neither read nor saved before then. A block scan's totals, written before the first
+/// barrier and read after the second, no longer go through the storage in between. Kernels
+/// whose loops yield (`Plan::yields`) save and restore every live web at every site.
+struct FrameTraffic {
+    /// Per site: the live webs it may skip saving (their frame copy is current).
+    clean: Vec<HashSet<(u32, String)>>,
+    /// Per site: the live webs the code after it may read.
+    needed: Vec<HashSet<(u32, String)>>,
+    all: bool,
+}
+
+impl FrameTraffic {
+    fn new(f: &Func, plan: &Plan, sites: &[(Option<(BlockId, usize)>, Vec<(u32, String)>)]) -> FrameTraffic {
+        let n = sites.len();
+        let none = FrameTraffic { clean: vec![HashSet::new(); n], needed: Vec::new(), all: true };
+        if sites.iter().any(|(at, _)| at.is_none()) {
+            return none;
+        }
+        let cfg = &plan.uni.cfg;
+        let site_at: HashMap<(BlockId, usize), usize> = sites.iter().enumerate().map(|(k, (at, _))| (at.unwrap(), k)).collect();
+        let universe: HashSet<(u32, String)> = sites.iter().flat_map(|(_, l)| l.iter().cloned()).collect();
+        let key = |v: u32| plan.key(f, v);
+        let blocks: Vec<BlockId> = cfg.rpo.clone();
+        let nb = f.blocks.len();
+        // Forward: the webs whose frame copy may be stale on entry to each block.
+        let mut stale_in: Vec<Option<HashSet<(u32, String)>>> = vec![None; nb];
+        let mut clean = vec![HashSet::new(); n];
+        let entry = blocks[0];
+        stale_in[entry as usize] = Some(universe.clone());
+        let mut changed = true;
+        let mut stale_at: Vec<HashSet<(u32, String)>> = vec![HashSet::new(); n];
+        while changed {
+            changed = false;
+            for &b in &blocks {
+                let Some(mut cur) = stale_in[b as usize].clone() else { continue };
+                for (k, inst) in f.blocks[b as usize].insts.iter().enumerate() {
+                    if let Some(&s) = site_at.get(&(b, k)) {
+                        stale_at[s] = stale_at[s].union(&cur).cloned().collect();
+                        for w in &sites[s].1 {
+                            cur.remove(w);
+                        }
+                        continue;
+                    }
+                    for d in &inst.defs {
+                        let w = key(*d);
+                        if universe.contains(&w) {
+                            cur.insert(w);
+                        }
+                    }
+                }
+                for &t in &cfg.succs[b as usize] {
+                    let slot = &mut stale_in[t as usize];
+                    let grown = match slot {
+                        None => {
+                            *slot = Some(cur.clone());
+                            true
+                        }
+                        Some(x) => {
+                            let before = x.len();
+                            x.extend(cur.iter().cloned());
+                            x.len() != before
+                        }
+                    };
+                    changed |= grown;
+                }
+            }
+        }
+        for s in 0..n {
+            clean[s] = sites[s].1.iter().filter(|w| !stale_at[s].contains(*w)).cloned().collect();
+        }
+        // Backward: the webs whose storage the code from each block on may read.
+        let mut need_in: Vec<HashSet<(u32, String)>> = vec![HashSet::new(); nb];
+        let mut needed = vec![HashSet::new(); n];
+        changed = true;
+        while changed {
+            changed = false;
+            for &b in blocks.iter().rev() {
+                let blk = &f.blocks[b as usize];
+                let mut cur: HashSet<(u32, String)> = cfg.succs[b as usize].iter().flat_map(|t| need_in[*t as usize].iter().cloned()).collect();
+                let mut term = Vec::new();
+                match &blk.term {
+                    Term::CondBr { cond, .. } => cond.values(&mut term),
+                    Term::Switch { index, .. } => index.values(&mut term),
+                    _ => {}
+                }
+                cur.extend(term.into_iter().map(key).filter(|w| universe.contains(w)));
+                for (k, inst) in blk.insts.iter().enumerate().rev() {
+                    if let Some(&s) = site_at.get(&(b, k)) {
+                        let after: HashSet<(u32, String)> = sites[s].1.iter().filter(|w| cur.contains(*w)).cloned().collect();
+                        if !after.is_subset(&needed[s]) {
+                            needed[s].extend(after);
+                        }
+                        for w in &sites[s].1 {
+                            cur.remove(w);
+                        }
+                        // The save reads the webs it saves.
+                        cur.extend(sites[s].1.iter().filter(|w| !clean[s].contains(*w)).cloned());
+                        continue;
+                    }
+                    for v in inst.reads().into_iter().chain(inst.defs.iter().copied()) {
+                        let w = key(v);
+                        if universe.contains(&w) {
+                            cur.insert(w);
+                        }
+                    }
+                }
+                if cur != need_in[b as usize] {
+                    need_in[b as usize] = cur;
+                    changed = true;
+                }
+            }
+        }
+        FrameTraffic { clean, needed, all: false }
+    }
+
+    fn saves(&self, site: usize, w: &(u32, String)) -> bool {
+        self.all || !self.clean[site].contains(w)
+    }
+
+    fn restores(&self, site: usize, w: &(u32, String)) -> bool {
+        self.all || self.needed[site].contains(w)
+    }
 }
 
 /// Each lane's next block (`next`) as a vector.
