@@ -370,7 +370,7 @@ pub fn report(src: &SourceFile) -> Result<String> {
             let _ = writeln!(out, "  once per warp: {} of {} register webs ({} registers), {insts} of {total} instructions", p.scalar_vars.iter().filter(|k| webs.contains(*k)).count(), webs.len(), vars.len());
             for ((b, k), live) in &p.barriers {
                 let line = irf.blocks[*b as usize].insts.get(*k).map_or(0, |i| i.line);
-                let mut held: Vec<String> = live.iter().map(|(_, n)| if p.scalar_vars.iter().any(|(_, m)| m == n) { format!("{n} (scalar)") } else { n.clone() }).collect();
+                let mut held: Vec<String> = live.iter().map(|k| if p.scalar_vars.contains(k) { format!("{} (scalar)", k.1) } else { k.1.clone() }).collect();
                 held.sort();
                 held.dedup();
                 let _ = writeln!(out, "  kept in the warp's frame across the barrier at line {line}: {}", if held.is_empty() { "nothing".to_string() } else { held.join(", ") });

@@ -1283,7 +1283,7 @@ const FRAME_VARS: u64 = FRAME_CARRY + LANES as u64;
 /// PTX ISA 9.7.12.1 bar.sync / barrier.sync for all threads of the CTA: the warp stops here
 /// until every other warp has reached a barrier (or ended). Its lanes are all here (the
 /// plan allows barriers only where every live lane runs together).
-fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, live: Vec<(u32, String)>) -> R<()> {
+fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, at: (BlockId, usize), live: Vec<(u32, String)>) -> R<()> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i = inst.src;
@@ -1341,8 +1341,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
         restore
     };
     unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), target.as_mut_ptr()) };
-    let at = func.blocks.iter().enumerate().find_map(|(b, blk)| blk.insts.iter().position(|x| std::ptr::eq(x, inst)).map(|k| (b as BlockId, k)));
-    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, at));
+    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, Some(at)));
     e.b.position_at_end(cont);
     Ok(())
 }
@@ -1432,8 +1431,8 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let b = ctx.create_builder();
     let at = |b: &inkwell::builder::Builder<'ctx>, off: u64| unsafe { b.build_in_bounds_gep(i8t, bars.frame, &[i64t.const_int(off, false)], "").unwrap() };
     // The carry flags are kept only by kernels that read them (`addc`, `subc`, `madc`).
-    let carries = e.ir_func().blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.src.opcode.name, "addc" | "subc" | "madc")));
     let func = e.ir_func();
+    let carries = func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.src.opcode.name, "addc" | "subc" | "madc")));
     let traffic = FrameTraffic::new(&func, &ws.plan, &bars.sites.iter().map(|(_, _, live, at)| (*at, live.clone())).collect::<Vec<_>>());
     for (site, (save, restore, live, _)) in bars.sites.iter().enumerate() {
         let mut fixed: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64)];
@@ -1483,9 +1482,8 @@ struct FrameTraffic {
 impl FrameTraffic {
     fn new(f: &Func, plan: &Plan, sites: &[(Option<(BlockId, usize)>, Vec<(u32, String)>)]) -> FrameTraffic {
         let n = sites.len();
-        let none = FrameTraffic { clean: vec![HashSet::new(); n], needed: Vec::new(), all: true };
         if sites.iter().any(|(at, _)| at.is_none()) {
-            return none;
+            return FrameTraffic { clean: Vec::new(), needed: Vec::new(), all: true };
         }
         let cfg = &plan.uni.cfg;
         let site_at: HashMap<(BlockId, usize), usize> = sites.iter().enumerate().map(|(k, (at, _))| (at.unwrap(), k)).collect();
@@ -1557,10 +1555,7 @@ impl FrameTraffic {
                 cur.extend(term.into_iter().map(key).filter(|w| universe.contains(w)));
                 for (k, inst) in blk.insts.iter().enumerate().rev() {
                     if let Some(&s) = site_at.get(&(b, k)) {
-                        let after: HashSet<(u32, String)> = sites[s].1.iter().filter(|w| cur.contains(*w)).cloned().collect();
-                        if !after.is_subset(&needed[s]) {
-                            needed[s].extend(after);
-                        }
+                        needed[s].extend(sites[s].1.iter().filter(|w| cur.contains(*w)).cloned());
                         for w in &sites[s].1 {
                             cur.remove(w);
                         }
@@ -2339,7 +2334,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             if let Some(l) = lp.take() {
                 close(e, l);
             }
-            barrier(e, func, inst, live.clone())?;
+            barrier(e, func, inst, (b, k), live.clone())?;
             continue;
         }
         if plan.scalar_inst[b as usize][k] {
