@@ -284,7 +284,8 @@ mod tests {
     /// `ptxr_rt.c` asserts the same layout with `_Static_assert`.
     #[test]
     fn abi_layout_matches_the_c_runtime() {
-        assert_eq!(std::mem::size_of::<CtaCtx>(), 128);
+        assert_eq!(std::mem::size_of::<CtaCtx>(), 136);
+        assert_eq!(std::mem::offset_of!(CtaCtx, grid_ws), 128);
         assert_eq!(std::mem::offset_of!(CtaCtx, group), 120);
         assert_eq!(std::mem::size_of::<SyncSlot>(), 72);
         assert_eq!(std::mem::offset_of!(CtaCtx, rt), 72);

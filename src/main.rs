@@ -88,6 +88,11 @@ enum Cmd {
         /// timed out"), naming the kernel and the CTAs still running.
         #[arg(long)]
         timeout: Option<f64>,
+        /// Launch cooperatively, as cudaLaunchCooperativeKernel does: every CTA runs at once
+        /// (one thread each, at most 4096) and the kernel may synchronize the whole grid
+        /// (cooperative groups' `grid.sync()`).
+        #[arg(long)]
+        cooperative: bool,
     },
     /// Compile CUDA C++ programs (.cu with host code and kernels) like nvcc, into executables
     /// that run on this CPU through ptxr's CUDA runtime library: `ptxr cuda app.cu -o app`.
@@ -149,7 +154,7 @@ fn main() -> ExitCode {
         Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
         Cmd::Run { timeout: Some(t), .. } if !(t > 0.0 && t.is_finite()) => Err(anyhow::anyhow!("--timeout takes a positive number of seconds, not `{t}`")),
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, cooperative, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout, cooperative),
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep, exec_diff } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2, exec_diff };
             roundtrip(&file, &o)
@@ -254,7 +259,8 @@ fn compile(file: &PathBuf, target: &str, emit: Option<&str>, ptx: &str, c_abi: b
 
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
-fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32, timeout: Option<f64>) -> anyhow::Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32, timeout: Option<f64>, cooperative: bool) -> anyhow::Result<()> {
     let grid = Dim3::parse(grid).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
     let block = Dim3::parse(block).map_err(|e| anyhow::anyhow!("--block {e}"))?;
     let mut argv: Vec<ArgSpec> = args.iter().map(|a| parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}"))).collect::<Result<_, _>>()?;
@@ -295,6 +301,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
             std::process::exit(1);
         });
     }
+    ptxr::runtime::set_cooperative(cooperative);
     loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
     for (n, p) in dump_specs {
         let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } | ArgSpec::TensorMap { data: b, .. }) = &argv[n] else { unreachable!() };

@@ -419,7 +419,8 @@ fn abi_layout_matches_c_driver() {
         frames,
         slots,
         sched,
-        group
+        group,
+        grid_ws
     );
     want.push(format!(
         "SyncSlot {} {}",

@@ -724,3 +724,37 @@ int main(void) {
     assert!(text.contains("parent 0 out[9]=8001 out[21]=16101 out[65]=7"), "{text}");
     assert!(text.contains("nest 0 1 2 3 4"), "{text}");
 }
+
+/// A cooperative launch (`--cooperative`, as `cudaLaunchCooperativeKernel`): every CTA runs at
+/// once, the grid's workspace is in %envreg1:%envreg2, and a grid-wide barrier written the
+/// way cooperative groups' grid.sync() is (tests/cli/grid_barrier.ptx) lets each CTA read
+/// what all the others wrote before it, on both execution paths and with more CTAs than
+/// cores. Expected: out[c] = c, then out[CTAs + c] = (c + 1) % CTAs (the neighbour's entry,
+/// written before the barrier).
+#[test]
+fn cooperative_launch_synchronizes_the_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ring.bin");
+    for exec in ["thread", "simd"] {
+        for ctas in [3u32, 40] {
+            let (rc, _, err) = ptxr(&["run", "tests/cli/grid_barrier.ptx", "--kernel", "ring", "--grid", &ctas.to_string(), "--block", "64", "--exec", exec, "--cooperative", "--arg", &format!("buf:zero:{}", 8 * ctas), "--dump", &format!("0={}", out.display()), "--timeout", "60"]);
+            assert_eq!(rc, 0, "{exec} {ctas}: {err}");
+            let bytes = std::fs::read(&out).unwrap();
+            let v: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+            let want: Vec<u32> = (0..ctas).chain((0..ctas).map(|c| (c + 1) % ctas)).collect();
+            assert_eq!(v, want, "{exec} {ctas}");
+        }
+    }
+    // Not launched cooperatively, the workspace is null and the kernel traps (as cooperative
+    // groups do on a GPU) instead of waiting for CTAs that need not be running.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/grid_barrier.ptx", "--kernel", "ring", "--grid", "4", "--block", "64", "--arg", "buf:zero:32"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("grid_barrier.ptx:29:") && err.contains("`trap` executed"), "{err}");
+    // A CTA that stops with an error stops the CTAs waiting for it at the barrier, and the
+    // error reported is its own.
+    let start = std::time::Instant::now();
+    let (rc, _, err) = ptxr(&["run", "tests/cli/grid_barrier.ptx", "--kernel", "trap_one", "--grid", "24", "--block", "64", "--cooperative", "--arg", "u32:5", "--timeout", "60"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("CTA (5,0,0), thread (0,0,0): error: `trap` executed"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(30), "{err}");
+}

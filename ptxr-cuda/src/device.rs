@@ -86,7 +86,7 @@ pub fn compute_capability() -> (c_int, c_int) {
     }
 }
 
-fn cores() -> c_int {
+pub(crate) fn cores() -> c_int {
     std::thread::available_parallelism().map(|n| n.get() as c_int).unwrap_or(1)
 }
 
@@ -177,7 +177,8 @@ pub fn attribute(a: c_int) -> Option<c_int> {
         90 => 0,                   // COMPUTE_PREEMPTION_SUPPORTED
         91 => 1,                   // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
         92..=94 => 0,              // stream memory operations (v1)
-        95 | 96 => 0,              // COOPERATIVE_LAUNCH, COOPERATIVE_MULTI_DEVICE_LAUNCH
+        95 => 1,                   // COOPERATIVE_LAUNCH (every CTA on a thread of its own)
+        96 => 0,                   // COOPERATIVE_MULTI_DEVICE_LAUNCH
         97 => smem_optin,          // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         98 => 0,                   // CAN_FLUSH_REMOTE_WRITES
         99 => 1,                   // HOST_REGISTER_SUPPORTED

@@ -448,6 +448,9 @@ pub unsafe extern "C" fn cuModuleGetLoadingMode(mode: *mut c_int) -> CUresult {
 
 // ------------------------------------------------------------------ linking (PTX inputs)
 
+/// ptxr's part of NVIDIA's device runtime library (libcudadevrt), linked in its place.
+const DEVRT_PTX: &str = include_str!("devrt.ptx");
+
 pub struct Link {
     ptx: Mutex<Vec<String>>,
     /// The output of `cuLinkComplete`, alive until `cuLinkDestroy`.
@@ -464,9 +467,15 @@ pub unsafe extern "C" fn cuLinkCreate_v2(_n: u32, _opts: *const c_int, _vals: *m
 fn add_input(l: &Link, ty: c_int, bytes: &[u8], name: &str) -> Result<(), CUresult> {
     // CUjitInputType: 0 cubin, 1 PTX, 2 fatbinary, 3 object, 4 library, 5 NVVM (LTO IR)
     // NVIDIA's device runtime library (cooperative groups' grid functions, device-side
-    // launches) is SASS: what ptxr supports of it, it provides itself, and a kernel that
-    // calls one of its functions ptxr lacks stops at launch with the function's name.
+    // launches) is SASS: what ptxr supports of it, it provides itself (device-side launches
+    // built into the compiler, cooperative groups' grid functions as PTX: `devrt.ptx`), and
+    // a kernel that calls one of its functions ptxr lacks stops at launch with the
+    // function's name.
     if matches!(ty, 3 | 4) && name.contains("cudadevrt") {
+        let mut ptx = l.ptx.lock().unwrap_or_else(|e| e.into_inner());
+        if !ptx.iter().any(|p| p == DEVRT_PTX) {
+            ptx.push(DEVRT_PTX.to_string());
+        }
         return Ok(());
     }
     if ty != 1 {
@@ -630,8 +639,10 @@ fn merge(inputs: &[String]) -> String {
 pub unsafe extern "C" fn cuLinkComplete(state: *mut c_void, image: *mut *mut c_void, size: *mut usize) -> CUresult {
     api_ctx(|| {
         let l = LINKS.get(state)?;
-        let inputs = l.ptx.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if inputs.is_empty() {
+        let mut inputs = l.ptx.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        // The device runtime goes last: the first input's `.target` is the module's.
+        inputs.sort_by_key(|p| p == DEVRT_PTX);
+        if inputs.is_empty() || inputs.iter().all(|p| p == DEVRT_PTX) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let mut bytes = merge(&inputs).into_bytes();
@@ -856,7 +867,27 @@ fn launch_error(status: u32) -> CUresult {
 /// limits refuse is `config_err` (the driver's `CUDA_ERROR_INVALID_VALUE`, the runtime API's
 /// `cudaErrorInvalidConfiguration`).
 pub(crate) unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void, config_err: CUresult) -> Result<(), CUresult> {
+    launch_as(f, grid, block, smem, s, params, extra, config_err, false)
+}
+
+/// [`launch`], cooperatively where `cooperative` is set (`cuLaunchCooperativeKernel`): every
+/// CTA runs at once and the kernel may synchronize the whole grid. A grid larger than the
+/// occupancy calculator's CTAs per multiprocessor times the multiprocessors is
+/// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`, as on a GPU.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void, config_err: CUresult, cooperative: bool) -> Result<(), CUresult> {
     let func = FUNCS.get(f)?;
+    if cooperative {
+        let k = &func.module.kernels[func.k];
+        let threads = block.iter().map(|&b| b as u64).product::<u64>();
+        let per_sm = blocks_per_sm(k, threads.min(c_int::MAX as u64) as c_int, smem as usize).max(0) as u64;
+        let most = (per_sm * device::cores() as u64).min(ptxr_runtime::MAX_COOPERATIVE_CTAS);
+        let ctas = grid.iter().map(|&g| g as u64).product::<u64>();
+        if ctas > most {
+            report(&format!("cuLaunchCooperativeKernel: kernel `{}`: {ctas} CTAs; a cooperative launch of {threads}-thread CTAs runs at most {most} (cuOccupancyMaxActiveBlocksPerMultiprocessor times the multiprocessor count)", k.name));
+            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        }
+    }
     stream::check(s)?;
     let m = func.module;
     let k = &m.kernels[func.k];
@@ -910,7 +941,10 @@ pub(crate) unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], sme
     }
     let timeout = std::env::var("PTXR_LAUNCH_TIMEOUT").ok().and_then(|s| s.parse::<f64>().ok()).filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
     ptxr_runtime::set_timeout(timeout);
-    match ptxr_runtime::run_grid(func.cta, &shape, &cfg, &pbuf) {
+    ptxr_runtime::set_cooperative(cooperative);
+    let ran = ptxr_runtime::run_grid(func.cta, &shape, &cfg, &pbuf);
+    ptxr_runtime::set_cooperative(false);
+    match ran {
         Ok(()) => Ok(()),
         Err(e) => {
             report(&e.0);
@@ -950,20 +984,19 @@ pub struct LaunchAttribute {
 }
 
 /// `cuLaunchKernelEx`: attributes that change nothing here are accepted (priority, access
-/// policy, ...); a cluster of more than one CTA and a cooperative launch are refused.
+/// policy, ...); the cooperative attribute makes a cooperative launch ([`launch_as`]); a
+/// cluster of more than one CTA is refused.
 #[no_mangle]
 pub unsafe extern "C" fn cuLaunchKernelEx(cfg: *const LaunchConfig, f: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult {
     api_ctx(|| {
         let c = cfg.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let mut cooperative = false;
         for k in 0..c.nattrs as usize {
             let a = &*c.attrs.add(k);
             let word = |i: usize| u32::from_le_bytes(a.value[4 * i..4 * i + 4].try_into().unwrap());
             match a.id {
                 // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-                2 if word(0) != 0 => {
-                    report("cuLaunchKernelEx: cooperative launches (grid-wide synchronization) are not supported by ptxr");
-                    return Err(CUDA_ERROR_NOT_SUPPORTED);
-                }
+                2 if word(0) != 0 => cooperative = true,
                 // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
                 4 if word(0) * word(1) * word(2) > 1 => {
                     report("cuLaunchKernelEx: clusters of more than one CTA are not supported by ptxr");
@@ -972,8 +1005,14 @@ pub unsafe extern "C" fn cuLaunchKernelEx(cfg: *const LaunchConfig, f: *mut c_vo
                 _ => {}
             }
         }
-        launch(f, c.grid, c.block, c.smem, c.stream, params, extra, CUDA_ERROR_INVALID_VALUE)
+        launch_as(f, c.grid, c.block, c.smem, c.stream, params, extra, CUDA_ERROR_INVALID_VALUE, cooperative)
     })
+}
+
+/// `cuLaunchCooperativeKernel`: [`launch_as`] with every CTA at once.
+#[no_mangle]
+pub unsafe extern "C" fn cuLaunchCooperativeKernel(f: *mut c_void, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32, s: *mut c_void, params: *mut *mut c_void) -> CUresult {
+    api_ctx(|| launch_as(f, [gx, gy, gz], [bx, by, bz], smem, s, params, std::ptr::null_mut(), CUDA_ERROR_INVALID_VALUE, true))
 }
 
 #[cfg(test)]

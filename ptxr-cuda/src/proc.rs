@@ -143,6 +143,7 @@ table! {
     "cuOccupancyAvailableDynamicSMemPerBlock" => cuOccupancyAvailableDynamicSMemPerBlock as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuLaunchKernel" => cuLaunchKernel as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _) -> _,
     "cuLaunchKernelEx" => cuLaunchKernelEx as unsafe extern "C" fn(_, _, _, _) -> _,
+    "cuLaunchCooperativeKernel" => cuLaunchCooperativeKernel as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _) -> _,
     "cuStreamCreate" => cuStreamCreate as unsafe extern "C" fn(_, _) -> _,
     "cuStreamCreateWithPriority" => cuStreamCreateWithPriority as unsafe extern "C" fn(_, _, _) -> _,
     "cuStreamDestroy" => cuStreamDestroy_v2 as extern "C" fn(_) -> _,

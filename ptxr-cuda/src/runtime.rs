@@ -236,24 +236,24 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(grid: *mut Dim3, block: *mut
     }
 }
 
-unsafe fn launch_rt(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void) -> Result<(), CudaError> {
+unsafe fn launch_rt(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void, cooperative: bool) -> Result<(), CudaError> {
     let f = kernel_of(stub)?;
     current_ok()?;
     let smem = u32::try_from(smem).map_err(|_| INVALID_CONFIGURATION)?;
-    crate::module::launch(f, [grid.x, grid.y, grid.z], [block.x, block.y, block.z], smem, stream, args, std::ptr::null_mut(), INVALID_CONFIGURATION)
+    crate::module::launch_as(f, [grid.x, grid.y, grid.z], [block.x, block.y, block.z], smem, stream, args, std::ptr::null_mut(), INVALID_CONFIGURATION, cooperative)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaLaunchKernel(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void) -> CudaError {
-    rt(|| launch_rt(stub, grid, block, args, smem, stream))
+    rt(|| launch_rt(stub, grid, block, args, smem, stream, false))
 }
 
+/// Every CTA of the grid runs at once (`ptxr_runtime::set_cooperative`), so that the kernel
+/// may synchronize the whole grid (`grid.sync()`); at most as many CTAs as the occupancy
+/// calculator says fit on the device at once, as on a GPU.
 #[no_mangle]
-pub unsafe extern "C" fn cudaLaunchCooperativeKernel(_stub: *const c_void, _grid: Dim3, _block: Dim3, _args: *mut *mut c_void, _smem: usize, _stream: *mut c_void) -> CudaError {
-    rt(|| {
-        report("cudaLaunchCooperativeKernel: kernels that synchronize the whole grid (grid.sync()) are not supported by ptxr");
-        Err(CUDA_ERROR_NOT_SUPPORTED)
-    })
+pub unsafe extern "C" fn cudaLaunchCooperativeKernel(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void) -> CudaError {
+    rt(|| launch_rt(stub, grid, block, args, smem, stream, true))
 }
 
 /// `cudaFuncAttributes`.
@@ -823,6 +823,8 @@ pub unsafe extern "C" fn cudaGetDeviceProperties_v2(p: *mut DeviceProp, d: c_int
         p.pageable_memory_access = a(88);
         p.concurrent_managed_access = a(89);
         p.can_use_host_pointer_for_registered_mem = a(91);
+        p.cooperative_launch = a(95);
+        p.cooperative_multi_device_launch = a(96);
         p.shared_mem_per_block_optin = z(97);
         p.pageable_memory_access_uses_host_page_tables = a(100);
         p.direct_managed_mem_access_from_host = a(101);

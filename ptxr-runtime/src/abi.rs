@@ -40,6 +40,10 @@ pub struct CtaCtx {
     /// turn and leaves in `ctaid` the CTA of the warp that stopped with an error. 0 or 1
     /// otherwise.
     pub group: u32,
+    /// The grid's workspace in a cooperative launch (`%envreg1`:`%envreg2`, high and low
+    /// half; cooperative groups' `grid.sync()` counts the CTAs arriving there); null in other
+    /// launches.
+    pub grid_ws: *mut u8,
 }
 
 /// What a thread waiting at a synchronization point asks for, and its result.
@@ -208,6 +212,7 @@ pub mod field {
     pub const SLOTS: u32 = 14;
     pub const SCHED: u32 = 15;
     pub const GROUP: u32 = 16;
+    pub const GRID_WS: u32 = 17;
 }
 
 // A CtaCtx is plain data: its pointers are only dereferenced by the CTA function that

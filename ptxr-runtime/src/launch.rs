@@ -78,8 +78,9 @@ static RUNNING_GRID: std::sync::Mutex<[u32; 3]> = std::sync::Mutex::new([1, 1, 1
 struct Running(usize);
 
 impl Running {
-    fn enter(c: u64) -> Running {
-        let k = rayon::current_thread_index().unwrap_or(0) % RUNNING.len();
+    /// `slot`: the worker's slot (else the rayon thread's).
+    fn enter(c: u64, slot: Option<usize>) -> Running {
+        let k = slot.or(rayon::current_thread_index()).unwrap_or(0) % RUNNING.len();
         RUNNING[k].0.store(c + 1, std::sync::atomic::Ordering::Relaxed);
         Running(k)
     }
@@ -213,6 +214,23 @@ pub fn check_config(k: &Shape, cfg: &LaunchConfig) -> Result<(), LaunchError> {
 thread_local! {
     static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static TIMEOUT: std::cell::Cell<Option<std::time::Duration>> = const { std::cell::Cell::new(None) };
+    static COOPERATIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// At most this many CTAs in a cooperative launch ([`set_cooperative`]): each runs on a
+/// thread of its own.
+pub const MAX_COOPERATIVE_CTAS: u64 = 4096;
+
+/// Makes the launches of this thread cooperative (`true`) or not (`false`, the default), as
+/// `cudaLaunchCooperativeKernel` makes a GPU launch: every CTA of the grid runs at once, each
+/// on a thread of its own (at most [`MAX_COOPERATIVE_CTAS`]), and the grid gets a zeroed
+/// workspace whose address the kernel reads in `%envreg1`:`%envreg2` (`CtaCtx::grid_ws`),
+/// where cooperative groups' `grid.sync()` counts the CTAs that have arrived and waits for
+/// the others. In other launches CTAs run to their end one after another on each core, so a
+/// CTA that waited for another could wait for one that has not started. A CTA that stops with
+/// an error stops the others (they may be waiting for it).
+pub fn set_cooperative(on: bool) {
+    COOPERATIVE.with(|c| c.set(on));
 }
 
 /// Launches from this thread stop with an error once they have run for `limit` (`None`, the
@@ -276,7 +294,16 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // groups of up to 16, fewer where the grid would leave fewer than 16 groups per pool
     // thread.
     // `PTXR_CTA_GROUP=n` sets the group size (1: no groups), for tests and measurements.
+    let cooperative = COOPERATIVE.with(|c| c.get()) && !SERIAL.with(|s| s.get());
+    if cooperative && ncta > MAX_COOPERATIVE_CTAS {
+        return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch of {ncta} CTAs; ptxr runs at most {MAX_COOPERATIVE_CTAS} at once", k.file)));
+    }
+    // The grid workspace of a cooperative launch (`set_cooperative`): cooperative groups'
+    // grid barrier counts arrivals in its second word.
+    let mut workspace = [0u64; 4];
+    let grid_ws = if cooperative { workspace.as_mut_ptr() as usize } else { 0 };
     let group = match (k.cta_group, std::env::var("PTXR_CTA_GROUP").ok().and_then(|s| s.parse::<u64>().ok())) {
+        _ if cooperative => 1,
         (false, _) => 1,
         (true, Some(n)) => n.clamp(1, 1 << 16),
         (true, None) => (ncta / (16 * rayon::current_num_threads().max(1) as u64)).clamp(1, 16),
@@ -299,7 +326,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
             // A one-dimensional grid (the common case) needs no division.
             let ctaid = if c < gx { [c as u32, 0, 0] } else { [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32] };
-            let _running = Running::enter(c);
+            let _running = Running::enter(c, if cooperative { Some(c as usize) } else { None });
             // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
             smem.clear();
             let mut ctx = CtaCtx {
@@ -320,6 +347,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 slots: std::ptr::null_mut(),
                 sched: std::ptr::null_mut(),
                 group: group.min(ncta - c) as u32,
+                grid_ws: grid_ws as *mut u8,
             };
             let mut sched = super::warp::Sched::default();
             if uses_sync {
@@ -354,8 +382,17 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 // In a group, `ctaid` is the CTA of the warp that stopped.
                 let c = ctx.ctaid[0] as u64 + gx * (ctx.ctaid[1] as u64 + gy * ctx.ctaid[2] as u64);
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                // The other CTAs of a cooperative launch may be waiting for this one: they
+                // stop at their next back edge (as at a time limit: cancel word 2), and the
+                // error reported is this one, not theirs.
+                let relaxed = std::sync::atomic::Ordering::Relaxed;
+                let by_peer = |x: &CtaCtx| cooperative && x.status == abi::STATUS_TIMEOUT && host.cancel.load(relaxed) == 2;
+                if cooperative && !by_peer(&ctx) {
+                    let _ = host.cancel.compare_exchange(0, 2, std::sync::atomic::Ordering::SeqCst, relaxed);
+                }
                 let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
-                if g.as_ref().map_or(true, |(c0, _)| c < *c0) {
+                let better = g.as_ref().map_or(true, |(c0, x0)| (by_peer(&ctx), c) < (by_peer(x0), *c0));
+                if better {
                     *g = Some((c, ctx));
                 }
             }
@@ -383,6 +420,17 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             for g in 0..ngroups {
                 body(&mut st, g);
             }
+        } else if cooperative {
+            // Every CTA at once, each on a thread of its own (`set_cooperative`).
+            let (init, body) = (&init, &body);
+            std::thread::scope(|cs| {
+                for g in 0..ngroups {
+                    cs.spawn(move || {
+                        let mut st = init();
+                        body(&mut st, g);
+                    });
+                }
+            });
         } else {
             (0..ngroups).into_par_iter().for_each_init(init, body);
         }

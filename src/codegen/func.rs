@@ -294,7 +294,7 @@ pub fn cta_struct_type(c: &inkwell::context::Context) -> inkwell::types::StructT
     let p = c.ptr_type(AddressSpace::default());
     let i32t = c.i32_type();
     let a3 = i32t.array_type(3);
-    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into(), i32t.into()], false)
+    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into(), i32t.into(), p.into()], false)
 }
 
 /// Replaces the body of `f` (CPU code), whose code generation failed with an error at source

@@ -158,6 +158,9 @@ fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ord = access_ordering(i).map(|o| if o == AtomicOrdering::Release { AtomicOrdering::Monotonic } else { o });
     let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`ld` takes two operands")) };
     let base = e.address(a, space)?;
+    if !e.m.nvptx && (ord.is_some() || volatile) && matches!(space, None | Some(StateSpace::Global)) {
+        spin_hint(e);
+    }
     let n = vec_width(i);
     let i8t = e.ctx().i8_type();
     let elem_ty = if ty == Type::Pred { Type::B8 } else { ty };
@@ -186,6 +189,37 @@ fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             e.write(d, ty, v)
         }
     }
+}
+
+/// How often a load that waits for another CTA gives the core away ([`spin_hint`]).
+const SPIN_YIELD_EVERY: u64 = 256;
+
+/// Before a `.relaxed`/`.acquire`/`.volatile` load of global (or generic) memory: such loads
+/// are how a thread waits for another CTA's store (cooperative groups' `grid.sync()`
+/// polls the grid's arrival count with `ld.acquire.gpu`; a decoupled look-back polls its
+/// predecessors' flags), and on a CPU the CTA it waits for may be waiting for this core (a
+/// cooperative launch runs a thread per CTA, more than there are cores). Every
+/// [`SPIN_YIELD_EVERY`]th such load of a CTA function's call calls `sched_yield`, so that a
+/// spinning CTA lets the others run: 64 CTAs meeting at one `grid.sync()` on 2 cores took
+/// seconds without it.
+fn spin_hint(e: &mut FnEmitter<'_, '_, '_>) {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let count = e.alloca_builder().build_alloca(i32t, "spins").unwrap();
+    e.alloca_builder().build_store(count, i32t.const_zero()).unwrap();
+    let c = e.b.build_load(i32t, count, "").unwrap().into_int_value();
+    let c = e.b.build_int_add(c, i32t.const_int(1, false), "").unwrap();
+    e.b.build_store(count, c).unwrap();
+    let low = e.b.build_and(c, i32t.const_int(SPIN_YIELD_EVERY - 1, false), "").unwrap();
+    let due = e.b.build_int_compare(inkwell::IntPredicate::EQ, low, i32t.const_zero(), "yield.due").unwrap();
+    let yield_bb = ctx.append_basic_block(e.f, "spin.yield");
+    let go = ctx.append_basic_block(e.f, "spin.go");
+    e.b.build_conditional_branch(due, yield_bb, go).unwrap();
+    e.b.position_at_end(yield_bb);
+    let f = e.m.module.get_function("sched_yield").unwrap_or_else(|| e.m.module.add_function("sched_yield", i32t.fn_type(&[], false), None));
+    e.b.build_call(f, &[], "").unwrap();
+    e.b.build_unconditional_branch(go).unwrap();
+    e.b.position_at_end(go);
 }
 
 /// PTX ISA 9.7.8.10 st: the low bits of wider source registers are stored (Table 24).

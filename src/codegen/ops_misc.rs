@@ -147,6 +147,19 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
                 i32t.const_zero()
             }
         }
+        // PTX ISA 10.20 %envreg<32>: read-only registers whose contents the driver defines.
+        // CUDA's driver passes a cooperative launch's grid workspace in two of them, the
+        // address's high half in %envreg1 and its low half in %envreg2 (cooperative groups
+        // rebuild it and trap if it is null: a grid that was not launched cooperatively);
+        // ptxr does the same (`CtaCtx::grid_ws`, null in other launches). The others read 0.
+        "%envreg1" | "%envreg2" => {
+            let i64t = e.ctx().i64_type();
+            let p = e.cta_field_ptr(field::GRID_WS, None);
+            let ws = e.b.build_load(e.ctx().ptr_type(inkwell::AddressSpace::default()), p, "grid_ws").unwrap().into_pointer_value();
+            let ws = e.b.build_ptr_to_int(ws, i64t, "").unwrap();
+            let half = if id.name == "%envreg1" { e.b.build_right_shift(ws, i64t.const_int(32, false), false, "").unwrap() } else { ws };
+            e.b.build_int_truncate(half, i32t, "").unwrap()
+        }
         n if n.starts_with("%envreg") => i32t.const_zero(),
         n => return Err(e.err(id.span, format!("special register `{n}` is not supported"))),
     })

@@ -72,6 +72,7 @@ typedef struct CtaCtx {
   SyncSlot *slots;
   uint8_t *sched;
   uint32_t group;
+  uint8_t *grid_ws;
 } CtaCtx;
 
 /* STATUS_* and RESOLVE_* from abi.rs */
@@ -127,7 +128,7 @@ static void print_layout(void) {
   FIELD(CtaCtx, ntid); FIELD(CtaCtx, dyn_smem); FIELD(CtaCtx, total_smem);
   FIELD(CtaCtx, status); FIELD(CtaCtx, status_line); FIELD(CtaCtx, rt); FIELD(CtaCtx, host);
   FIELD(CtaCtx, status_thread); FIELD(CtaCtx, smid); FIELD(CtaCtx, frames);
-  FIELD(CtaCtx, slots); FIELD(CtaCtx, sched); FIELD(CtaCtx, group);
+  FIELD(CtaCtx, slots); FIELD(CtaCtx, sched); FIELD(CtaCtx, group); FIELD(CtaCtx, grid_ws);
   printf("SyncSlot %zu %zu\n", sizeof(SyncSlot), _Alignof(SyncSlot));
   FIELD(SyncSlot, state); FIELD(SyncSlot, resume); FIELD(SyncSlot, kind); FIELD(SyncSlot, site);
   FIELD(SyncSlot, line); FIELD(SyncSlot, mode); FIELD(SyncSlot, mask); FIELD(SyncSlot, bar_id);

@@ -61,10 +61,11 @@ typedef struct CtaCtx {
     SyncSlot *slots;
     void *sched;
     uint32_t group;
+    uint8_t *grid_ws; /* cooperative launches' grid workspace (%envreg1:%envreg2); NULL here */
 } CtaCtx;
 
 _Static_assert(sizeof(SyncSlot) == 72 && offsetof(SyncSlot, a) == 40 && offsetof(SyncSlot, result) == 56 && offsetof(SyncSlot, pred) == 64, "SyncSlot layout");
-_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && offsetof(CtaCtx, group) == 120 && sizeof(CtaCtx) == 128, "CtaCtx layout");
+_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && offsetof(CtaCtx, group) == 120 && offsetof(CtaCtx, grid_ws) == 128 && sizeof(CtaCtx) == 136, "CtaCtx layout");
 
 enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
