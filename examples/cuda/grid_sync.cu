@@ -1,5 +1,5 @@
 // Grid-wide synchronization with cooperative groups: a launch of every CTA at once
-// (cudaLaunchCooperativeKernel) in which each phase reads what all CTAs wrote in the one
+// (cudaLaunchCooperativeKernel, and cudaLaunchKernelEx with the cooperative attribute) in which each phase reads what all CTAs wrote in the one
 // before, with grid.sync() between the phases.
 #include <cooperative_groups.h>
 #include <cstdio>
@@ -54,18 +54,34 @@ int main() {
   cudaError_t e = cudaLaunchCooperativeKernel((void *)normalize, blocks, threads, args, threads * sizeof(float), 0);
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) { printf("FAILED: %s\n", cudaGetErrorString(e)); return 1; }
+  // The same launch through cudaLaunchKernelEx with the cooperative attribute, into out2.
+  float *out2;
+  cudaMalloc(&out2, n * sizeof(float));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = threads * sizeof(float);
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeCooperative;
+  attr.val.cooperative = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  e = cudaLaunchKernelEx(&cfg, normalize, (const float *)in, out2, partial, nn);
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) { printf("FAILED: cudaLaunchKernelEx: %s\n", cudaGetErrorString(e)); return 1; }
   // A grid larger than fits at once is refused, as on a GPU.
   cudaError_t big = cudaLaunchCooperativeKernel((void *)normalize, blocks + 1, threads, args, threads * sizeof(float), 0);
   cudaGetLastError();
-  std::vector<float> r(n);
+  std::vector<float> r(n), r2(n);
   cudaMemcpy(r.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(r2.data(), out2, n * sizeof(float), cudaMemcpyDeviceToHost);
   // The sum of i % 13 + 1 over the input, exactly: every value and partial sum is an
   // integer below 2^24, so float addition is exact in any order.
   double total = 0;
   for (int i = 0; i < n; i++) total += h[i];
   int bad = 0;
   for (int i = 0; i < n; i++)
-    if (r[i] != h[i] / (float)total) bad++;
+    if (r[i] != h[i] / (float)total || r2[i] != r[i]) bad++;
   printf("%d CTAs of %d threads, total %.0f, %d wrong; too large a grid: %s\n", blocks, threads, total, bad, cudaGetErrorName(big));
   bool ok = bad == 0 && big == cudaErrorCooperativeLaunchTooLarge;
   printf(ok ? "PASSED\n" : "FAILED\n");

@@ -884,7 +884,7 @@ pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], 
         let most = (per_sm * device::cores() as u64).min(ptxr_runtime::MAX_COOPERATIVE_CTAS);
         let ctas = grid.iter().map(|&g| g as u64).product::<u64>();
         if ctas > most {
-            report(&format!("cuLaunchCooperativeKernel: kernel `{}`: {ctas} CTAs; a cooperative launch of {threads}-thread CTAs runs at most {most} (cuOccupancyMaxActiveBlocksPerMultiprocessor times the multiprocessor count)", k.name));
+            report(&format!("cooperative launch of kernel `{}`: {ctas} CTAs; at most {most} CTAs of {threads} threads run at once (cuOccupancyMaxActiveBlocksPerMultiprocessor times the multiprocessor count)", k.name));
             return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
         }
     }
@@ -990,23 +990,34 @@ pub struct LaunchAttribute {
 pub unsafe extern "C" fn cuLaunchKernelEx(cfg: *const LaunchConfig, f: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult {
     api_ctx(|| {
         let c = cfg.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let mut cooperative = false;
-        for k in 0..c.nattrs as usize {
-            let a = &*c.attrs.add(k);
-            let word = |i: usize| u32::from_le_bytes(a.value[4 * i..4 * i + 4].try_into().unwrap());
-            match a.id {
-                // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-                2 if word(0) != 0 => cooperative = true,
-                // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-                4 if word(0) * word(1) * word(2) > 1 => {
-                    report("cuLaunchKernelEx: clusters of more than one CTA are not supported by ptxr");
-                    return Err(CUDA_ERROR_NOT_SUPPORTED);
-                }
-                _ => {}
-            }
-        }
+        let cooperative = launch_attributes(c.attrs, c.nattrs, "cuLaunchKernelEx")?;
         launch_as(f, c.grid, c.block, c.smem, c.stream, params, extra, CUDA_ERROR_INVALID_VALUE, cooperative)
     })
+}
+
+/// The launch attributes of `cuLaunchKernelEx` and `cudaLaunchKernelExC` (the same layout):
+/// whether the launch is cooperative. Attributes that change nothing here are accepted
+/// (priority, access policy, ...); a cluster of more than one CTA is refused.
+pub(crate) unsafe fn launch_attributes(attrs: *const LaunchAttribute, n: u32, api: &str) -> Result<bool, CUresult> {
+    let mut cooperative = false;
+    if n > 0 && attrs.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    for k in 0..n as usize {
+        let a = &*attrs.add(k);
+        let word = |i: usize| u32::from_le_bytes(a.value[4 * i..4 * i + 4].try_into().unwrap());
+        match a.id {
+            // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            2 => cooperative = word(0) != 0,
+            // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            4 if word(0) * word(1) * word(2) > 1 => {
+                report(&format!("{api}: clusters of more than one CTA are not supported by ptxr"));
+                return Err(CUDA_ERROR_NOT_SUPPORTED);
+            }
+            _ => {}
+        }
+    }
+    Ok(cooperative)
 }
 
 /// `cuLaunchCooperativeKernel`: [`launch_as`] with every CTA at once.

@@ -256,6 +256,29 @@ pub unsafe extern "C" fn cudaLaunchCooperativeKernel(stub: *const c_void, grid: 
     rt(|| launch_rt(stub, grid, block, args, smem, stream, true))
 }
 
+/// `cudaLaunchConfig_t`.
+#[repr(C)]
+pub struct LaunchConfig {
+    grid: Dim3,
+    block: Dim3,
+    smem: usize,
+    stream: *mut c_void,
+    attrs: *const crate::module::LaunchAttribute,
+    nattrs: u32,
+}
+
+/// `cudaLaunchKernelExC` (behind the `cudaLaunchKernelEx` templates): a launch with
+/// attributes, which are the driver's (`cuLaunchKernelEx`): the cooperative attribute makes a
+/// cooperative launch.
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchKernelExC(cfg: *const LaunchConfig, stub: *const c_void, args: *mut *mut c_void) -> CudaError {
+    rt(|| {
+        let c = cfg.as_ref().ok_or(INVALID_VALUE)?;
+        let cooperative = crate::module::launch_attributes(c.attrs, c.nattrs, "cudaLaunchKernelEx")?;
+        launch_rt(stub, c.grid, c.block, args, c.smem, c.stream, cooperative)
+    })
+}
+
 /// `cudaFuncAttributes`.
 #[repr(C)]
 pub struct FuncAttributes {
