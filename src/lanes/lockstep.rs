@@ -28,9 +28,9 @@ use std::collections::{HashMap, HashSet};
 
 /// The backward branches of a kernel body that become yield points: those closing an
 /// innermost loop (no other backward branch inside it) whose instructions include no sync
-/// point and no call. None when the body calls a function (it could synchronize, and its
-/// sync points are not counted). The second set holds the spin loops among them
-/// ([`is_spin_loop`]), which always yield. When there is no room for the others — with `sites`
+/// point and no call. None when the body calls a function other than a host service (it
+/// could synchronize, and its sync points are not counted). The second set holds the spin
+/// loops among them ([`is_spin_loop`]), which always yield. When there is no room for the others — with `sites`
 /// sync points already, the total must stay within `max_sites`, and the body's estimated
 /// size times the number of region copies within `max_size` (`lanes::wants_copies` drops
 /// every region copy of a kernel past these limits) — only the spin loops yield.
@@ -38,7 +38,9 @@ pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize)
     let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
     super::flatten(body, &mut seq);
     let instrs = seq.iter().filter(|s| matches!(s, Stmt::Instr(_))).count();
-    if seq.iter().any(|s| matches!(s, Stmt::Instr(i) if i.opcode.name == "call")) {
+    // (Calls of the host services, `printf` and a failed `assert` in a loop, synchronize
+    // nothing.)
+    if seq.iter().any(|s| matches!(s, Stmt::Instr(i) if i.opcode.name == "call" && !super::calls_host_service(i))) {
         return (HashSet::new(), HashSet::new());
     }
     let sites = seq.iter().filter(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i))).count() as u32;

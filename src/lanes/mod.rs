@@ -128,17 +128,40 @@ pub fn has_sync(body: &[Stmt]) -> bool {
     })
 }
 
+/// The function a direct `call` names (`call (r), f, (a);`), if `i` is one.
+pub(crate) fn callee<'a>(i: &Instr<'a>) -> Option<&'a str> {
+    if i.opcode.name != "call" {
+        return None;
+    }
+    let rest = match i.operands.first() {
+        Some(crate::syntax::ast::Operand::List(..)) => &i.operands[1..],
+        _ => &i.operands[..],
+    };
+    match rest.first() {
+        Some(crate::syntax::ast::Operand::Name(f, _)) => Some(f.name),
+        _ => None,
+    }
+}
+
+/// Whether `i` calls one of the host services that CUDA programs declare as external
+/// functions (`vprintf`, `__assertfail`, `malloc`, `free`): code generation makes them calls
+/// into the runtime, which never synchronize with other threads.
+pub(crate) fn calls_host_service(i: &Instr) -> bool {
+    callee(i).map_or(false, is_host_service)
+}
+
+/// Whether `name` is one of the host services of [`calls_host_service`].
+pub(crate) fn is_host_service(name: &str) -> bool {
+    matches!(name, "vprintf" | "__assertfail" | "malloc" | "free")
+}
+
 /// The direct callees of a body (`call ... f, ...`).
 pub(crate) fn callees<'a>(body: &[Stmt<'a>], out: &mut Vec<&'a str>) {
     for s in body {
         match s {
             Stmt::Instr(i) if i.opcode.name == "call" => {
-                let rest = match i.operands.first() {
-                    Some(crate::syntax::ast::Operand::List(..)) => &i.operands[1..],
-                    _ => &i.operands[..],
-                };
-                if let Some(crate::syntax::ast::Operand::Name(f, _)) = rest.first() {
-                    out.push(f.name);
+                if let Some(f) = callee(i) {
+                    out.push(f);
                 }
             }
             Stmt::Block(b, _) => callees(b, out),
@@ -159,6 +182,8 @@ pub fn sync_funcs<'a>(ast: &crate::syntax::ast::Module<'a>) -> std::collections:
             Item::Func(f) if !f.entry => f.body.as_ref().map(|b| {
                 let mut c = Vec::new();
                 callees(b, &mut c);
+                // The host services (`printf`, a failed `assert`) synchronize nothing.
+                c.retain(|f| !is_host_service(f));
                 // Volatile shared accesses (`is_lockstep_access`) count in leaf functions
                 // (a `warpReduce(volatile int *s, int t)` helper); a function with calls
                 // keeps them as plain accesses rather than becoming impossible to call
