@@ -469,7 +469,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             (e.remat, e.remat_single, e.remat_induction, e.shfl_alias) = (a.nodes, a.single, a.inductions, a.shfl_aliases);
             e.remat_tmp = vec![None; e.remat.len()];
             (e.yields, e.spin_yields) = crate::lanes::lockstep::yield_branches(body, crate::lanes::MAX_COPY_SITES, crate::lanes::MAX_COPY_INSTRUCTIONS);
-            if !e.yields.is_empty() {
+            if !e.yields.is_empty() || crate::lanes::calls_spin_loop(body, e.m.ast) {
                 let c = e.alloca_b.build_alloca(ctx.i32_type(), "yield.count").unwrap();
                 let st = e.sync.as_mut().unwrap();
                 st.regs.push((c, ctx.i32_type().into(), 4));
@@ -1257,10 +1257,11 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.b.position_at_end(bb);
     }
 
-    /// Whether `i` is a backward branch that yields (`lanes::lockstep`): only in the
-    /// kernel's own body, not in an inlined function.
+    /// Whether `i` is a backward branch that yields (`lanes::lockstep`): in the kernel's
+    /// own body, and the spin loops of an inlined function ([`FnEmitter::inline_call`]).
     fn is_yield(&self, i: &Instr<'a>) -> bool {
-        self.sync.is_some() && self.inlining.is_empty() && self.yields.contains(&(i as *const Instr<'a>))
+        let p = i as *const Instr<'a>;
+        self.sync.is_some() && self.yields.contains(&p) && (self.inlining.is_empty() || self.spin_yields.contains(&p))
     }
 
     /// Whether the lanes of the warp must meet before a volatile shared access (`store` or
@@ -1523,7 +1524,29 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         }
         let after = self.ctx().append_basic_block(self.f, &format!("ret.{}", fname.name));
         self.ret_bb = after;
-        let r = self.walk(&[]);
+        // The callee's spin loops (waiting for another thread of the CTA) yield, as the
+        // kernel's own do: a thread run before the one it waits for would never stop.
+        let spins = def.body.as_ref().map(|b| crate::lanes::lockstep::yield_branches(b, u32::MAX, usize::MAX).1).unwrap_or_default();
+        let mut seq = Vec::new();
+        if let Some(b) = def.body.as_ref() {
+            crate::lanes::flatten(b, &mut seq);
+        }
+        let heads: Vec<&'a str> = seq
+            .iter()
+            .filter_map(|st| match st {
+                ast::Stmt::Instr(x) if spins.contains(&(x as *const Instr<'a>)) => match x.operands.first() {
+                    Some(Operand::Name(l, None)) => Some(l.name),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        if !spins.is_empty() && self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) {
+            self.yields.extend(spins.iter().copied());
+            self.spin_yields.extend(spins.iter().copied());
+        }
+        let heads = if self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) { heads } else { Vec::new() };
+        let r = self.walk(&heads);
         if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             self.b.build_unconditional_branch(after).unwrap();
         }

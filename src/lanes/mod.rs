@@ -188,7 +188,9 @@ pub fn sync_funcs<'a>(ast: &crate::syntax::ast::Module<'a>) -> std::collections:
                 // (a `warpReduce(volatile int *s, int t)` helper); a function with calls
                 // keeps them as plain accesses rather than becoming impossible to call
                 // recursively or through a pointer.
-                (f.name.name, has_strict_sync(b) || (c.is_empty() && has_sync(b)), c)
+                // A function with a spin loop (waiting for another thread of the CTA) is
+                // inlined too: the loop yields to the scheduler there.
+                (f.name.name, has_strict_sync(b) || (c.is_empty() && has_sync(b)) || lockstep::has_spin_loop(b), c)
             }),
             _ => None,
         })
@@ -205,6 +207,32 @@ pub fn sync_funcs<'a>(ast: &crate::syntax::ast::Module<'a>) -> std::collections:
             return set;
         }
     }
+}
+
+/// Whether a body calls, directly or through the functions those call, a `.func` of `ast`
+/// that has a spin loop (`lockstep::has_spin_loop`; such functions are inlined, and their
+/// spin loops yield).
+pub fn calls_spin_loop(body: &[Stmt], ast: &crate::syntax::ast::Module) -> bool {
+    use crate::syntax::ast::Item;
+    let mut stack = Vec::new();
+    callees(body, &mut stack);
+    let mut seen = std::collections::HashSet::new();
+    while let Some(name) = stack.pop() {
+        if !seen.insert(name) {
+            continue;
+        }
+        let def = ast.items.iter().find_map(|it| match it {
+            Item::Func(f) if f.name.name == name => f.body.as_ref(),
+            _ => None,
+        });
+        if let Some(b) = def {
+            if lockstep::has_spin_loop(b) {
+                return true;
+            }
+            callees(b, &mut stack);
+        }
+    }
+    false
 }
 
 /// Whether a kernel body synchronizes, directly or through a call to one of `funcs`.
