@@ -1110,6 +1110,18 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 self.yield_heads.insert(name, head);
             }
         }
+        // Spin loops keep the yield count across entries: a backoff loop inside a polling
+        // loop runs a few iterations per poll, fewer than `YIELD_EVERY`.
+        let spin_heads: std::collections::HashSet<&'a str> = func
+            .blocks
+            .iter()
+            .filter_map(|b| b.term_src)
+            .filter(|(i, _)| self.spin_yields.contains(&(*i as *const Instr<'a>)))
+            .filter_map(|(i, _)| match i.operands.first() {
+                Some(Operand::Name(l, None)) => Some(l.name),
+                _ => None,
+            })
+            .collect();
         let first = self.block_target(&bbs, 0);
         self.b.build_unconditional_branch(first).unwrap();
         // Reverse postorder positions: an edge to a block at or before its source's position
@@ -1125,7 +1137,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 self.volatile_last = None;
                 if let Some(&head) = self.yield_heads.get(l) {
                     let c = self.sync.as_ref().and_then(|s| s.yield_count).expect("yield loops have a count");
-                    self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
+                    if !spin_heads.contains(l) {
+                        self.b.build_store(c, self.ctx().i32_type().const_zero()).unwrap();
+                    }
                     self.b.build_unconditional_branch(head).unwrap();
                     self.b.position_at_end(head);
                 }

@@ -97,13 +97,19 @@ fn is_shared_read(i: &Instr) -> bool {
     }
 }
 
-/// Whether the loop `seq[h..=b]` (a header label to its backward branch) is a spin loop: one
-/// of its branches depends on a value read by [`is_shared_read`] in the loop — waiting for a
-/// flag that another thread sets, or retrying a lock (`atom.cas`) that another thread holds.
+/// Whether the loop `seq[h..=b]` (a header label to its backward branch) is a spin loop: it
+/// sleeps (`nanosleep`), or one of its branches depends on a value read by
+/// [`is_shared_read`] in the loop — waiting for a flag that another thread sets, or retrying
+/// a lock (`atom.cas`) that another thread holds.
 /// The dependence follows registers through the loop's instructions (twice round, for
 /// values carried to the next iteration) and their guards.
 fn is_spin_loop(seq: &[&Stmt<'_>]) -> bool {
     let instrs: Vec<&Instr> = seq.iter().filter_map(|s| if let Stmt::Instr(i) = s { Some(i) } else { None }).collect();
+    // PTX ISA 9.7.17.2 nanosleep suspends the thread: a loop that sleeps waits for other
+    // threads (a backoff loop inside a polling loop, whose poll is then not innermost).
+    if instrs.iter().any(|i| i.opcode.name == "nanosleep") {
+        return true;
+    }
     let mut tainted: HashSet<&str> = HashSet::new();
     for i in &instrs {
         if is_shared_read(i) {
