@@ -758,3 +758,56 @@ fn cooperative_launch_synchronizes_the_grid() {
     assert!(err.contains("CTA (5,0,0), thread (0,0,0): error: `trap` executed"), "{err}");
     assert!(start.elapsed() < std::time::Duration::from_secs(30), "{err}");
 }
+
+/// The C ABI's cooperative launches (`ptxr_set_cooperative`): the grid barrier of
+/// tests/cli/grid_barrier.ptx with every CTA on a thread of its own (40 CTAs, more than the
+/// cores), out[CTAs + c] = (c + 1) % CTAs; without it the kernel traps; a trapping CTA stops
+/// the ones waiting for it and is the error reported; too many CTAs is PTXR_ERR_CONFIG.
+#[test]
+fn c_abi_cooperative_launch_synchronizes_the_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/cli/grid_barrier.ptx",
+        "gb",
+        r#"#include <stdio.h>
+#include <string.h>
+#include "gb.h"
+int main(void) {
+    enum { N = 40 };
+    uint32_t out[2 * N];
+    memset(out, 0, sizeof out);
+    void *p = out;
+    void *ring_args[] = {&p};
+    ptxr_launch_config cfg = {{N, 1, 1}, {64, 1, 1}, 0, NULL, NULL};
+    ptxr_set_cooperative(1);
+    int rc = ptxr_launch_ring(&cfg, ring_args);
+    int bad = 0;
+    for (int c = 0; c < N; c++) bad += out[c] != (uint32_t)c || out[N + c] != (uint32_t)((c + 1) % N);
+    printf("ring %d %d [%s]\n", rc, bad, ptxr_last_error());
+    uint32_t which = 5;
+    void *trap_args[] = {&which};
+    cfg.grid[0] = 24;
+    rc = ptxr_launch_trap_one(&cfg, trap_args);
+    printf("trap_one %d %s\n", rc, ptxr_last_error());
+    cfg.grid[0] = 5000;
+    rc = ptxr_launch_ring(&cfg, ring_args);
+    printf("too many %d %s\n", rc, ptxr_last_error());
+    ptxr_set_cooperative(0);
+    cfg.grid[0] = 4;
+    rc = ptxr_launch_ring(&cfg, ring_args);
+    printf("not cooperative %d %s\n", rc, ptxr_last_error());
+    return 0;
+}
+"#,
+    );
+    let start = std::time::Instant::now();
+    let out = std::process::Command::new(&exe).output().unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.contains("ring 0 0 []"), "{out}");
+    // PTXR_ERR_TRAP is 3, PTXR_ERR_CONFIG 1.
+    assert!(out.contains("trap_one 3 tests/cli/grid_barrier.ptx:88: in kernel `trap_one`, CTA (5,0,0), thread (0,0,0): error: `trap` executed"), "{out}");
+    assert!(out.contains("too many 1 kernel `ring`: a cooperative launch of 5000 CTAs; ptxr runs at most 4096 at once"), "{out}");
+    assert!(out.contains("not cooperative 3 tests/cli/grid_barrier.ptx:29:"), "{out}");
+}

@@ -59,6 +59,12 @@ const char *ptxr_last_error(void);
  * loops ends on its own), and CTAs not started by then do not start. The message names the
  * kernel and the CTAs still running. */
 void ptxr_set_timeout(double seconds);
+/* Launches from the calling thread are cooperative (on != 0) or not (0, the default), as
+ * cudaLaunchCooperativeKernel makes them: every CTA of the grid runs at once, each on a thread
+ * of its own (at most 4096 CTAs, else PTXR_ERR_CONFIG), and the kernel may synchronize the
+ * whole grid (cooperative groups' grid.sync()). The parallel_for of the configuration is not
+ * used. */
+void ptxr_set_cooperative(int on);
 
 /* A tensor map for `cp.async.bulk.tensor` (a `.param .align 64 .b8 map[128]` parameter), with
  * the parameters of CUDA's cuTensorMapEncodeTiled: `dtype` numbered as CUtensorMapDataType

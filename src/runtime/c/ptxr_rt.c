@@ -363,6 +363,7 @@ typedef struct Launch {
     uint64_t base; /* first CTA of the current parallel_for chunk */
     uint64_t ncta;
     uint64_t group; /* CTAs per call of the CTA function (k->cta_group), else 1 */
+    uint8_t *grid_ws; /* a cooperative launch's grid workspace (ptxr_set_cooperative), else NULL */
     int stop; /* accessed atomically */
     pthread_mutex_t mu;
     int failed;
@@ -831,6 +832,7 @@ static void run_cta(void *vl, uint32_t i) {
     ctx.host = l;
     ctx.smid = tls.smid - 1;
     ctx.group = (uint32_t)(l->ncta - c < l->group ? l->ncta - c : l->group);
+    ctx.grid_ws = l->grid_ws;
     if (k->uses_sync) {
         /* Frames need no clearing: registers are written before they are read, and .local
          * memory starts uninitialized on a GPU too. */
@@ -869,10 +871,19 @@ static void run_cta(void *vl, uint32_t i) {
         if (sched.called) tls.slots_clean = 0;
         if (st != 0 || ctx.status != 0) {
             __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+            /* The other CTAs of a cooperative launch may be waiting for this one: they stop
+             * at their next back edge (cancel word 2, as at a time limit), and the error
+             * reported is this one, not theirs. */
+            int by_peer = l->grid_ws && ctx.status == STATUS_TIMEOUT && __atomic_load_n(&l->cancel, __ATOMIC_RELAXED) == 2;
+            if (l->grid_ws && !by_peer) {
+                uint32_t zero = 0;
+                __atomic_compare_exchange_n(&l->cancel, &zero, 2, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+            }
             pthread_mutex_lock(&l->mu);
             /* In a group, ctaid is the CTA of the warp that stopped. */
             c = ctx.ctaid[0] + gx * (ctx.ctaid[1] + gy * (uint64_t)ctx.ctaid[2]);
-            if (!l->failed || c < l->fail_cta) {
+            int old_by_peer = l->failed && l->grid_ws && l->fail_ctx.status == STATUS_TIMEOUT && __atomic_load_n(&l->cancel, __ATOMIC_RELAXED) == 2;
+            if (!l->failed || by_peer < old_by_peer || (by_peer == old_by_peer && c < l->fail_cta)) {
                 l->failed = 1;
                 l->fail_cta = c;
                 l->fail_ctx = ctx;
@@ -884,6 +895,33 @@ static void run_cta(void *vl, uint32_t i) {
 oom:
     __atomic_store_n(&l->nomem, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- Cooperative launches (ptxr_set_cooperative) ---- */
+
+static _Thread_local int cooperative;
+
+void ptxr_set_cooperative(int on) { cooperative = on != 0; }
+
+#define MAX_COOPERATIVE_CTAS 4096
+
+/* A thread of a cooperative launch: runs CTA `i`, then releases its thread-local buffers. */
+typedef struct CoopThread {
+    Launch *l;
+    uint32_t i;
+    pthread_t t;
+    int started;
+} CoopThread;
+
+static void *coop_cta(void *vc) {
+    CoopThread *ct = (CoopThread *)vc;
+    run_cta(ct->l, ct->i);
+    if (tls.smem_map) munmap(tls.smem_map, tls.smem_map_len);
+    else free(tls.smem);
+    free(tls.frames);
+    free(tls.slots);
+    memset(&tls, 0, sizeof tls);
+    return NULL;
 }
 
 static _Thread_local char last_error[2048];
@@ -917,6 +955,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     uint64_t total_smem = (uint64_t)k->static_smem + cfg->shared_bytes;
     if (total_smem > 227 * 1024)
         return error(PTXR_ERR_CONFIG, "shared memory %llu bytes (%u static + %u dynamic) exceeds the %u byte limit", (unsigned long long)total_smem, k->static_smem, cfg->shared_bytes, 227 * 1024);
+    if (cooperative && (uint64_t)g[0] * g[1] * g[2] > MAX_COOPERATIVE_CTAS)
+        return error(PTXR_ERR_CONFIG, "kernel `%s`: a cooperative launch of %llu CTAs; ptxr runs at most %d at once", k->name, (unsigned long long)g[0] * g[1] * g[2], MAX_COOPERATIVE_CTAS);
     if (k->nparams > 0 && !args) return error(PTXR_ERR_ARGS, "kernel `%s` takes %u parameters but args is NULL", k->name, k->nparams);
     /* Parameter buffer (CUDA's cuLaunchKernel convention: args[i] points to parameter i). */
     size_t pbytes = k->param_bytes < 8 ? 8 : k->param_bytes;
@@ -950,7 +990,31 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     }
     l.ncta = ncta;
     l.group = 1;
-    if (k->cta_group) {
+    int coop = cooperative;
+    uint64_t workspace[4] = {0, 0, 0, 0};
+    if (coop) l.grid_ws = (uint8_t *)workspace;
+    if (coop) {
+        /* Every CTA at once, each on a thread of its own. */
+        CoopThread *ts = (CoopThread *)calloc(ncta, sizeof *ts);
+        if (!ts) {
+            l.nomem = 1;
+        } else {
+            for (uint64_t c = 0; c < ncta; c++) {
+                ts[c].l = &l;
+                ts[c].i = (uint32_t)c;
+                ts[c].started = pthread_create(&ts[c].t, NULL, coop_cta, &ts[c]) == 0;
+                if (!ts[c].started) {
+                    /* No thread for this CTA: the others may wait for it forever. */
+                    l.nomem = 1;
+                    __atomic_store_n(&l.cancel, 2, __ATOMIC_SEQ_CST);
+                    break;
+                }
+            }
+            for (uint64_t c = 0; c < ncta; c++)
+                if (ts[c].started) pthread_join(ts[c].t, NULL);
+            free(ts);
+        }
+    } else if (k->cta_group) {
         /* Groups of up to 16 CTAs, fewer where the grid would leave fewer than 16 groups per
          * core (as the Rust runtime does per pool thread). */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -962,7 +1026,9 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         if (n > 0) gsz = n > 65536 ? 65536 : (uint64_t)n;
         l.group = gsz < 1 ? 1 : gsz;
     }
-    if (cfg->parallel_for) {
+    if (coop) {
+        /* (run above) */
+    } else if (cfg->parallel_for) {
         const uint64_t chunk = (uint64_t)l.group << 31;
         for (l.base = 0; l.base < ncta && !__atomic_load_n(&l.stop, __ATOMIC_RELAXED); l.base += chunk) {
             uint64_t n = ncta - l.base < chunk ? ncta - l.base : chunk;
@@ -992,6 +1058,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     free(l.out);
     free(pbuf);
     pthread_mutex_destroy(&l.mu);
+    /* A cooperative launch that could not start a thread for every CTA cancelled the others. */
+    if (coop && l.nomem) return error(PTXR_ERR_NOMEM, "kernel `%s`: a cooperative launch could not start a thread for every CTA", k->name);
     if (l.failed) {
         const CtaCtx *c = &l.fail_ctx;
         uint32_t t = c->status_thread;
