@@ -391,6 +391,14 @@ fn c_abi_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> 
     exe
 }
 
+/// Runs a program of [`c_abi_program`], which must end within a minute; its standard output.
+fn c_abi_run(exe: &std::path::Path) -> String {
+    let start = std::time::Instant::now();
+    let out = std::process::Command::new(exe).output().unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
 /// The C ABI's time limit (`ptxr_set_timeout`): a launch that spins stops with
 /// PTXR_ERR_TIMEOUT and a message naming the kernel, the running CTAs and the line; a launch
 /// that ends is unaffected; the limit is per calling thread and 0 removes it.
@@ -422,10 +430,7 @@ int main(void) {
 }
 "#,
     );
-    let start = std::time::Instant::now();
-    let out = std::process::Command::new(&exe).output().unwrap();
-    assert!(start.elapsed() < std::time::Duration::from_secs(60));
-    let out = String::from_utf8_lossy(&out.stdout).to_string();
+    let out = c_abi_run(&exe);
     // PTXR_ERR_TIMEOUT is 10.
     assert!(out.contains("spin_odd 10 tests/cli/spin_forever.ptx: error: kernel `spin_odd`: launch timed out after 0.3 s (the launch's time limit); CTAs still running: ("), "{out}");
     assert!(out.contains("stopped at line 67"), "{out}");
@@ -801,10 +806,7 @@ int main(void) {
 }
 "#,
     );
-    let start = std::time::Instant::now();
-    let out = std::process::Command::new(&exe).output().unwrap();
-    assert!(start.elapsed() < std::time::Duration::from_secs(60));
-    let out = String::from_utf8_lossy(&out.stdout).to_string();
+    let out = c_abi_run(&exe);
     assert!(out.contains("ring 0 0 []"), "{out}");
     // PTXR_ERR_TRAP is 3, PTXR_ERR_CONFIG 1.
     assert!(out.contains("trap_one 3 tests/cli/grid_barrier.ptx:88: in kernel `trap_one`, CTA (5,0,0), thread (0,0,0): error: `trap` executed"), "{out}");
