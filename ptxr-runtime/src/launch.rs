@@ -301,6 +301,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // The grid workspace of a cooperative launch (`set_cooperative`): cooperative groups'
     // grid barrier counts arrivals in its second word.
     let mut workspace = [0u64; 4];
+    let no_thread = std::sync::atomic::AtomicBool::new(false);
     let grid_ws = if cooperative { workspace.as_mut_ptr() as usize } else { 0 };
     let group = match (k.cta_group, std::env::var("PTXR_CTA_GROUP").ok().and_then(|s| s.parse::<u64>().ok())) {
         _ if cooperative => 1,
@@ -421,14 +422,20 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 body(&mut st, g);
             }
         } else if cooperative {
-            // Every CTA at once, each on a thread of its own (`set_cooperative`).
-            let (init, body) = (&init, &body);
+            // Every CTA at once, each on a thread of its own (`set_cooperative`). Without a
+            // thread for some CTA the others could wait for it forever: they are cancelled.
+            let (init, body, no_thread) = (&init, &body, &no_thread);
             std::thread::scope(|cs| {
                 for g in 0..ngroups {
-                    cs.spawn(move || {
+                    let run = move || {
                         let mut st = init();
                         body(&mut st, g);
-                    });
+                    };
+                    if std::thread::Builder::new().spawn_scoped(cs, run).is_err() {
+                        no_thread.store(true, std::sync::atomic::Ordering::Relaxed);
+                        host.cancel.store(2, std::sync::atomic::Ordering::SeqCst);
+                        break;
+                    }
                 }
             });
         } else {
@@ -438,6 +445,9 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         finished.1.notify_all();
     });
     host.flush();
+    if no_thread.into_inner() {
+        return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch of {ncta} CTAs could not start a thread for every CTA", k.file)));
+    }
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         LAST_STATUS.with(|s| s.set(ctx.status));
         let nt = cfg.block;

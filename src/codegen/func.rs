@@ -1539,27 +1539,23 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let after = self.ctx().append_basic_block(self.f, &format!("ret.{}", fname.name));
         self.ret_bb = after;
         // The callee's spin loops (waiting for another thread of the CTA) yield, as the
-        // kernel's own do: a thread run before the one it waits for would never stop.
-        let spins = def.body.as_ref().map(|b| crate::lanes::lockstep::yield_branches(b, u32::MAX, usize::MAX).1).unwrap_or_default();
-        let mut seq = Vec::new();
-        if let Some(b) = def.body.as_ref() {
+        // kernel's own do: a thread run before the one it waits for would never stop. (A
+        // kernel that reaches a function with a spin loop has a yield count.)
+        let mut heads: Vec<&'a str> = Vec::new();
+        if let (Some(b), true) = (def.body.as_ref(), self.sync.as_ref().map_or(false, |s| s.yield_count.is_some())) {
+            let spins = crate::lanes::lockstep::yield_branches(b, u32::MAX, usize::MAX).1;
+            let mut seq = Vec::new();
             crate::lanes::flatten(b, &mut seq);
-        }
-        let heads: Vec<&'a str> = seq
-            .iter()
-            .filter_map(|st| match st {
-                ast::Stmt::Instr(x) if spins.contains(&(x as *const Instr<'a>)) => match x.operands.first() {
-                    Some(Operand::Name(l, None)) => Some(l.name),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
-        if !spins.is_empty() && self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) {
+            for st in seq {
+                if let ast::Stmt::Instr(x) = st {
+                    if let (true, Some(Operand::Name(l, None))) = (spins.contains(&(x as *const Instr<'a>)), x.operands.first()) {
+                        heads.push(l.name);
+                    }
+                }
+            }
             self.yields.extend(spins.iter().copied());
-            self.spin_yields.extend(spins.iter().copied());
+            self.spin_yields.extend(spins);
         }
-        let heads = if self.sync.as_ref().map_or(false, |s| s.yield_count.is_some()) { heads } else { Vec::new() };
         let r = self.walk(&heads);
         if self.b.get_insert_block().map_or(false, |bb| bb.get_terminator().is_none()) {
             self.b.build_unconditional_branch(after).unwrap();

@@ -30,10 +30,11 @@ use std::collections::{HashMap, HashSet};
 /// innermost loop (no other backward branch inside it) whose instructions include no sync
 /// point and no call. None when the body calls a function other than a host service (it
 /// could synchronize, and its sync points are not counted). The second set holds the spin
-/// loops among them ([`is_spin_loop`]), which always yield. When there is no room for the others — with `sites`
-/// sync points already, the total must stay within `max_sites`, and the body's estimated
-/// size times the number of region copies within `max_size` (`lanes::wants_copies` drops
-/// every region copy of a kernel past these limits) — only the spin loops yield.
+/// loops among them ([`is_spin_loop`]), which always yield. When there is no room for the
+/// others — with `sites` sync points already, the total must stay within `max_sites`, and
+/// the body's estimated size times the number of region copies within `max_size`
+/// (`lanes::wants_copies` drops every region copy of a kernel past these limits) — only the
+/// spin loops yield.
 pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize) -> (HashSet<*const Instr<'a>>, HashSet<*const Instr<'a>>) {
     let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
     super::flatten(body, &mut seq);
