@@ -302,7 +302,16 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
         });
     }
     ptxr::runtime::set_cooperative(cooperative);
-    loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs)?;
+    loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs).map_err(|e| {
+        // Cooperative groups trap in a launch that is not cooperative, where the grid's
+        // workspace (%envreg1:%envreg2) is null.
+        let grid_ws = src.text.contains("%envreg1") || src.text.contains("%envreg2");
+        if !cooperative && grid_ws && e.to_string().contains("`trap` executed") {
+            anyhow::anyhow!("{e}\nnote: the kernel reads %envreg1/%envreg2, where a cooperative launch passes the grid's workspace; cooperative groups' grid.sync() traps when the launch is not cooperative: run it with --cooperative")
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })?;
     for (n, p) in dump_specs {
         let (ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } | ArgSpec::TensorMap { data: b, .. }) = &argv[n] else { unreachable!() };
         if p == "-" {

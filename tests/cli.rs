@@ -755,6 +755,7 @@ fn cooperative_launch_synchronizes_the_grid() {
     let (rc, _, err) = ptxr(&["run", "tests/cli/grid_barrier.ptx", "--kernel", "ring", "--grid", "4", "--block", "64", "--arg", "buf:zero:32"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("grid_barrier.ptx:29:") && err.contains("`trap` executed"), "{err}");
+    assert!(err.contains("note: the kernel reads %envreg1/%envreg2") && err.contains("run it with --cooperative"), "{err}");
     // A CTA that stops with an error stops the CTAs waiting for it at the barrier, and the
     // error reported is its own.
     let start = std::time::Instant::now();

@@ -44,6 +44,9 @@ pub struct Module {
     /// The PTX file messages refer to.
     file: String,
     funcs: Mutex<HashMap<String, usize>>,
+    /// The PTX reads `%envreg1`/`%envreg2`, where a cooperative launch passes the grid's
+    /// workspace (for the hint when such a kernel traps in another launch).
+    reads_grid_ws: bool,
 }
 
 pub struct Func {
@@ -234,7 +237,8 @@ fn load_ptx(text: &str, name_hint: Option<&str>) -> Result<Module, (CUresult, St
             gmap.insert(name, (a, size));
         }
     }
-    Ok(Module { lib, kernels, globals: gmap, deferred, const_bytes, file, funcs: Mutex::new(HashMap::new()) })
+    let reads_grid_ws = text.contains("%envreg1") || text.contains("%envreg2");
+    Ok(Module { lib, kernels, globals: gmap, deferred, const_bytes, file, funcs: Mutex::new(HashMap::new()), reads_grid_ws })
 }
 
 /// A module image: NUL-terminated PTX text. A cubin (ELF) or NVIDIA fatbinary is refused
@@ -447,6 +451,10 @@ pub unsafe extern "C" fn cuModuleGetLoadingMode(mode: *mut c_int) -> CUresult {
 }
 
 // ------------------------------------------------------------------ linking (PTX inputs)
+
+/// Said after a trap of a kernel that reads the grid workspace in a launch that is not
+/// cooperative (cooperative groups trap there).
+pub(crate) const GRID_SYNC_HINT: &str = "note: the kernel reads %envreg1/%envreg2, where a cooperative launch passes the grid's workspace; cooperative groups' grid.sync() traps when the launch is not cooperative (cudaLaunchCooperativeKernel, cuLaunchCooperativeKernel)";
 
 /// ptxr's part of NVIDIA's device runtime library (libcudadevrt), linked in its place.
 const DEVRT_PTX: &str = include_str!("devrt.ptx");
@@ -948,6 +956,9 @@ pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], 
         Ok(()) => Ok(()),
         Err(e) => {
             report(&e.0);
+            if !cooperative && m.reads_grid_ws && ptxr_runtime::last_status() == ptxr_runtime::abi::STATUS_TRAP {
+                report(GRID_SYNC_HINT);
+            }
             let code = launch_error(ptxr_runtime::last_status());
             if code != CUDA_ERROR_NOT_SUPPORTED {
                 if let Ok(c) = device::current() {
