@@ -756,6 +756,10 @@ fn cooperative_launch_synchronizes_the_grid() {
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("grid_barrier.ptx:29:") && err.contains("`trap` executed"), "{err}");
     assert!(err.contains("note: the kernel reads %envreg1/%envreg2") && err.contains("run it with --cooperative"), "{err}");
+    // More CTAs than run at once: an error before any CTA starts.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/grid_barrier.ptx", "--kernel", "ring", "--grid", "5000", "--block", "32", "--cooperative", "--arg", "buf:zero:40000"]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("kernel `ring`: a cooperative launch of 5000 CTAs; ptxr runs at most 4096 at once"), "{err}");
     // A CTA that stops with an error stops the CTAs waiting for it at the barrier, and the
     // error reported is its own.
     let start = std::time::Instant::now();

@@ -198,8 +198,8 @@ const SPIN_YIELD_EVERY: u64 = 64;
 /// are how a thread waits for another CTA's store (cooperative groups' `grid.sync()` polls
 /// the grid's arrival count with `ld.acquire.gpu`). In a cooperative launch every CTA runs on
 /// a thread of its own, more threads than cores, and the CTA waited for may be waiting for
-/// this core: there every [`SPIN_YIELD_EVERY`]th such load of a CTA function's call calls
-/// `sched_yield`, so that a spinning CTA lets the others run (NVRTC's `grid.sync()` with 256
+/// this core: there every [`SPIN_YIELD_EVERY`]th execution of such a load (a count per load
+/// site, per call of the function) calls `sched_yield`, so that a spinning CTA lets the others run (NVRTC's `grid.sync()` with 256
 /// CTAs on 2 cores: 3.9 s without, 0.6 s with, compilation included; every 256th load:
 /// 0.7 s, every 4096th: 1.9 s). Other launches run at most one CTA per core and never yield.
 fn spin_hint(e: &mut FnEmitter<'_, '_, '_>) {

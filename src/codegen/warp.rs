@@ -1493,7 +1493,6 @@ impl FrameTraffic {
         let nb = f.blocks.len();
         // Forward: the webs whose frame copy may be stale on entry to each block.
         let mut stale_in: Vec<Option<HashSet<(u32, String)>>> = vec![None; nb];
-        let mut clean = vec![HashSet::new(); n];
         let entry = blocks[0];
         stale_in[entry as usize] = Some(universe.clone());
         let mut changed = true;
@@ -1534,9 +1533,7 @@ impl FrameTraffic {
                 }
             }
         }
-        for s in 0..n {
-            clean[s] = sites[s].1.iter().filter(|w| !stale_at[s].contains(*w)).cloned().collect();
-        }
+        let clean: Vec<HashSet<(u32, String)>> = (0..n).map(|s| sites[s].1.iter().filter(|w| !stale_at[s].contains(*w)).cloned().collect()).collect();
         // Backward: the webs whose storage the code from each block on may read.
         let mut need_in: Vec<HashSet<(u32, String)>> = vec![HashSet::new(); nb];
         let mut needed = vec![HashSet::new(); n];
