@@ -101,7 +101,7 @@ pub fn launchers_source(kernels: &[CKernel]) -> String {
         };
         let d3 = |d: Option<[u32; 3]>| d.map_or("{0, 0, 0}".to_string(), |d| format!("{{{}, {}, {}}}", d[0], d[1], d[2]));
         s += &format!(
-            "static const ptxr_kernel ptxr_k_{id} = {{{}, {}, ptxr_cta_{id}, {}, {offs}, {sizes}, {}, {}, {}, {}, {}, {}, {}}};\n",
+            "static const ptxr_kernel ptxr_k_{id} = {{{}, {}, ptxr_cta_{id}, {}, {offs}, {sizes}, {}, {}, {}, {}, {}, {}, {}, {}}};\n",
             c_string(&i.name),
             c_string(k.file),
             i.params.len(),
@@ -111,7 +111,8 @@ pub fn launchers_source(kernels: &[CKernel]) -> String {
             d3(i.maxntid),
             i.frame_size,
             i.uses_sync as u32,
-            i.cta_group as u32
+            i.cta_group as u32,
+            d3(i.cluster)
         );
         s += &format!("int ptxr_launch_{id}(const ptxr_launch_config *cfg, void **args) {{ return ptxr_rt_launch(&ptxr_k_{id}, cfg, args); }}\n\n");
     }
@@ -284,8 +285,9 @@ mod tests {
     /// `ptxr_rt.c` asserts the same layout with `_Static_assert`.
     #[test]
     fn abi_layout_matches_the_c_runtime() {
-        assert_eq!(std::mem::size_of::<CtaCtx>(), 136);
+        assert_eq!(std::mem::size_of::<CtaCtx>(), 144);
         assert_eq!(std::mem::offset_of!(CtaCtx, grid_ws), 128);
+        assert_eq!(std::mem::offset_of!(CtaCtx, cluster), 136);
         assert_eq!(std::mem::offset_of!(CtaCtx, group), 120);
         assert_eq!(std::mem::size_of::<SyncSlot>(), 72);
         assert_eq!(std::mem::offset_of!(CtaCtx, rt), 72);

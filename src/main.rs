@@ -93,6 +93,11 @@ enum Cmd {
         /// (cooperative groups' `grid.sync()`).
         #[arg(long)]
         cooperative: bool,
+        /// Clusters of X[,Y[,Z]] CTAs (PTX ISA 8.x, sm_90), as a launch with the cluster
+        /// dimension attribute: a cluster's CTAs run at once and share their shared memory
+        /// (`mapa`, `barrier.cluster`). Default: the kernel's `.reqnctapercluster`, else 1.
+        #[arg(long)]
+        cluster: Option<String>,
     },
     /// Compile CUDA C++ programs (.cu with host code and kernels) like nvcc, into executables
     /// that run on this CPU through ptxr's CUDA runtime library: `ptxr cuda app.cu -o app`.
@@ -154,7 +159,7 @@ fn main() -> ExitCode {
         Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
         Cmd::Run { timeout: Some(t), .. } if !(t > 0.0 && t.is_finite()) => Err(anyhow::anyhow!("--timeout takes a positive number of seconds, not `{t}`")),
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, cooperative, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout, cooperative),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, cooperative, cluster, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout, cooperative, cluster.as_deref()),
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep, exec_diff } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2, exec_diff };
             roundtrip(&file, &o)
@@ -260,8 +265,9 @@ fn compile(file: &PathBuf, target: &str, emit: Option<&str>, ptx: &str, c_abi: b
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
 #[allow(clippy::too_many_arguments)]
-fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32, timeout: Option<f64>, cooperative: bool) -> anyhow::Result<()> {
+fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args: &[String], dumps: &[String], binds: &[String], opt: u32, timeout: Option<f64>, cooperative: bool, cluster: Option<&str>) -> anyhow::Result<()> {
     let grid = Dim3::parse(grid).map_err(|e| anyhow::anyhow!("--grid {e}"))?;
+    let cluster = cluster.map(|c| Dim3::parse(c).map(|d| [d.0, d.1, d.2]).map_err(|e| anyhow::anyhow!("--cluster {e}"))).transpose()?;
     let block = Dim3::parse(block).map_err(|e| anyhow::anyhow!("--block {e}"))?;
     let mut argv: Vec<ArgSpec> = args.iter().map(|a| parse_arg(a).map_err(|e| anyhow::anyhow!("--arg {e}"))).collect::<Result<_, _>>()?;
     let mut dump_specs = Vec::new();
@@ -302,6 +308,7 @@ fn run(file: &PathBuf, kernel: &str, grid: &str, block: &str, shared: u32, args:
         });
     }
     ptxr::runtime::set_cooperative(cooperative);
+    ptxr::runtime::set_cluster(cluster);
     loaded.launch_bound(kernel, &cfg, &mut argv, &mut refs).map_err(|e| {
         // Cooperative groups trap in a launch that is not cooperative, where the grid's
         // workspace (%envreg1:%envreg2) is null.

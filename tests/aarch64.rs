@@ -420,7 +420,8 @@ fn abi_layout_matches_c_driver() {
         slots,
         sched,
         group,
-        grid_ws
+        grid_ws,
+        cluster
     );
     want.push(format!(
         "SyncSlot {} {}",
@@ -436,8 +437,8 @@ fn abi_layout_matches_c_driver() {
         size_of::<HostFns>(),
         align_of::<HostFns>()
     ));
-    // HostFns holds non-nullable fn pointers: no zeroed value; all six are 8-byte pointers.
-    for (k, name) in ["vprintf", "globaltimer", "assertfail", "resolve", "launch_buffer", "launch_device"]
+    // HostFns holds non-nullable fn pointers: no zeroed value; all seven are 8-byte pointers.
+    for (k, name) in ["vprintf", "globaltimer", "assertfail", "resolve", "launch_buffer", "launch_device", "cluster_sync"]
         .iter()
         .enumerate()
     {

@@ -114,14 +114,70 @@ fn printf_output_is_the_gpus() {
 }
 
 #[test]
-fn clusters_of_several_ctas_are_refused() {
-    let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", "pairs", "--grid", "2", "--arg", "u64:0"]);
+fn cluster_shape_and_special_registers() {
+    // .reqnctapercluster 2,1,1: ranks 0, 1 and 2 CTAs per cluster, CTA by CTA.
+    let (rc, out, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", "pairs", "--grid", "4", "--arg", "buf:zero:32", "--dump", "0=-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(words(out.trim()), [0, 2, 1, 2, 0, 2, 1, 2]);
+    // A launch whose clusters differ from the kernel's, or a grid that is not a whole number
+    // of clusters, is an error.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", "pairs", "--grid", "4", "--cluster", "4", "--arg", "buf:zero:32"]);
     assert_ne!(rc, 0);
-    assert!(err.contains("cluster_pairs.ptx:6:") && err.contains("clusters of 2 CTAs"), "{err}");
+    assert!(err.contains("requires clusters of 2x1x1 CTAs (.reqnctapercluster); the launch asks for 4x1x1"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", "pairs", "--grid", "3", "--arg", "buf:zero:32"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("grid 3x1x1 is not a whole number of clusters of 2x1x1 CTAs"), "{err}");
+    let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_ring.ptx", "--kernel", "ring", "--grid", "32", "--cluster", "32", "--arg", "u64:0", "--arg", "u64:0", "--arg", "u64:0"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("a cluster has 1 to 16 CTAs"), "{err}");
     for (k, want) in [("explicit", "01000000"), ("implicit", "00000000")] {
         let (rc, out, err) = ptxr(&["run", "tests/cli/cluster_pairs.ptx", "--kernel", k, "--arg", "buf:zero:4", "--dump", "0=-"]);
         assert_eq!(rc, 0, "{k}: {err}");
         assert_eq!(out.trim(), want, "{k}");
+    }
+}
+
+fn words(hex: &str) -> Vec<u32> {
+    let b: Vec<u8> = (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
+    b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// Distributed shared memory and the cluster barrier (tests/cli/cluster_ring.ptx): 8 CTAs of
+/// 64 threads in clusters of 2, 4 and 8, on both paths. The expected values follow from the
+/// kernel's comment: CTA c is rank r = c mod n of cluster c / n; its threads read the next
+/// rank's array, where rank r' stored r' * 1000 + tid; rank 0's counter ends at n * 64.
+#[test]
+fn clusters_share_memory_and_meet_at_the_cluster_barrier() {
+    for exec in ["simd", "thread"] {
+        for n in [2u32, 4, 8] {
+            let ns = n.to_string();
+            let (rc, out, err) = ptxr(&[
+                "run", "tests/cli/cluster_ring.ptx", "--exec", exec, "--kernel", "ring", "--grid", "8", "--block", "64", "--cluster", &ns,
+                "--arg", "buf:zero:2048", "--arg", "buf:zero:32", "--arg", "buf:zero:256", "--dump", "0=-", "--dump", "1=-", "--dump", "2=-",
+            ]);
+            assert_eq!(rc, 0, "{exec} {n}: {err}");
+            let lines: Vec<Vec<u32>> = out.lines().map(words).collect();
+            let (vals, counts, regs) = (&lines[0], &lines[1], &lines[2]);
+            for c in 0..8u32 {
+                let (r, q) = (c % n, c / n);
+                let next = (r + 1) % n;
+                for t in 0..64u32 {
+                    assert_eq!(vals[(c * 64 + t) as usize], next * 1000 + t, "{exec} {n}: CTA {c} thread {t}");
+                }
+                // rank, size, %clusterid.x, %nclusterid.x, %cluster_ctaid.x, %cluster_nctaid.x,
+                // getctarank << 4 | isspacep.shared::cluster << 1 | isspacep.shared, a load
+                // through the generic address.
+                let want = [r, n, q, 8 / n, r, n, next << 4 | 2, next * 1000];
+                assert_eq!(&regs[8 * c as usize..8 * c as usize + 8], &want, "{exec} {n}: CTA {c}");
+            }
+            for q in 0..8u32 {
+                assert_eq!(counts[q as usize], if q < 8 / n { n * 64 } else { 0 }, "{exec} {n}: cluster {q}");
+            }
+        }
+        // A CTA that traps stops the others of its cluster, which wait for it at the barrier.
+        let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_ring.ptx", "--exec", exec, "--kernel", "trapper", "--grid", "8", "--block", "64", "--cluster", "4", "--timeout", "60"]);
+        assert_ne!(rc, 0);
+        assert!(err.contains("`trap` executed") && err.contains("cluster_ring.ptx:106"), "{exec}: {err}");
     }
 }
 

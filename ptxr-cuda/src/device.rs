@@ -193,7 +193,7 @@ pub fn attribute(a: c_int) -> Option<c_int> {
         112..=114 => 0,            // sparse arrays, read-only host register, timeline semaphores
         115 => 0,                  // MEMORY_POOLS_SUPPORTED
         116..=119 => 0,            // RDMA, mempool handle types
-        120 => 0,                  // CLUSTER_LAUNCH (ptxr runs clusters of one CTA)
+        120 => 1,                  // CLUSTER_LAUNCH (clusters of up to 16 CTAs)
         121 => 0,                  // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
         122 | 123 => 0,            // stream memory operations
         124 | 125 => 0,            // DMA_BUF_SUPPORTED, IPC_EVENT_SUPPORTED

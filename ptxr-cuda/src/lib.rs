@@ -68,6 +68,7 @@ pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
 pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
 pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 
 /// CUDA 12.9, the version of the headers this library follows.
@@ -170,6 +171,7 @@ const ERRORS: &[(CUresult, &str, &[u8])] = &[
     (720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\0", b"too many blocks in cooperative launch\0"),
     (800, "CUDA_ERROR_NOT_PERMITTED\0", b"operation not permitted\0"),
     (801, "CUDA_ERROR_NOT_SUPPORTED\0", b"operation not supported (by ptxr's driver library)\0"),
+    (912, "CUDA_ERROR_INVALID_CLUSTER_SIZE\0", b"invalid cluster size\0"),
     (999, "CUDA_ERROR_UNKNOWN\0", b"unknown error\0"),
 ];
 

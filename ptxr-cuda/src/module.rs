@@ -27,6 +27,8 @@ pub struct Kern {
     pub cta_group: bool,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// `.reqnctapercluster`.
+    pub cluster: Option<[u32; 3]>,
     /// Declared static shared and per-thread local bytes (`KernelInfo::shared_bytes`,
     /// `local_bytes`), for the function attributes.
     pub shared_bytes: u32,
@@ -110,10 +112,10 @@ fn cache_dir() -> PathBuf {
 
 fn write_meta(path: &Path, m: &ptxr::driver::SharedModule) -> std::io::Result<()> {
     use std::fmt::Write;
-    let mut s = format!("ptxr-cuda-meta 2\nconst {}\n", m.const_bytes);
+    let mut s = format!("ptxr-cuda-meta 3\nconst {}\n", m.const_bytes);
     let dims = |d: Option<[u32; 3]>| d.map_or("-".to_string(), |d| format!("{},{},{}", d[0], d[1], d[2]));
     for k in &m.kernels {
-        let _ = writeln!(s, "kernel {} {} {} {} {} {} {} {} {} {}", k.name, k.param_size, k.static_smem, k.frame_size, k.uses_sync as u8, k.cta_group as u8, dims(k.reqntid), dims(k.maxntid), k.shared_bytes, k.local_bytes);
+        let _ = writeln!(s, "kernel {} {} {} {} {} {} {} {} {} {} {}", k.name, k.param_size, k.static_smem, k.frame_size, k.uses_sync as u8, k.cta_group as u8, dims(k.reqntid), dims(k.maxntid), k.shared_bytes, k.local_bytes, dims(k.cluster));
         for p in &k.params {
             let _ = writeln!(s, "param {} {}", p.offset, p.size);
         }
@@ -134,7 +136,7 @@ type Meta = (Vec<Kern>, Vec<(String, u64)>, Vec<(u32, u32, String)>, u64);
 fn read_meta(path: &Path) -> Option<Meta> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
-    if lines.next()? != "ptxr-cuda-meta 2" {
+    if lines.next()? != "ptxr-cuda-meta 3" {
         return None;
     }
     let const_bytes = lines.next()?.strip_prefix("const ")?.parse().ok()?;
@@ -151,7 +153,7 @@ fn read_meta(path: &Path) -> Option<Meta> {
         match f[0] {
             "kernel" => {
                 let f: Vec<&str> = l.split(' ').collect();
-                if f.len() != 11 {
+                if f.len() != 12 {
                     return None;
                 }
                 kernels.push(Kern {
@@ -166,6 +168,7 @@ fn read_meta(path: &Path) -> Option<Meta> {
                     maxntid: dims(f[8])?,
                     shared_bytes: f[9].parse().ok()?,
                     local_bytes: f[10].parse().ok()?,
+                    cluster: dims(f[11])?,
                 });
             }
             "param" => kernels.last_mut()?.params.push((f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?)),
@@ -190,6 +193,7 @@ fn kern_of(k: &ptxr::codegen::KernelInfo) -> Kern {
         maxntid: k.maxntid,
         shared_bytes: k.shared_bytes,
         local_bytes: k.local_bytes,
+        cluster: k.cluster,
     }
 }
 
@@ -699,7 +703,11 @@ pub(crate) unsafe fn func_attribute(v: *mut c_int, attr: c_int, f: *mut c_void) 
                 7 => 0,                                                     // CACHE_MODE_CA
                 8 => func.max_dyn.load(Ordering::Acquire) as c_int,         // MAX_DYNAMIC_SHARED_SIZE_BYTES
                 9 => -1,                                                    // PREFERRED_SHARED_MEMORY_CARVEOUT
-                10..=14 => 0,                                               // cluster attributes
+                // CLUSTER_SIZE_MUST_BE_SET, REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH
+                // (`.reqnctapercluster`, 0 without), NON_PORTABLE_CLUSTER_SIZE_ALLOWED.
+                10 => k.cluster.is_some() as c_int,
+                11..=13 => k.cluster.map_or(0, |c| c[(attr - 11) as usize] as c_int),
+                14 => 1,
                 15 => 0,                                                    // CLUSTER_SCHEDULING_POLICY_PREFERENCE
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             },
@@ -875,7 +883,20 @@ fn launch_error(status: u32) -> CUresult {
 /// limits refuse is `config_err` (the driver's `CUDA_ERROR_INVALID_VALUE`, the runtime API's
 /// `cudaErrorInvalidConfiguration`).
 pub(crate) unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void, config_err: CUresult) -> Result<(), CUresult> {
-    launch_as(f, grid, block, smem, s, params, extra, config_err, false)
+    launch_as(f, grid, block, smem, s, params, extra, config_err, LaunchMode::default())
+}
+
+/// How a launch runs, from its attributes ([`launch_attributes`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LaunchMode {
+    /// Every CTA at once (`cuLaunchCooperativeKernel`).
+    pub cooperative: bool,
+    /// The cluster dimension attribute (`ptxr_runtime::set_cluster`).
+    pub cluster: Option<[u32; 3]>,
+}
+
+impl LaunchMode {
+    pub const COOPERATIVE: LaunchMode = LaunchMode { cooperative: true, cluster: None };
 }
 
 /// [`launch`], cooperatively where `cooperative` is set (`cuLaunchCooperativeKernel`): every
@@ -883,7 +904,8 @@ pub(crate) unsafe fn launch(f: *mut c_void, grid: [u32; 3], block: [u32; 3], sme
 /// occupancy calculator's CTAs per multiprocessor times the multiprocessors is
 /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`, as on a GPU.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void, config_err: CUresult, cooperative: bool) -> Result<(), CUresult> {
+pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], smem: u32, s: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void, config_err: CUresult, mode: LaunchMode) -> Result<(), CUresult> {
+    let cooperative = mode.cooperative;
     let func = FUNCS.get(f)?;
     if cooperative {
         let k = &func.module.kernels[func.k];
@@ -941,17 +963,33 @@ pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], 
         report(&format!("cuLaunchKernel: kernel `{}`: {smem} bytes of dynamic shared memory; at most {} without cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", k.name, func.max_dyn.load(Ordering::Acquire)));
         return Err(config_err);
     }
-    let shape = ptxr_runtime::Shape { name: &k.name, file: &m.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, deferred: &m.deferred };
+    let shape = ptxr_runtime::Shape { name: &k.name, file: &m.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, deferred: &m.deferred };
     let cfg = ptxr_runtime::LaunchConfig { grid: ptxr_runtime::Dim3(grid[0], grid[1], grid[2]), block: ptxr_runtime::Dim3(block[0], block[1], block[2]), dyn_smem: smem };
     if let Err(e) = ptxr_runtime::check_config(&shape, &cfg) {
         report(&format!("cuLaunchKernel: {e}"));
         return Err(config_err);
     }
+    // Clusters (the launch attribute, else `.reqnctapercluster`): the grid must be a whole
+    // number of them, of at most 16 CTAs, and agree with the kernel's.
+    if let Some(c) = mode.cluster.or(k.cluster) {
+        let size = c.iter().map(|&x| x as u64).product::<u64>();
+        let fits = (0..3).all(|a| grid[a] % c[a] == 0) && size <= ptxr_runtime::MAX_CLUSTER_CTAS as u64 && k.cluster.map_or(true, |r| r == c);
+        if !fits {
+            report(&format!("cuLaunchKernel: kernel `{}`: grid {}x{}x{} in clusters of {}x{}x{} CTAs{}: the grid must be a whole number of clusters of at most {} CTAs", k.name, grid[0], grid[1], grid[2], c[0], c[1], c[2], k.cluster.map_or(String::new(), |r| format!(" (the kernel requires {}x{}x{})", r[0], r[1], r[2])), ptxr_runtime::MAX_CLUSTER_CTAS));
+            return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+        }
+        if cooperative && size > 1 {
+            report(&format!("cuLaunchKernel: kernel `{}`: a cooperative launch with clusters of more than one CTA is not supported by ptxr", k.name));
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+    }
     let timeout = std::env::var("PTXR_LAUNCH_TIMEOUT").ok().and_then(|s| s.parse::<f64>().ok()).filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
     ptxr_runtime::set_timeout(timeout);
     ptxr_runtime::set_cooperative(cooperative);
+    ptxr_runtime::set_cluster(mode.cluster);
     let ran = ptxr_runtime::run_grid(func.cta, &shape, &cfg, &pbuf);
     ptxr_runtime::set_cooperative(false);
+    ptxr_runtime::set_cluster(None);
     match ran {
         Ok(()) => Ok(()),
         Err(e) => {
@@ -995,22 +1033,22 @@ pub struct LaunchAttribute {
 }
 
 /// `cuLaunchKernelEx`: attributes that change nothing here are accepted (priority, access
-/// policy, ...); the cooperative attribute makes a cooperative launch ([`launch_as`]); a
-/// cluster of more than one CTA is refused.
+/// policy, ...); the cooperative attribute makes a cooperative launch and the cluster
+/// dimension one with clusters ([`launch_as`]).
 #[no_mangle]
 pub unsafe extern "C" fn cuLaunchKernelEx(cfg: *const LaunchConfig, f: *mut c_void, params: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult {
     api_ctx(|| {
         let c = cfg.as_ref().ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        let cooperative = launch_attributes(c.attrs, c.nattrs, "cuLaunchKernelEx")?;
-        launch_as(f, c.grid, c.block, c.smem, c.stream, params, extra, CUDA_ERROR_INVALID_VALUE, cooperative)
+        let mode = launch_attributes(c.attrs, c.nattrs, "cuLaunchKernelEx")?;
+        launch_as(f, c.grid, c.block, c.smem, c.stream, params, extra, CUDA_ERROR_INVALID_VALUE, mode)
     })
 }
 
 /// The launch attributes of `cuLaunchKernelEx` and `cudaLaunchKernelExC` (the same layout):
-/// whether the launch is cooperative. Attributes that change nothing here are accepted
-/// (priority, access policy, ...); a cluster of more than one CTA is refused.
-pub(crate) unsafe fn launch_attributes(attrs: *const LaunchAttribute, n: u32, api: &str) -> Result<bool, CUresult> {
-    let mut cooperative = false;
+/// whether the launch is cooperative, and its cluster shape. Attributes that change nothing
+/// here are accepted (priority, access policy, ...).
+pub(crate) unsafe fn launch_attributes(attrs: *const LaunchAttribute, n: u32, api: &str) -> Result<LaunchMode, CUresult> {
+    let mut mode = LaunchMode::default();
     if n > 0 && attrs.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -1019,22 +1057,26 @@ pub(crate) unsafe fn launch_attributes(attrs: *const LaunchAttribute, n: u32, ap
         let word = |i: usize| u32::from_le_bytes(a.value[4 * i..4 * i + 4].try_into().unwrap());
         match a.id {
             // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-            2 => cooperative = word(0) != 0,
-            // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            4 if word(0) * word(1) * word(2) > 1 => {
-                report(&format!("{api}: clusters of more than one CTA are not supported by ptxr"));
-                return Err(CUDA_ERROR_NOT_SUPPORTED);
+            2 => mode.cooperative = word(0) != 0,
+            // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: x, y, z
+            4 => {
+                let d = [word(0), word(1), word(2)];
+                if d.iter().any(|&x| x == 0) {
+                    report(&format!("{api}: a cluster dimension of {}x{}x{}", d[0], d[1], d[2]));
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                mode.cluster = Some(d);
             }
             _ => {}
         }
     }
-    Ok(cooperative)
+    Ok(mode)
 }
 
 /// `cuLaunchCooperativeKernel`: [`launch_as`] with every CTA at once.
 #[no_mangle]
 pub unsafe extern "C" fn cuLaunchCooperativeKernel(f: *mut c_void, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32, s: *mut c_void, params: *mut *mut c_void) -> CUresult {
-    api_ctx(|| launch_as(f, [gx, gy, gz], [bx, by, bz], smem, s, params, std::ptr::null_mut(), CUDA_ERROR_INVALID_VALUE, true))
+    api_ctx(|| launch_as(f, [gx, gy, gz], [bx, by, bz], smem, s, params, std::ptr::null_mut(), CUDA_ERROR_INVALID_VALUE, LaunchMode::COOPERATIVE))
 }
 
 #[cfg(test)]

@@ -236,16 +236,16 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(grid: *mut Dim3, block: *mut
     }
 }
 
-unsafe fn launch_rt(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void, cooperative: bool) -> Result<(), CudaError> {
+unsafe fn launch_rt(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void, mode: crate::module::LaunchMode) -> Result<(), CudaError> {
     let f = kernel_of(stub)?;
     current_ok()?;
     let smem = u32::try_from(smem).map_err(|_| INVALID_CONFIGURATION)?;
-    crate::module::launch_as(f, [grid.x, grid.y, grid.z], [block.x, block.y, block.z], smem, stream, args, std::ptr::null_mut(), INVALID_CONFIGURATION, cooperative)
+    crate::module::launch_as(f, [grid.x, grid.y, grid.z], [block.x, block.y, block.z], smem, stream, args, std::ptr::null_mut(), INVALID_CONFIGURATION, mode)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaLaunchKernel(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void) -> CudaError {
-    rt(|| launch_rt(stub, grid, block, args, smem, stream, false))
+    rt(|| launch_rt(stub, grid, block, args, smem, stream, Default::default()))
 }
 
 /// Every CTA of the grid runs at once (`ptxr_runtime::set_cooperative`), so that the kernel
@@ -253,7 +253,7 @@ pub unsafe extern "C" fn cudaLaunchKernel(stub: *const c_void, grid: Dim3, block
 /// calculator says fit on the device at once, as on a GPU.
 #[no_mangle]
 pub unsafe extern "C" fn cudaLaunchCooperativeKernel(stub: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, smem: usize, stream: *mut c_void) -> CudaError {
-    rt(|| launch_rt(stub, grid, block, args, smem, stream, true))
+    rt(|| launch_rt(stub, grid, block, args, smem, stream, crate::module::LaunchMode::COOPERATIVE))
 }
 
 /// `cudaLaunchConfig_t`.
@@ -274,8 +274,8 @@ pub struct LaunchConfig {
 pub unsafe extern "C" fn cudaLaunchKernelExC(cfg: *const LaunchConfig, stub: *const c_void, args: *mut *mut c_void) -> CudaError {
     rt(|| {
         let c = cfg.as_ref().ok_or(INVALID_VALUE)?;
-        let cooperative = crate::module::launch_attributes(c.attrs, c.nattrs, "cudaLaunchKernelEx")?;
-        launch_rt(stub, c.grid, c.block, args, c.smem, c.stream, cooperative)
+        let mode = crate::module::launch_attributes(c.attrs, c.nattrs, "cudaLaunchKernelEx")?;
+        launch_rt(stub, c.grid, c.block, args, c.smem, c.stream, mode)
     })
 }
 
@@ -986,6 +986,7 @@ const RT_ERRORS: &[(CudaError, &[u8], &[u8])] = &[
     (719, b"cudaErrorLaunchFailure\0", b"unspecified launch failure\0"),
     (720, b"cudaErrorCooperativeLaunchTooLarge\0", b"too many blocks in cooperative launch\0"),
     (801, b"cudaErrorNotSupported\0", b"operation not supported (by ptxr's runtime library)\0"),
+    (912, b"cudaErrorInvalidClusterSize\0", b"invalid cluster size\0"),
     (999, b"cudaErrorUnknown\0", b"unknown error\0"),
 ];
 

@@ -78,6 +78,23 @@ fn c_program_with_nvrtc_streams_and_events() {
     assert_eq!(std::fs::metadata(so[0].path()).unwrap().modified().unwrap(), stamp, "the cached module was used, not rebuilt");
 }
 
+/// Thread block clusters (sm_90): NVRTC-compiled cooperative groups code with distributed
+/// shared memory, clusters from the launch attribute and from `__cluster_dims__`
+/// (examples/driver/clusters.c checks its results against the host's).
+#[test]
+fn c_program_with_clusters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("clusters");
+    build_c(&root().join("examples/driver/clusters.c"), &exe, true);
+    let mut cmd = Command::new(&exe);
+    cmd.arg(nvidia("cuda_runtime/include")).arg(nvidia("cuda_cccl/include"));
+    let (ok, text) = run(cmd, &tmp.path().join("cache"));
+    assert!(ok && text.contains("PASSED"), "{text}");
+    for size in [1, 2, 4, 8] {
+        assert!(text.contains(&format!("clusters of {size} CTAs: 0 of 1024 bins wrong")), "{text}");
+    }
+}
+
 #[test]
 fn error_codes_are_cudas() {
     let tmp = tempfile::tempdir().unwrap();

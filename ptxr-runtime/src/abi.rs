@@ -44,6 +44,24 @@ pub struct CtaCtx {
     /// half; cooperative groups' `grid.sync()` counts the CTAs arriving there); null in other
     /// launches.
     pub grid_ws: *mut u8,
+    /// The CTA's cluster when the launch has clusters of more than one CTA (PTX ISA 8.x,
+    /// sm_90: `%cluster_*`, `barrier.cluster`, `mapa`); null for clusters of one CTA.
+    pub cluster: *const ClusterCtx,
+}
+
+/// A cluster of CTAs that run together (one per cluster, shared by its CTAs). Their shared
+/// windows lie `stride` bytes apart in rank order, so that a CTA reaches rank `r`'s window at
+/// its own plus `(r - rank) * stride`: the shared address of another CTA's variable
+/// (`mapa.shared::cluster`) is an offset from the CTA's own window, negative for lower ranks.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ClusterCtx {
+    /// CTAs per cluster along x, y, z (`%cluster_nctaid`).
+    pub dims: [u32; 3],
+    /// Bytes from one rank's shared window to the next.
+    pub stride: u32,
+    /// The runtime's state of the cluster barrier (`HostFns::cluster_sync`).
+    pub sync: *const u8,
 }
 
 /// What a thread waiting at a synchronization point asks for, and its result.
@@ -133,6 +151,10 @@ pub struct HostFns {
     /// Device-side launch, second half (`cudaLaunchDeviceV2`): launches the grid whose
     /// buffer `launch_buffer` gave; returns a `cudaError_t` (0: success).
     pub launch_device: extern "C" fn(host: *mut u8, buf: *mut u8, stream: u64) -> i32,
+    /// The cluster barrier (`barrier.cluster.wait`) once every thread of this CTA has
+    /// arrived: returns when every CTA of the cluster has, or has ended; [`STATUS_OK`], or the
+    /// status to stop with (the launch was cancelled).
+    pub cluster_sync: extern "C" fn(cta: *mut CtaCtx) -> u32,
 }
 
 /// What a device-side launch needs of a kernel: the value of the kernel's name as an
@@ -213,8 +235,21 @@ pub mod field {
     pub const SCHED: u32 = 15;
     pub const GROUP: u32 = 16;
     pub const GRID_WS: u32 = 17;
+    pub const CLUSTER: u32 = 18;
 }
+
+/// Field indices of `ClusterCtx`.
+pub mod cluster_field {
+    pub const DIMS: u32 = 0;
+    pub const STRIDE: u32 = 1;
+}
+
+/// The barrier id that the per-thread scheduler's slots and the warp path's phases give
+/// `barrier.cluster.wait` (after the CTA's 16 barriers).
+pub const CLUSTER_BARRIER: u32 = 16;
 
 // A CtaCtx is plain data: its pointers are only dereferenced by the CTA function that
 // receives it; the runtime moves finished contexts between threads to report errors.
 unsafe impl Send for CtaCtx {}
+unsafe impl Sync for ClusterCtx {}
+unsafe impl Send for ClusterCtx {}

@@ -32,7 +32,7 @@ pub struct ChildLaunch {
 // SAFETY: `kernel` points to a constant of a loaded module, which outlives the launch.
 unsafe impl Send for ChildLaunch {}
 
-pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device };
+pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device, cluster_sync: super::cluster::cluster_sync };
 
 extern "C" fn launch_buffer(host: *mut u8, kernel: *const crate::abi::DeviceKernel, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32) -> *mut u8 {
     if host.is_null() || kernel.is_null() {

@@ -175,6 +175,8 @@ pub struct Shape<'a> {
     pub uses_sync: bool,
     /// The CTA function runs groups of consecutive CTAs (`CtaCtx::group`).
     pub cta_group: bool,
+    /// `.reqnctapercluster`: the cluster shape the kernel requires.
+    pub cluster: Option<[u32; 3]>,
     /// Compile errors of functions compiled as stubs, by source line (`ptxr`'s
     /// `Loaded::deferred`): a launch that reaches one reports it.
     pub deferred: &'a [(u32, u32, String)],
@@ -215,6 +217,20 @@ thread_local! {
     static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static TIMEOUT: std::cell::Cell<Option<std::time::Duration>> = const { std::cell::Cell::new(None) };
     static COOPERATIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static CLUSTER: std::cell::Cell<Option<[u32; 3]>> = const { std::cell::Cell::new(None) };
+}
+
+/// The most CTAs in a cluster: 16, the non-portable size an H100 allows (8 without opting in).
+pub const MAX_CLUSTER_CTAS: u32 = 16;
+
+/// Gives the launches of this thread clusters of `dims` CTAs (`None`, the default: the
+/// kernel's `.reqnctapercluster`, else clusters of one CTA), as a GPU launch with the cluster
+/// dimension attribute (`cudaLaunchKernelEx`, `cuLaunchKernelEx`): the CTAs of a cluster run
+/// at once, each on a thread of its own, and reach each other's shared memory (`mapa`,
+/// `.shared::cluster`) and meet at `barrier.cluster` (PTX ISA 8.x, sm_90). The grid must be a
+/// whole number of clusters; a cluster has at most [`MAX_CLUSTER_CTAS`] CTAs.
+pub fn set_cluster(dims: Option<[u32; 3]>) {
+    CLUSTER.with(|c| c.set(dims));
 }
 
 /// At most this many CTAs in a cooperative launch ([`set_cooperative`]): each runs on a
@@ -266,6 +282,37 @@ pub fn guarded_buffers() -> bool {
     GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The launch's cluster shape when its clusters have more than one CTA: the one set for this
+/// thread ([`set_cluster`]), else the kernel's `.reqnctapercluster`. Checks that the two agree,
+/// that the grid is a whole number of clusters of at most [`MAX_CLUSTER_CTAS`] CTAs, and that
+/// the launch is not also cooperative.
+fn cluster_shape(k: &Shape, cfg: &LaunchConfig, cooperative: bool) -> Result<Option<[u32; 3]>, LaunchError> {
+    let name = k.name;
+    let asked = CLUSTER.with(|c| c.get());
+    let show = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+    if let (Some(a), Some(r)) = (asked, k.cluster) {
+        if a != r {
+            return Err(LaunchError(format!("{}: error: kernel `{name}` requires clusters of {} CTAs (.reqnctapercluster); the launch asks for {}", k.file, show(r), show(a))));
+        }
+    }
+    let Some(d) = asked.or(k.cluster) else { return Ok(None) };
+    let size = d.iter().map(|&x| x as u64).product::<u64>();
+    if size == 0 || size > MAX_CLUSTER_CTAS as u64 {
+        return Err(LaunchError(format!("{}: error: kernel `{name}`: clusters of {} CTAs; a cluster has 1 to {MAX_CLUSTER_CTAS} CTAs", k.file, show(d))));
+    }
+    let g = [cfg.grid.0, cfg.grid.1, cfg.grid.2];
+    if (0..3).any(|a| g[a] % d[a] != 0) {
+        return Err(LaunchError(format!("{}: error: kernel `{name}`: grid {} is not a whole number of clusters of {} CTAs", k.file, show(g), show(d))));
+    }
+    if size == 1 {
+        return Ok(None);
+    }
+    if cooperative {
+        return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch with clusters of more than one CTA is not supported", k.file)));
+    }
+    Ok(Some(d))
+}
+
 /// Runs every CTA of the grid on the rayon pool; `check_config` has passed.
 ///
 /// # Safety
@@ -295,6 +342,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // thread.
     // `PTXR_CTA_GROUP=n` sets the group size (1: no groups), for tests and measurements.
     let cooperative = COOPERATIVE.with(|c| c.get()) && !SERIAL.with(|s| s.get());
+    let cluster = cluster_shape(k, cfg, cooperative)?;
     if cooperative && ncta > MAX_COOPERATIVE_CTAS {
         return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch of {ncta} CTAs; ptxr runs at most {MAX_COOPERATIVE_CTAS} at once", k.file)));
     }
@@ -304,7 +352,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     let no_thread = std::sync::atomic::AtomicBool::new(false);
     let grid_ws = if cooperative { workspace.as_mut_ptr() as usize } else { 0 };
     let group = match (k.cta_group, std::env::var("PTXR_CTA_GROUP").ok().and_then(|s| s.parse::<u64>().ok())) {
-        _ if cooperative => 1,
+        _ if cooperative || cluster.is_some() => 1,
         (false, _) => 1,
         (true, Some(n)) => n.clamp(1, 1 << 16),
         (true, None) => (ncta / (16 * rayon::current_num_threads().max(1) as u64)).clamp(1, 16),
@@ -319,7 +367,11 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     let guarded = GUARDED_BUFFERS.load(std::sync::atomic::Ordering::Relaxed);
     let init = || (SharedWindow::take(smem_len, guarded), vec![0u128; frame_words], vec![abi::SyncSlot::default(); if uses_sync { nthreads } else { 0 }], false);
     type State = (SharedWindow, Vec<u128>, Vec<abi::SyncSlot>, bool);
-    let body = |(smem, frames, slots, dirty): &mut State, g: u64| {
+    // The CTAs of a cluster wait for each other (`barrier.cluster`) as those of a cooperative
+    // launch may: a CTA that stops with an error stops them.
+    let peers_wait = cooperative || cluster.is_some();
+    // `cl`: in a launch with clusters, the CTA's shared window and its `ClusterCtx`.
+    let run_cta = |(smem, frames, slots, dirty): &mut State, g: u64, cl: Option<(usize, usize)>| {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return;
             }
@@ -327,12 +379,18 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
             // A one-dimensional grid (the common case) needs no division.
             let ctaid = if c < gx { [c as u32, 0, 0] } else { [(c % gx) as u32, ((c / gx) % gy) as u32, (c / (gx * gy)) as u32] };
-            let _running = Running::enter(c, if cooperative { Some(c as usize) } else { None });
-            // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible.
-            smem.clear();
+            let _running = Running::enter(c, if peers_wait { Some(c as usize) } else { None });
+            // Shared memory starts uninitialized on a GPU; zero it so runs are reproducible
+            // (a cluster's windows are zeroed together).
+            if cl.is_none() {
+                smem.clear();
+            }
             let mut ctx = CtaCtx {
                 params: params_ptr as *const u8,
-                shared: smem.start(),
+                shared: match cl {
+                    Some((w, _)) => w as *mut u8,
+                    None => smem.start(),
+                },
                 ctaid,
                 nctaid: [cfg.grid.0, cfg.grid.1, cfg.grid.2],
                 ntid: [cfg.block.0, cfg.block.1, cfg.block.2],
@@ -349,6 +407,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 sched: std::ptr::null_mut(),
                 group: group.min(ncta - c) as u32,
                 grid_ws: grid_ws as *mut u8,
+                cluster: cl.map_or(std::ptr::null(), |(_, c)| c as *const abi::ClusterCtx),
             };
             let mut sched = super::warp::Sched::default();
             if uses_sync {
@@ -387,8 +446,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 // stop at their next back edge (as at a time limit: cancel word 2), and the
                 // error reported is this one, not theirs.
                 let relaxed = std::sync::atomic::Ordering::Relaxed;
-                let by_peer = |x: &CtaCtx| cooperative && x.status == abi::STATUS_TIMEOUT && host.cancel.load(relaxed) == 2;
-                if cooperative && !by_peer(&ctx) {
+                let by_peer = |x: &CtaCtx| peers_wait && x.status == abi::STATUS_TIMEOUT && host.cancel.load(relaxed) == 2;
+                if peers_wait && !by_peer(&ctx) {
                     let _ = host.cancel.compare_exchange(0, 2, std::sync::atomic::Ordering::SeqCst, relaxed);
                 }
                 let mut g = failure.lock().unwrap_or_else(|e| e.into_inner());
@@ -398,6 +457,55 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 }
             }
     };
+    let body = |st: &mut State, g: u64| run_cta(st, g, None);
+    // A launch with clusters: cluster `q` (x fastest in the grid of clusters) runs its CTAs
+    // at once, rank 0 on this thread and the others each on a thread of its own, with their
+    // shared windows `stride` bytes apart in one zeroed allocation (`abi::ClusterCtx`). The
+    // stride is a multiple of 1 KiB, so every window gets the same padding to the largest
+    // alignment a variable asks for (`FnEmitter::shared_base`) and variables stay `stride`
+    // apart.
+    let run_cluster = |st: &mut State, q: u64| {
+        let Some(cd) = cluster else { return };
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let size = cd.iter().product::<u32>();
+        let stride = smem_len.div_ceil(1024).max(1) * 1024;
+        let mut region = if guarded { GuardedMem::new(stride * size as usize) } else { GuardedMem::heap(stride * size as usize) };
+        region.clear();
+        let sync = crate::cluster::ClusterSync::new(size);
+        let cctx = abi::ClusterCtx { dims: cd, stride: stride as u32, sync: &sync as *const crate::cluster::ClusterSync as *const u8 };
+        let cptr = &cctx as *const abi::ClusterCtx as usize;
+        let base = region.start() as usize;
+        let (gx, gy) = (cfg.grid.0 as u64, cfg.grid.1 as u64);
+        let (ncx, ncy) = (gx / cd[0] as u64, gy / cd[1] as u64);
+        let pos = [q % ncx, (q / ncx) % ncy, q / (ncx * ncy)];
+        let cta_of = |r: u64| {
+            let local = [r % cd[0] as u64, (r / cd[0] as u64) % cd[1] as u64, r / (cd[0] as u64 * cd[1] as u64)];
+            let id: Vec<u64> = (0..3).map(|a| pos[a] * cd[a] as u64 + local[a]).collect();
+            id[0] + gx * (id[1] + gy * id[2])
+        };
+        let (init, run_cta, sync, no_thread, host) = (&init, &run_cta, &sync, &no_thread, &host);
+        std::thread::scope(|s| {
+            for r in 1..size as u64 {
+                let (c, w) = (cta_of(r), base + r as usize * stride);
+                let run = move || {
+                    let mut st = init();
+                    run_cta(&mut st, c, Some((w, cptr)));
+                    sync.leave();
+                };
+                if std::thread::Builder::new().spawn_scoped(s, run).is_err() {
+                    // Without a thread for this CTA the others could wait for it forever.
+                    no_thread.store(true, std::sync::atomic::Ordering::Relaxed);
+                    host.cancel.store(2, std::sync::atomic::Ordering::SeqCst);
+                    sync.leave();
+                }
+            }
+            run_cta(st, cta_of(0), Some((base, cptr)));
+            sync.leave();
+        });
+    };
+    let nclusters = cluster.map_or(0, |cd| ncta / cd.iter().map(|&x| x as u64).product::<u64>());
     // The watchdog (`set_timeout`): past the limit it sets the launch's cancel word, which
     // generated code polls at the back edges of the kernel's loops, and notes the CTAs then
     // running for the message.
@@ -416,7 +524,17 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 }
             });
         }
-        if SERIAL.with(|s| s.get()) {
+        if cluster.is_some() {
+            // Clusters one after another (`set_serial`) or on all cores.
+            if SERIAL.with(|s| s.get()) {
+                let mut st = init();
+                for q in 0..nclusters {
+                    run_cluster(&mut st, q);
+                }
+            } else {
+                (0..nclusters).into_par_iter().for_each_init(init, run_cluster);
+            }
+        } else if SERIAL.with(|s| s.get()) {
             let mut st = init();
             for g in 0..ngroups {
                 body(&mut st, g);
@@ -446,7 +564,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     });
     host.flush();
     if no_thread.into_inner() {
-        return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch of {ncta} CTAs could not start a thread for every CTA", k.file)));
+        let what = if cluster.is_some() { "a launch with clusters" } else { "a cooperative launch" };
+        return Err(LaunchError(format!("{}: error: kernel `{name}`: {what} of {ncta} CTAs could not start a thread for every CTA", k.file)));
     }
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         LAST_STATUS.with(|s| s.set(ctx.status));
@@ -504,12 +623,20 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
 /// Grids that the children launch run after each child, the same way.
 fn run_children(k: &Shape, host: &HostState) -> Result<(), LaunchError> {
     let kids = std::mem::take(&mut *host.launched.lock().unwrap_or_else(|e| e.into_inner()));
+    // The launching thread's cluster shape is not theirs.
+    struct Restore(Option<[u32; 3]>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CLUSTER.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CLUSTER.with(|c| c.replace(None)));
     for c in kids {
         // SAFETY: the descriptor is a constant of the module that launched this grid.
         let d = unsafe { &*c.kernel };
         let name = unsafe { std::ffi::CStr::from_ptr(d.name as *const std::ffi::c_char) }.to_string_lossy().into_owned();
         let flag = |f: u32| d.flags & f != 0;
-        let shape = Shape { name: &name, file: k.file, static_smem: d.static_smem, reqntid: flag(abi::DK_REQNTID).then_some(d.reqntid), maxntid: flag(abi::DK_MAXNTID).then_some(d.maxntid), frame_size: d.frame_size, uses_sync: flag(abi::DK_USES_SYNC), cta_group: flag(abi::DK_CTA_GROUP), deferred: k.deferred };
+        let shape = Shape { name: &name, file: k.file, static_smem: d.static_smem, reqntid: flag(abi::DK_REQNTID).then_some(d.reqntid), maxntid: flag(abi::DK_MAXNTID).then_some(d.maxntid), frame_size: d.frame_size, uses_sync: flag(abi::DK_USES_SYNC), cta_group: flag(abi::DK_CTA_GROUP), cluster: None, deferred: k.deferred };
         let cfg = LaunchConfig { grid: Dim3(c.grid[0], c.grid[1], c.grid[2]), block: Dim3(c.block[0], c.block[1], c.block[2]), dyn_smem: c.smem };
         let bytes = unsafe { std::slice::from_raw_parts(c.params.as_ptr() as *const u8, (d.param_size as usize).max(8)) };
         let r = check_config(&shape, &cfg).and_then(|()| unsafe { run_grid(d.cta, &shape, &cfg, bytes) });
@@ -558,6 +685,8 @@ pub struct KernelDesc {
     pub uses_sync: bool,
     /// The CTA function runs groups of consecutive CTAs (`CtaCtx::group`).
     pub cta_group: bool,
+    /// `.reqnctapercluster`: the cluster shape the kernel requires.
+    pub cluster: Option<[u32; 3]>,
 }
 
 /// The CTA function of a kernel: `int32_t __ptxr_cta_<kernel>(CtaCtx*)`.
@@ -621,7 +750,7 @@ impl ArgValue<'_> {
 /// `cta` must be `__ptxr_cta_<k.name>` of the object `k` was generated for, and every address
 /// passed must be valid for whatever the kernel reads and writes through it during the launch.
 pub unsafe fn launch_cta_fn(cta: CtaFn, k: &KernelDesc, cfg: &LaunchConfig, args: &[ArgValue]) -> Result<(), LaunchError> {
-    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, deferred: &[] };
+    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, deferred: &[] };
     check_config(&shape, cfg)?;
     if args.len() != k.params.len() {
         return Err(LaunchError(format!("kernel `{}` takes {} parameters, {} given", k.name, k.params.len(), args.len())));

@@ -8,9 +8,32 @@ use crate::abi::*;
 #[derive(Default)]
 pub struct Sched {
     /// `bar.arrive` arrivals not yet consumed by a barrier completion, per barrier id.
-    pub arrived: [u32; 16],
+    pub arrived: [u32; BARRIERS],
     /// Whether `resolve` ran for the CTA (then its slots need clearing before the next).
     pub called: bool,
+}
+
+/// The CTA's 16 barriers and the cluster barrier ([`CLUSTER_BARRIER`]).
+const BARRIERS: usize = 17;
+
+/// A slot's barrier id as an index: ids are taken modulo 16 (9.7.12.1), except the cluster
+/// barrier's.
+fn bar_index(id: u32) -> usize {
+    if id == CLUSTER_BARRIER {
+        CLUSTER_BARRIER as usize
+    } else {
+        (id & 15) as usize
+    }
+}
+
+/// The cluster barrier once every thread of the CTA is there: the cluster's other CTAs
+/// (`cluster::cluster_sync`). The status to stop with, if the launch was cancelled meanwhile.
+fn meet_cluster(cta: &mut CtaCtx, id: usize) -> u32 {
+    if id == CLUSTER_BARRIER as usize {
+        crate::cluster::cluster_sync(cta)
+    } else {
+        STATUS_OK
+    }
 }
 
 pub extern "C" fn resolve(cta: *mut CtaCtx) -> u32 {
@@ -62,8 +85,12 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         let (site, kind) = (s0.site, s0.kind);
         let uniform = s0.state == SLOT_WAITING && slots.iter().all(|s| s.state == SLOT_WAITING && s.site == site);
         // A plain bar.sync/barrier.sync for all threads, reached by all: everyone goes on.
-        let id = (s0.bar_id & 15) as usize;
+        let id = bar_index(s0.bar_id);
         if uniform && kind == SYNC_BAR && s0.mode == 0 && s0.bar_count == 0 && sched.arrived[id] == 0 && slots.iter().all(|s| s.bar_id == s0.bar_id) {
+            let st = meet_cluster(cta, id);
+            if st != STATUS_OK {
+                return fail(cta, st, s0.line, 0);
+            }
             for s in slots.iter_mut() {
                 s.state = SLOT_RUNNABLE;
             }
@@ -91,8 +118,8 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
     }
     // One pass: who is done, who waits where.
     let mut live_threads = 0u32;
-    let mut bar_waiting = [0u32; 16];
-    let mut bar_first = [usize::MAX; 16];
+    let mut bar_waiting = [0u32; BARRIERS];
+    let mut bar_first = [usize::MAX; BARRIERS];
     // At most 1024 threads: one bit per warp.
     let mut warp_pending = 0u32;
     let mut progress = false;
@@ -107,12 +134,12 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         match s.kind {
             // bar.arrive: count the arrival and let the thread go on.
             SYNC_BAR_ARRIVE => {
-                sched.arrived[(s.bar_id & 15) as usize] += 1;
+                sched.arrived[bar_index(s.bar_id)] += 1;
                 s.state = SLOT_RUNNABLE;
                 progress = true;
             }
             SYNC_BAR => {
-                let id = (s.bar_id & 15) as usize;
+                let id = bar_index(s.bar_id);
                 bar_waiting[id] += 1;
                 if bar_first[id] == usize::MAX {
                     bar_first[id] = t;
@@ -137,7 +164,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
     }
     // Barriers (9.7.12.1): complete when the expected number of threads has arrived —
     // `b` if given, else every thread of the CTA that has not exited.
-    for id in 0..16usize {
+    for id in 0..BARRIERS {
         if bar_waiting[id] == 0 {
             continue;
         }
@@ -151,14 +178,18 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         if bar_waiting[id] + sched.arrived[id] < expected {
             continue;
         }
+        let st = meet_cluster(cta, id);
+        if st != STATUS_OK {
+            return fail(cta, st, slots[first].line, first);
+        }
         let (mut popc, mut all, mut any) = (0u64, true, false);
-        for s in slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && (s.bar_id & 15) as usize == id) {
+        for s in slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && bar_index(s.bar_id) == id) {
             let p = s.a != 0;
             popc += p as u64;
             all &= p;
             any |= p;
         }
-        for s in slots.iter_mut().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && (s.bar_id & 15) as usize == id) {
+        for s in slots.iter_mut().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && bar_index(s.bar_id) == id) {
             match s.mode {
                 1 => s.result = popc,
                 2 => s.pred = all as u32,

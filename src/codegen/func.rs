@@ -290,11 +290,15 @@ pub(crate) fn declare_func<'ctx>(m: &mut ModCtx<'ctx, '_>, f: &ast::Function) ->
 }
 
 /// The LLVM type of [`super::abi::CtaCtx`].
+/// The most CTAs a cluster may have: 16, the non-portable size an H100 allows (8 without
+/// opting in to it).
+pub const MAX_CLUSTER_CTAS: u32 = 16;
+
 pub fn cta_struct_type(c: &inkwell::context::Context) -> inkwell::types::StructType<'_> {
     let p = c.ptr_type(AddressSpace::default());
     let i32t = c.i32_type();
     let a3 = i32t.array_type(3);
-    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into(), i32t.into(), p.into()], false)
+    c.struct_type(&[p.into(), p.into(), a3.into(), a3.into(), a3.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), p.into(), p.into(), i32t.into(), i32t.into(), p.into(), p.into(), p.into(), i32t.into(), p.into(), p.into()], false)
 }
 
 /// Replaces the body of `f` (CPU code), whose code generation failed with an error at source
@@ -436,8 +440,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         mma_area: None,
     };
     if let Some(ast::PerfDirective::ReqNCtaPerCluster(d)) = f.perf.iter().find(|d| matches!(d, ast::PerfDirective::ReqNCtaPerCluster(_))) {
-        if d.iter().product::<u32>() > 1 {
-            return Err(Diagnostic::error(f.name.span, format!("`{}` asks for clusters of {} CTAs (.reqnctapercluster); ptxr runs clusters of one CTA", f.name.name, d.iter().product::<u32>())));
+        let n = d.iter().map(|&x| x as u64).product::<u64>();
+        if n == 0 || n > MAX_CLUSTER_CTAS as u64 {
+            return Err(Diagnostic::error(f.name.span, format!("`{}` asks for clusters of {n} CTAs (.reqnctapercluster); a cluster has 1 to {MAX_CLUSTER_CTAS}", f.name.name)));
         }
     }
     // Abort path: a kernel returns its status, a function just returns (the caller checks).
@@ -650,14 +655,16 @@ fn kernel_layout(f: &ast::Function) -> KernelInfo {
     let dims3 = |d: &[u32]| [d.first().copied().unwrap_or(1), d.get(1).copied().unwrap_or(1), d.get(2).copied().unwrap_or(1)];
     let mut reqntid = None;
     let mut maxntid = None;
+    let mut cluster = None;
     for d in &f.perf {
         match d {
             ast::PerfDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
             ast::PerfDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
+            ast::PerfDirective::ReqNCtaPerCluster(v) => cluster = Some(dims3(v)),
             _ => {}
         }
     }
-    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, frame_size: 0, uses_sync: false, cta_group: false, shared_bytes: 0, local_bytes: 0 }
+    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, cluster, frame_size: 0, uses_sync: false, cta_group: false, shared_bytes: 0, local_bytes: 0 }
 }
 
 impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
@@ -849,6 +856,73 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// The LLVM struct type of `CtaCtx`.
     pub fn cta_type(&self) -> inkwell::types::StructType<'ctx> {
         cta_struct_type(self.ctx())
+    }
+
+    /// A field of the CTA's cluster (`ClusterCtx`: `cluster_field::DIMS` element `idx`, or
+    /// `STRIDE`), loaded once in the entry block. A launch with clusters of one CTA has no
+    /// `ClusterCtx` (null): the field is then read from a module constant for a 1x1x1 cluster
+    /// whose windows are 0 bytes apart.
+    pub fn cluster_u32(&mut self, fld: u32, idx: Option<u32>) -> IntValue<'ctx> {
+        // Cache keys past the CtaCtx fields.
+        let key = (100 + fld, idx);
+        if let Some(v) = self.cta_cache.get(&key) {
+            return *v;
+        }
+        let ctx = self.ctx();
+        let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
+        let ct = ctx.struct_type(&[i32t.array_type(3).into(), i32t.into(), pt.into()], false);
+        let one = match self.m.module.get_global("__ptxr_one_cta_cluster") {
+            Some(g) => g,
+            None => {
+                let g = self.m.module.add_global(ct, None, "__ptxr_one_cta_cluster");
+                let ones = i32t.const_array(&[i32t.const_int(1, false); 3]);
+                g.set_initializer(&ct.const_named_struct(&[ones.into(), i32t.const_zero().into(), pt.const_null().into()]));
+                g.set_constant(true);
+                g.set_linkage(inkwell::module::Linkage::Private);
+                g
+            }
+        };
+        let b = &self.alloca_b;
+        let fp = self.cta_field_ptr_at(b, field::CLUSTER, None);
+        let p = b.build_load(pt, fp, "cluster").unwrap().into_pointer_value();
+        self.invariant(p.into());
+        let none = b.build_is_null(p, "").unwrap();
+        let p = b.build_select(none, one.as_pointer_value(), p, "").unwrap().into_pointer_value();
+        let fp = b.build_struct_gep(ct, p, fld, "").unwrap();
+        let fp = match idx {
+            Some(k) => unsafe { b.build_in_bounds_gep(i32t, fp, &[i32t.const_int(k as u64, false)], "").unwrap() },
+            None => fp,
+        };
+        let v = b.build_load(i32t, fp, "").unwrap();
+        self.invariant(v);
+        let v = v.into_int_value();
+        self.cta_cache.insert(key, v);
+        v
+    }
+
+    /// Calls the runtime's `cluster_sync` (`HostFns`, after `launch_device`): returns once
+    /// the cluster's other CTAs have met there too; the status to stop with, or 0.
+    pub fn cluster_sync(&mut self) -> IntValue<'ctx> {
+        let ctx = self.ctx();
+        let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
+        let rt = self.cta_ptr_field(field::RT);
+        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(6, false)], "").unwrap() };
+        let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
+        self.b.build_indirect_call(i32t.fn_type(&[pt.into()], false), fp, &[self.cta.into()], "cluster").unwrap().try_as_basic_value().basic().unwrap().into_int_value()
+    }
+
+    /// This CTA's rank in its cluster (`%cluster_ctarank`, PTX ISA 8.x special registers):
+    /// its position in the cluster, x fastest.
+    pub fn cluster_rank(&mut self) -> IntValue<'ctx> {
+        let i32t = self.ctx().i32_type();
+        let mut rank = i32t.const_zero();
+        for k in (0..3).rev() {
+            let n = self.cluster_u32(super::abi::cluster_field::DIMS, Some(k));
+            let id = self.load_cta_u32(field::CTAID, Some(k));
+            let c = self.b.build_int_unsigned_rem(id, n, "").unwrap();
+            rank = self.b.build_int_add(self.b.build_int_mul(rank, n, "").unwrap(), c, "").unwrap();
+        }
+        rank
     }
 
     /// Storage for per-thread state of `size` bytes: an entry-block alloca, or a slice of the
@@ -2152,7 +2226,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     return Ok(self.space_ptr(a, space));
                 }
             }
-            let v = self.resize(v, 64, false);
+            // A 32-bit shared address is signed (see `space_ptr`).
+            let v = self.resize(v, 64, space == Some(StateSpace::Shared));
             let v = self.b.build_int_add(v, off, "").unwrap();
             return Ok(self.space_ptr(v, space));
         }
@@ -2192,9 +2267,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if space == Some(StateSpace::Shared) {
             // A shared address is an offset in the CTA's window. A 64-bit one is used as it
             // is (one with high bits set is outside the window either way); truncating it
-            // would hide `base + 4*tid` from LLVM's scalar evolution.
+            // would hide `base + 4*tid` from LLVM's scalar evolution. A 32-bit one is signed:
+            // another CTA's window of the cluster may lie below this one's (`ops_mem::mapa`).
             let base = self.shared_base();
-            let v64 = self.resize(v, 64, false);
+            let v64 = self.resize(v, 64, true);
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
         // An alloca (a `.local` variable outside kernels with synchronization, a `.param` of

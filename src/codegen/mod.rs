@@ -71,6 +71,9 @@ pub struct KernelInfo {
     /// `.reqntid` / `.maxntid` if given.
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// `.reqnctapercluster` (PTX ISA 8.x performance-tuning directives): the cluster shape
+    /// every launch of the kernel has.
+    pub cluster: Option<[u32; 3]>,
     /// Bytes of per-thread frame (registers and local memory) for kernels with
     /// synchronization; 0 otherwise.
     pub frame_size: u32,
@@ -120,6 +123,10 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// aligned to it in generated code (`FnEmitter::shared_base`), with the slack counted in
     /// the kernels' static shared memory.
     pub shared_align: u32,
+    /// The module maps addresses into other CTAs' shared memory (`mapa`, distributed shared
+    /// memory): shared atomics must be atomic, since other CTAs of the cluster run on other
+    /// host threads (`ops_atomic`).
+    pub dsmem: bool,
     pub errors: Vec<Diagnostic>,
     /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
     /// intrinsics, NVPTX address spaces) instead of CPU code.
@@ -199,7 +206,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: uses_opcode(ast, "mapa") };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -382,6 +389,18 @@ fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarD
 }
 
 /// The variables of `spaces` a function body declares, in nested blocks too.
+/// Whether any function of the module has an instruction `op`.
+fn uses_opcode(ast: &ast::Module, op: &str) -> bool {
+    fn walk(body: &[ast::Stmt], op: &str) -> bool {
+        body.iter().any(|s| match s {
+            ast::Stmt::Instr(i) => i.opcode.name == op,
+            ast::Stmt::Block(b, _) => walk(b, op),
+            _ => false,
+        })
+    }
+    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b, op))))
+}
+
 fn collect_space<'b, 'a>(body: &'b [ast::Stmt<'a>], spaces: &[StateSpace], out: &mut Vec<&'b ast::VarDecl<'a>>) {
     for s in body {
         match s {

@@ -425,6 +425,7 @@ pub(crate) fn sync<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) 
             e.write(&ops[0], ty, v)?;
             Ok(true)
         }
+        "barrier" if i.has_mod("cluster") => super::ops_misc::keep_for_nvptx(e, i),
         "bar" | "barrier" => {
             // PTX ISA 9.7.12.2 bar.warp.sync
             if i.has_mod("warp") {

@@ -78,7 +78,7 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
     let ptr = e.address(a, space_of(i))?;
     let bits = ty.bits();
     let ity = int_t(e.ctx(), bits);
-    let plain = !e.m.nvptx && space_of(i) == Some(StateSpace::Shared);
+    let plain = !e.m.nvptx && space_of(i) == Some(StateSpace::Shared) && !e.m.dsmem;
     let old: IntValue<'ctx> = match (op, ty) {
         ("cas", _) => {
             let cmp = e.read_int(&srcs[0], ty)?;
@@ -223,6 +223,10 @@ fn finish<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: Option<&'a Operand<'a>>,
 /// `*ptr = f(*ptr)` with plain accesses (shared memory, see the module comment); returns
 /// the old value.
 fn plain_rmw<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, ptr: PointerValue<'ctx>, ity: inkwell::types::IntType<'ctx>, f: impl FnOnce(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> IntValue<'ctx>) -> IntValue<'ctx> {
+    // Other CTAs of a cluster, on other host threads, may update it too (`mapa`).
+    if e.m.dsmem {
+        return cas_loop(e, ptr, ity, AtomicOrdering::AcquireRelease, f);
+    }
     let old = e.b.build_load(ity, ptr, "").unwrap().into_int_value();
     let ld = old.as_instruction_value().unwrap();
     let _ = ld.set_alignment(ity.get_bit_width() / 8);
@@ -497,6 +501,11 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             // In order with the other lanes' arrives (like `plain_rmw`'s accesses).
             let serial = e.ctx().get_kind_id(crate::passes::parallel_lanes::SERIAL);
             let _ = w.as_instruction().unwrap().set_metadata(e.ctx().metadata_node(&[]), serial);
+            if e.m.dsmem {
+                // Another CTA of the cluster may arrive on it (`mapa`).
+                let _ = w.as_instruction().unwrap().set_alignment(8);
+                let _ = w.as_instruction().unwrap().set_atomic_ordering(AtomicOrdering::Acquire);
+            }
             let [_, _, phase, _] = mb_fields(e, w);
             let done = if i.has_mod("parity") {
                 let p = e.read_int(&i.operands[2], Type::U32)?;

@@ -36,6 +36,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.8.11 prefetch, prefetchu: a hint; nothing to do on a CPU.
         "prefetch" | "prefetchu" => Ok(true),
         "isspacep" => isspacep(e, i).map(|_| true),
+        "mapa" | "getctarank" => cluster_address(e, i).map(|_| true),
         "cp" if !i.has_mod("mbarrier") => cp_async(e, i).map(|_| true),
         _ => Ok(false),
     }
@@ -289,7 +290,8 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         if to {
             e.b.build_int_sub(v64, bi, "").unwrap()
         } else {
-            let off = e.resize(e.resize(v64, 32, false), 64, false);
+            // Signed: another CTA's window of the cluster may lie below this one's (`mapa`).
+            let off = e.resize(e.resize(v64, 32, false), 64, true);
             e.b.build_int_add(off, bi, "").unwrap()
         }
     } else {
@@ -300,11 +302,24 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
 }
 
 /// PTX ISA 9.7.8.12 isspacep: global = not in this CTA's shared window (host memory that is
-/// not shared); shared = inside the window.
+/// not shared); shared = inside the window; `.shared::cluster` (PTX 7.8) = inside the
+/// window of a CTA of the cluster.
 fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let space = space_of(i);
     let [d, a] = &i.operands[..] else { return Err(e.err(i.span, "`isspacep` takes two operands")) };
     let v = e.read_int(a, Type::U64)?;
+    if i.has_mod("shared::cluster") {
+        let r = if e.m.nvptx {
+            let i32t = e.ctx().i32_type();
+            let r = super::nvvm::inline_ptx(e, Some(i32t.into()), "{ .reg .pred p; isspacep.shared::cluster p, $1; selp.u32 $0, 1, 0, p; }", "=r,l", &[v.into()]).unwrap().into_int_value();
+            e.b.build_int_compare(inkwell::IntPredicate::NE, r, i32t.const_zero(), "").unwrap()
+        } else {
+            let (rel, _) = cluster_offset(e, v, true);
+            let (_, inside) = rank_of(e, rel);
+            inside
+        };
+        return e.write(d, Type::Pred, r.into());
+    }
     if e.m.nvptx {
         let r = super::nvvm::isspacep(e, v, space);
         return e.write(d, Type::Pred, r.into());
@@ -343,6 +358,112 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         }
     };
     e.write(d, Type::Pred, r.into())
+}
+
+/// An address's offset from this CTA's shared window, as a 64-bit signed value: a shared
+/// address (`generic` false) is one already (signed: `mapa` gives lower ranks' windows
+/// negative offsets), a generic one is the host address less the window's. Also returns the
+/// window's host address.
+fn cluster_offset<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, generic: bool) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let i64t = e.ctx().i64_type();
+    let base = e.shared_base();
+    let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();
+    let rel = if generic {
+        let v = e.resize(v, 64, false);
+        e.b.build_int_sub(v, bi, "").unwrap()
+    } else if v.get_type().get_bit_width() == 32 {
+        e.b.build_int_s_extend(v, i64t, "").unwrap()
+    } else {
+        v
+    };
+    (rel, bi)
+}
+
+/// The rank of the CTA of the cluster whose shared window holds offset `rel` (from this
+/// CTA's window, [`cluster_offset`]), and whether one does: the windows lie `stride` bytes
+/// apart in rank order, each `%total_smem_size` bytes long (a cluster of one CTA: its window).
+fn rank_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    use super::abi::{cluster_field, field};
+    use inkwell::IntPredicate as P;
+    let i64t = e.ctx().i64_type();
+    let total = e.load_cta_u32(field::TOTAL_SMEM, None);
+    let total = e.b.build_int_z_extend(total, i64t, "").unwrap();
+    let stride = e.cluster_u32(cluster_field::STRIDE, None);
+    let stride = e.b.build_int_z_extend(stride, i64t, "").unwrap();
+    // Clusters of one CTA have no stride: the window's length serves (at least 1).
+    let none = e.b.build_int_compare(P::EQ, stride, i64t.const_zero(), "").unwrap();
+    let stride = e.b.build_select(none, total, stride, "").unwrap().into_int_value();
+    let one = i64t.const_int(1, false);
+    let stride = e.b.build_select(e.b.build_int_compare(P::EQ, stride, i64t.const_zero(), "").unwrap(), one, stride, "").unwrap().into_int_value();
+    let my = e.cluster_rank();
+    let my = e.b.build_int_z_extend(my, i64t, "").unwrap();
+    let dims: Vec<_> = (0..3).map(|k| e.cluster_u32(cluster_field::DIMS, Some(k))).collect();
+    let n = e.b.build_int_mul(e.b.build_int_mul(dims[0], dims[1], "").unwrap(), dims[2], "").unwrap();
+    let n = e.b.build_int_z_extend(n, i64t, "").unwrap();
+    // From the start of rank 0's window.
+    let from0 = e.b.build_int_add(rel, e.b.build_int_mul(my, stride, "").unwrap(), "").unwrap();
+    let rank = e.b.build_int_unsigned_div(from0, stride, "").unwrap();
+    let within = e.b.build_int_unsigned_rem(from0, stride, "").unwrap();
+    let inside = e.b.build_and(
+        e.b.build_int_compare(P::ULT, rank, n, "").unwrap(),
+        e.b.build_int_compare(P::ULT, within, total, "").unwrap(),
+        "",
+    ).unwrap();
+    (e.b.build_int_truncate(rank, e.ctx().i32_type(), "").unwrap(), inside)
+}
+
+/// Distributed shared memory (PTX 7.8, sm_90; PTX ISA 8.x, data movement: mapa, getctarank).
+/// The CTAs of a cluster have their shared windows `stride` bytes apart in rank order
+/// (`abi::ClusterCtx`), and each reaches another's through its own: a `.shared::cluster`
+/// address is an offset from the CTA's own window, as `.shared::cta` addresses are (this
+/// CTA's are the same in both spaces), negative for the windows of lower ranks.
+/// - `mapa{.shared::cluster}.type d, a, b`: d = the address in CTA b corresponding to a,
+///   `a + (b - %cluster_ctarank) * stride`, for shared and generic addresses alike.
+/// - `getctarank{.shared::cluster}.type d, a`: the rank of the CTA whose window holds a.
+fn cluster_address<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ty = the_type(e, i)?;
+    let shared = i.has_mod("shared::cluster");
+    if e.m.nvptx {
+        // The instruction itself, as inline PTX over the address's integer value.
+        let ops = &i.operands;
+        let w = if ty.bits() == 64 { "l" } else { "r" };
+        let text = format!("{}.{}", i.opcode.name, i.mods.join("."));
+        return match (i.opcode.name, &ops[..]) {
+            ("mapa", [d, a, b]) => {
+                let args = [e.read_int(a, ty)?.into(), e.read_int(b, Type::U32)?.into()];
+                let r = super::nvvm::inline_ptx(e, Some(int_t(e.ctx(), ty.bits()).into()), &format!("{text} $0, $1, $2;"), &format!("={w},{w},r"), &args).unwrap();
+                e.write(d, ty, r)
+            }
+            ("getctarank", [d, a]) => {
+                let args = [e.read_int(a, ty)?.into()];
+                let r = super::nvvm::inline_ptx(e, Some(e.ctx().i32_type().into()), &format!("{text} $0, $1;"), &format!("=r,{w}"), &args).unwrap();
+                e.write(d, Type::U32, r)
+            }
+            _ => Err(e.err(i.span, "wrong number of operands")),
+        };
+    }
+    let i64t = e.ctx().i64_type();
+    match (i.opcode.name, &i.operands[..]) {
+        ("mapa", [d, a, b]) => {
+            let v = e.read_int(a, ty)?;
+            let r = e.read_int(b, Type::U32)?;
+            let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
+            let my = e.cluster_rank();
+            let r64 = e.b.build_int_z_extend(r, i64t, "").unwrap();
+            let my64 = e.b.build_int_z_extend(my, i64t, "").unwrap();
+            let delta = e.b.build_int_mul(e.b.build_int_sub(r64, my64, "").unwrap(), e.b.build_int_z_extend(stride, i64t, "").unwrap(), "").unwrap();
+            let delta = e.resize(delta, ty.bits(), false);
+            let out = e.b.build_int_add(v, delta, "mapa").unwrap();
+            e.write(d, ty, out.into())
+        }
+        ("getctarank", [d, a]) => {
+            let v = e.read_int(a, ty)?;
+            let (rel, _) = cluster_offset(e, v, !shared);
+            let (rank, _) = rank_of(e, rel);
+            e.write(d, Type::U32, rank.into())
+        }
+        _ => Err(e.err(i.span, format!("`{}` takes {} operands", i.opcode.name, if i.opcode.name == "mapa" { 3 } else { 2 }))),
+    }
 }
 
 /// cp.async (PTX ISA 7.0, sm_80): `cp.async.{ca,cg}.shared.global [dst], [src], cp-size{,

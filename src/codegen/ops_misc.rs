@@ -2,7 +2,7 @@
 //! instructions: trap, brkpt, nanosleep, pmevent, membar/fence; host services vprintf and
 //! __assertfail.
 
-use super::abi::{self, field};
+use super::abi::{self, cluster_field, field};
 use super::func::{int_t, FnEmitter, R};
 use crate::syntax::ast::{Ident, Instr, Operand, Type};
 use inkwell::values::{BasicMetadataValueEnum, IntValue};
@@ -37,6 +37,10 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // the first three are kept as inline PTX (setmaxnreg needs an sm_90a target).
         "fence" if i.has_mod("proxy") || i.has_mod("mbarrier_init") => keep_for_nvptx(e, i),
         "griddepcontrol" => keep_for_nvptx(e, i),
+        // PTX ISA 8.x barrier.cluster.arrive (`.release` by default, `.relaxed`): the
+        // arrival is counted at the thread's `barrier.cluster.wait` (see `lanes::is_cluster_arrive`);
+        // the runtime's meeting of the cluster's CTAs orders memory as `.release`/`.acquire` ask.
+        "barrier" if crate::lanes::is_cluster_arrive(i) => keep_for_nvptx(e, i),
         "setmaxnreg" => Ok(true),
         // elect.sync d|p, membermask (PTX 8.0): every lane of membermask takes part (.sync);
         // the PTX ISA asks only for a deterministic choice, and the leader is the lowest lane
@@ -131,12 +135,26 @@ pub fn special_reg<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, id: &Ident<'a>, co
                 _ => t,
             }
         }
-        // Clusters (PTX 7.8, sm_90): every cluster here is one CTA (a kernel that asks for
-        // more with .reqnctapercluster is refused), so a cluster's id is its CTA's.
-        "%clusterid" => e.load_cta_u32(field::CTAID, Some(k as u32)),
-        "%nclusterid" => e.load_cta_u32(field::NCTAID, Some(k as u32)),
-        "%cluster_ctaid" | "%cluster_ctarank" => i32t.const_zero(),
-        "%cluster_nctaid" | "%cluster_nctarank" => i32t.const_int(1, false),
+        // Clusters (PTX ISA 8.x special registers %clusterid, %nclusterid, %cluster_ctaid,
+        // %cluster_nctaid, %cluster_ctarank, %cluster_nctarank; sm_90): the grid is cut into
+        // clusters of %cluster_nctaid CTAs (`CtaCtx::cluster`; 1x1x1 without one), so a CTA's
+        // cluster is its %ctaid divided by that shape and its place in it the remainder; its
+        // rank counts the places x fastest.
+        "%cluster_nctaid" => e.cluster_u32(cluster_field::DIMS, Some(k as u32)),
+        "%cluster_ctaid" | "%clusterid" | "%nclusterid" => {
+            let n = e.cluster_u32(cluster_field::DIMS, Some(k as u32));
+            let v = e.load_cta_u32(if id.name == "%nclusterid" { field::NCTAID } else { field::CTAID }, Some(k as u32));
+            if id.name == "%cluster_ctaid" {
+                e.b.build_int_unsigned_rem(v, n, "").unwrap()
+            } else {
+                e.b.build_int_unsigned_div(v, n, "").unwrap()
+            }
+        }
+        "%cluster_ctarank" => e.cluster_rank(),
+        "%cluster_nctarank" => {
+            let d: Vec<_> = (0..3).map(|k| e.cluster_u32(cluster_field::DIMS, Some(k))).collect();
+            e.b.build_int_mul(e.b.build_int_mul(d[0], d[1], "").unwrap(), d[2], "").unwrap()
+        }
         "%is_explicit_cluster" => e.ctx().bool_type().const_int(e.explicit_cluster as u64, false),
         "%dynamic_smem_size" => e.load_cta_u32(field::DYN_SMEM, None),
         "%total_smem_size" => e.load_cta_u32(field::TOTAL_SMEM, None),

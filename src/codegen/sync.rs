@@ -154,6 +154,15 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<boo
     let i32t = e.ctx().i32_type();
     let c32 = |v: u32| i32t.const_int(v as u64, false);
     let ops = &i.operands;
+    // PTX ISA 8.x barrier.cluster.wait: the thread waits until every thread of the cluster
+    // has arrived (`barrier.cluster.arrive`, no synchronization point: `lanes::is_cluster_arrive`).
+    // Every thread of the CTA that has not exited meets here first, as at a `bar.sync` (the
+    // arrivals are theirs), and then the runtime waits for the cluster's other CTAs
+    // (`abi::CLUSTER_BARRIER`, `HostFns::cluster_sync`).
+    if i.has_mod("cluster") {
+        sync_point(e, abi::SYNC_BAR, &[(slot::BAR_ID, c32(abi::CLUSTER_BARRIER)), (slot::BAR_COUNT, c32(0)), (slot::MODE, c32(0))]);
+        return Ok(true);
+    }
     if i.has_mod("warp") {
         let mask = e.read_int(&ops[0], Type::B32)?;
         sync_point(e, abi::SYNC_WARP, &[(slot::MASK, mask)]);

@@ -374,7 +374,8 @@ fn inline_regions(f: &Func, uni: &Uniformity) -> HashMap<BlockId, (Vec<BlockId>,
 }
 
 /// Whether `inst` is a CTA barrier the warp path runs: `bar.sync`/`bar`/`barrier.sync` for
-/// all threads of the CTA (PTX ISA 9.7.12.1; no thread count, not `arrive` or `red`).
+/// all threads of the CTA (PTX ISA 9.7.12.1; no thread count, not `arrive` or `red`), or
+/// `barrier.cluster.wait` (PTX ISA 8.x), where the CTA's warps meet before its cluster does.
 fn is_cta_barrier(inst: &crate::ir::Inst) -> bool {
     let i = inst.src;
     matches!(i.opcode.name, "bar" | "barrier") && !i.has_mod("warp") && !i.has_mod("arrive") && !i.has_mod("red") && i.operands.len() <= 1
@@ -1057,6 +1058,8 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
     let phased = !plan.barriers.is_empty() || !plan.yields.is_empty();
+    // Any of the barriers may be `barrier.cluster.wait` (`abi::CLUSTER_BARRIER`).
+    let has_cluster_barrier = !plan.barriers.is_empty();
     let mut bars = None;
     let mut group: Option<IntValue<'ctx>> = None;
     let mut tz: Option<IntValue<'ctx>> = None;
@@ -1134,6 +1137,28 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         e.b.position_at_end(ok);
         let again = e.b.build_load(ctx.bool_type(), waiting, "").unwrap().into_int_value();
         let ret = ctx.append_basic_block(e.f, "cta.ret");
+        if has_cluster_barrier {
+            // Every warp waits at `barrier.cluster.wait` (none yielded on its way there in
+            // this phase): the CTA has arrived, and the cluster's other CTAs are met before
+            // the next phase releases the warps (PTX ISA 8.x barrier.cluster).
+            let meet = ctx.append_basic_block(e.f, "cluster.meet");
+            let next = ctx.append_basic_block(e.f, "phase.next");
+            let pb = e.b.build_load(i32t, phase_bar, "").unwrap().into_int_value();
+            let at_cluster = e.b.build_int_compare(IntPredicate::EQ, pb, i32t.const_int(super::abi::CLUSTER_BARRIER as u64, false), "").unwrap();
+            let y = e.b.build_load(ctx.bool_type(), yielded, "").unwrap().into_int_value();
+            let all_there = e.b.build_and(e.b.build_and(again, at_cluster, "").unwrap(), e.b.build_not(y, "").unwrap(), "").unwrap();
+            e.b.build_conditional_branch(all_there, meet, next).unwrap();
+            e.b.position_at_end(meet);
+            let st = e.cluster_sync();
+            let fine = e.b.build_int_compare(IntPredicate::EQ, st, i32t.const_zero(), "").unwrap();
+            let stop = ctx.append_basic_block(e.f, "cluster.stop");
+            e.b.build_conditional_branch(fine, phase, stop).unwrap();
+            e.b.position_at_end(stop);
+            let sp = e.cta_field_ptr(field::STATUS, None);
+            e.b.build_store(sp, st).unwrap();
+            e.b.build_unconditional_branch(e.abort_bb).unwrap();
+            e.b.position_at_end(next);
+        }
         e.b.build_conditional_branch(again, phase, ret).unwrap();
         e.b.position_at_end(ret);
         e.b.build_return(Some(&i32t.const_zero())).unwrap();
@@ -1288,6 +1313,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     let i32t = ctx.i32_type();
     let i = inst.src;
     let id = match i.operands.first() {
+        _ if i.has_mod("cluster") => i32t.const_int(super::abi::CLUSTER_BARRIER as u64, false),
         Some(op) => {
             bind(e, func, i, inst.scope, &inst.reads(), &[]);
             let v = e.read_int(op, crate::syntax::ast::Type::U32);
@@ -1298,7 +1324,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     };
     // Ids are 0..15; a register's value is taken modulo 16 as the per-thread scheduler does.
     let id = match id.get_zero_extended_constant() {
-        Some(c) if c > 15 => return Err(e.err(i.span, format!("barrier id {c} is out of range (0..15)"))),
+        Some(c) if c > 15 && !i.has_mod("cluster") => return Err(e.err(i.span, format!("barrier id {c} is out of range (0..15)"))),
         Some(_) => id,
         None => e.b.build_and(id, i32t.const_int(15, false), "").unwrap(),
     };

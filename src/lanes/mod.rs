@@ -73,12 +73,21 @@ pub(crate) fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
 /// [`is_lockstep_access`]).
 pub fn is_sync(i: &Instr) -> bool {
     is_lockstep_access(i).is_some()
-        || matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux")
+        || (matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux") && !is_cluster_arrive(i))
         || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
         || i.opcode.name == "mma"
         || i.opcode.name == "ldmatrix"
         || i.opcode.name == "stmatrix"
         || crate::codegen::warp_collective::wgmma_reg_a(i)
+}
+
+/// `barrier.cluster.arrive` (PTX ISA 8.x barrier.cluster): the thread's arrival, which lets it
+/// go on; the cluster barrier is `barrier.cluster.wait`, where the thread waits until every
+/// thread of the cluster has arrived. Here the wait counts as the arrival of every thread
+/// that reaches it (the CTA's threads meet there, then the cluster's CTAs: `codegen::sync`),
+/// and the arrive itself is no synchronization point.
+pub fn is_cluster_arrive(i: &Instr) -> bool {
+    i.opcode.name == "barrier" && i.has_mod("cluster") && i.has_mod("arrive")
 }
 
 /// For a volatile access of shared memory (`ld.volatile`/`st.volatile` with `.shared` or a
@@ -760,7 +769,8 @@ fn completes_inline(si: &SiteInfo, has_arrive: bool) -> bool {
         // bar.sync/barrier.sync with the default count and a constant id, reached by every
         // thread (9.7.12.1); with bar.arrive in the kernel, arrivals counted by the runtime
         // take part, so the runtime decides.
-        abi::SYNC_BAR => !has_arrive && c(slot::MODE) == Some(0) && c(slot::BAR_COUNT) == Some(0) && c(slot::BAR_ID).is_some(),
+        // Not the cluster barrier: the runtime meets the cluster's other CTAs there.
+        abi::SYNC_BAR => !has_arrive && c(slot::MODE) == Some(0) && c(slot::BAR_COUNT) == Some(0) && c(slot::BAR_ID).is_some_and(|id| id != abi::CLUSTER_BARRIER as u64),
         _ => false,
     }
 }

@@ -9,4 +9,4 @@
 mod launch;
 
 pub use launch::{link_shared, parse_arg, write_objects, parse_scalar, ArgSpec, Loaded};
-pub use ptxr_runtime::{guard, launch_cta_fn, running_ctas, set_cooperative, set_guarded_buffers, set_serial, set_timeout, warp, ArgValue, CtaFn, Dim3, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc, Plain, MAX_SMEM};
+pub use ptxr_runtime::{guard, launch_cta_fn, running_ctas, set_cluster, set_cooperative, set_guarded_buffers, set_serial, set_timeout, warp, ArgValue, CtaFn, Dim3, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc, Plain, MAX_SMEM};

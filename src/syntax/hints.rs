@@ -4,8 +4,10 @@
 //!   operand of `ld`, `st`, `atom`, `red`, `prefetch` and `cp.async`); the policy itself comes
 //!   from `createpolicy` (see `codegen::ops_misc`);
 //! - the sub-qualifiers of state spaces (PTX 7.8) of addresses: `.shared::cta` and
-//!   `.shared::cluster` are `.shared` (a cluster here is one CTA, whose window is its shared memory), and
-//!   `.param::entry` / `.param::func` are `.param`.
+//!   `.shared::cluster` are `.shared` (a shared address is an offset from the CTA's own
+//!   window, and another CTA's window of the cluster lies at a fixed offset from it: see
+//!   `codegen::ops_mem::mapa`), and `.param::entry` / `.param::func` are `.param`; `isspacep`,
+//!   `mapa` and `getctarank` keep `.shared::cluster`, whose meaning differs there.
 //!
 //! [`array_operands`] rewrites the array-indexing form of operands (PTX ISA 6.4.2) with a
 //! constant index into the address forms code generation knows.
@@ -24,8 +26,10 @@ pub fn simplify_qualifiers(m: &mut Module<'_>) {
                     }
                     // `fence.proxy.async.shared::cta` names a proxy, not an address space.
                     if i.opcode.name != "fence" {
+                        let keep_cluster = matches!(i.opcode.name, "isspacep" | "mapa" | "getctarank");
                         for m in i.mods.iter_mut() {
                             match *m {
+                                "shared::cluster" if keep_cluster => {}
                                 "shared::cta" | "shared::cluster" => *m = "shared",
                                 "param::entry" | "param::func" => *m = "param",
                                 _ => {}

@@ -282,6 +282,8 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "griddepcontrol" => GRIDDEPCONTROL,
         "setmaxnreg" => SETMAXNREG,
         "elect" => ELECT,
+        "mapa" => MAPA,
+        "getctarank" => GETCTARANK,
         _ => &[],
     }
 }
@@ -297,7 +299,7 @@ pub const OPCODES: &[&str] = &[
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
     "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "wgmma", "tensormap", "cp", "createpolicy", "mbarrier",
-    "griddepcontrol", "setmaxnreg", "elect", "bmsk",
+    "griddepcontrol", "setmaxnreg", "elect", "bmsk", "mapa", "getctarank",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -1103,6 +1105,10 @@ static BARRIER: &[InstrSpec] = &[
     spec!("barrier", "9.7.12.1", 2, 2, [opt!(CTA), req!(&["arrive"]), opt!(ALIGNED)]),
     spec!("barrier", "9.7.12.1", 3, 4, [opt!(CTA), req!(&["red"]), req!(&["popc"]), opt!(ALIGNED), req!(U32)]),
     spec!("barrier", "9.7.12.1", 3, 4, [opt!(CTA), req!(&["red"]), req!(&["and", "or"]), opt!(ALIGNED), req!(PRED)]),
+    // ext PTX 7.8/8.0 (sm_90): barrier.cluster.arrive{.release, .relaxed}{.aligned},
+    // barrier.cluster.wait{.acquire}{.aligned}
+    spec!("barrier", "9.7.12.1", 0, 0, [req!(&["cluster"]), req!(&["arrive"]), opt!(&["release", "relaxed"]), opt!(ALIGNED)]),
+    spec!("barrier", "9.7.12.1", 0, 0, [req!(&["cluster"]), req!(&["wait"]), opt!(&["acquire"]), opt!(ALIGNED)]),
 ];
 
 static MEMBAR: &[InstrSpec] = &[spec!("membar", "9.7.12.3", 0, 0, [req!(&["cta", "gl", "sys"])])];
@@ -1274,6 +1280,11 @@ static CP: &[InstrSpec] = &[
 static GRIDDEPCONTROL: &[InstrSpec] = &[spec!("griddepcontrol", "9.7.12", 0, 0, [req!(&["wait", "launch_dependents"])])];
 static SETMAXNREG: &[InstrSpec] = &[spec!("setmaxnreg", "9.7.17", 1, 1, [req!(&["inc", "dec"]), req!(SYNC), req!(ALIGNED), req!(&["u32"])])];
 static ELECT: &[InstrSpec] = &[spec!("elect", "9.7.12", 2, 2, [req!(SYNC)])];
+// ext PTX 7.8 (sm_90), distributed shared memory: mapa{.shared::cluster}.type d, a, b (the
+// address in CTA b of the cluster that corresponds to a); getctarank{.shared::cluster}.type
+// d, a (the rank of the CTA whose shared memory a addresses).
+static MAPA: &[InstrSpec] = &[spec!("mapa", "9.7.8", 3, 3, [opt!(&["shared::cluster"]), req!(&["u32", "u64"])])];
+static GETCTARANK: &[InstrSpec] = &[spec!("getctarank", "9.7.8", 2, 2, [opt!(&["shared::cluster"]), req!(&["u32", "u64"])])];
 
 // ext PTX 7.0 mbarrier (sm_80): a barrier object in shared memory (PTX ISA 7.x section
 // 9.7.12.15), with the .cluster scope and the transaction counts of sm_90 (PTX 8.0).

@@ -52,6 +52,8 @@ typedef struct HostFns {
   uint8_t *(*launch_buffer)(uint8_t *host, const void *kernel, uint32_t gx, uint32_t gy, uint32_t gz,
                             uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem);
   int32_t (*launch_device)(uint8_t *host, uint8_t *buf, uint64_t stream);
+  /* The cluster barrier (abi.rs HostFns::cluster_sync): clusters of one CTA here. */
+  uint32_t (*cluster_sync)(struct CtaCtx *cta);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -73,6 +75,7 @@ typedef struct CtaCtx {
   uint8_t *sched;
   uint32_t group;
   uint8_t *grid_ws;
+  const void *cluster;
 } CtaCtx;
 
 /* STATUS_* and RESOLVE_* from abi.rs */
@@ -117,8 +120,12 @@ static int32_t host_launch_device(uint8_t *host, uint8_t *buf, uint64_t stream) 
   (void)host; (void)buf; (void)stream;
   return 1; /* cudaErrorInvalidValue */
 }
+static uint32_t host_cluster_sync(struct CtaCtx *cta) {
+  (void)cta;
+  return STATUS_OK;
+}
 static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, host_resolve,
-                                 host_launch_buffer, host_launch_device};
+                                 host_launch_buffer, host_launch_device, host_cluster_sync};
 
 #define FIELD(T, f) printf(#T "." #f " %zu %zu\n", offsetof(T, f), sizeof(((T *)0)->f))
 
@@ -129,6 +136,7 @@ static void print_layout(void) {
   FIELD(CtaCtx, status); FIELD(CtaCtx, status_line); FIELD(CtaCtx, rt); FIELD(CtaCtx, host);
   FIELD(CtaCtx, status_thread); FIELD(CtaCtx, smid); FIELD(CtaCtx, frames);
   FIELD(CtaCtx, slots); FIELD(CtaCtx, sched); FIELD(CtaCtx, group); FIELD(CtaCtx, grid_ws);
+  FIELD(CtaCtx, cluster);
   printf("SyncSlot %zu %zu\n", sizeof(SyncSlot), _Alignof(SyncSlot));
   FIELD(SyncSlot, state); FIELD(SyncSlot, resume); FIELD(SyncSlot, kind); FIELD(SyncSlot, site);
   FIELD(SyncSlot, line); FIELD(SyncSlot, mode); FIELD(SyncSlot, mask); FIELD(SyncSlot, bar_id);

@@ -94,6 +94,7 @@ typedef struct ptxr_kernel {
     uint32_t frame_size;
     uint32_t uses_sync;
     uint32_t cta_group; /* the CTA function runs groups of CTAs (CtaCtx.group) */
+    uint32_t cluster[3]; /* .reqnctapercluster; all 0: none */
 } ptxr_kernel;
 int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **args);
 

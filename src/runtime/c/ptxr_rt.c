@@ -47,6 +47,7 @@ typedef struct HostFns {
     uint32_t (*resolve)(struct CtaCtx *cta);
     uint8_t *(*launch_buffer)(void *host, const DeviceKernel *k, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem);
     int32_t (*launch_device)(void *host, uint8_t *buf, uint64_t stream);
+    uint32_t (*cluster_sync)(struct CtaCtx *cta);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -62,10 +63,11 @@ typedef struct CtaCtx {
     void *sched;
     uint32_t group;
     uint8_t *grid_ws; /* cooperative launches' grid workspace (%envreg1:%envreg2); NULL here */
+    const void *cluster; /* a cluster of more than one CTA (ptxr-runtime's abi::ClusterCtx); NULL here */
 } CtaCtx;
 
 _Static_assert(sizeof(SyncSlot) == 72 && offsetof(SyncSlot, a) == 40 && offsetof(SyncSlot, result) == 56 && offsetof(SyncSlot, pred) == 64, "SyncSlot layout");
-_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && offsetof(CtaCtx, group) == 120 && offsetof(CtaCtx, grid_ws) == 128 && sizeof(CtaCtx) == 136, "CtaCtx layout");
+_Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && offsetof(CtaCtx, group) == 120 && offsetof(CtaCtx, grid_ws) == 128 && offsetof(CtaCtx, cluster) == 136 && sizeof(CtaCtx) == 144, "CtaCtx layout");
 
 enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
@@ -707,7 +709,14 @@ static int32_t host_launch_device(void *host, uint8_t *buf, uint64_t stream) {
     return r;
 }
 
-static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device};
+/* The cluster barrier's meeting of CTAs: launches here have clusters of one CTA (a kernel
+ * that requires more is refused), whose threads are all there when this is called. */
+static uint32_t host_cluster_sync(CtaCtx *cta) {
+    (void)cta;
+    return 0;
+}
+
+static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync};
 
 /* Runs the grids launched from the device by a finished grid (CUDA dynamic parallelism),
  * in order; grids they launch run after each of them the same way. */
@@ -718,7 +727,7 @@ static int run_children(const ptxr_kernel *parent, const ptxr_launch_config *pcf
         if (c->launched && r == PTXR_OK) {
             const DeviceKernel *d = c->d;
             uint32_t off = 0, size = d->param_size;
-            ptxr_kernel k = {d->name, parent->file, d->cta, 1, &off, &size, d->param_size, d->static_smem, {0, 0, 0}, {0, 0, 0}, d->frame_size, d->flags & 1, (d->flags >> 1) & 1};
+            ptxr_kernel k = {d->name, parent->file, d->cta, 1, &off, &size, d->param_size, d->static_smem, {0, 0, 0}, {0, 0, 0}, d->frame_size, d->flags & 1, (d->flags >> 1) & 1, {0, 0, 0}};
             if (d->flags & 4) memcpy(k.reqntid, d->reqntid, sizeof k.reqntid);
             if (d->flags & 8) memcpy(k.maxntid, d->maxntid, sizeof k.maxntid);
             ptxr_launch_config cfg = {{c->grid[0], c->grid[1], c->grid[2]}, {c->block[0], c->block[1], c->block[2]}, c->smem, pcfg->parallel_for, pcfg->user};
@@ -955,6 +964,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     uint64_t total_smem = (uint64_t)k->static_smem + cfg->shared_bytes;
     if (total_smem > 227 * 1024)
         return error(PTXR_ERR_CONFIG, "shared memory %llu bytes (%u static + %u dynamic) exceeds the %u byte limit", (unsigned long long)total_smem, k->static_smem, cfg->shared_bytes, 227 * 1024);
+    if ((uint64_t)k->cluster[0] * k->cluster[1] * k->cluster[2] > 1)
+        return error(PTXR_ERR_CONFIG, "kernel `%s` requires clusters of %ux%ux%u CTAs (.reqnctapercluster); the C runtime runs clusters of one CTA (ptxr's Rust runtime and CUDA runtime library run larger ones)", k->name, k->cluster[0], k->cluster[1], k->cluster[2]);
     if (cooperative && (uint64_t)g[0] * g[1] * g[2] > MAX_COOPERATIVE_CTAS)
         return error(PTXR_ERR_CONFIG, "kernel `%s`: a cooperative launch of %llu CTAs; ptxr runs at most %d at once", k->name, (unsigned long long)g[0] * g[1] * g[2], MAX_COOPERATIVE_CTAS);
     if (k->nparams > 0 && !args) return error(PTXR_ERR_ARGS, "kernel `%s` takes %u parameters but args is NULL", k->name, k->nparams);
