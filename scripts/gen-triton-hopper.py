@@ -3,6 +3,7 @@
 
     .venv/bin/python scripts/gen-triton-hopper.py --ptx OUTDIR     # no GPU: PTX only (GPUTarget sm_90a)
     .venv/bin/python scripts/gen-triton-hopper.py --ptx tests/triton_sm100 --sm 100 --only matmul_f16,matmul_tma_f16,attention_f16
+    .venv/bin/python scripts/gen-triton-hopper.py --clusters tests/triton_sm90   # no GPU: num_ctas=2 variants
     python3 scripts/gen-triton-hopper.py --run OUTDIR              # on a Hopper GPU with torch
 
 --run launches each kernel through Triton on the GPU with integer-valued inputs (so that a matmul's
@@ -196,6 +197,47 @@ def ptx_only(outdir, sm=90, names=None):
         print(c["name"], len(ptx.splitlines()), "lines, shared", shared)
 
 
+def clusters(outdir):
+    """matmul_f16 and matmul_tma_f16 compiled with num_ctas=2 (clusters of 2 CTAs, each computing
+    part of a program's tile; the launch grid is the program grid with x times 2), PTX only: their
+    .json runs them on the one-CTA kernels' inputs and expects those kernels' GPU outputs (a matmul
+    of small integers is exact, so every correct kernel gives those bytes)."""
+    by_name = {c["name"]: c for c in cases()}
+    for base in ("matmul_f16", "matmul_tma_f16"):
+        c = dict(by_name[base])
+        from triton.backends.compiler import GPUTarget
+        sig = dict(c["sig"])
+        for k in c["const"]:
+            sig[k] = "constexpr"
+        src = triton.compiler.ASTSource(fn=c["fn"], signature=sig, constexprs=c["const"])
+        k = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                           options={"num_warps": c["warps"], "num_stages": c["stages"], "num_ctas": 2})
+        name = base + "_ctas2"
+        with open(os.path.join(outdir, name + ".ptx"), "w") as f:
+            f.write(k.asm["ptx"])
+        with open(os.path.join(outdir, base + ".json")) as f:
+            one = json.load(f)
+        args = list(one["args"])
+        if c["fn"] is matmul:
+            # every stride is a parameter here (M, N, K, sam, sak, sbk, sbn, scm, scn)
+            M, N, K = c["M"], c["N"], c["K"]
+            args = args[:3] + [f"s32:{v}" for v in (M, N, K, K, 1, N, 1, N, 1)] + ["u64:0", "u64:0"]
+        else:
+            # the block each CTA copies, with the swizzle Triton chose (tensordesc_meta)
+            for i, m in enumerate(k.metadata.tensordesc_meta):
+                sw = {0: "", 1: ":swizzle32", 2: ":swizzle64", 3: ":swizzle128"}[m["swizzle"]]
+                head, data = args[5 * i].split("=", 1)
+                parts = head.split(":")
+                parts[4] = f"{m['block_size'][1]}x{m['block_size'][0]}"
+                args[5 * i] = ":".join(parts[:5]) + sw + "=" + data
+        meta = dict(kernel=k.metadata.name, grid=[one["grid"][0] * 2] + one["grid"][1:], block=one["block"],
+                    shared=k.metadata.shared, args=args, out_arg=one["out_arg"], out=one["out"], exact=True,
+                    triton=triton.__version__, device="none: the outputs of %s on an H200" % base)
+        with open(os.path.join(outdir, name + ".json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        print(name, "grid", meta["grid"], "shared", meta["shared"])
+
+
 def run(outdir):
     import torch
     os.makedirs(outdir, exist_ok=True)
@@ -320,11 +362,14 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--ptx")
     ap.add_argument("--run")
+    ap.add_argument("--clusters")
     ap.add_argument("--sm", type=int, default=90, help="with --ptx: the target (100 for Blackwell sm_100a)")
     ap.add_argument("--only", help="with --ptx: comma-separated kernel names")
     a = ap.parse_args()
     if a.run:
         run(a.run)
+    elif a.clusters:
+        clusters(a.clusters)
     elif a.ptx:
         ptx_only(a.ptx, a.sm, a.only.split(",") if a.only else None)
     else:

@@ -174,6 +174,18 @@ fn clusters_share_memory_and_meet_at_the_cluster_barrier() {
                 assert_eq!(counts[q as usize], if q < 8 / n { n * 64 } else { 0 }, "{exec} {n}: cluster {q}");
             }
         }
+        // Multicast: rank 0's bulk copy lands in both CTAs of each cluster of 2, each
+        // completing on its own mbarrier.
+        let src: String = (0..16u32).flat_map(|i| (0x1000 + 7 * i).to_le_bytes()).map(|b| format!("{b:02x}")).collect();
+        let src = format!("buf:hex:{src}");
+        let (rc, out, err) = ptxr(&["run", "tests/cli/cluster_ring.ptx", "--exec", exec, "--kernel", "multicast", "--grid", "4", "--block", "16", "--cluster", "2", "--arg", &src, "--arg", "buf:zero:256", "--dump", "1=-", "--timeout", "60"]);
+        assert_eq!(rc, 0, "{exec}: {err}");
+        let got = words(out.trim());
+        for c in 0..4 {
+            for t in 0..16u32 {
+                assert_eq!(got[(c * 16 + t) as usize], 0x1000 + 7 * t, "{exec}: CTA {c} thread {t}");
+            }
+        }
         // A CTA that traps stops the others of its cluster, which wait for it at the barrier.
         let (rc, _, err) = ptxr(&["run", "tests/cli/cluster_ring.ptx", "--exec", exec, "--kernel", "trapper", "--grid", "8", "--block", "64", "--cluster", "4", "--timeout", "60"]);
         assert_ne!(rc, 0);

@@ -5,6 +5,10 @@
 //! run by `ptxr run` on both execution paths and compared with what an NVIDIA H200 gave for
 //! the same PTX and inputs (`scripts/gen-triton-hopper.py --run`, Triton 3.6; the inputs and
 //! the GPU's output are the `.bin` files beside each `.ptx`, the launch is its `.json`).
+//! `*_ctas2` are two of those matmuls compiled with `num_ctas=2` (Triton 3.9, `--clusters`:
+//! clusters of 2 CTAs that split each program's tile, `.reqnctapercluster 2`, cluster barriers),
+//! not run on a GPU: they take the one-CTA kernels' inputs and must give those kernels' GPU
+//! outputs.
 //! The matmuls take small integer inputs, so any summation order gives the GPU's bytes; the
 //! attention kernel (exp2 through `ex2.approx`, f32 sums in another order) is compared within
 //! 2^-10 relative (an f16 ulp is 2^-10 of its binade).

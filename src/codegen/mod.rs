@@ -123,9 +123,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// aligned to it in generated code (`FnEmitter::shared_base`), with the slack counted in
     /// the kernels' static shared memory.
     pub shared_align: u32,
-    /// The module maps addresses into other CTAs' shared memory (`mapa`, distributed shared
-    /// memory): shared atomics must be atomic, since other CTAs of the cluster run on other
-    /// host threads (`ops_atomic`).
+    /// The module reaches other CTAs' shared memory (`mapa`, distributed shared memory, or a
+    /// copy with `.multicast::cluster`): shared atomics and mbarriers must be atomic, since
+    /// other CTAs of the cluster run on other host threads (`ops_atomic`).
     pub dsmem: bool,
     pub errors: Vec<Diagnostic>,
     /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
@@ -206,7 +206,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: uses_opcode(ast, "mapa") };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -389,16 +389,17 @@ fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarD
 }
 
 /// The variables of `spaces` a function body declares, in nested blocks too.
-/// Whether any function of the module has an instruction `op`.
-fn uses_opcode(ast: &ast::Module, op: &str) -> bool {
-    fn walk(body: &[ast::Stmt], op: &str) -> bool {
+/// Whether any function of the module reaches the shared memory of other CTAs of its
+/// cluster: `mapa`, or a bulk copy with `.multicast::cluster`.
+fn reaches_other_ctas(ast: &ast::Module) -> bool {
+    fn walk(body: &[ast::Stmt]) -> bool {
         body.iter().any(|s| match s {
-            ast::Stmt::Instr(i) => i.opcode.name == op,
-            ast::Stmt::Block(b, _) => walk(b, op),
+            ast::Stmt::Instr(i) => i.opcode.name == "mapa" || i.has_mod("multicast::cluster"),
+            ast::Stmt::Block(b, _) => walk(b),
             _ => false,
         })
     }
-    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b, op))))
+    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b))))
 }
 
 fn collect_space<'b, 'a>(body: &'b [ast::Stmt<'a>], spaces: &[StateSpace], out: &mut Vec<&'b ast::VarDecl<'a>>) {

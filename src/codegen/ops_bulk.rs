@@ -56,14 +56,63 @@ fn shared_offset<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>)
     Ok(e.b.build_int_truncate(d, e.ctx().i32_type(), "").unwrap())
 }
 
+/// The byte distances from this CTA's shared window to the windows a copy into shared memory
+/// writes, each given to `f` (an i64): with `.multicast::cluster`, those of the CTAs whose
+/// bits are set in the 16-bit ctaMask (operand `mask_op`: bit r is rank r of the cluster,
+/// PTX ISA 8.x 9.7.9.25.4.1), in rank order; without it, 0 (the window the address names).
+fn each_target<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, mask_op: usize, mut f: impl FnMut(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> R<()>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    if !i.has_mod("multicast::cluster") {
+        return f(e, i64t.const_zero());
+    }
+    let op = i.operands.get(mask_op).ok_or_else(|| e.err(i.span, "`.multicast::cluster` needs a ctaMask operand"))?;
+    let mask = e.read_int(op, Type::B16)?;
+    let mask = e.b.build_int_z_extend(mask, i32t, "").unwrap();
+    let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
+    let stride = e.b.build_int_z_extend(stride, i64t, "").unwrap();
+    let my = e.cluster_rank();
+    let my = e.b.build_int_z_extend(my, i64t, "").unwrap();
+    let pre = e.b.get_insert_block().unwrap();
+    let head = ctx.append_basic_block(e.f, "multicast");
+    let body = ctx.append_basic_block(e.f, "multicast.cta");
+    let latch = ctx.append_basic_block(e.f, "multicast.next");
+    let done = ctx.append_basic_block(e.f, "multicast.done");
+    e.b.build_unconditional_branch(head).unwrap();
+    e.b.position_at_end(head);
+    let r = e.b.build_phi(i32t, "rank").unwrap();
+    let rv = r.as_basic_value().into_int_value();
+    let bit = e.b.build_and(e.b.build_right_shift(mask, rv, false, "").unwrap(), i32t.const_int(1, false), "").unwrap();
+    let set = e.b.build_int_compare(IntPredicate::NE, bit, i32t.const_zero(), "").unwrap();
+    e.b.build_conditional_branch(set, body, latch).unwrap();
+    e.b.position_at_end(body);
+    let r64 = e.b.build_int_z_extend(rv, i64t, "").unwrap();
+    let delta = e.b.build_int_mul(e.b.build_int_sub(r64, my, "").unwrap(), stride, "").unwrap();
+    f(e, delta)?;
+    e.b.build_unconditional_branch(latch).unwrap();
+    e.b.position_at_end(latch);
+    let next = e.b.build_int_add(rv, i32t.const_int(1, false), "").unwrap();
+    let more = e.b.build_int_compare(IntPredicate::ULT, next, i32t.const_int(16, false), "").unwrap();
+    e.b.build_conditional_branch(more, head, done).unwrap();
+    r.add_incoming(&[(&i32t.const_zero(), pre), (&next, latch)]);
+    e.b.position_at_end(done);
+    Ok(())
+}
+
+/// `p + delta` bytes.
+fn offset_ptr<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, p: inkwell::values::PointerValue<'ctx>, delta: IntValue<'ctx>) -> inkwell::values::PointerValue<'ctx> {
+    unsafe { e.b.build_gep(e.ctx().i8_type(), p, &[delta], "").unwrap() }
+}
+
 /// Stops the CTA with `status` where `bad` holds.
 fn check<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, bad: IntValue<'ctx>, status: u32) {
     e.abort_if(bad, status);
 }
 
 /// PTX ISA 8.x 9.7.9.25.4.1 cp.async.bulk: `size` bytes (a multiple of 16) from global to
-/// shared memory completing on an mbarrier, from shared to global memory (bulk group), or
-/// between shared memories of the cluster (this CTA's: clusters have one CTA here).
+/// shared memory completing on an mbarrier (in each CTA of the ctaMask with
+/// `.multicast::cluster`, at the same offsets), from shared to global memory (bulk group), or
+/// from this CTA's shared memory to a CTA's of the cluster (completing on that CTA's mbarrier).
 fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ctx = e.ctx();
     let i64t = ctx.i64_type();
@@ -89,17 +138,27 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         return Ok(());
     }
     if to_shared {
+        // The destination lies in the window of a CTA of the cluster (this one's, unless
+        // `mapa` gave another's), and so must its end.
         let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
         let dst = shared_offset(e, &i.operands[0])?;
-        let end = e.b.build_int_add(e.b.build_int_z_extend(dst, i64t, "").unwrap(), size64, "").unwrap();
+        let dst = e.b.build_int_s_extend(dst, i64t, "").unwrap();
+        let (_, inside, within) = super::ops_mem::window_of(e, dst);
+        let end = e.b.build_int_add(within, size64, "").unwrap();
         let over = e.b.build_int_compare(IntPredicate::UGT, end, e.b.build_int_z_extend(limit, i64t, "").unwrap(), "").unwrap();
-        check(e, over, super::abi::STATUS_BAD_ADDRESS);
+        let bad = e.b.build_or(over, e.b.build_not(inside, "").unwrap(), "").unwrap();
+        check(e, bad, super::abi::STATUS_BAD_ADDRESS);
         let src_space = if i.has_mod("global") { StateSpace::Global } else { StateSpace::Shared };
         let d = e.address(&i.operands[0], Some(StateSpace::Shared))?;
         let s = e.address(&i.operands[1], Some(src_space))?;
-        e.b.build_memmove(d, 1, s, 1, size64).unwrap();
         let mbar = e.address(&i.operands[3], Some(StateSpace::Shared))?;
-        super::ops_atomic::mbarrier_complete_tx(e, mbar, size64);
+        each_target(e, i, 4, |e, delta| {
+            let d = offset_ptr(e, d, delta);
+            e.b.build_memmove(d, 1, s, 1, size64).unwrap();
+            let mbar = offset_ptr(e, mbar, delta);
+            super::ops_atomic::mbarrier_complete_tx(e, mbar, size64);
+            Ok(())
+        })?;
     } else {
         let d = e.address(&i.operands[0], Some(StateSpace::Global))?;
         let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
@@ -137,9 +196,18 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
         let p = unsafe { e.b.build_in_bounds_gep(cs_t, cs, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
         e.b.build_store(p, v).unwrap();
     }
-    let smem = e.shared_base();
+    // The box goes to (or comes from) the window of a CTA of the cluster: this one's, unless
+    // `mapa` gave another's address.
+    let own = e.shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let soff = shared_offset(e, smem_op)?;
+    let (wrank, inside, within) = super::ops_mem::window_of(e, e.b.build_int_s_extend(soff, i64t, "").unwrap());
+    check(e, e.b.build_not(inside, "").unwrap(), super::abi::STATUS_BAD_ADDRESS);
+    let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
+    let my = e.cluster_rank();
+    let to_rank = e.b.build_int_mul(e.b.build_int_s_extend(e.b.build_int_sub(wrank, my, "").unwrap(), i64t, "").unwrap(), e.b.build_int_z_extend(stride, i64t, "").unwrap(), "").unwrap();
+    let smem = offset_ptr(e, own, to_rank);
+    let soff = e.b.build_int_truncate(within, i32t, "").unwrap();
     let red = if i.has_mod("reduce") { Some(red_op(i).ok_or_else(|| e.err(i.opcode.span, "`cp.reduce.async.bulk.tensor` needs a reduction"))?) } else { None };
     let hname = match red {
         Some(op) => format!("__ptxr_tma_reduce.{op}"),
@@ -149,23 +217,28 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
         Some(h) => h,
         None => tma_helper(e, &hname, red),
     };
-    let r = e
-        .b
-        .build_call(helper, &[map.into(), smem.into(), limit.into(), soff.into(), cs.into(), i32t.const_int(rank as u64, false).into(), i32t.const_int(store as u64, false).into()], "")
-        .unwrap()
-        .try_as_basic_value()
-        .basic()
-        .unwrap()
-        .into_int_value();
-    for (code, status) in [(-1i64, super::abi::STATUS_BAD_TENSOR_MAP), (-2, super::abi::STATUS_BAD_TENSOR_COPY), (-3, super::abi::STATUS_BAD_ADDRESS), (-4, super::abi::STATUS_BAD_TENSOR_COPY)] {
-        let bad = e.b.build_int_compare(IntPredicate::EQ, r, i64t.const_int(code as u64, true), "").unwrap();
-        check(e, bad, status);
-    }
-    if !store {
-        let mbar = e.address(&i.operands[2], Some(StateSpace::Shared))?;
-        super::ops_atomic::mbarrier_complete_tx(e, mbar, r);
-    }
-    Ok(())
+    let mbar = if store { None } else { Some(e.address(&i.operands[2], Some(StateSpace::Shared))?) };
+    // A load with `.multicast::cluster` writes the box into each CTA of its ctaMask.
+    each_target(e, i, 3, |e, delta| {
+        let smem = offset_ptr(e, smem, delta);
+        let r = e
+            .b
+            .build_call(helper, &[map.into(), smem.into(), limit.into(), soff.into(), cs.into(), i32t.const_int(rank as u64, false).into(), i32t.const_int(store as u64, false).into()], "")
+            .unwrap()
+            .try_as_basic_value()
+            .basic()
+            .unwrap()
+            .into_int_value();
+        for (code, status) in [(-1i64, super::abi::STATUS_BAD_TENSOR_MAP), (-2, super::abi::STATUS_BAD_TENSOR_COPY), (-3, super::abi::STATUS_BAD_ADDRESS), (-4, super::abi::STATUS_BAD_TENSOR_COPY)] {
+            let bad = e.b.build_int_compare(IntPredicate::EQ, r, i64t.const_int(code as u64, true), "").unwrap();
+            check(e, bad, status);
+        }
+        if let Some(mbar) = mbar {
+            let mbar = offset_ptr(e, mbar, delta);
+            super::ops_atomic::mbarrier_complete_tx(e, mbar, r);
+        }
+        Ok(())
+    })
 }
 
 /// Defines `i64 __ptxr_tma_copy(ptr map, ptr smem, i32 smem_bytes, i32 smem_offset,

@@ -383,6 +383,12 @@ fn cluster_offset<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, gene
 /// CTA's window, [`cluster_offset`]), and whether one does: the windows lie `stride` bytes
 /// apart in rank order, each `%total_smem_size` bytes long (a cluster of one CTA: its window).
 fn rank_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let (rank, inside, _) = window_of(e, rel);
+    (rank, inside)
+}
+
+/// [`rank_of`], and the offset of `rel` in that CTA's window (i64).
+pub(super) fn window_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>) {
     use super::abi::{cluster_field, field};
     use inkwell::IntPredicate as P;
     let i64t = e.ctx().i64_type();
@@ -409,7 +415,7 @@ fn rank_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ctx>) -> (IntVa
         e.b.build_int_compare(P::ULT, within, total, "").unwrap(),
         "",
     ).unwrap();
-    (e.b.build_int_truncate(rank, e.ctx().i32_type(), "").unwrap(), inside)
+    (e.b.build_int_truncate(rank, e.ctx().i32_type(), "").unwrap(), inside, within)
 }
 
 /// Distributed shared memory (PTX 7.8, sm_90; PTX ISA 8.x, data movement: mapa, getctarank).
