@@ -837,6 +837,67 @@ fn cooperative_launch_synchronizes_the_grid() {
     assert!(start.elapsed() < std::time::Duration::from_secs(30), "{err}");
 }
 
+/// The C ABI's clusters (`ptxr_set_cluster`): tests/cli/cluster_ring.ptx's ring in clusters of
+/// 4 (values as in `clusters_share_memory_and_meet_at_the_cluster_barrier`, checked by the
+/// program), the multicast copy in clusters of 2, a trapping CTA that stops its cluster, and a
+/// grid that is not a whole number of clusters.
+#[test]
+fn c_abi_clusters() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/cli/cluster_ring.ptx",
+        "cl",
+        r#"#include <stdio.h>
+#include <string.h>
+#include "cl.h"
+int main(void) {
+    uint32_t vals[512], counts[8], regs[64], src[16], mc[64];
+    memset(vals, 0, sizeof vals);
+    memset(counts, 0, sizeof counts);
+    memset(regs, 0, sizeof regs);
+    memset(mc, 0, sizeof mc);
+    void *pv = vals, *pc = counts, *pr = regs;
+    void *ring_args[] = {&pv, &pc, &pr};
+    ptxr_launch_config cfg = {{8, 1, 1}, {64, 1, 1}, 0, NULL, NULL};
+    ptxr_set_cluster(4, 1, 1);
+    int rc = ptxr_launch_ring(&cfg, ring_args);
+    int bad = 0;
+    for (uint32_t c = 0; c < 8; c++) {
+        uint32_t r = c % 4, next = (r + 1) % 4;
+        for (uint32_t t = 0; t < 64; t++) bad += vals[c * 64 + t] != next * 1000 + t;
+        uint32_t want[8] = {r, 4, c / 4, 2, r, 4, next << 4 | 2, next * 1000};
+        bad += memcmp(&regs[8 * c], want, sizeof want) != 0;
+    }
+    bad += counts[0] != 256 || counts[1] != 256;
+    printf("ring %d %d [%s]\n", rc, bad, ptxr_last_error());
+    for (uint32_t i = 0; i < 16; i++) src[i] = 0x1000 + 7 * i;
+    void *ps = src, *pm = mc;
+    void *mc_args[] = {&ps, &pm};
+    ptxr_launch_config cfg2 = {{4, 1, 1}, {16, 1, 1}, 0, NULL, NULL};
+    ptxr_set_cluster(2, 1, 1);
+    rc = ptxr_launch_multicast(&cfg2, mc_args);
+    bad = 0;
+    for (int i = 0; i < 64; i++) bad += mc[i] != src[i % 16];
+    printf("multicast %d %d [%s]\n", rc, bad, ptxr_last_error());
+    ptxr_set_cluster(4, 1, 1);
+    rc = ptxr_launch_trapper(&cfg, NULL);
+    printf("trapper %d %s\n", rc, ptxr_last_error());
+    ptxr_set_cluster(3, 1, 1);
+    rc = ptxr_launch_ring(&cfg, ring_args);
+    printf("uneven %d %s\n", rc, ptxr_last_error());
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("ring 0 0 []"), "{out}");
+    assert!(out.contains("multicast 0 0 []"), "{out}");
+    // PTXR_ERR_TRAP is 3, PTXR_ERR_CONFIG 1.
+    assert!(out.contains("trapper 3 tests/cli/cluster_ring.ptx:106: in kernel `trapper`, CTA (1,0,0)"), "{out}");
+    assert!(out.contains("uneven 1 tests/cli/cluster_ring.ptx: error: kernel `ring`: grid 8x1x1 is not a whole number of clusters of 3x1x1 CTAs"), "{out}");
+}
+
 /// The C ABI's cooperative launches (`ptxr_set_cooperative`): the grid barrier of
 /// tests/cli/grid_barrier.ptx with every CTA on a thread of its own (40 CTAs, more than the
 /// cores), out[CTAs + c] = (c + 1) % CTAs; without it the kernel traps; a trapping CTA stops

@@ -65,6 +65,13 @@ void ptxr_set_timeout(double seconds);
  * whole grid (cooperative groups' grid.sync()). The parallel_for of the configuration is not
  * used. */
 void ptxr_set_cooperative(int on);
+/* Launches from the calling thread have clusters of x*y*z CTAs (sm_90; all 0, the default:
+ * the kernel's .reqnctapercluster, else 1), as a launch with CUDA's cluster dimension
+ * attribute: a cluster's CTAs run at once, each on a thread of its own, and reach each
+ * other's shared memory (mapa, .shared::cluster) and meet at barrier.cluster. The grid must be
+ * a whole number of clusters of at most 16 CTAs (else PTXR_ERR_CONFIG). The parallel_for of
+ * the configuration runs whole clusters. */
+void ptxr_set_cluster(uint32_t x, uint32_t y, uint32_t z);
 
 /* A tensor map for `cp.async.bulk.tensor` (a `.param .align 64 .b8 map[128]` parameter), with
  * the parameters of CUDA's cuTensorMapEncodeTiled: `dtype` numbered as CUtensorMapDataType

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -63,8 +64,25 @@ typedef struct CtaCtx {
     void *sched;
     uint32_t group;
     uint8_t *grid_ws; /* cooperative launches' grid workspace (%envreg1:%envreg2); NULL here */
-    const void *cluster; /* a cluster of more than one CTA (ptxr-runtime's abi::ClusterCtx); NULL here */
+    const struct ClusterCtx *cluster; /* a cluster of more than one CTA, else NULL */
 } CtaCtx;
+
+/* A cluster's barrier (ptxr-runtime's cluster.rs): CTAs arrived in the current phase, CTAs
+ * that have not ended, phases completed. */
+typedef struct ClusterSync {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t arrived, live;
+    uint64_t phase;
+} ClusterSync;
+
+/* A cluster of CTAs that run at once (abi.rs ClusterCtx): its shape, the bytes between the
+ * shared windows of consecutive ranks, its barrier. */
+typedef struct ClusterCtx {
+    uint32_t dims[3];
+    uint32_t stride;
+    ClusterSync *sync;
+} ClusterCtx;
 
 _Static_assert(sizeof(SyncSlot) == 72 && offsetof(SyncSlot, a) == 40 && offsetof(SyncSlot, result) == 56 && offsetof(SyncSlot, pred) == 64, "SyncSlot layout");
 _Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && offsetof(CtaCtx, frames) == 96 && offsetof(CtaCtx, group) == 120 && offsetof(CtaCtx, grid_ws) == 128 && offsetof(CtaCtx, cluster) == 136 && sizeof(CtaCtx) == 144, "CtaCtx layout");
@@ -75,9 +93,16 @@ enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
 enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12 };
 
+/* The CTA's 16 barriers and the cluster barrier (barrier.cluster.wait: id CLUSTER_BARRIER in
+ * the slots, abi.rs). */
+#define BARRIERS 17
+#define CLUSTER_BARRIER 16u
+static uint32_t bar_index(uint32_t id) { return id == CLUSTER_BARRIER ? CLUSTER_BARRIER : (id & 15); }
+static uint32_t host_cluster_sync(CtaCtx *cta);
+
 /* Host-side scheduler state of one CTA (warp.rs `Sched`). */
 typedef struct Sched {
-    uint32_t arrived[16];
+    uint32_t arrived[BARRIERS];
     /* Whether `resolve` ran for the CTA (then its slots need clearing before the next). */
     uint32_t called;
 } Sched;
@@ -238,9 +263,9 @@ static void deadlock_detail(CtaCtx *cta, const SyncSlot *slots, size_t n);
 static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *cta) {
     /* One pass: who is done, who waits where. */
     uint32_t live_threads = 0;
-    uint32_t bar_waiting[16] = {0};
-    size_t bar_first[16];
-    for (int id = 0; id < 16; id++) bar_first[id] = SIZE_MAX;
+    uint32_t bar_waiting[BARRIERS] = {0};
+    size_t bar_first[BARRIERS];
+    for (int id = 0; id < BARRIERS; id++) bar_first[id] = SIZE_MAX;
     uint32_t warp_pending[32] = {0}; /* bit w%32 of word w/32: warp w has a collective waiting */
     int progress = 0;
     for (size_t t = 0; t < n; t++) {
@@ -250,11 +275,11 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
         if (s->state != SLOT_WAITING) continue;
         if (s->kind == SYNC_BAR_ARRIVE) {
             /* bar.arrive: count the arrival and let the thread go on. */
-            sched->arrived[s->bar_id & 15] += 1;
+            sched->arrived[bar_index(s->bar_id)] += 1;
             s->state = SLOT_RUNNABLE;
             progress = 1;
         } else if (s->kind == SYNC_BAR) {
-            uint32_t id = s->bar_id & 15;
+            uint32_t id = bar_index(s->bar_id);
             bar_waiting[id]++;
             if (bar_first[id] == SIZE_MAX) bar_first[id] = t;
         } else if (is_warp_kind(s->kind)) {
@@ -271,7 +296,7 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
     }
     /* Barriers (9.7.12.1): complete when the expected number of threads has arrived — `b` if
      * given, else every thread of the CTA that has not exited. */
-    for (uint32_t id = 0; id < 16; id++) {
+    for (uint32_t id = 0; id < BARRIERS; id++) {
         if (bar_waiting[id] == 0) continue;
         size_t first = bar_first[id];
         uint32_t count = slots[first].bar_count;
@@ -280,12 +305,17 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
             return fail(cta, STATUS_BAD_BARRIER, slots[first].line, first);
         uint32_t expected = count == 0 ? live_threads : count;
         if (bar_waiting[id] + sched->arrived[id] < expected) continue;
+        /* The cluster barrier: once the CTA's threads are all there, the cluster's CTAs meet. */
+        if (id == CLUSTER_BARRIER) {
+            uint32_t st = host_cluster_sync(cta);
+            if (st != STATUS_OK) return fail(cta, st, slots[first].line, first);
+        }
         /* bar.red: reduce the predicates of the waiting threads. */
         uint64_t popc = 0;
         int all = 1, any = 0;
         for (size_t t = 0; t < n; t++) {
             const SyncSlot *s = &slots[t];
-            if (s->state == SLOT_WAITING && s->kind == SYNC_BAR && (s->bar_id & 15) == id) {
+            if (s->state == SLOT_WAITING && s->kind == SYNC_BAR && bar_index(s->bar_id) == id) {
                 int pr = s->a != 0;
                 popc += (uint64_t)pr;
                 all = all && pr;
@@ -294,7 +324,7 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
         }
         for (size_t t = 0; t < n; t++) {
             SyncSlot *s = &slots[t];
-            if (!(s->state == SLOT_WAITING && s->kind == SYNC_BAR && (s->bar_id & 15) == id)) continue;
+            if (!(s->state == SLOT_WAITING && s->kind == SYNC_BAR && bar_index(s->bar_id) == id)) continue;
             switch (s->mode) {
             case 1: s->result = popc; break;
             case 2: s->pred = (uint32_t)all; break;
@@ -366,6 +396,8 @@ typedef struct Launch {
     uint64_t ncta;
     uint64_t group; /* CTAs per call of the CTA function (k->cta_group), else 1 */
     uint8_t *grid_ws; /* a cooperative launch's grid workspace (ptxr_set_cooperative), else NULL */
+    uint32_t cluster[3]; /* clusters of more than one CTA (ptxr_set_cluster, .reqnctapercluster), else 0s */
+    int peers_wait; /* the CTAs may wait for each other (cooperative launches, clusters) */
     int stop; /* accessed atomically */
     pthread_mutex_t mu;
     int failed;
@@ -709,11 +741,55 @@ static int32_t host_launch_device(void *host, uint8_t *buf, uint64_t stream) {
     return r;
 }
 
-/* The cluster barrier's meeting of CTAs: launches here have clusters of one CTA (a kernel
- * that requires more is refused), whose threads are all there when this is called. */
-static uint32_t host_cluster_sync(CtaCtx *cta) {
-    (void)cta;
+/* Completes the cluster barrier's phase if every CTA that has not ended has arrived. */
+static int cluster_settle(ClusterSync *s) {
+    if (s->arrived > 0 && s->arrived >= s->live) {
+        s->arrived = 0;
+        s->phase++;
+        pthread_cond_broadcast(&s->cv);
+        return 1;
+    }
     return 0;
+}
+
+/* A CTA of the cluster has ended: the others no longer wait for it. */
+static void cluster_leave(ClusterSync *s) {
+    pthread_mutex_lock(&s->mu);
+    if (s->live) s->live--;
+    cluster_settle(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The cluster barrier (HostFns.cluster_sync) once every thread of this CTA has arrived: waits
+ * until every CTA of the cluster has, or has ended; STATUS_TIMEOUT once the launch's cancel
+ * word is set (its time limit passed, or another CTA stopped with an error). */
+static uint32_t host_cluster_sync(CtaCtx *cta) {
+    if (!cta->cluster) return STATUS_OK; /* a cluster of one CTA: its threads are all there */
+    ClusterSync *s = cta->cluster->sync;
+    const volatile uint32_t *cancel = (const volatile uint32_t *)cta->host;
+    uint32_t st = STATUS_OK;
+    pthread_mutex_lock(&s->mu);
+    uint64_t phase = s->phase;
+    s->arrived++;
+    if (!cluster_settle(s)) {
+        while (s->phase == phase) {
+            if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+                s->arrived--;
+                st = STATUS_TIMEOUT;
+                break;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 20 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
 }
 
 static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync};
@@ -798,18 +874,16 @@ static uint8_t *shared_window(size_t len) {
     return (uint8_t *)grow(&tls.smem, &tls.smem_cap, len + 16);
 }
 
-static void run_cta(void *vl, uint32_t i) {
-    Launch *l = (Launch *)vl;
+/* Runs CTA c (with l->group CTAs from it): in a launch with clusters, in the shared window
+ * `window` (already zeroed) of `cluster`. */
+static void run_cta_at(Launch *l, uint64_t c, uint8_t *window, const ClusterCtx *cluster) {
     if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) return;
     const ptxr_kernel *k = l->k;
     const ptxr_launch_config *cfg = l->cfg;
-    /* A kernel whose CTA function runs groups of CTAs (CtaCtx.group): item i is the group
-     * of l->group CTAs from l->base + i * l->group. */
-    uint64_t c = l->base + (uint64_t)i * l->group;
     uint64_t gx = cfg->grid[0], gy = cfg->grid[1];
     size_t nthreads = (size_t)cfg->block[0] * cfg->block[1] * cfg->block[2];
     size_t smem_len = ((size_t)l->total_smem + 15) / 16 * 16;
-    uint8_t *smem = shared_window(smem_len);
+    uint8_t *smem = window ? window : shared_window(smem_len);
     if (tls.smid == 0) tls.smid = __atomic_add_fetch(&next_smid, 1, __ATOMIC_RELAXED);
     CtaCtx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -819,7 +893,7 @@ static void run_cta(void *vl, uint32_t i) {
     /* Shared memory starts uninitialized on a GPU; zero it so runs are reproducible. */
     /* An empty window starts at the guard page; even a zero-length memset there made
      * saxpy 2x slower in the Rust runtime, so it is skipped. */
-    if (smem_len) memset(smem, 0, smem_len);
+    if (smem_len && !window) memset(smem, 0, smem_len);
     ctx.params = l->params;
     ctx.shared = smem;
     if (c < gx) { /* a one-dimensional grid (the common case) needs no division */
@@ -842,6 +916,7 @@ static void run_cta(void *vl, uint32_t i) {
     ctx.smid = tls.smid - 1;
     ctx.group = (uint32_t)(l->ncta - c < l->group ? l->ncta - c : l->group);
     ctx.grid_ws = l->grid_ws;
+    ctx.cluster = cluster;
     if (k->uses_sync) {
         /* Frames need no clearing: registers are written before they are read, and .local
          * memory starts uninitialized on a GPU too. */
@@ -883,15 +958,15 @@ static void run_cta(void *vl, uint32_t i) {
             /* The other CTAs of a cooperative launch may be waiting for this one: they stop
              * at their next back edge (cancel word 2, as at a time limit), and the error
              * reported is this one, not theirs. */
-            int by_peer = l->grid_ws && ctx.status == STATUS_TIMEOUT && __atomic_load_n(&l->cancel, __ATOMIC_RELAXED) == 2;
-            if (l->grid_ws && !by_peer) {
+            int by_peer = l->peers_wait && ctx.status == STATUS_TIMEOUT && __atomic_load_n(&l->cancel, __ATOMIC_RELAXED) == 2;
+            if (l->peers_wait && !by_peer) {
                 uint32_t zero = 0;
                 __atomic_compare_exchange_n(&l->cancel, &zero, 2, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
             }
             pthread_mutex_lock(&l->mu);
             /* In a group, ctaid is the CTA of the warp that stopped. */
             c = ctx.ctaid[0] + gx * (ctx.ctaid[1] + gy * (uint64_t)ctx.ctaid[2]);
-            int old_by_peer = l->failed && l->grid_ws && l->fail_ctx.status == STATUS_TIMEOUT && __atomic_load_n(&l->cancel, __ATOMIC_RELAXED) == 2;
+            int old_by_peer = l->failed && l->peers_wait && l->fail_ctx.status == STATUS_TIMEOUT && __atomic_load_n(&l->cancel, __ATOMIC_RELAXED) == 2;
             if (!l->failed || by_peer < old_by_peer || (by_peer == old_by_peer && c < l->fail_cta)) {
                 l->failed = 1;
                 l->fail_cta = c;
@@ -904,6 +979,99 @@ static void run_cta(void *vl, uint32_t i) {
 oom:
     __atomic_store_n(&l->nomem, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* parallel_for's item i: the group of l->group CTAs from l->base + i * l->group (a kernel
+ * whose CTA function runs groups of CTAs, CtaCtx.group; else one CTA). */
+static void run_cta(void *vl, uint32_t i) {
+    Launch *l = (Launch *)vl;
+    run_cta_at(l, l->base + (uint64_t)i * l->group, NULL, NULL);
+}
+
+/* ---- Clusters (ptxr_set_cluster, .reqnctapercluster) ---- */
+
+static _Thread_local uint32_t cluster_dims[3];
+
+void ptxr_set_cluster(uint32_t x, uint32_t y, uint32_t z) {
+    cluster_dims[0] = x;
+    cluster_dims[1] = y;
+    cluster_dims[2] = z;
+}
+
+static void release_thread_buffers(void);
+
+/* A CTA of a cluster on a thread of its own. */
+typedef struct ClusterThread {
+    Launch *l;
+    uint64_t c;
+    uint8_t *window;
+    const ClusterCtx *cluster;
+    pthread_t t;
+    int started;
+} ClusterThread;
+
+static void *cluster_cta(void *v) {
+    ClusterThread *ct = (ClusterThread *)v;
+    run_cta_at(ct->l, ct->c, ct->window, ct->cluster);
+    cluster_leave(ct->cluster->sync);
+    release_thread_buffers();
+    return NULL;
+}
+
+/* parallel_for's item q: cluster q (x fastest in the grid of clusters). Its CTAs run at once,
+ * rank 0 on this thread and the others each on a thread of its own, with their shared
+ * windows `stride` bytes apart in one zeroed allocation (a multiple of 1 KiB: every window
+ * gets the same alignment padding). */
+static void run_cluster(void *vl, uint32_t q) {
+    Launch *l = (Launch *)vl;
+    if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) return;
+    const uint32_t *d = l->cluster, *g = l->cfg->grid;
+    uint32_t size = d[0] * d[1] * d[2];
+    size_t stride = (((size_t)l->total_smem + 15) / 16 * 16 + 1023) / 1024 * 1024;
+    if (stride == 0) stride = 1024;
+    uint8_t *region = (uint8_t *)calloc(size, stride);
+    ClusterThread *ts = (ClusterThread *)calloc(size, sizeof *ts);
+    if (!region || !ts) {
+        free(region);
+        free(ts);
+        __atomic_store_n(&l->nomem, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    ClusterSync sync;
+    memset(&sync, 0, sizeof sync);
+    pthread_mutex_init(&sync.mu, NULL);
+    pthread_cond_init(&sync.cv, NULL);
+    sync.live = size;
+    ClusterCtx cl = {{d[0], d[1], d[2]}, (uint32_t)stride, &sync};
+    uint64_t ncx = g[0] / d[0], ncy = g[1] / d[1];
+    uint64_t pos[3] = {q % ncx, (q / ncx) % ncy, q / (ncx * ncy)};
+    for (uint32_t r = 0; r < size; r++) {
+        uint64_t local[3] = {r % d[0], (r / d[0]) % d[1], r / (d[0] * d[1])};
+        uint64_t id[3];
+        for (int a = 0; a < 3; a++) id[a] = pos[a] * d[a] + local[a];
+        ts[r].l = l;
+        ts[r].c = id[0] + (uint64_t)g[0] * (id[1] + (uint64_t)g[1] * id[2]);
+        ts[r].window = region + (size_t)r * stride;
+        ts[r].cluster = &cl;
+    }
+    for (uint32_t r = 1; r < size; r++) {
+        ts[r].started = pthread_create(&ts[r].t, NULL, cluster_cta, &ts[r]) == 0;
+        if (!ts[r].started) {
+            /* No thread for this CTA: the others could wait for it forever. */
+            __atomic_store_n(&l->nomem, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&l->cancel, 2, __ATOMIC_SEQ_CST);
+            cluster_leave(&sync);
+        }
+    }
+    run_cta_at(l, ts[0].c, ts[0].window, &cl);
+    cluster_leave(&sync);
+    for (uint32_t r = 1; r < size; r++)
+        if (ts[r].started) pthread_join(ts[r].t, NULL);
+    pthread_mutex_destroy(&sync.mu);
+    pthread_cond_destroy(&sync.cv);
+    free(region);
+    free(ts);
 }
 
 /* ---- Cooperative launches (ptxr_set_cooperative) ---- */
@@ -922,14 +1090,19 @@ typedef struct CoopThread {
     int started;
 } CoopThread;
 
-static void *coop_cta(void *vc) {
-    CoopThread *ct = (CoopThread *)vc;
-    run_cta(ct->l, ct->i);
+/* Frees this thread's buffers (shared window, frames, slots) as the thread ends. */
+static void release_thread_buffers(void) {
     if (tls.smem_map) munmap(tls.smem_map, tls.smem_map_len);
     else free(tls.smem);
     free(tls.frames);
     free(tls.slots);
     memset(&tls, 0, sizeof tls);
+}
+
+static void *coop_cta(void *vc) {
+    CoopThread *ct = (CoopThread *)vc;
+    run_cta(ct->l, ct->i);
+    release_thread_buffers();
     return NULL;
 }
 
@@ -964,8 +1137,19 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     uint64_t total_smem = (uint64_t)k->static_smem + cfg->shared_bytes;
     if (total_smem > 227 * 1024)
         return error(PTXR_ERR_CONFIG, "shared memory %llu bytes (%u static + %u dynamic) exceeds the %u byte limit", (unsigned long long)total_smem, k->static_smem, cfg->shared_bytes, 227 * 1024);
-    if ((uint64_t)k->cluster[0] * k->cluster[1] * k->cluster[2] > 1)
-        return error(PTXR_ERR_CONFIG, "kernel `%s` requires clusters of %ux%ux%u CTAs (.reqnctapercluster); the C runtime runs clusters of one CTA (ptxr's Rust runtime and CUDA runtime library run larger ones)", k->name, k->cluster[0], k->cluster[1], k->cluster[2]);
+    /* Clusters: this thread's (ptxr_set_cluster), else the kernel's .reqnctapercluster. */
+    uint32_t cd[3] = {1, 1, 1};
+    int asked = cluster_dims[0] != 0, required = k->cluster[0] != 0;
+    if (asked && required && (cluster_dims[0] != k->cluster[0] || cluster_dims[1] != k->cluster[1] || cluster_dims[2] != k->cluster[2]))
+        return error(PTXR_ERR_CONFIG, "%s: error: kernel `%s` requires clusters of %ux%ux%u CTAs (.reqnctapercluster); the launch asks for %ux%ux%u", k->file, k->name, k->cluster[0], k->cluster[1], k->cluster[2], cluster_dims[0], cluster_dims[1], cluster_dims[2]);
+    for (int a = 0; a < 3; a++) cd[a] = asked ? cluster_dims[a] : required ? k->cluster[a] : 1;
+    uint64_t csize = (uint64_t)cd[0] * cd[1] * cd[2];
+    if (csize == 0 || csize > 16)
+        return error(PTXR_ERR_CONFIG, "%s: error: kernel `%s`: clusters of %ux%ux%u CTAs; a cluster has 1 to 16 CTAs", k->file, k->name, cd[0], cd[1], cd[2]);
+    if (g[0] % cd[0] || g[1] % cd[1] || g[2] % cd[2])
+        return error(PTXR_ERR_CONFIG, "%s: error: kernel `%s`: grid %ux%ux%u is not a whole number of clusters of %ux%ux%u CTAs", k->file, k->name, g[0], g[1], g[2], cd[0], cd[1], cd[2]);
+    if (csize > 1 && cooperative)
+        return error(PTXR_ERR_CONFIG, "%s: error: kernel `%s`: a cooperative launch with clusters of more than one CTA is not supported", k->file, k->name);
     if (cooperative && (uint64_t)g[0] * g[1] * g[2] > MAX_COOPERATIVE_CTAS)
         return error(PTXR_ERR_CONFIG, "kernel `%s`: a cooperative launch of %llu CTAs; ptxr runs at most %d at once", k->name, (unsigned long long)g[0] * g[1] * g[2], MAX_COOPERATIVE_CTAS);
     if (k->nparams > 0 && !args) return error(PTXR_ERR_ARGS, "kernel `%s` takes %u parameters but args is NULL", k->name, k->nparams);
@@ -1004,7 +1188,18 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     int coop = cooperative;
     uint64_t workspace[4] = {0, 0, 0, 0};
     if (coop) l.grid_ws = (uint8_t *)workspace;
-    if (coop) {
+    int clustered = csize > 1;
+    if (clustered) memcpy(l.cluster, cd, sizeof cd);
+    l.peers_wait = coop || clustered;
+    if (clustered) {
+        /* Clusters on the launcher's parallel_for, or one after another. */
+        uint64_t nclusters = ncta / csize;
+        if (cfg->parallel_for) {
+            cfg->parallel_for(cfg->user, (uint32_t)nclusters, run_cluster, &l);
+        } else {
+            for (uint64_t q = 0; q < nclusters && !l.stop; q++) run_cluster(&l, (uint32_t)q);
+        }
+    } else if (coop) {
         /* Every CTA at once, each on a thread of its own. */
         CoopThread *ts = (CoopThread *)calloc(ncta, sizeof *ts);
         if (!ts) {
@@ -1037,7 +1232,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         if (n > 0) gsz = n > 65536 ? 65536 : (uint64_t)n;
         l.group = gsz < 1 ? 1 : gsz;
     }
-    if (coop) {
+    if (coop || clustered) {
         /* (run above) */
     } else if (cfg->parallel_for) {
         const uint64_t chunk = (uint64_t)l.group << 31;
@@ -1069,8 +1264,10 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     free(l.out);
     free(pbuf);
     pthread_mutex_destroy(&l.mu);
-    /* A cooperative launch that could not start a thread for every CTA cancelled the others. */
+    /* A cooperative launch (or a cluster) that could not start a thread for every CTA
+     * cancelled the others. */
     if (coop && l.nomem) return error(PTXR_ERR_NOMEM, "kernel `%s`: a cooperative launch could not start a thread for every CTA", k->name);
+    if (clustered && l.nomem) return error(PTXR_ERR_NOMEM, "kernel `%s`: a launch with clusters could not start a thread for every CTA, or had no memory for their shared windows", k->name);
     if (l.failed) {
         const CtaCtx *c = &l.fail_ctx;
         uint32_t t = c->status_thread;
