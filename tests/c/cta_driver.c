@@ -145,6 +145,7 @@ static void print_layout(void) {
   printf("HostFns %zu %zu\n", sizeof(HostFns), _Alignof(HostFns));
   FIELD(HostFns, vprintf); FIELD(HostFns, globaltimer); FIELD(HostFns, assertfail);
   FIELD(HostFns, resolve); FIELD(HostFns, launch_buffer); FIELD(HostFns, launch_device);
+  FIELD(HostFns, cluster_sync);
 }
 
 static void *xmalloc(size_t n) {
