@@ -175,7 +175,7 @@ def cases():
     return out
 
 
-def compile_ptx(c, sm=90):
+def compile_ptx(c, sm=90, with_meta=False):
     from triton.backends.compiler import GPUTarget
     sig = dict(c["sig"])
     for k in c["const"]:
@@ -183,18 +183,47 @@ def compile_ptx(c, sm=90):
     src = triton.compiler.ASTSource(fn=c["fn"], signature=sig, constexprs=c["const"])
     k = triton.compile(src, target=GPUTarget("cuda", sm, 32),
                        options={"num_warps": c["warps"], "num_stages": c["stages"]})
+    if with_meta:
+        return k.asm["ptx"], k.metadata.shared, k.metadata
     return k.asm["ptx"], k.metadata.shared
 
 
 def ptx_only(outdir, sm=90, names=None):
+    """PTX for target sm_<sm>a without a GPU. For sm 100 also a .json per kernel that runs it on
+    the inputs of the same kernel in tests/triton_sm90 and expects that kernel's H200 output
+    (the same computation: a matmul of small integers is exact in any order; attention within
+    the tolerance of tests/triton_sm90.rs)."""
     os.makedirs(outdir, exist_ok=True)
     for c in cases():
         if names and c["name"] not in names:
             continue
-        ptx, shared = compile_ptx(c, sm)
+        ptx, shared, meta = compile_ptx(c, sm, with_meta=True)
         with open(os.path.join(outdir, c["name"] + ".ptx"), "w") as f:
             f.write(ptx)
         print(c["name"], len(ptx.splitlines()), "lines, shared", shared)
+        if sm != 100:
+            continue
+        sm90 = os.path.join(os.path.dirname(os.path.abspath(outdir)), "triton_sm90")
+        with open(os.path.join(sm90, c["name"] + ".json")) as f:
+            one = json.load(f)
+        rel = lambda a: a.replace("buf:file:", "buf:file:../triton_sm90/")
+        args = [rel(a) for a in one["args"]]
+        if c["fn"] is matmul:
+            # every stride is a parameter here (M, N, K, sam, sak, sbk, sbn, scm, scn)
+            M, N, K = c["M"], c["N"], c["K"]
+            args = args[:3] + [f"s32:{v}" for v in (M, N, K, K, 1, N, 1, N, 1)] + ["u64:0", "u64:0"]
+        elif c["fn"] is matmul_tma:
+            for i, m in enumerate(meta.tensordesc_meta):
+                sw = {0: "", 1: ":swizzle32", 2: ":swizzle64", 3: ":swizzle128"}[m["swizzle"]]
+                head, data = args[5 * i].split("=", 1)
+                parts = head.split(":")
+                parts[4] = f"{m['block_size'][1]}x{m['block_size'][0]}"
+                args[5 * i] = ":".join(parts[:5]) + sw + "=" + data
+        launch = dict(kernel=meta.name, grid=one["grid"], block=[32 * meta.num_warps, 1, 1], shared=shared,
+                      args=args, out_arg=one["out_arg"], out="../triton_sm90/" + one["out"], exact=one["exact"],
+                      triton=triton.__version__, device="none: the outputs of tests/triton_sm90/%s on an H200" % c["name"])
+        with open(os.path.join(outdir, c["name"] + ".json"), "w") as f:
+            json.dump(launch, f, indent=1)
 
 
 def clusters(outdir):

@@ -122,6 +122,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     /// `ldmatrix`) is emitted in (`ops_wmma`): the one that hands over each lane's words,
     /// or the one that computes each lane's results from them.
     pub(crate) warp_exchange: Option<super::ops_wmma::WarpExchange<'ctx>>,
+    /// A kernel's tensor memory and its allocation bitmap (`ops_tcgen05`), once used.
+    pub(crate) tmem: Option<(PointerValue<'ctx>, PointerValue<'ctx>)>,
     /// The warp path's exchange arrays of the warp matrix instructions and for how many
     /// instructions of a batch they have room (`warp_collective::matrix`).
     pub(crate) mma_area: Option<(PointerValue<'ctx>, u32)>,
@@ -437,6 +439,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
         warp_exchange: None,
+        tmem: None,
         mma_area: None,
     };
     if let Some(ast::PerfDirective::ReqNCtaPerCluster(d)) = f.perf.iter().find(|d| matches!(d, ast::PerfDirective::ReqNCtaPerCluster(_))) {
@@ -1432,6 +1435,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 // Half forms first: they share opcodes with the integer and float families.
                 if super::ops_wmma::emit(self, i)?
                     || super::ops_wgmma::emit(self, i)?
+                    || super::ops_tcgen05::emit(self, i)?
                     || super::ops_bulk::emit(self, i)?
                     || super::sync::emit(self, i)?
                     || super::ops_half::emit(self, i)?

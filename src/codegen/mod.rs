@@ -25,6 +25,7 @@ mod ops_misc;
 mod ops_video;
 pub mod ops_tex;
 mod ops_wmma;
+mod ops_tcgen05;
 mod ops_wgmma;
 mod ops_bulk;
 mod wmma_layout;

@@ -410,6 +410,13 @@ fn mb_settle<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pend: IntValue<'ctx>, exp: IntVa
 
 /// `complete_tx` of `bytes` on the mbarrier at `ptr` (PTX 8.0; also what a bulk copy does
 /// when it has copied its bytes: `ops_bulk`).
+/// An arrive-on with count 1 on the mbarrier at `ptr` (what `tcgen05.commit` signals).
+pub(super) fn mbarrier_arrive_one<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ptr: PointerValue<'ctx>) {
+    let i64t = e.ctx().i64_type();
+    let one = i64t.const_int(1, false);
+    plain_rmw(e, ptr, i64t, |e, w| mb_arrive(e, w, one, i64t.const_zero(), false));
+}
+
 pub(super) fn mbarrier_complete_tx<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ptr: PointerValue<'ctx>, bytes: IntValue<'ctx>) {
     let i64t = e.ctx().i64_type();
     plain_rmw(e, ptr, i64t, |e, w| {

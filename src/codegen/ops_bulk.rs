@@ -60,7 +60,7 @@ fn shared_offset<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>)
 /// writes, each given to `f` (an i64): with `.multicast::cluster`, those of the CTAs whose
 /// bits are set in the 16-bit ctaMask (operand `mask_op`: bit r is rank r of the cluster,
 /// PTX ISA 8.x 9.7.9.25.4.1), in rank order; without it, 0 (the window the address names).
-fn each_target<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, mask_op: usize, mut f: impl FnMut(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> R<()>) -> R<()> {
+pub(super) fn each_target<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, mask_op: usize, mut f: impl FnMut(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> R<()>) -> R<()> {
     let ctx = e.ctx();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     if !i.has_mod("multicast::cluster") {

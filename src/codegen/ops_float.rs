@@ -40,6 +40,8 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     let ftz = i.has_mod("ftz") && ty == Type::F32;
     let sat = i.has_mod("sat");
     let n_src = match op {
+        // min/max.f32 take a third input (PTX ISA 9.0 9.7.3.11-12, sm_100)
+        "min" | "max" if ty == Type::F32 && i.operands.len() == 4 => 3,
         "add" | "sub" | "mul" | "div" | "min" | "max" | "copysign" => 2,
         "fma" | "mad" => 3,
         "neg" | "abs" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => 1,
@@ -88,14 +90,38 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         // PTX ISA 9.7.3.9-10 abs/neg: sign-bit operations (NaN payloads kept).
         "neg" => e.b.build_float_neg(src[0], "").unwrap(),
         "abs" => fabs(e, src[0]),
-        // PTX ISA 9.7.3.11-12 min/max: a NaN input yields the other input; -0 < +0.
+        // PTX ISA 9.7.3.11-12 min/max: a NaN input yields the other input; -0 < +0. With
+        // `.abs` (PTX 7.2/8.8) the inputs' magnitudes are compared; `.xorsign` (with `.abs`,
+        // two inputs) gives the result the XOR of the inputs' signs; neither touches a NaN
+        // result. A third input c (PTX 8.8) is compared with the result of a and b.
         "min" | "max" => {
-            let r = min_max(e, src[0], src[1], op == "min");
-            if i.has_mod("NaN") {
-                // `.NaN` (PTX ISA 7.0): a NaN input makes the result the canonical NaN.
-                let any = e.b.build_or(is_nan(e, src[0]), is_nan(e, src[1]), "").unwrap();
-                let nan = e.b.build_float_add(src[0], src[1], "").unwrap();
-                e.b.build_select(any, nan, r, "").unwrap().into_float_value()
+            let xorsign = e.b.build_xor(e.to_bits(src[0].into()), e.to_bits(src[1].into()), "").unwrap();
+            let src: Vec<FloatValue<'ctx>> = if i.has_mod("abs") { src.iter().map(|x| fabs(e, *x)).collect() } else { src.clone() };
+            let pair = |e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>, y: FloatValue<'ctx>| {
+                let r = min_max(e, x, y, op == "min");
+                if i.has_mod("NaN") {
+                    // `.NaN` (PTX ISA 7.0): a NaN input makes the result the canonical NaN.
+                    let any = e.b.build_or(is_nan(e, x), is_nan(e, y), "").unwrap();
+                    let nan = e.b.build_float_add(x, y, "").unwrap();
+                    e.b.build_select(any, nan, r, "").unwrap().into_float_value()
+                } else {
+                    r
+                }
+            };
+            let r = pair(e, src[0], src[1]);
+            let r = match src.get(2) {
+                Some(c) => pair(e, r, *c),
+                None => r,
+            };
+            if i.has_mod("xorsign") {
+                let bits = e.to_bits(r.into());
+                let it = bits.get_type();
+                let sign = it.const_int(1u64 << 31, false);
+                let s = e.b.build_and(xorsign, sign, "").unwrap();
+                let m = e.b.build_and(bits, sign.const_not(), "").unwrap();
+                let signed = e.from_bits(e.b.build_or(s, m, "").unwrap(), ty).into_float_value();
+                let nan = is_nan(e, r);
+                e.b.build_select(nan, r, signed, "").unwrap().into_float_value()
             } else {
                 r
             }

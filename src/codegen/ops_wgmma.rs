@@ -42,7 +42,7 @@ use inkwell::values::{BasicValueEnum, FloatValue, FunctionValue, IntValue};
 use inkwell::IntPredicate;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Ty {
+pub(super) enum Ty {
     F16,
     BF16,
     TF32,
@@ -171,7 +171,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     }
 }
 
-fn imm_u64<'a>(e: &FnEmitter, op: &'a Operand<'a>, what: &str) -> R<u64> {
+pub(super) fn imm_u64<'a>(e: &FnEmitter, op: &'a Operand<'a>, what: &str) -> R<u64> {
     use crate::syntax::eval::{eval, Const};
     let Operand::Imm(x) = op else { return Err(e.err(op.span(), format!("{what} is an immediate"))) };
     match eval(x, &|_| None).map_err(|er| e.err(er.span, er.msg))? {
@@ -360,57 +360,8 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
     let g = e.b.build_right_shift(lane, c32(2), false, "").unwrap();
     let t = e.b.build_and(lane, c32(3), "").unwrap();
     let size = f.a.size();
-    // One descriptor's fields (i32): start, LBO, SBO, base offset, swizzle bytes.
-    let decode = |e: &FnEmitter<'ctx, '_, '_>, d: IntValue<'ctx>| -> [IntValue<'ctx>; 5] {
-        let field = |sh: u64, mask: u64| {
-            let v = e.b.build_right_shift(d, i64t.const_int(sh, false), false, "").unwrap();
-            let v = e.b.build_and(v, i64t.const_int(mask, false), "").unwrap();
-            e.b.build_int_truncate(v, i32t, "").unwrap()
-        };
-        let x16 = |v: IntValue<'ctx>| e.b.build_left_shift(v, c32(4), "").unwrap();
-        let mode = field(62, 3);
-        // swizzle mode 0, 1, 2, 3: none, 128, 64, 32 bytes
-        let table = i32t.const_array(&[c32(0), c32(128), c32(64), c32(32)]);
-        let tp = e.b.build_alloca(table.get_type(), "swz").unwrap();
-        e.b.build_store(tp, table).unwrap();
-        let wp = unsafe { e.b.build_in_bounds_gep(table.get_type(), tp, &[c32(0), mode], "").unwrap() };
-        let w = e.b.build_load(i32t, wp, "").unwrap().into_int_value();
-        [x16(field(0, 0x3fff)), x16(field(16, 0x3fff)), x16(field(32, 0x3fff)), field(49, 7), w]
-    };
-    let bfields = decode(e, bdesc);
-    let afields = if f.reg_a { None } else { Some(decode(e, adesc)) };
-    // The byte address of element (r, k) of a descriptor's matrix (module doc).
-    let address = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], kmajor: bool, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
-        let [start, lbo, sbo, base_off, w] = *fl;
-        let b = &e.b;
-        let mul = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_mul(x, y, "").unwrap();
-        let add = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_add(x, y, "").unwrap();
-        let udiv = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_unsigned_div(x, y, "").unwrap();
-        let urem = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_unsigned_rem(x, y, "").unwrap();
-        let none = b.build_int_compare(IntPredicate::EQ, w, c32(0), "").unwrap();
-        let w1 = b.build_select(none, c32(16), w, "").unwrap().into_int_value();
-        let off = if kmajor {
-            let kb = mul(k, c32(size as u64));
-            let r8 = urem(r, c32(8));
-            let rg = mul(udiv(r, c32(8)), sbo);
-            let plain = add(add(add(mul(r8, c32(16)), rg), mul(udiv(kb, c32(16)), lbo)), urem(kb, c32(16)));
-            let swz = add(add(mul(r8, w1), rg), kb);
-            b.build_select(none, plain, swz, "").unwrap().into_int_value()
-        } else {
-            let mb = mul(r, c32(size as u64));
-            let k8 = urem(k, c32(8));
-            let kg = udiv(k, c32(8));
-            let plain = add(add(add(urem(mb, c32(16)), mul(udiv(mb, c32(16)), sbo)), mul(k8, c32(16))), mul(kg, lbo));
-            let swz = add(add(add(urem(mb, w1), mul(udiv(mb, w1), lbo)), mul(k8, w1)), mul(kg, sbo));
-            b.build_select(none, plain, swz, "").unwrap().into_int_value()
-        };
-        let a = add(start, off);
-        // chunk ^= ((a >> 7) - base_offset) & (W / 16 - 1), for a swizzle of W bytes
-        let row = b.build_int_sub(b.build_right_shift(a, c32(7), false, "").unwrap(), base_off, "").unwrap();
-        let mask = b.build_int_sub(b.build_right_shift(w1, c32(4), false, "").unwrap(), c32(1), "").unwrap();
-        let x = b.build_left_shift(b.build_and(row, mask, "").unwrap(), c32(4), "").unwrap();
-        b.build_xor(a, x, "").unwrap()
-    };
+    let bfields = desc_fields(e, bdesc, false);
+    let afields = if f.reg_a { None } else { Some(desc_fields(e, adesc, false)) };
     // The element code at shared byte `addr` (zero-extended), flagging bytes outside.
     let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> {
         let end = e.b.build_int_add(addr, c32(size as u64), "").unwrap();
@@ -491,11 +442,11 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
     .unwrap();
     let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         match &afields {
-            Some(fl) => load(e, address(e, fl, !f.trans_a, row, k)),
+            Some(fl) => load(e, desc_address(e, fl, !f.trans_a, row, k, size)),
             None => reg_elem(e, rloc, k),
         }
     };
-    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> { load(e, address(e, &bfields, !f.trans_b, col, k)) };
+    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> { load(e, desc_address(e, &bfields, !f.trans_b, col, k, size)) };
     let use_c = e.b.build_int_compare(IntPredicate::NE, scale_d, c32(0), "").unwrap();
     let negate = f.neg_a != f.neg_b;
     let result: IntValue<'ctx> = if f.d == Ty::S32 {
@@ -564,9 +515,73 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
     h
 }
 
+/// A matrix descriptor's fields (i32): start address, leading- and stride-dimension byte
+/// offsets (in bytes), base offset and swizzle width in bytes (0: none). Hopper's (`sm100`
+/// false, PTX ISA 8.x 9.7.15.5.1.2.2: the swizzle mode in bits 62-63, 0 none, 1 128 bytes,
+/// 2 64, 3 32) or tcgen05's (PTX ISA 9.7.16.4.1: bits 61-63, 0 none, 2 128 bytes, 4 64, 6 32,
+/// which are Hopper's codes shifted by one; mode 1, 128 bytes with 32-byte atomicity, reads
+/// as width 1, which [`desc_address`] callers reject).
+pub(super) fn desc_fields<'ctx>(e: &FnEmitter<'ctx, '_, '_>, d: IntValue<'ctx>, sm100: bool) -> [IntValue<'ctx>; 5] {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let field = |sh: u64, mask: u64| {
+        let v = e.b.build_right_shift(d, i64t.const_int(sh, false), false, "").unwrap();
+        let v = e.b.build_and(v, i64t.const_int(mask, false), "").unwrap();
+        e.b.build_int_truncate(v, i32t, "").unwrap()
+    };
+    let x16 = |v: IntValue<'ctx>| e.b.build_left_shift(v, c32(4), "").unwrap();
+    let (mode, table) = if sm100 {
+        (field(61, 7), i32t.const_array(&[c32(0), c32(1), c32(128), c32(1), c32(64), c32(1), c32(32), c32(1)]))
+    } else {
+        (field(62, 3), i32t.const_array(&[c32(0), c32(128), c32(64), c32(32)]))
+    };
+    let tp = e.b.build_alloca(table.get_type(), "swz").unwrap();
+    e.b.build_store(tp, table).unwrap();
+    let wp = unsafe { e.b.build_in_bounds_gep(table.get_type(), tp, &[c32(0), mode], "").unwrap() };
+    let w = e.b.build_load(i32t, wp, "").unwrap().into_int_value();
+    [x16(field(0, 0x3fff)), x16(field(16, 0x3fff)), x16(field(32, 0x3fff)), field(49, 7), w]
+}
+
+/// The shared byte address of element (r, k) of a descriptor's matrix of `size`-byte
+/// elements ([`desc_fields`]; the layouts of the module doc), K-major or MN-major.
+pub(super) fn desc_address<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], kmajor: bool, r: IntValue<'ctx>, k: IntValue<'ctx>, size: u32) -> IntValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let c32 = |v: u64| i32t.const_int(v, false);
+    let [start, lbo, sbo, base_off, w] = *fl;
+    let b = &e.b;
+    let mul = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_mul(x, y, "").unwrap();
+    let add = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_add(x, y, "").unwrap();
+    let udiv = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_unsigned_div(x, y, "").unwrap();
+    let urem = |x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_int_unsigned_rem(x, y, "").unwrap();
+    let none = b.build_int_compare(IntPredicate::EQ, w, c32(0), "").unwrap();
+    let w1 = b.build_select(none, c32(16), w, "").unwrap().into_int_value();
+    let off = if kmajor {
+        let kb = mul(k, c32(size as u64));
+        let r8 = urem(r, c32(8));
+        let rg = mul(udiv(r, c32(8)), sbo);
+        let plain = add(add(add(mul(r8, c32(16)), rg), mul(udiv(kb, c32(16)), lbo)), urem(kb, c32(16)));
+        let swz = add(add(mul(r8, w1), rg), kb);
+        b.build_select(none, plain, swz, "").unwrap().into_int_value()
+    } else {
+        let mb = mul(r, c32(size as u64));
+        let k8 = urem(k, c32(8));
+        let kg = udiv(k, c32(8));
+        let plain = add(add(add(urem(mb, c32(16)), mul(udiv(mb, c32(16)), sbo)), mul(k8, c32(16))), mul(kg, lbo));
+        let swz = add(add(add(urem(mb, w1), mul(udiv(mb, w1), lbo)), mul(k8, w1)), mul(kg, sbo));
+        b.build_select(none, plain, swz, "").unwrap().into_int_value()
+    };
+    let a = add(start, off);
+    // chunk ^= ((a >> 7) - base_offset) & (W / 16 - 1), for a swizzle of W bytes
+    let row = b.build_int_sub(b.build_right_shift(a, c32(7), false, "").unwrap(), base_off, "").unwrap();
+    let mask = b.build_int_sub(b.build_right_shift(w1, c32(4), false, "").unwrap(), c32(1), "").unwrap();
+    let x = b.build_left_shift(b.build_and(row, mask, "").unwrap(), c32(4), "").unwrap();
+    b.build_xor(a, x, "").unwrap()
+}
+
 /// The value of a multiplicand element (its code zero-extended to i32) as an f32: exact for
 /// every type (tf32: the low 13 mantissa bits do not take part, as for mma.sync).
-fn elem_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, ty: Ty) -> FloatValue<'ctx> {
+pub(super) fn elem_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, ty: Ty) -> FloatValue<'ctx> {
     let ctx = e.ctx();
     let (i32t, f32t) = (ctx.i32_type(), ctx.f32_type());
     let c32 = |x: u64| i32t.const_int(x, false);

@@ -383,7 +383,7 @@ impl<'a, 'c> Ssa<'a, 'c> {
                 srcs[0] = self.dst_op(&ops[0], scope, b, idx, &mut defs);
             }
             srcs
-        } else if ops.is_empty() || NO_DEST.contains(&i.opcode.name) || (i.opcode.name == "wgmma" && i.mods.first() != Some(&"mma_async")) {
+        } else if ops.is_empty() || NO_DEST.contains(&i.opcode.name) || (i.opcode.name == "wgmma" && i.mods.first() != Some(&"mma_async")) || (i.opcode.name == "tcgen05" && i.mods.first() != Some(&"ld")) {
             ops.iter().map(|o| self.src_op(o, scope, b)).collect()
         } else if i.opcode.name == "wgmma" {
             // wgmma.mma_async d, ...: d is the accumulator, read (when scale-d) and written.

@@ -146,7 +146,8 @@ pub fn loads_kernel_param(f: &Func, inst: &super::Inst) -> bool {
 fn always_varying(f: &Func, inst: &super::Inst) -> bool {
     let i = inst.src;
     match i.opcode.name {
-        "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "wgmma" | "ldmatrix" | "alloca" | "stacksave" => true,
+        // tcgen05.ld: each lane reads its own lane and columns of tensor memory.
+        "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "wgmma" | "ldmatrix" | "alloca" | "stacksave" | "tcgen05" => true,
         // With a membermask short of the whole warp, lanes outside it count themselves in
         // (`codegen::warp_collective`): per-lane results.
         "vote" | "redux" => match crate::codegen::warp_collective::membermask(i).and_then(|k| inst.operands.get(k)) {

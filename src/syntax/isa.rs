@@ -283,6 +283,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "setmaxnreg" => SETMAXNREG,
         "elect" => ELECT,
         "mapa" => MAPA,
+        "tcgen05" => TCGEN05,
         "getctarank" => GETCTARANK,
         _ => &[],
     }
@@ -299,7 +300,7 @@ pub const OPCODES: &[&str] = &[
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
     "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "wgmma", "tensormap", "cp", "createpolicy", "mbarrier",
-    "griddepcontrol", "setmaxnreg", "elect", "bmsk", "mapa", "getctarank",
+    "griddepcontrol", "setmaxnreg", "elect", "bmsk", "mapa", "getctarank", "tcgen05",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -778,6 +779,9 @@ static NEG: &[InstrSpec] = &[
 static MIN: &[InstrSpec] = &[
     spec!("min", "9.7.1.12", 3, 3, [req!(INT)]),
     spec!("min", "9.7.3.11", 3, 3, [opt!(FTZ), opt!(NAN), req!(F32)]), // .NaN: ext PTX 7.0
+    // ext PTX 7.2/8.8: .xorsign.abs (two inputs), .abs and three inputs (sm_100)
+    spec!("min", "9.7.3.11", 3, 3, [opt!(FTZ), opt!(NAN), req!(&["xorsign"]), req!(&["abs"]), req!(F32)]),
+    spec!("min", "9.7.3.11", 4, 4, [opt!(FTZ), opt!(NAN), opt!(&["abs"]), req!(F32)]),
     spec!("min", "9.7.3.11", 3, 3, [req!(F64)]),
     spec!("min", "9.7.4", 3, 3, [opt!(FTZ), opt!(NAN), req!(F16S)]), // ext: PTX 7.0
     spec!("min", "9.7.4", 3, 3, [opt!(NAN), req!(BF16S)]),           // ext: PTX 7.0
@@ -786,6 +790,9 @@ static MIN: &[InstrSpec] = &[
 static MAX: &[InstrSpec] = &[
     spec!("max", "9.7.1.13", 3, 3, [req!(INT)]),
     spec!("max", "9.7.3.12", 3, 3, [opt!(FTZ), opt!(NAN), req!(F32)]), // .NaN: ext PTX 7.0
+    // ext PTX 7.2/8.8: .xorsign.abs (two inputs), .abs and three inputs (sm_100)
+    spec!("max", "9.7.3.12", 3, 3, [opt!(FTZ), opt!(NAN), req!(&["xorsign"]), req!(&["abs"]), req!(F32)]),
+    spec!("max", "9.7.3.12", 4, 4, [opt!(FTZ), opt!(NAN), opt!(&["abs"]), req!(F32)]),
     spec!("max", "9.7.3.12", 3, 3, [req!(F64)]),
     spec!("max", "9.7.4", 3, 3, [opt!(FTZ), opt!(NAN), req!(F16S)]), // ext: PTX 7.0
     spec!("max", "9.7.4", 3, 3, [opt!(NAN), req!(BF16S)]),           // ext: PTX 7.0
@@ -1284,6 +1291,27 @@ static ELECT: &[InstrSpec] = &[spec!("elect", "9.7.12", 2, 2, [req!(SYNC)])];
 // address in CTA b of the cluster that corresponds to a); getctarank{.shared::cluster}.type
 // d, a (the rank of the CTA whose shared memory a addresses).
 static MAPA: &[InstrSpec] = &[spec!("mapa", "9.7.8", 3, 3, [opt!(&["shared::cluster"]), req!(&["u32", "u64"])])];
+// ext PTX 8.6 (sm_100a): the tensor memory and fifth-generation tensor core (PTX ISA 9.0
+// 9.7.16): tcgen05.alloc/dealloc/relinquish_alloc_permit, mma, commit, ld/st, wait, fence,
+// cp, shift.
+const TC_GROUP: &[&str] = &["cta_group::1", "cta_group::2"];
+const TC_LDST_SHAPE: &[&str] = &["16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2"];
+const TC_NUM: &[&str] = &["x1", "x2", "x4", "x8", "x16", "x32", "x64", "x128"];
+static TCGEN05: &[InstrSpec] = &[
+    spec!("tcgen05", "9.7.16.7.1", 2, 2, [req!(&["alloc"]), req!(TC_GROUP), req!(SYNC), req!(ALIGNED), opt!(&["shared::cta"]), req!(&["b32"])]),
+    spec!("tcgen05", "9.7.16.7.1", 2, 2, [req!(&["dealloc"]), req!(TC_GROUP), req!(SYNC), req!(ALIGNED), req!(&["b32"])]),
+    spec!("tcgen05", "9.7.16.7.1", 0, 0, [req!(&["relinquish_alloc_permit"]), req!(TC_GROUP), req!(SYNC), req!(ALIGNED)]),
+    spec!("tcgen05", "9.7.16.10.9.1", 5, 7, [req!(&["mma"]), opt!(&["ws"]), req!(TC_GROUP), req!(&["kind::f16", "kind::tf32", "kind::f8f6f4", "kind::i8", "kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4"]), opt!(&["block_scale"]), opt!(&["ashift"]), opt!(&["collector::a::fill", "collector::a::use", "collector::a::lastuse", "collector::a::discard"])]),
+    spec!("tcgen05", "9.7.16.10.9.1", 5, 7, [req!(&["mma"]), req!(&["sp"]), opt!(&["ws"]), req!(TC_GROUP), req!(&["kind::f16", "kind::tf32", "kind::f8f6f4", "kind::i8"]), opt!(&["collector::a::fill", "collector::a::use", "collector::a::lastuse", "collector::a::discard"])]),
+    spec!("tcgen05", "9.7.16.12.1", 1, 2, [req!(&["commit"]), req!(TC_GROUP), req!(&["mbarrier::arrive::one"]), opt!(&["shared::cluster"]), opt!(&["multicast::cluster"]), req!(&["b64"])]),
+    spec!("tcgen05", "9.7.16.8.3", 2, 3, [req!(&["ld"]), req!(SYNC), req!(ALIGNED), req!(TC_LDST_SHAPE), req!(TC_NUM), opt!(&["pack::16b"]), req!(&["b32"])]),
+    spec!("tcgen05", "9.7.16.8.4", 2, 3, [req!(&["st"]), req!(SYNC), req!(ALIGNED), req!(TC_LDST_SHAPE), req!(TC_NUM), opt!(&["unpack::16b"]), req!(&["b32"])]),
+    spec!("tcgen05", "9.7.16.8.5", 0, 0, [req!(&["wait::ld", "wait::st"]), req!(SYNC), req!(ALIGNED)]),
+    spec!("tcgen05", "9.7.16.11.1", 0, 0, [req!(&["fence::before_thread_sync", "fence::after_thread_sync"])]),
+    spec!("tcgen05", "9.7.16.9.2", 2, 2, [req!(&["cp"]), req!(TC_GROUP), req!(&["128x256b", "4x256b", "128x128b", "64x128b", "32x128b"]), opt!(&["warpx2::02_13", "warpx2::01_23", "warpx4"]), opt!(&["b8x16"]), opt!(&["b6x16_p32", "b4x16_p64"])]),
+    spec!("tcgen05", "9.7.16.9.3", 1, 1, [req!(&["shift"]), req!(TC_GROUP), req!(&["down"])]),
+    spec!("tcgen05", "9.7.16.9.3", 1, 1, [req!(&["shift"]), req!(&["down"]), req!(TC_GROUP)]),
+];
 static GETCTARANK: &[InstrSpec] = &[spec!("getctarank", "9.7.8", 2, 2, [opt!(&["shared::cluster"]), req!(&["u32", "u64"])])];
 
 // ext PTX 7.0 mbarrier (sm_80): a barrier object in shared memory (PTX ISA 7.x section

@@ -1,0 +1,649 @@
+//! Blackwell's tensor memory and fifth-generation tensor core (PTX ISA 9.0 9.7.16, sm_100a):
+//! `tcgen05.alloc`/`dealloc`/`relinquish_alloc_permit`, `tcgen05.mma` (`.cta_group::1`,
+//! `.kind::f16`/`tf32`/`f8f6f4`/`i8`, A from shared memory or tensor memory),
+//! `tcgen05.commit`, `tcgen05.ld`/`st` in every shape, `tcgen05.wait` and `tcgen05.fence`.
+//!
+//! **Tensor memory** (9.7.16.1) is 128 lanes of 512 columns of 32-bit cells per CTA; an
+//! address is `lane << 16 | column`. Here it is 256 KiB of the kernel's stack frame (the CTA
+//! function runs a whole CTA), lane-major, with a bitmap of the sixteen 32-column units
+//! (9.7.16.7.1: columns are allocated in powers of two from 32 to 512, every lane of each). A
+//! warp allocates when all its threads reach `tcgen05.alloc` (`.sync.aligned`): its lane 0
+//! takes the lowest free run of the size, aligned to it, and stores its address (lane 0) at
+//! `[dst]` in shared memory; an allocation that cannot be had stops the CTA (on a GPU it would
+//! wait for another CTA's `dealloc`, and a CTA here has the whole tensor memory to itself).
+//!
+//! **`tcgen05.mma`** (9.7.16.10.9.1) has single-thread semantics: the issuing thread starts the
+//! whole M x N x K product D = A * B + D (D = A * B when `enable-input-d` is false), which
+//! completes here when it is issued, as the asynchronous operations of `wgmma` do (the ISA
+//! forbids reading D before a `tcgen05.commit`'s mbarrier phase, or an equivalent wait, says
+//! it is done). The instruction descriptor (9.7.16.4.2, Table 42) gives D's type (bits 4-5),
+//! A's and B's (7-9, 10-12), negation (13, 14), transposition (15, 16: 0 is K-major, 1 M- or
+//! N-major), N >> 3 (17-22) and M >> 4 (24-28); K is 16 for `.kind::f16`, 8 for `.tf32`, 32
+//! for `.f8f6f4` and `.i8`. A and B in shared memory come from matrix descriptors
+//! (9.7.16.4.1), whose layouts are wgmma's (`ops_wgmma::desc_address`; the swizzle mode sits
+//! in bits 61-63). D (and A in tensor memory) take one lane per row, one 32-bit column per
+//! element of D (a 16-bit D element in the low half, 9.7.16.10.4.1) and K-packed columns of
+//! A (two 16-bit or four 8-bit elements per column): for M = 128 row m is lane m (layout D),
+//! for M = 64 row m is lane 32 (m / 16) + m % 16 after the address's lane, 0 or 16 (layout
+//! F, half of each warp's lanes). Each element is a sum over k in order, in f32 (s32 for
+//! `.i8`), like `wgmma`'s.
+//!
+//! **`tcgen05.ld`/`st`** (9.7.16.8.3-4) move each thread's registers from and to the lanes
+//! of its warp's quarter of tensor memory (warp w % 4: lanes 32 (w % 4) ..): with t the lane
+//! of the thread and register i, shape `.32x32b` is lane t, column i; `.16x64b` lane
+//! t / 4 + 8 (t % 2), column 2i + (t / 2) % 2; `.16x128b` lane t / 4 + 8 (i % 2), column
+//! 4 (i / 2) + t % 4; `.16x256b` lane t / 4 + 8 ((i % 4) / 2), column 8 (i / 4) + 2 (t % 4) +
+//! i % 2; `.16x32bx2` lane t % 16, column i plus `immHalfSplitoff` for threads 16-31, all from
+//! the address's lane and column (the ISA gives these as figures; they are CUTLASS's, and
+//! Triton's sm_100a kernels, which move D and P this way, give the exact products with them:
+//! `tests/triton_sm100`). `.pack::16b` (`.unpack::16b`) joins the low halves of two
+//! adjacent columns into one register (`.32x32b` and `.16x32bx2`, whose register columns are
+//! adjacent). Being synchronous here, `tcgen05.wait::ld`/`st` and the `tcgen05.fence`s have
+//! nothing to wait for; `tcgen05.commit` arrives (count 1) on its mbarrier at once, in each
+//! CTA of its `ctaMask` with `.multicast::cluster`.
+//!
+//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, block scaling, sparsity, `tcgen05.cp` and
+//! `tcgen05.shift` (errors naming them).
+
+use super::func::{FnEmitter, R};
+use super::ops_wgmma::{desc_address, desc_fields, elem_f32, Ty};
+use crate::syntax::ast::{Instr, Operand, Type};
+use inkwell::values::{FloatValue, FunctionValue, IntValue, PointerValue};
+use inkwell::IntPredicate;
+
+/// Columns of tensor memory per lane, and lanes.
+const COLS: u64 = 512;
+const LANES: u64 = 128;
+
+pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.opcode.name != "tcgen05" {
+        return Ok(false);
+    }
+    let op = *i.mods.first().unwrap_or(&"");
+    if e.m.nvptx {
+        return Err(e.err(i.opcode.span, "`tcgen05` does not reach LLVM 19's NVPTX backend, which has no sm_100 target"));
+    }
+    if i.has_mod("cta_group::2") {
+        return Err(e.err(i.opcode.span, "`tcgen05` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet; `.cta_group::1` is"));
+    }
+    match op {
+        "alloc" => alloc(e, i),
+        "dealloc" => dealloc(e, i),
+        // Nothing else allocates here.
+        "relinquish_alloc_permit" => Ok(()),
+        // The operations complete when issued (module doc).
+        "wait::ld" | "wait::st" | "fence::before_thread_sync" | "fence::after_thread_sync" => Ok(()),
+        "mma" => mma(e, i),
+        "commit" => commit(e, i),
+        "ld" | "st" => ld_st(e, i, op == "st"),
+        _ => Err(e.err(i.opcode.span, format!("`tcgen05.{op}` is not supported by ptxr yet"))),
+    }
+    .map(|_| true)
+}
+
+/// This kernel's tensor memory and its allocation bitmap (allocas of the CTA function).
+fn tmem<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, at: &Instr) -> R<(PointerValue<'ctx>, PointerValue<'ctx>)> {
+    if let Some(t) = e.tmem {
+        return Ok(t);
+    }
+    if !e.is_kernel {
+        return Err(e.err(at.opcode.span, "ptxr runs `tcgen05` in kernels (.entry), not in functions they call"));
+    }
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let arr = e.alloca_b.build_alloca(i32t.array_type((LANES * COLS) as u32), "tmem").unwrap();
+    if let Some(inst) = arr.as_instruction() {
+        let _ = inst.set_alignment(16);
+    }
+    let used = e.alloca_b.build_alloca(i32t, "tmem.used").unwrap();
+    e.alloca_b.build_store(used, i32t.const_zero()).unwrap();
+    e.tmem = Some((arr, used));
+    Ok((arr, used))
+}
+
+/// The cell at (lane, column) of tensor memory `base`.
+fn cell<'ctx>(e: &FnEmitter<'ctx, '_, '_>, base: PointerValue<'ctx>, lane: IntValue<'ctx>, col: IntValue<'ctx>) -> PointerValue<'ctx> {
+    let i32t = e.ctx().i32_type();
+    let idx = e.b.build_int_add(e.b.build_int_mul(lane, i32t.const_int(COLS, false), "").unwrap(), col, "").unwrap();
+    unsafe { e.b.build_gep(i32t, base, &[idx], "tmem.cell").unwrap() }
+}
+
+fn c32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: u64) -> IntValue<'ctx> {
+    e.ctx().i32_type().const_int(v, false)
+}
+
+/// PTX ISA 9.7.16.7.1 tcgen05.alloc.cta_group::1.sync.aligned{.shared::cta}.b32 [dst], nCols.
+fn alloc<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let [dst, n] = &i.operands[..] else { return Err(e.err(i.span, "`tcgen05.alloc` takes [dst], nCols")) };
+    let (_, used) = tmem(e, i)?;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let n = e.read_int(n, Type::U32)?;
+    let lane = e.lane_id();
+    let leader = e.b.build_int_compare(IntPredicate::EQ, lane, c32(e, 0), "").unwrap();
+    let go = ctx.append_basic_block(e.f, "tmem.alloc");
+    let done = ctx.append_basic_block(e.f, "tmem.alloc.done");
+    e.b.build_conditional_branch(leader, go, done).unwrap();
+    e.b.position_at_end(go);
+    // In 32-column units: a power of two from 1 to 16.
+    let units = e.b.build_right_shift(n, c32(e, 5), false, "").unwrap();
+    let pow2 = e.b.build_int_compare(IntPredicate::EQ, e.b.build_and(units, e.b.build_int_sub(units, c32(e, 1), "").unwrap(), "").unwrap(), c32(e, 0), "").unwrap();
+    let whole = e.b.build_int_compare(IntPredicate::EQ, e.b.build_and(n, c32(e, 31), "").unwrap(), c32(e, 0), "").unwrap();
+    let in_range = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, n, c32(e, 32), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, n, c32(e, COLS), "").unwrap(), "").unwrap();
+    let valid = e.b.build_and(e.b.build_and(pow2, whole, "").unwrap(), in_range, "").unwrap();
+    let units = e.b.build_select(valid, units, c32(e, 1), "").unwrap().into_int_value();
+    let mask = e.b.build_int_sub(e.b.build_left_shift(c32(e, 1), units, "").unwrap(), c32(e, 1), "").unwrap();
+    // The lowest free run of `units` units at a multiple of `units`.
+    let bits = e.b.build_load(i32t, used, "").unwrap().into_int_value();
+    let mut found = c32(e, 16);
+    for start in (0..16u64).rev() {
+        let sh = c32(e, start);
+        let m = e.b.build_left_shift(mask, sh, "").unwrap();
+        let aligned = e.b.build_int_compare(IntPredicate::EQ, e.b.build_int_unsigned_rem(sh, units, "").unwrap(), c32(e, 0), "").unwrap();
+        let fits = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(sh, units, "").unwrap(), c32(e, 16), "").unwrap();
+        let free = e.b.build_int_compare(IntPredicate::EQ, e.b.build_and(bits, m, "").unwrap(), c32(e, 0), "").unwrap();
+        let ok = e.b.build_and(e.b.build_and(aligned, fits, "").unwrap(), free, "").unwrap();
+        found = e.b.build_select(ok, sh, found, "").unwrap().into_int_value();
+    }
+    let none = e.b.build_int_compare(IntPredicate::EQ, found, c32(e, 16), "").unwrap();
+    let bad = e.b.build_or(none, e.b.build_not(valid, "").unwrap(), "").unwrap();
+    e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    let taken = e.b.build_left_shift(mask, found, "").unwrap();
+    e.b.build_store(used, e.b.build_or(bits, taken, "").unwrap()).unwrap();
+    // The address: lane 0, the run's first column.
+    let addr = e.b.build_left_shift(found, c32(e, 5), "").unwrap();
+    let p = e.address(dst, Some(crate::syntax::ast::StateSpace::Shared))?;
+    e.b.build_store(p, addr).unwrap();
+    e.b.build_unconditional_branch(done).unwrap();
+    e.b.position_at_end(done);
+    Ok(())
+}
+
+/// PTX ISA 9.7.16.7.1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, nCols.
+fn dealloc<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let [taddr, n] = &i.operands[..] else { return Err(e.err(i.span, "`tcgen05.dealloc` takes taddr, nCols")) };
+    let (_, used) = tmem(e, i)?;
+    let i32t = e.ctx().i32_type();
+    let a = e.read_int(taddr, Type::B32)?;
+    let n = e.read_int(n, Type::U32)?;
+    let lane = e.lane_id();
+    let leader = e.b.build_int_compare(IntPredicate::EQ, lane, c32(e, 0), "").unwrap();
+    let first = e.b.build_and(e.b.build_right_shift(a, c32(e, 5), false, "").unwrap(), c32(e, 15), "").unwrap();
+    let units = e.b.build_and(e.b.build_right_shift(n, c32(e, 5), false, "").unwrap(), c32(e, 31), "").unwrap();
+    let mask = e.b.build_int_sub(e.b.build_left_shift(c32(e, 1), units, "").unwrap(), c32(e, 1), "").unwrap();
+    let m = e.b.build_left_shift(mask, first, "").unwrap();
+    let bits = e.b.build_load(i32t, used, "").unwrap().into_int_value();
+    let freed = e.b.build_and(bits, e.b.build_not(m, "").unwrap(), "").unwrap();
+    let v = e.b.build_select(leader, freed, bits, "").unwrap();
+    e.b.build_store(used, v).unwrap();
+    Ok(())
+}
+
+/// The lane and column fields of a tensor-memory address (i32 each).
+fn split<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    (e.b.build_right_shift(a, c32(e, 16), false, "").unwrap(), e.b.build_and(a, c32(e, 0xffff), "").unwrap())
+}
+
+/// A tensor-memory address operand `[taddr + imm]` (or a register): its value.
+fn taddr_of<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>) -> R<IntValue<'ctx>> {
+    match op {
+        Operand::Mem(m) => {
+            let base = match m.base {
+                Some(b) => match e.reg_read(b.name)? {
+                    Some((p, ty)) => {
+                        let v = e.b.build_load(super::func::int_t(e.ctx(), ty.bits().max(8)), p, "").unwrap().into_int_value();
+                        e.resize(v, 32, false)
+                    }
+                    None => return Err(e.err(m.span, format!("`{}` is not a register holding a tensor-memory address", b.name))),
+                },
+                None => c32(e, 0),
+            };
+            Ok(e.b.build_int_add(base, c32(e, m.offset as u32 as u64), "").unwrap())
+        }
+        _ => e.read_int(op, Type::B32),
+    }
+}
+
+/// Registers of a `{...}` vector operand (a single register counts as one).
+fn regs<'a>(op: &'a Operand<'a>) -> Vec<&'a Operand<'a>> {
+    match op {
+        Operand::Vector(v, _) => v.iter().collect(),
+        o => vec![o],
+    }
+}
+
+/// PTX ISA 9.7.16.8.3 tcgen05.ld.sync.aligned.shape.num{.pack::16b}.b32 r, [taddr]{, imm} and
+/// 9.7.16.8.4 tcgen05.st.sync.aligned.shape.num{.unpack::16b}.b32 [taddr]{, imm}, r.
+fn ld_st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, store: bool) -> R<()> {
+    let shape = *i.mods.iter().find(|m| matches!(**m, "32x32b" | "16x64b" | "16x128b" | "16x256b" | "16x32bx2")).ok_or_else(|| e.err(i.opcode.span, "`tcgen05.ld`/`st` needs a shape"))?;
+    let num: u32 = i.mods.iter().find_map(|m| m.strip_prefix('x').and_then(|n| n.parse().ok())).ok_or_else(|| e.err(i.opcode.span, "`tcgen05.ld`/`st` needs a .num (.x1 .. .x128)"))?;
+    let packed = i.has_mod("pack::16b") || i.has_mod("unpack::16b");
+    if packed && !matches!(shape, "32x32b" | "16x32bx2") {
+        return Err(e.err(i.opcode.span, format!("`.pack::16b`/`.unpack::16b` with `.{shape}` is not supported by ptxr yet")));
+    }
+    let per = match shape {
+        "16x128b" => 2,
+        "16x256b" => 4,
+        _ => 1,
+    };
+    let nregs = num * per;
+    let ops = &i.operands;
+    let (data, addr, split_off) = match (store, shape == "16x32bx2", &ops[..]) {
+        (false, false, [d, a]) => (d, a, None),
+        (false, true, [d, a, s]) => (d, a, Some(s)),
+        (true, false, [a, d]) => (d, a, None),
+        (true, true, [a, s, d]) => (d, a, Some(s)),
+        _ => return Err(e.err(i.span, "wrong operands for `tcgen05.ld`/`st`")),
+    };
+    let rs = regs(data);
+    if rs.len() as u32 != nregs {
+        return Err(e.err(data.span(), format!("`.{shape}.x{num}` moves {nregs} registers, not {}", rs.len())));
+    }
+    let (base, _) = tmem(e, i)?;
+    let a = taddr_of(e, addr)?;
+    let off = match split_off {
+        Some(s) => e.read_int(s, Type::U32)?,
+        None => c32(e, 0),
+    };
+    let (l0, col0) = split(e, a);
+    let t = e.lane_id();
+    let b = &e.b;
+    let t4 = b.build_right_shift(t, c32(e, 2), false, "").unwrap();
+    let tm4 = b.build_and(t, c32(e, 3), "").unwrap();
+    // Each register's lane and column (module doc); with `.pack::16b` two adjacent columns.
+    let mut places: Vec<(IntValue<'ctx>, IntValue<'ctx>)> = Vec::new();
+    for r in 0..nregs as u64 {
+        let (lane, col) = match shape {
+            "32x32b" => (t, c32(e, r * if packed { 2 } else { 1 })),
+            "16x64b" => {
+                let lane = b.build_int_add(t4, b.build_left_shift(b.build_and(t, c32(e, 1), "").unwrap(), c32(e, 3), "").unwrap(), "").unwrap();
+                let half = b.build_and(b.build_right_shift(t, c32(e, 1), false, "").unwrap(), c32(e, 1), "").unwrap();
+                (lane, b.build_int_add(c32(e, 2 * r), half, "").unwrap())
+            }
+            "16x128b" => (b.build_int_add(t4, c32(e, 8 * (r % 2)), "").unwrap(), b.build_int_add(c32(e, 4 * (r / 2)), tm4, "").unwrap()),
+            "16x256b" => {
+                let k = r % 4;
+                (b.build_int_add(t4, c32(e, 8 * (k / 2)), "").unwrap(), b.build_int_add(c32(e, 8 * (r / 4) + k % 2), b.build_left_shift(tm4, c32(e, 1), "").unwrap(), "").unwrap())
+            }
+            _ => {
+                let hi = b.build_right_shift(t, c32(e, 4), false, "").unwrap();
+                let lane = b.build_and(t, c32(e, 15), "").unwrap();
+                let col = b.build_int_add(c32(e, r * if packed { 2 } else { 1 }), b.build_int_mul(hi, off, "").unwrap(), "").unwrap();
+                (lane, col)
+            }
+        };
+        places.push((b.build_int_add(l0, lane, "").unwrap(), b.build_int_add(col0, col, "").unwrap()));
+    }
+    // Every cell in this CTA's tensor memory, or the CTA stops.
+    let mut bad = e.ctx().bool_type().const_zero();
+    for (lane, col) in &places {
+        let last = if packed { e.b.build_int_add(*col, c32(e, 1), "").unwrap() } else { *col };
+        let out = e.b.build_or(e.b.build_int_compare(IntPredicate::UGE, *lane, c32(e, LANES), "").unwrap(), e.b.build_int_compare(IntPredicate::UGE, last, c32(e, COLS), "").unwrap(), "").unwrap();
+        bad = e.b.build_or(bad, out, "").unwrap();
+    }
+    e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    let i32t = e.ctx().i32_type();
+    for (k, (lane, col)) in places.into_iter().enumerate() {
+        let p = cell(e, base, lane, col);
+        if store {
+            let v = e.read_int(rs[k], Type::B32)?;
+            if packed {
+                let lo = e.b.build_and(v, c32(e, 0xffff), "").unwrap();
+                let hi = e.b.build_right_shift(v, c32(e, 16), false, "").unwrap();
+                e.b.build_store(p, lo).unwrap();
+                let q = cell(e, base, lane, e.b.build_int_add(col, c32(e, 1), "").unwrap());
+                e.b.build_store(q, hi).unwrap();
+            } else {
+                e.b.build_store(p, v).unwrap();
+            }
+        } else {
+            let v = e.b.build_load(i32t, p, "").unwrap().into_int_value();
+            let v = if packed {
+                let q = cell(e, base, lane, e.b.build_int_add(col, c32(e, 1), "").unwrap());
+                let w = e.b.build_load(i32t, q, "").unwrap().into_int_value();
+                let lo = e.b.build_and(v, c32(e, 0xffff), "").unwrap();
+                let hi = e.b.build_left_shift(w, c32(e, 16), "").unwrap();
+                e.b.build_or(lo, hi, "").unwrap()
+            } else {
+                v
+            };
+            e.write(rs[k], Type::B32, v.into())?;
+        }
+    }
+    Ok(())
+}
+
+/// PTX ISA 9.7.16.12.1 tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}
+/// {.multicast::cluster}.b64 [mbar]{, ctaMask}: every prior `tcgen05.mma` of the thread is
+/// done, so the arrive-on (count 1) happens at once.
+fn commit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let mbar = e.address(&i.operands[0], Some(crate::syntax::ast::StateSpace::Shared))?;
+    super::ops_bulk::each_target(e, i, 1, |e, delta| {
+        let p = unsafe { e.b.build_gep(e.ctx().i8_type(), mbar, &[delta], "").unwrap() };
+        super::ops_atomic::mbarrier_arrive_one(e, p);
+        Ok(())
+    })
+}
+
+/// The kinds of `tcgen05.mma`: (K, element bytes of A and B).
+fn kind_of(i: &Instr) -> Option<(&'static str, u32, u32)> {
+    Some(match *i.mods.iter().find(|m| m.starts_with("kind::"))? {
+        "kind::f16" => ("f16", 16, 2),
+        "kind::tf32" => ("tf32", 8, 4),
+        "kind::f8f6f4" => ("f8f6f4", 32, 1),
+        "kind::i8" => ("i8", 32, 1),
+        _ => return None,
+    })
+}
+
+/// PTX ISA 9.7.16.10.9.1 tcgen05.mma.cta_group::1.kind [d-tmem], a-desc | [a-tmem], b-desc,
+/// idesc, {disable-output-lane,} enable-input-d {, scale-input-d}.
+fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let (kind, k, size) = kind_of(i).ok_or_else(|| e.err(i.opcode.span, "ptxr runs `tcgen05.mma` of `.kind::f16`, `.kind::tf32`, `.kind::f8f6f4` and `.kind::i8`; block-scaled kinds are not supported yet"))?;
+    for m in ["ws", "sp", "block_scale", "ashift"] {
+        if i.has_mod(m) {
+            return Err(e.err(i.opcode.span, format!("`tcgen05.mma` with `.{m}` is not supported by ptxr yet")));
+        }
+    }
+    let ops = &i.operands;
+    if ops.len() < 5 {
+        return Err(e.err(i.span, "`tcgen05.mma` takes [d-tmem], a, b-desc, idesc, {mask,} enable-input-d"));
+    }
+    let a_tmem = matches!(ops[1], Operand::Mem(_));
+    let (mask, rest) = match &ops[4] {
+        Operand::Vector(v, _) => (Some(v), &ops[5..]),
+        _ => (None, &ops[4..]),
+    };
+    let Some(enable) = rest.first() else { return Err(e.err(i.span, "`tcgen05.mma` needs enable-input-d")) };
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let (base, _) = tmem(e, i)?;
+    let d = taddr_of(e, &ops[0])?;
+    let a = if a_tmem {
+        let t = taddr_of(e, &ops[1])?;
+        e.b.build_int_z_extend(t, i64t, "").unwrap()
+    } else {
+        e.read_int(&ops[1], Type::B64)?
+    };
+    let bdesc = e.read_int(&ops[2], Type::B64)?;
+    let idesc = e.read_int(&ops[3], Type::B32)?;
+    let en = match enable {
+        Operand::Imm(_) => c32(e, (super::ops_wgmma::imm_u64(e, enable, "enable-input-d")? != 0) as u64),
+        op => {
+            let p = e.read_int(op, Type::Pred)?;
+            e.resize(p, 32, false)
+        }
+    };
+    let scale = match rest.get(1) {
+        Some(op) if kind == "f16" || kind == "tf32" => c32(e, super::ops_wgmma::imm_u64(e, op, "scale-input-d")? & 15),
+        Some(op) => return Err(e.err(op.span(), "scale-input-d is only valid for `.kind::f16` and `.kind::tf32`")),
+        None => c32(e, 0),
+    };
+    let mut masks = Vec::new();
+    for k in 0..4 {
+        masks.push(match mask.and_then(|v| v.get(k)) {
+            Some(op) => e.read_int(op, Type::B32)?,
+            None => c32(e, 0),
+        });
+    }
+    let smem = e.shared_base();
+    let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
+    let name = format!("__ptxr_tcgen05_mma.{kind}{}", if a_tmem { ".ts" } else { ".ss" });
+    let helper = match e.m.module.get_function(&name) {
+        Some(h) => h,
+        None => products(e, &name, kind, k, size, a_tmem),
+    };
+    let mut args: Vec<inkwell::values::BasicMetadataValueEnum> = vec![base.into(), smem.into(), limit.into(), d.into(), a.into(), bdesc.into(), idesc.into(), en.into(), scale.into()];
+    args.extend(masks.into_iter().map(inkwell::values::BasicMetadataValueEnum::from));
+    let st = e.b.build_call(helper, &args, "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+    let _ = i32t;
+    let bad = e.b.build_int_compare(IntPredicate::NE, st, c32(e, 0), "").unwrap();
+    e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    Ok(())
+}
+
+/// Defines `i32 name(ptr tmem, ptr smem, i32 smem_bytes, i32 d_taddr, i64 a, i64 b_desc,
+/// i32 idesc, i32 enable_input_d, i32 scale_input_d, i32 mask0..3)`: the product of one
+/// `tcgen05.mma` of `kind` (module doc), A a shared-memory descriptor or (`a_tmem`) a
+/// tensor-memory address. Returns nonzero, having written nothing, for a shape or type the
+/// descriptor does not allow, or operands outside tensor or shared memory.
+fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim: u32, size: u32, a_tmem: bool) -> FunctionValue<'ctx> {
+    let ctx = e.ctx();
+    let (i8t, i16t, i32t, i64t, f32t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), i64t.into(), i64t.into(), i32t.into(), i32t.into(), i32t.into()];
+    params.extend([inkwell::types::BasicMetadataTypeEnum::from(i32t); 4]);
+    let (h, saved) = e.begin_helper(name, i32t.fn_type(&params, false));
+    let p = |k: u32| h.get_nth_param(k).unwrap();
+    let (tm, smem, limit) = (p(0).into_pointer_value(), p(1).into_pointer_value(), p(2).into_int_value());
+    let (d, a, bdesc, idesc) = (p(3).into_int_value(), p(4).into_int_value(), p(5).into_int_value(), p(6).into_int_value());
+    let (enable, scale) = (p(7).into_int_value(), p(8).into_int_value());
+    let masks: Vec<IntValue<'ctx>> = (9..13).map(|k| p(k).into_int_value()).collect();
+    let c = |v: u64| i32t.const_int(v, false);
+    let field = |e: &FnEmitter<'ctx, '_, '_>, sh: u64, bits: u64| e.b.build_and(e.b.build_right_shift(idesc, c(sh), false, "").unwrap(), c((1 << bits) - 1), "").unwrap();
+    let dtype = field(e, 4, 2);
+    let atype = field(e, 7, 3);
+    let btype = field(e, 10, 3);
+    let (neg_a, neg_b) = (field(e, 13, 1), field(e, 14, 1));
+    let (trans_a, trans_b) = (field(e, 15, 1), field(e, 16, 1));
+    let n = e.b.build_left_shift(field(e, 17, 6), c(3), "").unwrap();
+    let m = e.b.build_left_shift(field(e, 24, 5), c(4), "").unwrap();
+    let (dlane, dcol) = split(e, d);
+    let a32 = e.b.build_int_truncate(a, i32t, "").unwrap();
+    let (alane, acol) = split(e, a32);
+    // What this kind allows (Table 39, Table 42): M 64 or 128, N 8..256 in steps of 8, the
+    // type codes, and D within tensor memory.
+    let eq = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, v: u64| e.b.build_int_compare(IntPredicate::EQ, x, c(v), "").unwrap();
+    let or = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_or(x, y, "").unwrap();
+    let and = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_and(x, y, "").unwrap();
+    let m_ok = or(e, eq(e, m, 64), eq(e, m, 128));
+    let n_ok = and(e, e.b.build_int_compare(IntPredicate::UGE, n, c(8), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, n, c(256), "").unwrap());
+    let (types_ok, d_int) = match kind {
+        // D f16 or f32; A, B f16 or bf16 (f16 D only with f16 A, B)
+        "f16" => {
+            let ab = and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), eq(e, btype, 0));
+            let ab = or(e, ab, and(e, eq(e, atype, 1), eq(e, btype, 1)));
+            let ab = and(e, ab, e.b.build_int_compare(IntPredicate::EQ, atype, btype, "").unwrap());
+            let d_ok = or(e, eq(e, dtype, 1), and(e, eq(e, dtype, 0), eq(e, atype, 0)));
+            (and(e, ab, d_ok), false)
+        }
+        "tf32" => (and(e, and(e, eq(e, atype, 2), eq(e, btype, 2)), eq(e, dtype, 1)), false),
+        // e4m3 (0) and e5m2 (1); the 6- and 4-bit types are not supported yet
+        "f8f6f4" => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), e.b.build_int_compare(IntPredicate::ULE, dtype, c(1), "").unwrap()), false),
+        _ => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, dtype, 2)), true),
+    };
+    // Rows m go to lane m (M 128) or 32 (m / 16) + m % 16 (M 64): the last row's lane.
+    let last_lane = e.b.build_select(eq(e, m, 128), c(127), c(111), "").unwrap().into_int_value();
+    let d_ok = and(
+        e,
+        e.b.build_int_compare(IntPredicate::ULT, e.b.build_int_add(dlane, last_lane, "").unwrap(), c(LANES), "").unwrap(),
+        e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(dcol, n, "").unwrap(), c(COLS), "").unwrap(),
+    );
+    // A in tensor memory: K packed into K * size / 4 columns.
+    let a_ok = if a_tmem {
+        and(
+            e,
+            e.b.build_int_compare(IntPredicate::ULT, e.b.build_int_add(alane, last_lane, "").unwrap(), c(LANES), "").unwrap(),
+            e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(acol, c((kdim * size / 4) as u64), "").unwrap(), c(COLS), "").unwrap(),
+        )
+    } else {
+        ctx.bool_type().const_all_ones()
+    };
+    let bfields = desc_fields(e, bdesc, true);
+    let afields = if a_tmem { None } else { Some(desc_fields(e, a, true)) };
+    // Swizzle mode 1 (128 bytes, 32-byte atomicity) reads as width 1: not supported yet.
+    let swz_ok = |e: &FnEmitter<'ctx, '_, '_>, f: &[IntValue<'ctx>; 5]| e.b.build_int_compare(IntPredicate::NE, f[4], c(1), "").unwrap();
+    let mut all_ok = and(e, and(e, and(e, m_ok, n_ok), and(e, types_ok, d_ok)), and(e, a_ok, swz_ok(e, &bfields)));
+    if let Some(af) = &afields {
+        all_ok = and(e, all_ok, swz_ok(e, af));
+    }
+    let bad_p = e.b.build_alloca(i32t, "bad").unwrap();
+    e.b.build_store(bad_p, e.b.build_int_z_extend(e.b.build_not(all_ok, "").unwrap(), i32t, "").unwrap()).unwrap();
+    let run = ctx.append_basic_block(h, "mma.run");
+    let exit = ctx.append_basic_block(h, "mma.exit");
+    e.b.build_conditional_branch(all_ok, run, exit).unwrap();
+    e.b.position_at_end(run);
+    // The lane of row r.
+    let lane_of = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, base_lane: IntValue<'ctx>| -> IntValue<'ctx> {
+        let b = &e.b;
+        let half = b.build_int_add(b.build_left_shift(b.build_right_shift(r, c(4), false, "").unwrap(), c(5), "").unwrap(), b.build_and(r, c(15), "").unwrap(), "").unwrap();
+        let l = b.build_select(eq(e, m, 128), r, half, "").unwrap().into_int_value();
+        b.build_int_add(base_lane, l, "").unwrap()
+    };
+    // The element code at shared byte `addr`, flagging bytes outside.
+    let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> {
+        let end = e.b.build_int_add(addr, c(size as u64), "").unwrap();
+        let outside = e.b.build_int_compare(IntPredicate::UGT, end, limit, "").unwrap();
+        let bad = e.b.build_load(i32t, bad_p, "").unwrap().into_int_value();
+        e.b.build_store(bad_p, e.b.build_or(bad, e.b.build_int_z_extend(outside, i32t, "").unwrap(), "").unwrap()).unwrap();
+        let addr = e.b.build_select(outside, c(0), addr, "").unwrap().into_int_value();
+        let q = unsafe { e.b.build_gep(i8t, smem, &[e.b.build_int_z_extend(addr, i64t, "").unwrap()], "").unwrap() };
+        let t = match size {
+            1 => i8t,
+            2 => i16t,
+            _ => i32t,
+        };
+        let v = e.b.build_load(t, q, "").unwrap().into_int_value();
+        if let Some(inst) = v.as_instruction() {
+            let _ = inst.set_alignment(1);
+        }
+        e.b.build_int_z_extend_or_bit_cast(v, i32t, "").unwrap()
+    };
+    // Element (r, k) of A from tensor memory: row r's lane, K packed 4 / size per column.
+    let tmem_elem = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        let per = (4 / size) as u64;
+        let lane = lane_of(e, r, alane);
+        let col = e.b.build_int_add(acol, e.b.build_int_unsigned_div(k, c(per), "").unwrap(), "").unwrap();
+        let w = e.b.build_load(i32t, cell(e, tm, lane, col), "").unwrap().into_int_value();
+        if per == 1 {
+            return w;
+        }
+        let sh = e.b.build_int_mul(e.b.build_int_unsigned_rem(k, c(per), "").unwrap(), c(8 * size as u64), "").unwrap();
+        e.b.build_and(e.b.build_right_shift(w, sh, false, "").unwrap(), c((1 << (8 * size)) - 1), "").unwrap()
+    };
+    // An element code as f32 for a runtime type code (kinds with two types select).
+    let to_f32 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> FloatValue<'ctx> {
+        let (t0, t1) = match kind {
+            "f16" => (Ty::F16, Ty::BF16),
+            "tf32" => (Ty::TF32, Ty::TF32),
+            _ => (Ty::E4M3, Ty::E5M2),
+        };
+        let x0 = elem_f32(e, v, t0);
+        if t0 == t1 {
+            return x0;
+        }
+        let x1 = elem_f32(e, v, t1);
+        e.b.build_select(eq(e, code, 1), x1, x0, "").unwrap().into_float_value()
+    };
+    let to_i64 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> IntValue<'ctx> {
+        let v = e.b.build_int_truncate(v, i8t, "").unwrap();
+        let s = e.b.build_int_s_extend(v, i64t, "").unwrap();
+        let u = e.b.build_int_z_extend(v, i64t, "").unwrap();
+        e.b.build_select(eq(e, code, 1), s, u, "").unwrap().into_int_value()
+    };
+    // for r in 0..M, col in 0..N
+    let (pre, outer, inner, inner_end, outer_end) = {
+        let pre = e.b.get_insert_block().unwrap();
+        (pre, ctx.append_basic_block(h, "mma.row"), ctx.append_basic_block(h, "mma.col"), ctx.append_basic_block(h, "mma.col.next"), ctx.append_basic_block(h, "mma.row.next"))
+    };
+    e.b.build_unconditional_branch(outer).unwrap();
+    e.b.position_at_end(outer);
+    let rphi = e.b.build_phi(i32t, "r").unwrap();
+    let r = rphi.as_basic_value().into_int_value();
+    e.b.build_unconditional_branch(inner).unwrap();
+    e.b.position_at_end(inner);
+    let cphi = e.b.build_phi(i32t, "n").unwrap();
+    let col = cphi.as_basic_value().into_int_value();
+    let lane = lane_of(e, r, dlane);
+    let dp = cell(e, tm, lane, e.b.build_int_add(dcol, col, "").unwrap());
+    let old = e.b.build_load(i32t, dp, "").unwrap().into_int_value();
+    let use_d = e.b.build_int_compare(IntPredicate::NE, enable, c(0), "").unwrap();
+    let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        match &afields {
+            Some(fl) => {
+                let km = e.b.build_int_compare(IntPredicate::EQ, trans_a, c(0), "").unwrap();
+                let x = desc_address(e, fl, true, r, k, size);
+                let y = desc_address(e, fl, false, r, k, size);
+                load(e, e.b.build_select(km, x, y, "").unwrap().into_int_value())
+            }
+            None => tmem_elem(e, r, k),
+        }
+    };
+    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        let km = e.b.build_int_compare(IntPredicate::EQ, trans_b, c(0), "").unwrap();
+        let x = desc_address(e, &bfields, true, col, k, size);
+        let y = desc_address(e, &bfields, false, col, k, size);
+        load(e, e.b.build_select(km, x, y, "").unwrap().into_int_value())
+    };
+    let result = if d_int {
+        let c0 = e.b.build_int_s_extend(old, i64t, "").unwrap();
+        let acc0 = e.b.build_select(use_d, c0, i64t.const_zero(), "").unwrap();
+        let acc = super::ops_wmma::k_loop(e, kdim, acc0, |e, k, acc| {
+            let prod = e.b.build_int_mul(to_i64(e, a_at(e, k), atype), to_i64(e, b_at(e, k), btype), "").unwrap();
+            e.b.build_int_add(acc.into_int_value(), prod, "").unwrap().into()
+        })
+        .into_int_value();
+        // .i8 without saturation (bit 3): the low 32 bits; with it, clamped.
+        let sat = e.b.build_int_compare(IntPredicate::NE, field(e, 3, 1), c(0), "").unwrap();
+        let hi = i64t.const_int(i32::MAX as u64, false);
+        let lo = i64t.const_int(i32::MIN as i64 as u64, true);
+        let cl = e.b.build_select(e.b.build_int_compare(IntPredicate::SGT, acc, hi, "").unwrap(), hi, acc, "").unwrap().into_int_value();
+        let cl = e.b.build_select(e.b.build_int_compare(IntPredicate::SLT, cl, lo, "").unwrap(), lo, cl, "").unwrap().into_int_value();
+        let v = e.b.build_select(sat, cl, acc, "").unwrap().into_int_value();
+        e.b.build_int_truncate(v, i32t, "").unwrap()
+    } else {
+        // D as f32 (an f16 D in the cell's low half), scaled by 2^-scale-input-d.
+        let f16d = eq(e, dtype, 0);
+        let as_f32 = e.b.build_bit_cast(old, f32t, "").unwrap().into_float_value();
+        let as_h = super::ops_half::h2f(e, e.b.build_int_truncate(old, i16t, "").unwrap());
+        let cur = e.b.build_select(f16d, as_h, as_f32, "").unwrap().into_float_value();
+        let sc = e.b.build_int_sub(c(127), scale, "").unwrap();
+        let factor = e.b.build_bit_cast(e.b.build_left_shift(sc, c(23), "").unwrap(), f32t, "").unwrap().into_float_value();
+        let cur = e.b.build_float_mul(cur, factor, "").unwrap();
+        let acc0 = e.b.build_select(use_d, cur, f32t.const_zero(), "").unwrap();
+        let neg = e.b.build_int_compare(IntPredicate::NE, e.b.build_xor(neg_a, neg_b, "").unwrap(), c(0), "").unwrap();
+        let acc = super::ops_wmma::k_loop(e, kdim, acc0, |e, k, acc| {
+            let x = to_f32(e, a_at(e, k), atype);
+            let y = to_f32(e, b_at(e, k), btype);
+            let p = e.b.build_float_mul(x, y, "").unwrap();
+            let np = e.b.build_float_neg(p, "").unwrap();
+            let p = e.b.build_select(neg, np, p, "").unwrap().into_float_value();
+            e.b.build_float_add(acc.into_float_value(), p, "").unwrap().into()
+        })
+        .into_float_value();
+        // An exact zero is +0, as wgmma's.
+        let acc = e.b.build_float_add(acc, f32t.const_zero(), "").unwrap();
+        let bits32 = super::ops_wmma::acc_bits(e, acc, false);
+        let bits16 = super::ops_wmma::acc_bits(e, acc, true);
+        let bits16 = e.b.build_and(bits16, c(0xffff), "").unwrap();
+        e.b.build_select(f16d, bits16, bits32, "").unwrap().into_int_value()
+    };
+    // A lane whose bit is set in disable-output-lane keeps its value.
+    let word = e.b.build_right_shift(lane, c(5), false, "").unwrap();
+    let mut mword = c(0);
+    for (k, mv) in masks.iter().enumerate() {
+        mword = e.b.build_select(eq(e, word, k as u64), *mv, mword, "").unwrap().into_int_value();
+    }
+    let off = e.b.build_and(e.b.build_right_shift(mword, e.b.build_and(lane, c(31), "").unwrap(), false, "").unwrap(), c(1), "").unwrap();
+    let keep = e.b.build_int_compare(IntPredicate::NE, off, c(0), "").unwrap();
+    let v = e.b.build_select(keep, old, result, "").unwrap();
+    e.b.build_store(dp, v).unwrap();
+    e.b.build_unconditional_branch(inner_end).unwrap();
+    e.b.position_at_end(inner_end);
+    let next_c = e.b.build_int_add(col, c(1), "").unwrap();
+    let more_c = e.b.build_int_compare(IntPredicate::ULT, next_c, n, "").unwrap();
+    e.b.build_conditional_branch(more_c, inner, outer_end).unwrap();
+    let inner_from = e.b.get_insert_block().unwrap();
+    let _ = inner_from;
+    e.b.position_at_end(outer_end);
+    let next_r = e.b.build_int_add(r, c(1), "").unwrap();
+    let more_r = e.b.build_int_compare(IntPredicate::ULT, next_r, m, "").unwrap();
+    e.b.build_conditional_branch(more_r, outer, exit).unwrap();
+    rphi.add_incoming(&[(&c(0), pre), (&next_r, outer_end)]);
+    cphi.add_incoming(&[(&c(0), outer), (&next_c, inner_end)]);
+    e.b.position_at_end(exit);
+    let bad = e.b.build_load(i32t, bad_p, "").unwrap();
+    e.b.build_return(Some(&bad)).unwrap();
+    e.end_helper(saved);
+    h
+}
