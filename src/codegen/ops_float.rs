@@ -30,6 +30,9 @@ pub fn rounding(i: &Instr) -> Option<Rnd> {
 }
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.has_mod("f32x2") && matches!(i.opcode.name, "add" | "sub" | "mul" | "fma") {
+        return f32x2(e, i).map(|_| true);
+    }
     let tys = types_of(i);
     let Some(&ty) = tys.last() else { return Ok(false) };
     if !matches!(ty, Type::F32 | Type::F64) {
@@ -220,6 +223,58 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         r = ftz_val(e, r);
     }
     e.write(&i.operands[0], ty, r).map(|_| true)
+}
+
+/// `add`/`sub`/`mul`/`fma` `{.rnd}{.ftz}{.sat}.f32x2` (PTX ISA 9.0 9.7.3.3-6, PTX 8.6, sm_100):
+/// the `.f32` operation on each half of 64-bit operands (element 0 in the low 32 bits), with
+/// the same rounding (`.rn` unless given; `fma` must give one), flushing, saturation and
+/// canonical NaN as `.f32`.
+fn f32x2<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t, f32t) = (ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
+    let op = i.opcode.name;
+    let rnd = rounding(i).unwrap_or(Rnd::N);
+    let ftz = i.has_mod("ftz");
+    let n_src = if op == "fma" { 3 } else { 2 };
+    if i.operands.len() != n_src + 1 {
+        return Err(e.err(i.span, format!("`{op}.f32x2` takes {} operands", n_src + 1)));
+    }
+    let mut srcs = Vec::new();
+    for k in 0..n_src {
+        srcs.push(e.read_int(&i.operands[1 + k], Type::B64)?);
+    }
+    let mut out = i64t.const_zero();
+    for half in 0..2u64 {
+        let mut x = Vec::new();
+        for s in &srcs {
+            let w = e.b.build_right_shift(*s, i64t.const_int(32 * half, false), false, "").unwrap();
+            let w = e.b.build_int_truncate(w, i32t, "").unwrap();
+            let f: BasicValueEnum = e.b.build_bit_cast(w, f32t, "").unwrap();
+            x.push(if ftz { ftz_val(e, f) } else { f }.into_float_value());
+        }
+        let r = match op {
+            "add" => rounded_add(e, x[0], x[1], Type::F32, rnd),
+            "sub" => {
+                let nb = e.b.build_float_neg(x[1], "").unwrap();
+                rounded_add(e, x[0], nb, Type::F32, rnd)
+            }
+            "mul" => rounded_mul(e, x[0], x[1], Type::F32, rnd),
+            _ => rounded_fma(e, x[0], x[1], x[2], Type::F32, rnd),
+        };
+        let r = canon_nan(e, r);
+        let mut r: BasicValueEnum = r.into();
+        if i.has_mod("sat") {
+            r = saturate(e, r.into_float_value()).into();
+        }
+        if ftz {
+            r = ftz_val(e, r);
+        }
+        let w = e.b.build_bit_cast(r, i32t, "").unwrap().into_int_value();
+        let w = e.b.build_int_z_extend(w, i64t, "").unwrap();
+        let w = e.b.build_left_shift(w, i64t.const_int(32 * half, false), "").unwrap();
+        out = e.b.build_or(out, w, "").unwrap();
+    }
+    e.write(&i.operands[0], Type::B64, out.into())
 }
 
 /// `2^x` for an f32 `x` (PTX ISA 9.7.3.21 ex2.approx.f32), as straight-line code that LLVM

@@ -710,6 +710,7 @@ static ADD: &[InstrSpec] = &[
     spec!("add", "9.7.1.1", 3, 3, [req!(INT)]),
     spec!("add", "9.7.3.3", 3, 3, [opt!(RND), opt!(FTZ), opt!(SAT), req!(F32)]),
     spec!("add", "9.7.3.3", 3, 3, [opt!(RND), req!(F64)]),
+    spec!("add", "9.7.3.3", 3, 3, [opt!(RND), opt!(FTZ), opt!(SAT), req!(&["f32x2"])]), // ext PTX 8.6, sm_100
     spec!("add", "9.7.1.1", 3, 3, [req!(SAT), req!(S32)]),
     spec!("add", "9.7.2.1", 3, 3, [req!(CC), req!(INT_CC)]),
     spec!("add", "9.7.4.1", 3, 3, [opt!(RN), opt!(FTZ), opt!(SAT), req!(F16S)]),
@@ -720,6 +721,7 @@ static SUB: &[InstrSpec] = &[
     spec!("sub", "9.7.1.2", 3, 3, [req!(INT)]),
     spec!("sub", "9.7.3.4", 3, 3, [opt!(RND), opt!(FTZ), opt!(SAT), req!(F32)]),
     spec!("sub", "9.7.3.4", 3, 3, [opt!(RND), req!(F64)]),
+    spec!("sub", "9.7.3.4", 3, 3, [opt!(RND), opt!(FTZ), opt!(SAT), req!(&["f32x2"])]), // ext PTX 8.6, sm_100
     spec!("sub", "9.7.1.2", 3, 3, [req!(SAT), req!(S32)]),
     spec!("sub", "9.7.2.3", 3, 3, [req!(CC), req!(INT_CC)]),
     spec!("sub", "9.7.4.2", 3, 3, [opt!(RN), opt!(FTZ), opt!(SAT), req!(F16S)]),
@@ -730,6 +732,7 @@ static MUL: &[InstrSpec] = &[
     spec!("mul", "9.7.1.3", 3, 3, [opt!(HI_LO_WIDE), req!(INT)]),
     spec!("mul", "9.7.3.5", 3, 3, [opt!(RND), opt!(FTZ), opt!(SAT), req!(F32)]),
     spec!("mul", "9.7.3.5", 3, 3, [opt!(RND), req!(F64)]),
+    spec!("mul", "9.7.3.5", 3, 3, [opt!(RND), opt!(FTZ), opt!(SAT), req!(&["f32x2"])]), // ext PTX 8.6, sm_100
     spec!("mul", "9.7.4.3", 3, 3, [opt!(RN), opt!(FTZ), opt!(SAT), req!(F16S)]),
     spec!("mul", "9.7.4.3", 3, 3, [opt!(RN), req!(BF16S)]), // ext: PTX 7.8
 ];
@@ -826,6 +829,7 @@ static COPYSIGN: &[InstrSpec] = &[spec!("copysign", "9.7.3.2", 3, 3, [req!(F32_6
 static FMA: &[InstrSpec] = &[
     spec!("fma", "9.7.3.6", 4, 4, [req!(RND), opt!(FTZ), opt!(SAT), req!(F32)]),
     spec!("fma", "9.7.3.6", 4, 4, [req!(RND), req!(F64)]),
+    spec!("fma", "9.7.3.6", 4, 4, [req!(RND), opt!(FTZ), opt!(SAT), req!(&["f32x2"])]), // ext PTX 8.6, sm_100
     // The 6.4 syntax requires `.rn`, but its examples write `fma.f16`; accept both.
     spec!("fma", "9.7.4.4", 4, 4, [opt!(RN), opt!(FTZ), opt!(SAT), req!(F16S)]),
     spec!("fma", "9.7.4.4", 4, 4, [req!(RN), opt!(FTZ), req!(RELU), req!(F16S)]), // ext: PTX 7.0
