@@ -1435,9 +1435,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                 // Half forms first: they share opcodes with the integer and float families.
                 if super::ops_wmma::emit(self, i)?
                     || super::ops_wgmma::emit(self, i)?
-                    || super::ops_tcgen05::emit(self, i)?
                     || super::ops_bulk::emit(self, i)?
                     || super::sync::emit(self, i)?
+                    || super::ops_tcgen05::emit(self, i)?
                     || super::ops_half::emit(self, i)?
                     || super::ops_int::emit(self, i)?
                     || super::ops_bits::emit(self, i)?

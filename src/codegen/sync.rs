@@ -22,6 +22,13 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         }
         return Ok(false);
     }
+    if crate::lanes::is_tcgen05_meet(i) {
+        // The lanes of the warp meet; the move itself is `ops_tcgen05`'s.
+        if e.sync.is_some() && !e.m.nvptx {
+            sync_point(e, abi::SYNC_WARP, &[(slot::MASK, e.ctx().i32_type().const_all_ones())]);
+        }
+        return Ok(false);
+    }
     if !crate::lanes::is_sync(i) {
         return Ok(false);
     }

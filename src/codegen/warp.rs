@@ -393,7 +393,8 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
     let n = f.blocks.len();
     // Blocks from which a barrier can be reached.
     let mut to_bar = vec![false; n];
-    let mut work: Vec<usize> = (0..n).filter(|b| f.blocks[*b].insts.iter().any(|i| crate::lanes::is_sync(i.src))).collect();
+    let meets = |i: &crate::ir::Inst| crate::lanes::is_sync(i.src) && !crate::lanes::is_tcgen05_meet(i.src);
+    let mut work: Vec<usize> = (0..n).filter(|b| f.blocks[*b].insts.iter().any(meets)).collect();
     while let Some(b) = work.pop() {
         if std::mem::replace(&mut to_bar[b], true) {
             continue;
@@ -419,7 +420,8 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
             if crate::lanes::is_lockstep_access(i).is_some() {
                 return Some(format!("warp-synchronous volatile shared access (line {}) is not on the warp path yet", inst.line));
             }
-            if !crate::lanes::is_sync(i) {
+            // tcgen05.ld/st: the warp's lanes run each instruction together here.
+            if !crate::lanes::is_sync(i) || crate::lanes::is_tcgen05_meet(i) {
                 continue;
             }
             let collective = super::warp_collective::is_collective(i);
@@ -2360,6 +2362,13 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             barrier(e, func, inst, (b, k), live.clone())?;
             continue;
         }
+        // tcgen05.ld/st move the warp's cells together (`lanes::is_tcgen05_meet`): every lane
+        // finishes what comes before before any lane runs them.
+        if crate::lanes::is_tcgen05_meet(inst.src) {
+            if let Some(l) = lp.take() {
+                close(e, l);
+            }
+        }
         if plan.scalar_inst[b as usize][k] {
             let defs: Vec<(u32, String)> = inst.defs.iter().map(|d| plan.key(func, *d)).collect();
             match lp.as_mut() {
@@ -2383,7 +2392,9 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             if lp.is_none() {
                 // Up to the next collective or barrier, or the block's end (then its
                 // terminator, if the lanes decide it, runs in this loop too).
-                let end = (k..blk.insts.len()).find(|&j| super::warp_collective::is_collective(blk.insts[j].src) || plan.barriers.iter().any(|(at, _)| *at == (b, j))).unwrap_or(blk.insts.len());
+                let end = (k..blk.insts.len())
+                    .find(|&j| super::warp_collective::is_collective(blk.insts[j].src) || plan.barriers.iter().any(|(at, _)| *at == (b, j)) || (j > k && crate::lanes::is_tcgen05_meet(blk.insts[j].src)))
+                    .unwrap_or(blk.insts.len());
                 let term_ok = end < blk.insts.len() || scalar_term(func, plan, b) || (matches!(blk.term, Term::CondBr { .. }) && !plan.inline.contains_key(&b));
                 let guarded = !(term_ok && unguarded_run(func, plan, b, &blk.insts[k..end]));
                 lp = Some(open_with(e, id, guarded));

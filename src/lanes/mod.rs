@@ -74,11 +74,20 @@ pub(crate) fn flatten<'a>(body: &'a [Stmt<'a>], out: &mut Vec<&'a Stmt<'a>>) {
 pub fn is_sync(i: &Instr) -> bool {
     is_lockstep_access(i).is_some()
         || (matches!(i.opcode.name, "bar" | "barrier" | "shfl" | "vote" | "match" | "activemask" | "redux") && !is_cluster_arrive(i))
+        || is_tcgen05_meet(i)
         || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma"))
         || i.opcode.name == "mma"
         || i.opcode.name == "ldmatrix"
         || i.opcode.name == "stmatrix"
         || crate::codegen::warp_collective::wgmma_reg_a(i)
+}
+
+/// `tcgen05.ld`/`tcgen05.st` (PTX ISA 9.0 9.7.16.8.3-4, `.sync.aligned`): the warp moves the
+/// cells of its lanes together, so one lane may read what another stored; the per-thread
+/// scheduler has the lanes meet first (`codegen::sync`), as at `bar.warp.sync`. (On the warp
+/// path the lanes of a warp run each instruction together already.)
+pub fn is_tcgen05_meet(i: &Instr) -> bool {
+    i.opcode.name == "tcgen05" && matches!(i.mods.first(), Some(&"ld") | Some(&"st"))
 }
 
 /// `barrier.cluster.arrive` (PTX ISA 8.x barrier.cluster): the thread's arrival, which lets it
