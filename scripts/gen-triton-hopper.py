@@ -209,9 +209,14 @@ def ptx_only(outdir, sm=90, names=None):
         rel = lambda a: a.replace("buf:file:", "buf:file:../triton_sm90/")
         args = [rel(a) for a in one["args"]]
         if c["fn"] is matmul:
-            # every stride is a parameter here (M, N, K, sam, sak, sbk, sbn, scm, scn)
+            # every stride is a parameter here (M, N, K, sam, sak, sbk, sbn, scm, scn); the fp8
+            # kernels take B as the transpose of a K-major array (`run`)
             M, N, K = c["M"], c["N"], c["K"]
-            args = args[:3] + [f"s32:{v}" for v in (M, N, K, K, 1, N, 1, N, 1)] + ["u64:0", "u64:0"]
+            sb = (1, K) if c["ty"].startswith("fp8") else (N, 1)
+            args = args[:3] + [f"s32:{v}" for v in (M, N, K, K, 1) + sb + (N, 1)] + ["u64:0", "u64:0"]
+        elif c["fn"] is matmul_dev_desc or c["fn"] is matmul_ws:
+            gs = getattr(meta, "global_scratch_size", 0) or 0
+            args[-2] = f"buf:zero:{gs * c['grid'][0] * c['grid'][1] * c['grid'][2]}" if gs else "u64:0"
         elif c["fn"] is matmul_tma:
             for i, m in enumerate(meta.tensordesc_meta):
                 sw = {0: "", 1: ":swizzle32", 2: ":swizzle64", 3: ":swizzle128"}[m["swizzle"]]
