@@ -2230,8 +2230,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     return Ok(self.space_ptr(a, space));
                 }
             }
-            // A 32-bit shared address is signed (see `space_ptr`).
-            let v = self.resize(v, 64, space == Some(StateSpace::Shared));
+            // A 32-bit shared address is signed where other CTAs' windows are reached (see
+            // `space_ptr`).
+            let v = self.resize(v, 64, space == Some(StateSpace::Shared) && self.m.dsmem);
             let v = self.b.build_int_add(v, off, "").unwrap();
             return Ok(self.space_ptr(v, space));
         }
@@ -2271,10 +2272,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if space == Some(StateSpace::Shared) {
             // A shared address is an offset in the CTA's window. A 64-bit one is used as it
             // is (one with high bits set is outside the window either way); truncating it
-            // would hide `base + 4*tid` from LLVM's scalar evolution. A 32-bit one is signed:
-            // another CTA's window of the cluster may lie below this one's (`ops_mem::mapa`).
+            // would hide `base + 4*tid` from LLVM's scalar evolution. A 32-bit one is signed
+            // in a module that reaches other CTAs' windows (`ModCtx::dsmem`): a lower rank's
+            // window lies below this one's (`ops_mem::cluster_address`); elsewhere unsigned,
+            // which LLVM's scalar evolution follows better.
             let base = self.shared_base();
-            let v64 = self.resize(v, 64, true);
+            let v64 = self.resize(v, 64, self.m.dsmem);
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
         // An alloca (a `.local` variable outside kernels with synchronization, a `.param` of

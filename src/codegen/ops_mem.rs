@@ -290,8 +290,8 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         if to {
             e.b.build_int_sub(v64, bi, "").unwrap()
         } else {
-            // Signed: another CTA's window of the cluster may lie below this one's (`mapa`).
-            let off = e.resize(e.resize(v64, 32, false), 64, true);
+            // Signed where another CTA's window of the cluster may lie below this one's (`mapa`).
+            let off = e.resize(e.resize(v64, 32, false), 64, e.m.dsmem);
             e.b.build_int_add(off, bi, "").unwrap()
         }
     } else {
