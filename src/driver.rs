@@ -261,9 +261,27 @@ pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     let ctx = Context::create();
     let c = lower_with(&ctx, src, true)?;
     let deferred = deferred_errors(src, &c);
+    // The checking mode needs the module's variables (`ptxr_runtime::check`): their
+    // addresses are exported as `__ptxr_var.<name>`.
+    let mut vars = Vec::new();
+    if crate::codegen::check() {
+        let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
+        let td = tm.get_target_data();
+        let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+        let globals: Vec<_> = c.module.get_globals().filter(|g| g.get_initializer().is_some() && !g.get_name().to_string_lossy().starts_with("__ptxr") && !g.get_name().to_string_lossy().starts_with("llvm.")).collect();
+        for g in globals {
+            let name = g.get_name().to_string_lossy().into_owned();
+            let size = td.get_abi_size(&g.get_value_type());
+            let e = c.module.add_global(ptr_t, None, &format!("__ptxr_var.{name}"));
+            e.set_initializer(&g.as_pointer_value());
+            e.set_constant(true);
+            vars.push((name, size));
+        }
+    }
     let objs = crate::codegen::split::objects(&c.module, TargetKind::Host, opt)?;
     let mut l = Loaded::from_objects(&objs, c.kernels, &src.name)?;
     l.deferred = deferred;
+    l.vars = vars;
     Ok(l)
 }
 

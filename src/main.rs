@@ -98,6 +98,13 @@ enum Cmd {
         /// (`mapa`, `barrier.cluster`). Default: the kernel's `.reqnctapercluster`, else 1.
         #[arg(long)]
         cluster: Option<String>,
+        /// Run the kernel checked, like compute-sanitizer's memcheck: every access of global,
+        /// shared and generic memory is checked against the memory the kernel may reach (its
+        /// buffers, the module's variables, the CTA's shared memory, the threads' frames) and
+        /// for alignment; the first bad one stops the launch with the thread, the PTX line and
+        /// column, the address, the size and the nearest allocation. Runs per thread.
+        #[arg(long)]
+        check: bool,
     },
     /// Compile CUDA C++ programs (.cu with host code and kernels) like nvcc, into executables
     /// that run on this CPU through ptxr's CUDA runtime library: `ptxr cuda app.cu -o app`.
@@ -159,7 +166,13 @@ fn main() -> ExitCode {
         Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
         Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
         Cmd::Run { timeout: Some(t), .. } if !(t > 0.0 && t.is_finite()) => Err(anyhow::anyhow!("--timeout takes a positive number of seconds, not `{t}`")),
-        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, cooperative, cluster, .. } => run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout, cooperative, cluster.as_deref()),
+        Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, cooperative, cluster, check, .. } => {
+            if check {
+                ptxr::codegen::set_check(true);
+                ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::Thread);
+            }
+            run(&file, &kernel, &grid, &block, shared, &args, &dumps, &binds, opt, timeout, cooperative, cluster.as_deref())
+        }
         Cmd::Roundtrip { file, sm, ptx, ptxas, seeds, seed, kernel, spec, against, keep, exec_diff } => {
             let o = ptxr::roundtrip::Options { nvptx: ptxr::driver::NvptxOptions { sm, ptx, opt: 3 }, ptxas, seeds, seed, kernel, spec, against, keep, cpu_opt: 2, exec_diff };
             roundtrip(&file, &o)

@@ -155,6 +155,12 @@ pub struct HostFns {
     /// arrived: returns when every CTA of the cluster has, or has ended; [`STATUS_OK`], or the
     /// status to stop with (the launch was cancelled).
     pub cluster_sync: extern "C" fn(cta: *mut CtaCtx) -> u32,
+    /// Code compiled for checking (`ptxr run --check`) asks before each access of global,
+    /// shared or generic memory: `check_access(cta, addr, size, kind, line, col, tid)` returns
+    /// [`STATUS_OK`] or the status to stop with ([`STATUS_CHECK`]); `kind` is bit 0 for a
+    /// write and bits 1-3 the space (0 generic, 1 global, 2 shared). A launcher that checks
+    /// nothing returns 0.
+    pub check_access: extern "C" fn(cta: *mut CtaCtx, addr: *const u8, size: u32, kind: u32, line: u32, col: u32, tid: u32) -> u32,
 }
 
 /// What a device-side launch needs of a kernel: the value of the kernel's name as an
@@ -211,6 +217,9 @@ pub const STATUS_BAD_TENSOR_MAP: u32 = 11;
 pub const STATUS_BAD_TENSOR_COPY: u32 = 12;
 /// A memory fault in the CTA's generated code, turned into an error (`fault::enable`).
 pub const STATUS_MEMORY_FAULT: u32 = 13;
+/// Code compiled for checking found an access outside the memory the kernel may reach, or a
+/// misaligned one (`check::check_access`; the report is in the launch's detail).
+pub const STATUS_CHECK: u32 = 14;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

@@ -18,6 +18,8 @@ pub struct HostState {
     /// address), then the grids launched, which run when this grid has finished.
     pub buffers: Mutex<Vec<ChildLaunch>>,
     pub launched: Mutex<Vec<ChildLaunch>>,
+    /// The allocations of the launch for code compiled for checking (`check::set_check`).
+    pub check: Option<Vec<crate::check::Allocation>>,
 }
 
 /// A grid launched from the device (`HostFns::launch_buffer` / `launch_device`).
@@ -32,7 +34,7 @@ pub struct ChildLaunch {
 // SAFETY: `kernel` points to a constant of a loaded module, which outlives the launch.
 unsafe impl Send for ChildLaunch {}
 
-pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device, cluster_sync: super::cluster::cluster_sync };
+pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device, cluster_sync: super::cluster::cluster_sync, check_access: super::check::check_access };
 
 extern "C" fn launch_buffer(host: *mut u8, kernel: *const crate::abi::DeviceKernel, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32) -> *mut u8 {
     if host.is_null() || kernel.is_null() {
@@ -210,7 +212,7 @@ fn c_format(spec: &str, a: Arg) -> Vec<u8> {
 
 impl HostState {
     pub fn new() -> HostState {
-        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()) }
+        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()), check: crate::check::allocations() }
     }
     /// Writes printf output collected during the launch to stdout.
     pub fn flush(&self) {

@@ -604,6 +604,12 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
             abi::STATUS_BAD_ADDRESS => format!("{whr}: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)"),
             abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)"),
+            abi::STATUS_CHECK => {
+                // `check_access` wrote "COLUMN\0REPORT".
+                let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                let (col, what) = d.split_once('\0').unwrap_or(("0", d.as_str()));
+                format!("{}:{}:{col}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{}): error: {what}", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2)
+            }
             abi::STATUS_MEMORY_FAULT => {
                 let at = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
                 format!("{}: in kernel `{name}`, CTA ({},{},{}): error: an illegal memory access at address {at} (a read or write outside all memory the kernel may reach: check buffer sizes and indices)", k.file, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2])

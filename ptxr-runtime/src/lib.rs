@@ -16,6 +16,7 @@
 //! - [`guard`]: a crash guard for programs that want a memory fault reported.
 
 pub mod abi;
+pub mod check;
 pub mod cluster;
 pub mod fault;
 pub mod guard;

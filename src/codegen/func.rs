@@ -903,6 +903,64 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         v
     }
 
+    /// The checking mode (`codegen::set_check`): asks the runtime's `check_access` whether the
+    /// `size`-byte access at `p` (a write or not) of an instruction naming `space` lies in
+    /// memory the kernel may reach, and stops the CTA with `STATUS_CHECK` where not. A generic
+    /// or `.local` access inside one of the function's `.local` variables is known good here
+    /// (a `.local` one outside all of them is reported); `.const` and `.param` accesses are not
+    /// checked.
+    pub fn check_access(&mut self, p: PointerValue<'ctx>, size: u32, write: bool, space: Option<StateSpace>) {
+        if !self.m.check || self.m.nvptx {
+            return;
+        }
+        let kind = match space {
+            None => 0,
+            Some(StateSpace::Global) => 2,
+            Some(StateSpace::Shared) => 4,
+            Some(StateSpace::Local) if !self.local_ranges.is_empty() => 6,
+            _ => return,
+        } | write as u64;
+        let ctx = self.ctx();
+        let (i32t, i64t, pt) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
+        let after = ctx.append_basic_block(self.f, "check.done");
+        if matches!(space, None | Some(StateSpace::Local)) && !self.local_ranges.is_empty() {
+            let a = self.b.build_ptr_to_int(p, i64t, "").unwrap();
+            let mut inside = ctx.bool_type().const_zero();
+            for (base, len) in self.local_ranges.clone() {
+                let b0 = self.b.build_ptr_to_int(base, i64t, "").unwrap();
+                let rel = self.b.build_int_sub(a, b0, "").unwrap();
+                let room = (len as u64).saturating_sub(size as u64);
+                let ok = self.b.build_int_compare(IntPredicate::ULE, rel, i64t.const_int(room, false), "").unwrap();
+                let ok = if (len as u64) < size as u64 { ctx.bool_type().const_zero() } else { ok };
+                inside = self.b.build_or(inside, ok, "").unwrap();
+            }
+            let ask = ctx.append_basic_block(self.f, "check.ask");
+            self.b.build_conditional_branch(inside, after, ask).unwrap();
+            self.b.position_at_end(ask);
+        }
+        let line = self.line();
+        let col = self.m.lines.column(self.span.start as usize) as u64;
+        let tid = self.linear_tid();
+        let rt = self.cta_ptr_field(field::RT);
+        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(7, false)], "").unwrap() };
+        let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
+        let fnt = i32t.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
+        let args = [self.cta.into(), p.into(), i32t.const_int(size as u64, false).into(), i32t.const_int(kind, false).into(), i32t.const_int(line as u64, false).into(), i32t.const_int(col, false).into(), tid.into()];
+        let st = self.b.build_indirect_call(fnt, fp, &args, "check").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+        let bad = self.b.build_int_compare(IntPredicate::NE, st, i32t.const_zero(), "").unwrap();
+        // The runtime has set the status line and thread; the CTA stops with its status.
+        let stop = ctx.append_basic_block(self.f, "check.stop");
+        let go = ctx.append_basic_block(self.f, "check.ok");
+        self.b.build_conditional_branch(bad, stop, go).unwrap();
+        self.b.position_at_end(stop);
+        let sp = self.cta_field_ptr(field::STATUS, None);
+        self.b.build_store(sp, i32t.const_int(super::abi::STATUS_CHECK as u64, false)).unwrap();
+        self.b.build_unconditional_branch(self.abort_bb).unwrap();
+        self.b.position_at_end(go);
+        self.b.build_unconditional_branch(after).unwrap();
+        self.b.position_at_end(after);
+    }
+
     /// Calls the runtime's `cluster_sync` (`HostFns`, after `launch_device`): returns once
     /// the cluster's other CTAs have met there too; the status to stop with, or 0.
     pub fn cluster_sync(&mut self) -> IntValue<'ctx> {

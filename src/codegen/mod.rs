@@ -128,6 +128,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// copy with `.multicast::cluster`): shared atomics and mbarriers must be atomic, since
     /// other CTAs of the cluster run on other host threads (`ops_atomic`).
     pub dsmem: bool,
+    /// The checking mode ([`set_check`]): every global, shared and generic access asks the
+    /// runtime first (`FnEmitter::check_access`).
+    pub check: bool,
     pub errors: Vec<Diagnostic>,
     /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
     /// intrinsics, NVPTX address spaces) instead of CPU code.
@@ -207,7 +210,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check() };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -389,7 +392,23 @@ fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarD
     collect_space(body, &[StateSpace::Shared], out)
 }
 
-/// The variables of `spaces` a function body declares, in nested blocks too.
+thread_local! {
+    static CHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Compiles kernels on this thread from now on for the checking mode (`ptxr run --check`,
+/// `ptxr_runtime::check`): before each `ld`, `st`, `atom` and `red` of global, shared or
+/// generic memory the code asks the runtime whether the access lies inside memory the kernel
+/// may reach.
+pub fn set_check(on: bool) {
+    CHECK.with(|c| c.set(on));
+}
+
+/// Whether [`set_check`] is on.
+pub fn check() -> bool {
+    CHECK.with(|c| c.get())
+}
+
 /// Whether any function of the module reaches the shared memory of other CTAs of its
 /// cluster: `mapa`, or a bulk copy with `.multicast::cluster`.
 fn reaches_other_ctas(ast: &ast::Module) -> bool {
@@ -403,6 +422,7 @@ fn reaches_other_ctas(ast: &ast::Module) -> bool {
     ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b))))
 }
 
+/// The variables of `spaces` a function body declares, in nested blocks too.
 fn collect_space<'b, 'a>(body: &'b [ast::Stmt<'a>], spaces: &[StateSpace], out: &mut Vec<&'b ast::VarDecl<'a>>) {
     for s in body {
         match s {

@@ -231,6 +231,9 @@ pub struct Loaded {
     /// Compile errors of functions that were compiled as stubs, by source line
     /// (`codegen::compile_lenient`): launching a kernel that reaches one reports it.
     pub deferred: Vec<(u32, u32, String)>,
+    /// Module-scope `.global`/`.const` variables (name, bytes) whose addresses the library
+    /// exports as `__ptxr_var.<name>` (modules compiled for checking: `codegen::set_check`).
+    pub vars: Vec<(String, u64)>,
 }
 
 
@@ -241,7 +244,7 @@ impl Loaded {
         let so = dir.path().join("module.so");
         link_shared(&write_objects(objs, dir.path())?, &so)?;
         let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
-        Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new() })
+        Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new(), vars: Vec::new() })
     }
 
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
@@ -338,7 +341,35 @@ impl Loaded {
         }
         let sym = format!("__ptxr_cta_{name}");
         let f: CtaFn = unsafe { *self.lib.get::<CtaFn>(sym.as_bytes()).map_err(|e| LaunchError(format!("kernel symbol missing: {e}")))? };
+        // The checking mode: the memory the kernel may reach (its buffers and the module's
+        // variables) for `ptxr_runtime::check`.
+        let checking = crate::codegen::check();
+        if checking {
+            let mut allocs = Vec::new();
+            for (idx, (a, p)) in args.iter_mut().zip(k.params.iter()).enumerate() {
+                let (what, data) = match a {
+                    ArgSpec::Buffer(b) => ("buffer", b),
+                    ArgSpec::Texture { data, .. } => ("the data of texture", data),
+                    ArgSpec::TensorMap { data, .. } => ("the data of tensor map", data),
+                    _ => continue,
+                };
+                let start = copies.iter_mut().find(|(i, _)| *i == idx).map_or(data.as_mut_ptr() as u64, |(_, g)| g.start() as u64);
+                allocs.push(ptxr_runtime::check::Allocation { start, len: data.len() as u64, name: format!("{what} argument {idx} (`{}`)", p.name) });
+            }
+            for (v, len) in &self.vars {
+                let sym = format!("__ptxr_var.{v}");
+                // SAFETY: the variable holds the address of the module's variable `v`.
+                if let Ok(s) = unsafe { self.lib.get::<*const u8>(sym.as_bytes()) } {
+                    let start = unsafe { *(*s as *const *const u8) } as u64;
+                    allocs.push(ptxr_runtime::check::Allocation { start, len: *len, name: format!("variable `{v}`") });
+                }
+            }
+            ptxr_runtime::check::set_check(Some(allocs));
+        }
         let r = unsafe { run_grid(f, &shape, cfg, &pbuf) };
+        if checking {
+            ptxr_runtime::check::set_check(None);
+        }
         for (idx, mut g) in copies {
             if let ArgSpec::Buffer(b) | ArgSpec::Texture { data: b, .. } | ArgSpec::TensorMap { data: b, .. } = &mut args[idx] {
                 let n = b.len();

@@ -88,6 +88,11 @@ impl LineIndex {
     pub fn line(&self, offset: usize) -> usize {
         self.locate(offset).0 + 1
     }
+
+    /// The 1-based column (in bytes) of byte `offset`.
+    pub fn column(&self, offset: usize) -> usize {
+        offset - self.locate(offset).1 + 1
+    }
 }
 
 /// Renders all diagnostics of a file. Line starts are found once, so this is linear in the

@@ -54,6 +54,9 @@ typedef struct HostFns {
   int32_t (*launch_device)(uint8_t *host, uint8_t *buf, uint64_t stream);
   /* The cluster barrier (abi.rs HostFns::cluster_sync): clusters of one CTA here. */
   uint32_t (*cluster_sync)(struct CtaCtx *cta);
+  /* The checking mode's access check (abi.rs HostFns::check_access): nothing checked here. */
+  uint32_t (*check_access)(struct CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind,
+                           uint32_t line, uint32_t col, uint32_t tid);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -124,8 +127,14 @@ static uint32_t host_cluster_sync(struct CtaCtx *cta) {
   (void)cta;
   return STATUS_OK;
 }
+static uint32_t host_check_access(struct CtaCtx *cta, const uint8_t *addr, uint32_t size,
+                                  uint32_t kind, uint32_t line, uint32_t col, uint32_t tid) {
+  (void)cta; (void)addr; (void)size; (void)kind; (void)line; (void)col; (void)tid;
+  return STATUS_OK;
+}
 static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, host_resolve,
-                                 host_launch_buffer, host_launch_device, host_cluster_sync};
+                                 host_launch_buffer, host_launch_device, host_cluster_sync,
+                                 host_check_access};
 
 #define FIELD(T, f) printf(#T "." #f " %zu %zu\n", offsetof(T, f), sizeof(((T *)0)->f))
 
@@ -145,7 +154,7 @@ static void print_layout(void) {
   printf("HostFns %zu %zu\n", sizeof(HostFns), _Alignof(HostFns));
   FIELD(HostFns, vprintf); FIELD(HostFns, globaltimer); FIELD(HostFns, assertfail);
   FIELD(HostFns, resolve); FIELD(HostFns, launch_buffer); FIELD(HostFns, launch_device);
-  FIELD(HostFns, cluster_sync);
+  FIELD(HostFns, cluster_sync); FIELD(HostFns, check_access);
 }
 
 static void *xmalloc(size_t n) {

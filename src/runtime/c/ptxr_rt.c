@@ -49,6 +49,7 @@ typedef struct HostFns {
     uint8_t *(*launch_buffer)(void *host, const DeviceKernel *k, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem);
     int32_t (*launch_device)(void *host, uint8_t *buf, uint64_t stream);
     uint32_t (*cluster_sync)(struct CtaCtx *cta);
+    uint32_t (*check_access)(struct CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind, uint32_t line, uint32_t col, uint32_t tid);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -792,7 +793,14 @@ static uint32_t host_cluster_sync(CtaCtx *cta) {
     return st;
 }
 
-static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync};
+/* Code compiled for checking (`ptxr run --check`) asks before each memory access; the C
+ * runtime checks nothing. */
+static uint32_t host_check_access(CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind, uint32_t line, uint32_t col, uint32_t tid) {
+    (void)cta, (void)addr, (void)size, (void)kind, (void)line, (void)col, (void)tid;
+    return 0;
+}
+
+static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync, host_check_access};
 
 /* Runs the grids launched from the device by a finished grid (CUDA dynamic parallelism),
  * in order; grids they launch run after each of them the same way. */
