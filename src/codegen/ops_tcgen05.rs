@@ -490,25 +490,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         let l = b.build_select(eq(e, m, 128), r, half, "").unwrap().into_int_value();
         b.build_int_add(base_lane, l, "").unwrap()
     };
-    // The element code at shared byte `addr`, flagging bytes outside.
-    let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> {
-        let end = e.b.build_int_add(addr, c(size as u64), "").unwrap();
-        let outside = e.b.build_int_compare(IntPredicate::UGT, end, limit, "").unwrap();
-        let bad = e.b.build_load(i32t, bad_p, "").unwrap().into_int_value();
-        e.b.build_store(bad_p, e.b.build_or(bad, e.b.build_int_z_extend(outside, i32t, "").unwrap(), "").unwrap()).unwrap();
-        let addr = e.b.build_select(outside, c(0), addr, "").unwrap().into_int_value();
-        let q = unsafe { e.b.build_gep(i8t, smem, &[e.b.build_int_z_extend(addr, i64t, "").unwrap()], "").unwrap() };
-        let t = match size {
-            1 => i8t,
-            2 => i16t,
-            _ => i32t,
-        };
-        let v = e.b.build_load(t, q, "").unwrap().into_int_value();
-        if let Some(inst) = v.as_instruction() {
-            let _ = inst.set_alignment(1);
-        }
-        e.b.build_int_z_extend_or_bit_cast(v, i32t, "").unwrap()
-    };
+    let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> { super::ops_wgmma::smem_elem(e, smem, limit, bad_p, addr, size) };
     // Element (r, k) of A from tensor memory: row r's lane, K packed 4 / size per column.
     let tmem_elem = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         let per = (4 / size) as u64;

@@ -362,25 +362,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
     let size = f.a.size();
     let bfields = desc_fields(e, bdesc, false);
     let afields = if f.reg_a { None } else { Some(desc_fields(e, adesc, false)) };
-    // The element code at shared byte `addr` (zero-extended), flagging bytes outside.
-    let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> {
-        let end = e.b.build_int_add(addr, c32(size as u64), "").unwrap();
-        let outside = e.b.build_int_compare(IntPredicate::UGT, end, limit, "").unwrap();
-        let bad = e.b.build_load(i32t, bad_p, "").unwrap().into_int_value();
-        e.b.build_store(bad_p, e.b.build_or(bad, e.b.build_int_z_extend(outside, i32t, "").unwrap(), "").unwrap()).unwrap();
-        let addr = e.b.build_select(outside, c32(0), addr, "").unwrap().into_int_value();
-        let q = unsafe { e.b.build_gep(i8t, smem, &[e.b.build_int_z_extend(addr, i64t, "").unwrap()], "").unwrap() };
-        let t = match size {
-            1 => i8t,
-            2 => i16t,
-            _ => i32t,
-        };
-        let v = e.b.build_load(t, q, "").unwrap().into_int_value();
-        if let Some(inst) = v.as_instruction() {
-            let _ = inst.set_alignment(1);
-        }
-        e.b.build_int_z_extend_or_bit_cast(v, i32t, "").unwrap()
-    };
+    let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> { smem_elem(e, smem, limit, bad_p, addr, size) };
     // A in registers: element (row r of the warp's 16, k) from the exchange.
     let reg_elem = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         let b = &e.b;
@@ -577,6 +559,29 @@ pub(super) fn desc_address<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ct
     let mask = b.build_int_sub(b.build_right_shift(w1, c32(4), false, "").unwrap(), c32(1), "").unwrap();
     let x = b.build_left_shift(b.build_and(row, mask, "").unwrap(), c32(4), "").unwrap();
     b.build_xor(a, x, "").unwrap()
+}
+
+/// The `size`-byte element code at shared byte `addr` of `smem` (`limit` bytes long),
+/// zero-extended to i32; a byte outside sets `*bad_p` (an i32) and reads byte 0 instead.
+pub(super) fn smem_elem<'ctx>(e: &FnEmitter<'ctx, '_, '_>, smem: inkwell::values::PointerValue<'ctx>, limit: IntValue<'ctx>, bad_p: inkwell::values::PointerValue<'ctx>, addr: IntValue<'ctx>, size: u32) -> IntValue<'ctx> {
+    let ctx = e.ctx();
+    let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
+    let end = e.b.build_int_add(addr, i32t.const_int(size as u64, false), "").unwrap();
+    let outside = e.b.build_int_compare(IntPredicate::UGT, end, limit, "").unwrap();
+    let bad = e.b.build_load(i32t, bad_p, "").unwrap().into_int_value();
+    e.b.build_store(bad_p, e.b.build_or(bad, e.b.build_int_z_extend(outside, i32t, "").unwrap(), "").unwrap()).unwrap();
+    let addr = e.b.build_select(outside, i32t.const_zero(), addr, "").unwrap().into_int_value();
+    let q = unsafe { e.b.build_gep(i8t, smem, &[e.b.build_int_z_extend(addr, i64t, "").unwrap()], "").unwrap() };
+    let t = match size {
+        1 => i8t,
+        2 => i16t,
+        _ => i32t,
+    };
+    let v = e.b.build_load(t, q, "").unwrap().into_int_value();
+    if let Some(inst) = v.as_instruction() {
+        let _ = inst.set_alignment(1);
+    }
+    e.b.build_int_z_extend_or_bit_cast(v, i32t, "").unwrap()
 }
 
 /// The value of a multiplicand element (its code zero-extended to i32) as an f32: exact for
