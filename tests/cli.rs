@@ -954,7 +954,7 @@ int main(void) {
 
 /// `ptxr run --check` (memcheck): the first access outside the memory a kernel may reach, or
 /// a misaligned one, stops the launch with the thread, the PTX line and column, the address,
-/// the size and the nearest allocation (tests/cli/check.ptx, check_shared.ptx; each kernel's
+/// the size and the nearest allocation (tests/cli/check.ptx, check_shared_bounds.ptx; each kernel's
 /// comment says what it does wrong); a kernel without bad accesses runs clean and gives its
 /// results (out[t] = (t ^ 1) + table[t % 8], worked by hand), and the corpus's kernels run
 /// clean too.
@@ -968,9 +968,9 @@ fn check_mode_reports_bad_accesses() {
     let (rc, _, err) = run(&["tests/cli/check.ptx", "--kernel", "past_end", "--block", "33", "--arg", "buf:zero:128", "--arg", "u32:32"]);
     assert_ne!(rc, 0);
     assert!(err.contains("check.ptx:20:2: in kernel `past_end`, CTA (0,0,0), thread (32,0,0): error: invalid __global__ write of 4 bytes at 0x") && err.contains(": 0 bytes after the end of buffer argument 0 (`pout`) (0x") && err.contains(", 128 bytes)"), "{err}");
-    let (rc, _, err) = run(&["tests/cli/check_shared.ptx", "--kernel", "shared_past_end", "--block", "96", "--arg", "u64:0"]);
+    let (rc, _, err) = run(&["tests/cli/check_shared_bounds.ptx", "--kernel", "shared_past_end", "--block", "96", "--arg", "u64:0"]);
     assert_ne!(rc, 0);
-    assert!(err.contains("check_shared.ptx:19:2: in kernel `shared_past_end`, CTA (0,0,0), thread (64,0,0): error: invalid __shared__ write of 4 bytes at 0x") && err.contains("shared offset 256, outside the CTA's 256 bytes of shared memory"), "{err}");
+    assert!(err.contains("check_shared_bounds.ptx:19:2: in kernel `shared_past_end`, CTA (0,0,0), thread (64,0,0): error: invalid __shared__ write of 4 bytes at 0x") && err.contains("shared offset 256, outside the CTA's 256 bytes of shared memory"), "{err}");
     let (rc, _, err) = run(&["tests/cli/check.ptx", "--kernel", "misaligned", "--arg", "buf:zero:16"]);
     assert_ne!(rc, 0);
     assert!(err.contains("check.ptx:31:2: in kernel `misaligned`, CTA (0,0,0), thread (0,0,0): error: misaligned __global__ read of 4 bytes at 0x") && err.contains("the address is not a multiple of the access size"), "{err}");
@@ -980,6 +980,22 @@ fn check_mode_reports_bad_accesses() {
     let (rc, out, err) = run(&["tests/cli/check.ptx", "--kernel", "clean", "--block", "64", "--arg", "buf:zero:256", "--dump", "0=-"]);
     assert_eq!(rc, 0, "{err}");
     assert_eq!(words(out.trim()), (0..64u32).map(|t| (t ^ 1) + (t % 8 + 1)).collect::<Vec<_>>());
+    // racecheck, initcheck and synccheck on shared memory (check_shared.ptx): a write and a
+    // read of one byte by threads of two warps with no barrier between, the same with
+    // bar.sync between (clean), a read of a byte never written, and one warp split over two
+    // bar.sync instructions.
+    let (rc, _, err) = run(&["tests/cli/check_shared.ptx", "--kernel", "race", "--block", "64", "--arg", "buf:zero:8"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("check_shared.ptx:23:2: in kernel `race`, CTA (0,0,0), thread (32,0,0): error: race on the __shared__ byte at offset") && err.contains("written by thread (0,0,0) at line 19 and read by thread (32,0,0) here, with no barrier between (read-after-write)"), "{err}");
+    let (rc, out, err) = run(&["tests/cli/check_shared.ptx", "--kernel", "ordered", "--block", "64", "--arg", "buf:zero:8", "--dump", "0=-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(words(out.trim())[0], 7);
+    let (rc, _, err) = run(&["tests/cli/check_shared.ptx", "--kernel", "uninit", "--block", "32", "--arg", "buf:zero:8"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("check_shared.ptx:62:2: in kernel `uninit`, CTA (0,0,0), thread (0,0,0): error: uninitialized __shared__ read: the byte at offset") && err.contains("has not been written since the launch began"), "{err}");
+    let (rc, _, err) = run(&["tests/cli/check_shared.ptx", "--kernel", "divergent", "--block", "32", "--arg", "buf:zero:8"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("error: divergent barrier: threads 0 and 16 of warp 0 wait at barrier 0 at lines 79 and 76"), "{err}");
     // Real kernels: no false reports.
     for (file, kernel, grid, block, args) in [
         ("tests/corpus/histogram.nvrtc.ptx", "histogram256", "4", "256", vec!["buf:u8:1,2,3,250,7,7,9", "buf:zero:1024", "s32:7"]),

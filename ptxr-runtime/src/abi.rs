@@ -113,6 +113,9 @@ pub const FLAG_NOSYNC: u32 = 1;
 pub const FLAG_64: u32 = 2;
 /// Signed operation (redux .s32 min/max).
 pub const FLAG_SIGNED: u32 = 4;
+/// An `.aligned` barrier (`bar.sync`, `bar.red`, `barrier.*.aligned`): every thread of a warp
+/// must execute the same barrier instruction (the checking mode reports where not).
+pub const FLAG_ALIGNED: u32 = 8;
 
 pub mod slot {
     pub const STATE: u32 = 0;

@@ -6,6 +6,15 @@
 //! the nearest allocation ([`HostState::detail`](crate::host)). The launcher lists the
 //! allocations ([`set_check`]): the buffers of the launch and the module's variables; a CTA's
 //! shared memory and the host thread's stack (the threads' `.local` frames) are known here.
+//!
+//! Shared memory is also checked as compute-sanitizer's racecheck and initcheck do, one byte
+//! at a time in a shadow of the CTA's window: a read of a byte that no thread of the CTA has
+//! written since the launch began (shared memory starts undefined on a GPU), and two accesses
+//! of a byte by threads of different warps, at least one a write, with no CTA barrier between
+//! them (the runtime counts barriers: [`barrier`]). Atomics and strong accesses (volatile,
+//! relaxed, acquire, release) are not races; threads of one warp are not checked against each
+//! other (warp-synchronous code); modules that also write shared memory in ways the checks
+//! do not see (asynchronous copies, matrix stores) are checked for bounds only.
 
 use crate::abi::{CtaCtx, STATUS_CHECK, STATUS_OK};
 use std::cell::RefCell;
@@ -65,6 +74,111 @@ pub const SPACE_GENERIC: u32 = 0;
 pub const SPACE_GLOBAL: u32 = 1 << 1;
 pub const SPACE_SHARED: u32 = 2 << 1;
 pub const SPACE_LOCAL: u32 = 3 << 1;
+/// An atomic access (`atom`, `red`).
+pub const CHECK_ATOMIC: u32 = 1 << 4;
+/// A strong access (volatile, relaxed, acquire, release).
+pub const CHECK_STRONG: u32 = 1 << 5;
+/// The module writes shared memory in ways the checks do not see: bounds only.
+pub const CHECK_NO_SHADOW: u32 = 1 << 6;
+
+/// One byte of the shadow of a CTA's shared memory: written since the CTA began, and the last
+/// write and read (epoch: barriers completed before it; the thread; its line), `multi` when
+/// threads of more than one warp read it in that epoch.
+#[derive(Clone, Copy, Default)]
+struct Shade {
+    gen: u32,
+    init: bool,
+    w_epoch: u32,
+    w_tid: u32,
+    w_line: u32,
+    r_epoch: u32,
+    r_tid: u32,
+    r_line: u32,
+    r_multi: bool,
+}
+
+/// The shadow of the shared memory of the CTA running on this thread; `gen` changes per CTA so
+/// that bytes from an earlier CTA read as fresh without clearing.
+#[derive(Default)]
+struct Shadow {
+    gen: u32,
+    epoch: u32,
+    bytes: Vec<Shade>,
+}
+
+thread_local! {
+    static SHADOW: RefCell<Shadow> = RefCell::new(Shadow::default());
+}
+
+/// A CTA with `total_smem` bytes of shared memory begins on this thread.
+pub(crate) fn begin_cta(total_smem: u32) {
+    SHADOW.with(|s| {
+        let mut s = s.borrow_mut();
+        s.gen = s.gen.wrapping_add(1);
+        if s.gen == 0 {
+            s.bytes.iter_mut().for_each(|b| *b = Shade::default());
+            s.gen = 1;
+        }
+        s.epoch = 1;
+        if s.bytes.len() < total_smem as usize {
+            s.bytes.resize(total_smem as usize, Shade::default());
+        }
+    });
+}
+
+/// A CTA barrier completed: later accesses are ordered after earlier ones.
+pub(crate) fn barrier() {
+    SHADOW.with(|s| s.borrow_mut().epoch += 1);
+}
+
+/// The device heap's block notes of generated code (`kind`): allocated, freed.
+pub const HEAP_ALLOC: u32 = 1 << 7;
+pub const HEAP_FREE: u32 = 1 << 8;
+
+/// The shadow checks of an access of bytes `off..off + n` of the CTA's shared memory by
+/// thread `tid` at `line`: the problem, if any.
+fn shade(off: u64, n: u64, write: bool, tid: u32, line: u32, ntid: [u32; 3]) -> Option<String> {
+    let at = |t: u32| format!("({},{},{})", t % ntid[0], (t / ntid[0]) % ntid[1], t / (ntid[0] * ntid[1]));
+    SHADOW.with(|s| {
+        let mut s = s.borrow_mut();
+        let (gen, epoch) = (s.gen, s.epoch);
+        for b in off..off + n {
+            let Some(c) = s.bytes.get_mut(b as usize) else { return None };
+            if c.gen != gen {
+                *c = Shade { gen, ..Shade::default() };
+            }
+            let other = |t: u32| t / 32 != tid / 32;
+            if write {
+                if c.w_epoch == epoch && other(c.w_tid) {
+                    return Some(format!("race on the __shared__ byte at offset {b}: written by thread {} at line {} and by thread {} here, with no barrier between (write-after-write)", at(c.w_tid), c.w_line, at(tid)));
+                }
+                if c.r_epoch == epoch && (other(c.r_tid) || c.r_multi) {
+                    return Some(format!("race on the __shared__ byte at offset {b}: read by thread {} at line {} and written by thread {} here, with no barrier between (write-after-read)", at(c.r_tid), c.r_line, at(tid)));
+                }
+                c.init = true;
+                c.w_epoch = epoch;
+                c.w_tid = tid;
+                c.w_line = line;
+            } else {
+                if !c.init {
+                    return Some(format!("uninitialized __shared__ read: the byte at offset {b} has not been written since the launch began"));
+                }
+                if c.w_epoch == epoch && other(c.w_tid) {
+                    return Some(format!("race on the __shared__ byte at offset {b}: written by thread {} at line {} and read by thread {} here, with no barrier between (read-after-write)", at(c.w_tid), c.w_line, at(tid)));
+                }
+                if c.r_epoch == epoch && other(c.r_tid) {
+                    c.r_multi = true;
+                } else if c.r_epoch != epoch {
+                    c.r_multi = false;
+                }
+                c.r_epoch = epoch;
+                c.r_tid = tid;
+                c.r_line = line;
+            }
+        }
+        None
+    })
+}
 
 /// `HostFns::check_access`: whether the `size`-byte access at `addr` of the CTA's current
 /// thread (`tid`, linear) at PTX `line`:`col` lies in memory the kernel may reach and is
@@ -72,6 +186,18 @@ pub const SPACE_LOCAL: u32 = 3 << 1;
 /// thread set and the report in the launch's detail.
 pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kind: u32, line: u32, col: u32, tid: u32) -> u32 {
     let cta = unsafe { &mut *cta };
+    if kind & (HEAP_ALLOC | HEAP_FREE) != 0 {
+        if !cta.host.is_null() && !addr.is_null() {
+            let host = unsafe { &*(cta.host as *const crate::host::HostState) };
+            let mut h = host.heap.lock().unwrap_or_else(|e| e.into_inner());
+            if kind & HEAP_ALLOC != 0 {
+                h.push((addr as u64, size as u64));
+            } else {
+                h.retain(|b| b.0 != addr as u64);
+            }
+        }
+        return STATUS_OK;
+    }
     let a = addr as u64;
     let n = size.max(1) as u64;
     let space = kind & (7 << 1);
@@ -100,10 +226,12 @@ pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kin
     } else if space == SPACE_LOCAL {
         // Generated code asks only about `.local` accesses outside the thread's variables.
         problem = Some(format!("{}: outside the thread's .local variables", what("__local__ ")));
-    } else if space == SPACE_SHARED || (space == SPACE_GENERIC && a >= shared.0 && a < shared.1 + 64) {
+    } else if space == SPACE_SHARED || (space == SPACE_GENERIC && a >= shared.0 && a < shared.1) {
         if !in_shared {
             let off = a as i64 - shared.0 as i64;
             problem = Some(format!("{}: shared offset {off}, outside the CTA's {} bytes of shared memory", what("__shared__ "), cta.total_smem));
+        } else if cta.cluster.is_null() && kind & (CHECK_NO_SHADOW | CHECK_ATOMIC | CHECK_STRONG) == 0 {
+            problem = shade(a - cta.shared as u64, n, write, tid, line, cta.ntid);
         }
     } else if !in_shared {
         let (lo, hi) = stack();
@@ -111,7 +239,17 @@ pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kin
         let host = cta.host as *const crate::host::HostState;
         let allocs = if host.is_null() { None } else { unsafe { (*host).check.as_ref() } };
         if let (false, Some(list)) = (on_stack, allocs) {
-            let inside = list.iter().any(|al| a >= al.start && a + n <= al.start + al.len);
+            let host = unsafe { &*host };
+            // The device heap's blocks and the parameter buffers of device-side launches.
+            let in_heap = host.heap.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|&(s, l)| a >= s && a + n <= s + l);
+            let in_child = || {
+                let param = |c: &crate::host::ChildLaunch| {
+                    let s = c.params.as_ptr() as u64;
+                    a >= s && a + n <= s + (c.params.len() * 16) as u64
+                };
+                host.buffers.lock().unwrap_or_else(|e| e.into_inner()).iter().any(param) || host.launched.lock().unwrap_or_else(|e| e.into_inner()).iter().any(param)
+            };
+            let inside = in_heap || in_child() || list.iter().any(|al| a >= al.start && a + n <= al.start + al.len);
             if !inside {
                 // The allocation nearest to the access, and where the access lies from it.
                 let near = list.iter().min_by_key(|al| if a < al.start { al.start - a } else { a.saturating_sub(al.start + al.len) });

@@ -20,6 +20,9 @@ pub struct HostState {
     pub launched: Mutex<Vec<ChildLaunch>>,
     /// The allocations of the launch for code compiled for checking (`check::set_check`).
     pub check: Option<Vec<crate::check::Allocation>>,
+    /// The device heap's blocks (`malloc` in kernels) while the checking mode runs: start,
+    /// bytes.
+    pub heap: Mutex<Vec<(u64, u64)>>,
 }
 
 /// A grid launched from the device (`HostFns::launch_buffer` / `launch_device`).
@@ -212,7 +215,7 @@ fn c_format(spec: &str, a: Arg) -> Vec<u8> {
 
 impl HostState {
     pub fn new() -> HostState {
-        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()), check: crate::check::allocations() }
+        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()), check: crate::check::allocations(), heap: Mutex::new(Vec::new()) }
     }
     /// Writes printf output collected during the launch to stdout.
     pub fn flush(&self) {

@@ -419,6 +419,9 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 ctx.slots = slots.as_mut_ptr();
                 ctx.sched = &mut sched as *mut super::warp::Sched as *mut u8;
             }
+            if host.check.is_some() {
+                crate::check::begin_cta(total_smem as u32);
+            }
             // A CTA that would start after the time limit stops before it runs.
             let st = if host.cancel.load(std::sync::atomic::Ordering::Relaxed) != 0 {
                 ctx.status = abi::STATUS_TIMEOUT;
@@ -608,7 +611,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 // `check_access` wrote "COLUMN\0REPORT".
                 let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
                 let (col, what) = d.split_once('\0').unwrap_or(("0", d.as_str()));
-                format!("{}:{}:{col}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{}): error: {what}", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2)
+                let col = if col == "0" { String::new() } else { format!(":{col}") };
+                format!("{}:{}{col}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{}): error: {what}", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2)
             }
             abi::STATUS_MEMORY_FAULT => {
                 let at = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();

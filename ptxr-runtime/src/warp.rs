@@ -26,6 +26,18 @@ fn bar_index(id: u32) -> usize {
     }
 }
 
+/// Whether the launch runs code compiled for checking (`check::set_check`).
+fn checking(cta: &CtaCtx) -> bool {
+    !cta.host.is_null() && unsafe { (*(cta.host as *const super::host::HostState)).check.is_some() }
+}
+
+/// A barrier of the CTA completed: in the checking mode, the shadow's next epoch.
+fn checked_barrier(cta: &CtaCtx) {
+    if checking(cta) {
+        crate::check::barrier();
+    }
+}
+
 /// The cluster barrier once every thread of the CTA is there: the cluster's other CTAs
 /// (`cluster::cluster_sync`). The status to stop with, if the launch was cancelled meanwhile.
 fn meet_cluster(cta: &mut CtaCtx, id: usize) -> u32 {
@@ -87,6 +99,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         // A plain bar.sync/barrier.sync for all threads, reached by all: everyone goes on.
         let id = bar_index(s0.bar_id);
         if uniform && kind == SYNC_BAR && s0.mode == 0 && s0.bar_count == 0 && sched.arrived[id] == 0 && slots.iter().all(|s| s.bar_id == s0.bar_id) {
+            checked_barrier(cta);
             let st = meet_cluster(cta, id);
             if st != STATUS_OK {
                 return fail(cta, st, s0.line, 0);
@@ -177,6 +190,26 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         let expected = if count == 0 { live_threads } else { count };
         if bar_waiting[id] + sched.arrived[id] < expected {
             continue;
+        }
+        if checking(cta) {
+            // synccheck: an `.aligned` barrier must be one instruction for every thread of a
+            // warp (the threads waiting here are all the live ones).
+            for w in 0..n.div_ceil(32) {
+                let waiting: Vec<usize> = (w * 32..(w * 32 + 32).min(n)).filter(|&t| slots[t].state == SLOT_WAITING && slots[t].kind == SYNC_BAR && bar_index(slots[t].bar_id) == id).collect();
+                if let Some(&t0) = waiting.first() {
+                    if let Some(&t1) = waiting.iter().find(|&&t| slots[t].site != slots[t0].site && (slots[t].flags | slots[t0].flags) & FLAG_ALIGNED != 0) {
+                        let msg = format!("0\0divergent barrier: threads {t0} and {t1} of warp {w} wait at barrier {id} at lines {} and {}, but an .aligned barrier (bar.sync, barrier.sync.aligned) must be the same instruction for every thread of a warp", slots[t0].line, slots[t1].line);
+                        let host = unsafe { &*(cta.host as *const super::host::HostState) };
+                        let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
+                        if d.is_none() {
+                            *d = Some(msg);
+                        }
+                        drop(d);
+                        return fail(cta, STATUS_CHECK, slots[t1].line, t1);
+                    }
+                }
+            }
+            checked_barrier(cta);
         }
         let st = meet_cluster(cta, id);
         if st != STATUS_OK {

@@ -908,8 +908,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// memory the kernel may reach, and stops the CTA with `STATUS_CHECK` where not. A generic
     /// or `.local` access inside one of the function's `.local` variables is known good here
     /// (a `.local` one outside all of them is reported); `.const` and `.param` accesses are not
-    /// checked.
-    pub fn check_access(&mut self, p: PointerValue<'ctx>, size: u32, write: bool, space: Option<StateSpace>) {
+    /// checked. `strong` (volatile, relaxed, acquire, release) and `atomic` accesses are not
+    /// races; shared accesses are checked for races and uninitialized reads only in modules
+    /// without asynchronous or matrix writers of shared memory (`ModCtx::shadow_ok`).
+    pub fn check_access(&mut self, p: PointerValue<'ctx>, size: u32, write: bool, space: Option<StateSpace>, strong: bool, atomic: bool) {
         if !self.m.check || self.m.nvptx {
             return;
         }
@@ -919,7 +921,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             Some(StateSpace::Shared) => 4,
             Some(StateSpace::Local) if !self.local_ranges.is_empty() => 6,
             _ => return,
-        } | write as u64;
+        } | write as u64
+            | (atomic as u64) << 4
+            | (strong as u64) << 5
+            | (!self.m.shadow_ok as u64) << 6;
         let ctx = self.ctx();
         let (i32t, i64t, pt) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
         let after = ctx.append_basic_block(self.f, "check.done");
@@ -959,6 +964,24 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.b.position_at_end(go);
         self.b.build_unconditional_branch(after).unwrap();
         self.b.position_at_end(after);
+    }
+
+    /// The checking mode: tells the runtime's `check_access` that the device heap's block at
+    /// `p` of `size` bytes was allocated (`alloc`) or freed (kind bit 7 or 8).
+    pub fn check_note_heap(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, alloc: bool) {
+        if !self.m.check || self.m.nvptx {
+            return;
+        }
+        let ctx = self.ctx();
+        let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
+        let rt = self.cta_ptr_field(field::RT);
+        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(7, false)], "").unwrap() };
+        let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
+        let fnt = i32t.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
+        let size = self.resize(size, 32, false);
+        let kind = i32t.const_int(if alloc { 1 << 7 } else { 1 << 8 }, false);
+        let z = i32t.const_zero();
+        self.b.build_indirect_call(fnt, fp, &[self.cta.into(), p.into(), size.into(), kind.into(), z.into(), z.into(), z.into()], "").unwrap();
     }
 
     /// Calls the runtime's `cluster_sync` (`HostFns`, after `launch_device`): returns once

@@ -131,6 +131,10 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// The checking mode ([`set_check`]): every global, shared and generic access asks the
     /// runtime first (`FnEmitter::check_access`).
     pub check: bool,
+    /// The module writes shared memory only through `st`, `atom` and `red`, which the
+    /// checking mode sees (no asynchronous copies, mbarriers, matrix stores or tensor
+    /// memory): its races and uninitialized reads of shared memory are checked.
+    pub shadow_ok: bool,
     pub errors: Vec<Diagnostic>,
     /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
     /// intrinsics, NVPTX address spaces) instead of CPU code.
@@ -210,7 +214,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check() };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: !uses_any(ast, &["cp", "mbarrier", "wgmma", "tcgen05", "stmatrix", "wmma", "tensormap", "mapa"]) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -407,6 +411,18 @@ pub fn set_check(on: bool) {
 /// Whether [`set_check`] is on.
 pub fn check() -> bool {
     CHECK.with(|c| c.get())
+}
+
+/// Whether any function of the module has an instruction of one of `ops`.
+fn uses_any(ast: &ast::Module, ops: &[&str]) -> bool {
+    fn walk(body: &[ast::Stmt], ops: &[&str]) -> bool {
+        body.iter().any(|s| match s {
+            ast::Stmt::Instr(i) => ops.contains(&i.opcode.name),
+            ast::Stmt::Block(b, _) => walk(b, ops),
+            _ => false,
+        })
+    }
+    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b, ops))))
 }
 
 /// Whether any function of the module reaches the shared memory of other CTAs of its

@@ -76,7 +76,7 @@ fn atom<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, has_dest: b
         (None, &ops[0], &ops[1..])
     };
     let ptr = e.address(a, space_of(i))?;
-    e.check_access(ptr, ty.size(), true, space_of(i));
+    e.check_access(ptr, ty.size(), true, space_of(i), true, true);
     let bits = ty.bits();
     let ity = int_t(e.ctx(), bits);
     let plain = !e.m.nvptx && space_of(i) == Some(StateSpace::Shared) && !e.m.dsmem;

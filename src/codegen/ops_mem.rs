@@ -165,7 +165,7 @@ fn ld<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let n = vec_width(i);
     let i8t = e.ctx().i8_type();
     let elem_ty = if ty == Type::Pred { Type::B8 } else { ty };
-    e.check_access(base, n * elem_ty.size(), false, space);
+    e.check_access(base, n * elem_ty.size(), false, space, volatile || ord.is_some(), false);
     match d {
         Operand::Vector(ds, _) => {
             if ds.len() as u32 != n {
@@ -243,7 +243,7 @@ fn st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         Operand::Vector(ss, _) => ss.iter().collect(),
         _ => vec![s],
     };
-    e.check_access(base, srcs.len() as u32 * elem_ty.size(), true, space);
+    e.check_access(base, srcs.len() as u32 * elem_ty.size(), true, space, volatile || ord.is_some(), false);
     for (k, src) in srcs.into_iter().enumerate() {
         let v = if ty == Type::Pred {
             let p = e.read(src, Type::Pred)?.into_int_value();

@@ -245,6 +245,8 @@ pub fn heap_call<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, na
     if name == "malloc" {
         let f = e.m.module.get_function("malloc").unwrap_or_else(|| e.m.module.add_function("malloc", pt.fn_type(&[i64t.into()], false), None));
         let p = e.b.build_call(f, &[v.into()], "heap").unwrap().try_as_basic_value().basic().unwrap().into_pointer_value();
+        // The checking mode records the block as memory the kernel may reach.
+        e.check_note_heap(p, v, true);
         let r = e.b.build_ptr_to_int(p, i64t, "").unwrap();
         if let Some(d) = rets.first() {
             store_param(e, d, r, Type::B64)?;
@@ -252,6 +254,7 @@ pub fn heap_call<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, na
     } else {
         let f = e.m.module.get_function("free").unwrap_or_else(|| e.m.module.add_function("free", ctx.void_type().fn_type(&[pt.into()], false), None));
         let p = e.b.build_int_to_ptr(v, pt, "").unwrap();
+        e.check_note_heap(p, i64t.const_zero(), false);
         e.b.build_call(f, &[p.into()], "").unwrap();
     }
     Ok(())

@@ -197,7 +197,8 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<boo
         };
         let p = e.read(c, Type::Pred)?.into_int_value();
         let a = e.b.build_int_z_extend(p, e.ctx().i64_type(), "").unwrap();
-        sync_point(e, abi::SYNC_BAR, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(mode)), (slot::A, a)]);
+        let aligned = if i.opcode.name == "bar" || i.has_mod("aligned") { abi::FLAG_ALIGNED } else { 0 };
+        sync_point(e, abi::SYNC_BAR, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(mode)), (slot::A, a), (slot::FLAGS, c32(aligned))]);
         if mode == 1 {
             let r = result(e);
             let r = e.resize(r, 32, false);
@@ -221,7 +222,8 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<boo
     if arrive && ops.len() < 2 {
         return Err(e.err(i.span, "`bar.arrive` needs a thread count"));
     }
-    sync_point(e, if arrive { abi::SYNC_BAR_ARRIVE } else { abi::SYNC_BAR }, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(0))]);
+    let aligned = if i.opcode.name == "bar" || i.has_mod("aligned") { abi::FLAG_ALIGNED } else { 0 };
+    sync_point(e, if arrive { abi::SYNC_BAR_ARRIVE } else { abi::SYNC_BAR }, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(0)), (slot::FLAGS, c32(aligned))]);
     Ok(true)
 }
 

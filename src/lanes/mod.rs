@@ -779,7 +779,8 @@ fn completes_inline(si: &SiteInfo, has_arrive: bool) -> bool {
         // thread (9.7.12.1); with bar.arrive in the kernel, arrivals counted by the runtime
         // take part, so the runtime decides.
         // Not the cluster barrier: the runtime meets the cluster's other CTAs there.
-        abi::SYNC_BAR => !has_arrive && c(slot::MODE) == Some(0) && c(slot::BAR_COUNT) == Some(0) && c(slot::BAR_ID).is_some_and(|id| id != abi::CLUSTER_BARRIER as u64),
+        // Nor in the checking mode, whose runtime counts barriers (`ptxr_runtime::check`).
+        abi::SYNC_BAR => !has_arrive && !crate::codegen::check() && c(slot::MODE) == Some(0) && c(slot::BAR_COUNT) == Some(0) && c(slot::BAR_ID).is_some_and(|id| id != abi::CLUSTER_BARRIER as u64),
         _ => false,
     }
 }
