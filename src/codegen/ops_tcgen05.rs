@@ -356,7 +356,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     };
     let Some(enable) = rest.first() else { return Err(e.err(i.span, "`tcgen05.mma` needs enable-input-d")) };
     let ctx = e.ctx();
-    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let i64t = ctx.i64_type();
     let (base, _) = tmem(e, i)?;
     let d = taddr_of(e, &ops[0])?;
     let a = if a_tmem {
@@ -396,7 +396,6 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let mut args: Vec<inkwell::values::BasicMetadataValueEnum> = vec![base.into(), smem.into(), limit.into(), d.into(), a.into(), bdesc.into(), idesc.into(), en.into(), scale.into()];
     args.extend(masks.into_iter().map(inkwell::values::BasicMetadataValueEnum::from));
     let st = e.b.build_call(helper, &args, "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
-    let _ = i32t;
     let bad = e.b.build_int_compare(IntPredicate::NE, st, c32(e, 0), "").unwrap();
     e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
     Ok(())
@@ -615,8 +614,6 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let next_c = e.b.build_int_add(col, c(1), "").unwrap();
     let more_c = e.b.build_int_compare(IntPredicate::ULT, next_c, n, "").unwrap();
     e.b.build_conditional_branch(more_c, inner, outer_end).unwrap();
-    let inner_from = e.b.get_insert_block().unwrap();
-    let _ = inner_from;
     e.b.position_at_end(outer_end);
     let next_r = e.b.build_int_add(r, c(1), "").unwrap();
     let more_r = e.b.build_int_compare(IntPredicate::ULT, next_r, m, "").unwrap();
