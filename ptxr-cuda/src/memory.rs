@@ -49,6 +49,24 @@ pub fn find(p: u64, len: usize) -> Option<(u64, Alloc)> {
     (p < end && p.checked_add(len as u64)? <= end).then_some((start, a))
 }
 
+/// Every allocation, named for the checking mode's reports (`ptxr_runtime::check`).
+pub(crate) fn allocations() -> Vec<ptxr_runtime::check::Allocation> {
+    mem()
+        .iter()
+        .map(|(&start, a)| {
+            let what = match a.kind {
+                Kind::Device => "device allocation",
+                Kind::Host => "host allocation",
+                Kind::Managed => "managed allocation",
+                Kind::Registered => "registered host memory",
+                Kind::Global => "module variable",
+                Kind::Ipc => "IPC allocation",
+            };
+            ptxr_runtime::check::Allocation { start, len: a.size as u64, name: format!("{what} {start:#x}") }
+        })
+        .collect()
+}
+
 pub(crate) fn record(p: u64, size: usize, kind: Kind) {
     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     mem().insert(p, Alloc { size, kind, id, ctx: device::current_handle() as usize, fd: -1 });

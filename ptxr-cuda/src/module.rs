@@ -200,7 +200,13 @@ fn kern_of(k: &ptxr::codegen::KernelInfo) -> Kern {
 /// Compiles (or finds in the cache) and opens the module of PTX `text`. `Err`: the code
 /// and ptxr's message.
 fn load_ptx(text: &str, name_hint: Option<&str>) -> Result<Module, (CUresult, String)> {
-    let key = hash(&[text.as_bytes(), own_identity().as_bytes(), format!("{:?}", ptxr::codegen::warp::exec()).as_bytes()]);
+    // `PTXR_CHECK=1`: modules compiled for the checking mode (`ptxr run --check`), per thread.
+    let checking = checking();
+    if checking {
+        ptxr::codegen::set_check(true);
+        ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::Thread);
+    }
+    let key = hash(&[text.as_bytes(), own_identity().as_bytes(), format!("{:?} {checking}", ptxr::codegen::warp::exec()).as_bytes()]);
     let mut dir = cache_dir();
     if std::fs::create_dir_all(&dir).is_err() {
         dir = std::env::temp_dir();
@@ -865,9 +871,18 @@ const PARAM_BUFFER_POINTER: usize = 1;
 const PARAM_BUFFER_SIZE: usize = 2;
 
 /// The CUDA error for a launch that stopped with `status` (`ptxr_runtime::abi::STATUS_*`).
+/// Whether `PTXR_CHECK` asks for the checking mode (set and not `0`): kernels are compiled
+/// for it and every launch checks its memory accesses against the allocations of the process
+/// (docs/cuda.md).
+pub(crate) fn checking() -> bool {
+    std::env::var("PTXR_CHECK").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
 fn launch_error(status: u32) -> CUresult {
     use ptxr_runtime::abi::*;
     match status {
+        // The checking mode's reports (an access outside memory, a race, ...).
+        STATUS_CHECK => CUDA_ERROR_ILLEGAL_ADDRESS,
         STATUS_ASSERT => CUDA_ERROR_ASSERT,
         STATUS_TIMEOUT => CUDA_ERROR_LAUNCH_TIMEOUT,
         STATUS_BAD_ADDRESS | STATUS_MEMORY_FAULT => CUDA_ERROR_ILLEGAL_ADDRESS,
@@ -987,9 +1002,13 @@ pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], 
     ptxr_runtime::set_timeout(timeout);
     ptxr_runtime::set_cooperative(cooperative);
     ptxr_runtime::set_cluster(mode.cluster);
+    if checking() {
+        ptxr_runtime::check::set_check(Some(memory::allocations()));
+    }
     let ran = ptxr_runtime::run_grid(func.cta, &shape, &cfg, &pbuf);
     ptxr_runtime::set_cooperative(false);
     ptxr_runtime::set_cluster(None);
+    ptxr_runtime::check::set_check(None);
     match ran {
         Ok(()) => Ok(()),
         Err(e) => {

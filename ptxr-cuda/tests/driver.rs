@@ -95,6 +95,21 @@ fn c_program_with_clusters() {
     }
 }
 
+/// `PTXR_CHECK=1`: the checking mode for programs on the driver API (ptxr-cuda/tests/c/check.c):
+/// a write past a cuMemAlloc'd buffer is CUDA_ERROR_ILLEGAL_ADDRESS with ptxr's report.
+#[test]
+fn checking_mode_through_the_driver_api() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("check");
+    build_c(&root().join("ptxr-cuda/tests/c/check.c"), &exe, false);
+    let mut cmd = Command::new(&exe);
+    cmd.env("PTXR_CHECK", "1");
+    let (ok, text) = run(cmd, &tmp.path().join("cache"));
+    assert!(ok && text.contains("PASSED"), "{text}");
+    assert!(text.contains("within: 0") && text.contains("past the end: CUDA_ERROR_ILLEGAL_ADDRESS"), "{text}");
+    assert!(text.contains(".ptx:11:3: in kernel `fill`, CTA (0,0,0), thread (64,0,0): error: invalid __global__ write of 4 bytes at 0x") && text.contains(": 0 bytes after the end of device allocation 0x"), "{text}");
+}
+
 #[test]
 fn error_codes_are_cudas() {
     let tmp = tempfile::tempdir().unwrap();
