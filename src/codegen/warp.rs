@@ -182,6 +182,9 @@ pub struct Plan {
     /// The CTA barriers (block, instruction index) and the variables live across each: the
     /// warps of a CTA then run in phases between barriers, each keeping those in a frame.
     pub barriers: Vec<((BlockId, usize), Vec<(u32, String)>)>,
+    /// One of `barriers` is `barrier.cluster.wait` (`abi::CLUSTER_BARRIER`): the end of a
+    /// phase then meets the cluster's other CTAs when every warp waits there.
+    pub cluster_barrier: bool,
     /// The latches of the loops whose back edges yield to the CTA's next warp
     /// ([`YIELD_EVERY`]), each with the variables a warp keeps in its frame there.
     pub yields: Vec<(BlockId, Vec<(u32, String)>)>,
@@ -858,7 +861,8 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
                 .collect(),
         )
     };
-    let barriers = live_across_barriers(f, &uni.cfg, &live_in).into_iter().map(|(at, vs)| (at, kept(vs))).collect();
+    let barriers: Vec<_> = live_across_barriers(f, &uni.cfg, &live_in).into_iter().map(|(at, vs)| (at, kept(vs))).collect();
+    let cluster_barrier = barriers.iter().any(|((b, i), _)| f.blocks[*b as usize].insts[*i].src.has_mod("cluster"));
     let yields = yield_loops(f, &uni.cfg, &live_in).into_iter().map(|(l, vs)| (l, kept(vs))).collect();
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
@@ -874,7 +878,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, yields, undef_webs, barrier_free_loop, loop_atomics, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, loop_atomics, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1060,8 +1064,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
     let phased = !plan.barriers.is_empty() || !plan.yields.is_empty();
-    // Any of the barriers may be `barrier.cluster.wait` (`abi::CLUSTER_BARRIER`).
-    let has_cluster_barrier = !plan.barriers.is_empty();
+    let has_cluster_barrier = plan.cluster_barrier;
     let mut bars = None;
     let mut group: Option<IntValue<'ctx>> = None;
     let mut tz: Option<IntValue<'ctx>> = None;
