@@ -1868,6 +1868,19 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
     Some(PREFETCH_LANES * ty.size() as u64 * n)
 }
 
+/// The cache lines of one warp's consecutive access that [`prefetch_ahead`] prefetches: all
+/// of the 32 lanes' span, not lane 0's line alone (a warp of 4-byte elements spans two
+/// 64-byte lines, and the hardware prefetcher does not reliably fetch the second ahead of
+/// time). Measured same run, two cores: saxpy 0.026 -> 0.022 s, block scan 0.044 -> 0.040 s
+/// (one line against every line of the span); prefetching lines beyond the span gained
+/// nothing further.
+fn prefetch_lines(ahead: u64) -> u64 {
+    (ahead / PREFETCH_LANES * LANES as u64).div_ceil(CACHE_LINE).max(1)
+}
+
+/// Bytes of a cache line of the host (x86-64 and AArch64 cores alike).
+const CACHE_LINE: u64 = 64;
+
 /// Lanes' worth of elements ahead that a consecutive global load prefetches: 16 warps of
 /// the same access. Warps run one after another (and the next CTA's after them), each
 /// touching one or two cache lines and then computing on them, so that only a few warps'
@@ -1877,9 +1890,9 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
 /// a prefetch 2 KB ahead (the per-thread path: 0.042 s).
 const PREFETCH_LANES: u64 = 16 * LANES as u64;
 
-/// After the lane loop that ran load `(b, k)`: a software prefetch (`llvm.prefetch`, read,
-/// high locality; never faults) of lane 0's address plus `ahead` bytes ([`prefetch_bytes`]),
-/// once per warp.
+/// After the lane loop that ran load `(b, k)`: software prefetches (`llvm.prefetch`, read,
+/// high locality; never faults) of lane 0's address plus `ahead` bytes ([`prefetch_bytes`])
+/// and of the following lines of the warp's span ([`prefetch_lines`]), once per warp.
 /// Lane 0's address is its registers' first elements (the loop has computed them; a lane
 /// that did not run leaves an older value, and the prefetch is only a hint).
 fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: u64) {
@@ -1896,9 +1909,11 @@ fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, a
     let Ok(p) = p else { return };
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
-    let q = unsafe { e.b.build_gep(ctx.i8_type(), p, &[ctx.i64_type().const_int(ahead, false)], "prefetch").unwrap() };
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_int(write, false).into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
+    for line in 0..prefetch_lines(ahead) {
+        let q = unsafe { e.b.build_gep(ctx.i8_type(), p, &[ctx.i64_type().const_int(ahead + line * CACHE_LINE, false)], "prefetch").unwrap() };
+        let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_int(write, false).into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
+    }
 }
 
 /// Register names an instruction mentions: its operands (operand expressions included) and
