@@ -6,7 +6,12 @@
 //! // expect-error: TEXT                   the launch (or compilation) fails with TEXT in the message
 //! // bind: NAME=tex:...|surf:...          binds a module-scope texture/surface reference for the run
 //! // expect: bindN == TYPE:v1,...         the data of the run's Nth bound reference after the launch
+//! // expect-check: TEXT                   under `ptxr run --check` the launch stops with a report
+//!                                         holding TEXT (every such line of the run); a run with
+//!                                         only these runs in the checking mode alone
 //! ```
+//! Every file also runs in the checking mode (`filetests_checked`): a run without
+//! `expect-check` must pass there too, with no report (no false positives).
 //! ARGs use the `ptxr run --arg` forms, plus `buf:TYPE:v1,v2,...` typed buffers. Expected
 //! values come from the spec's semantics worked by hand or from the GPU (cited per file).
 //! Set `FILETEST=substring` to run only matching files.
@@ -26,6 +31,7 @@ struct Run {
     /// (line, (a bound reference's data rather than an argument, index), expected).
     expects: Vec<(usize, (bool, usize), String)>,
     expect_error: Option<String>,
+    expect_check: Vec<String>,
     binds: Vec<String>,
 }
 
@@ -36,7 +42,7 @@ fn parse_runs(text: &str, file: &str) -> Vec<Run> {
         if let Some(r) = l.strip_prefix("// run:") {
             // The launch syntax is the library's (`ptxr roundtrip` reads the same lines).
             let l = ptxr::roundtrip::parse_launch(r.trim()).unwrap_or_else(|m| panic!("{file}:{}: run: {m}", n + 1));
-            runs.push(Run { line: n + 1, kernel: l.kernel, cfg: l.cfg, args: l.args, expects: Vec::new(), expect_error: None, binds: Vec::new() });
+            runs.push(Run { line: n + 1, kernel: l.kernel, cfg: l.cfg, args: l.args, expects: Vec::new(), expect_error: None, expect_check: Vec::new(), binds: Vec::new() });
         } else if let Some(r) = l.strip_prefix("// expect:") {
             let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect before run", n + 1));
             let (lhs, rhs) = r.split_once("==").unwrap_or_else(|| panic!("{file}:{}: expect: argN == TYPE:values", n + 1));
@@ -50,6 +56,9 @@ fn parse_runs(text: &str, file: &str) -> Vec<Run> {
         } else if let Some(r) = l.strip_prefix("// bind:") {
             let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: bind before run", n + 1));
             run.binds.push(r.trim().to_string());
+        } else if let Some(r) = l.strip_prefix("// expect-check:") {
+            let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect-check before run", n + 1));
+            run.expect_check.push(r.trim().to_string());
         } else if let Some(r) = l.strip_prefix("// expect-error:") {
             let run = runs.last_mut().unwrap_or_else(|| panic!("{file}:{}: expect-error before run", n + 1));
             run.expect_error = Some(r.trim().to_string());
@@ -101,17 +110,25 @@ fn render(bytes: &[u8], spec: &str) -> String {
 
 #[test]
 fn filetests() {
-    run_filetests(ptxr::codegen::warp::Exec::Simd);
+    run_filetests(ptxr::codegen::warp::Exec::Simd, false);
 }
 
 /// The same expectations on the per-thread path (`--exec thread`), the warp path's oracle.
 #[test]
 fn filetests_thread_path() {
-    run_filetests(ptxr::codegen::warp::Exec::Thread);
+    run_filetests(ptxr::codegen::warp::Exec::Thread, false);
 }
 
-fn run_filetests(exec: ptxr::codegen::warp::Exec) {
+/// The same expectations in the checking mode (`ptxr run --check`, which runs per thread):
+/// every run passes with no report, except the runs whose `expect-check` names the report.
+#[test]
+fn filetests_checked() {
+    run_filetests(ptxr::codegen::warp::Exec::Thread, true);
+}
+
+fn run_filetests(exec: ptxr::codegen::warp::Exec, check: bool) {
     ptxr::codegen::warp::set_exec(exec);
+    ptxr::codegen::set_check(check);
     // FILETESTS_DIR runs another directory of filetests (e.g. a large GPU differential set
     // written by tests/filetests/ref/gpu_fuzz.py).
     let root = std::env::var("FILETESTS_DIR").map(std::path::PathBuf::from).unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/filetests"));
@@ -131,7 +148,17 @@ fn run_filetests(exec: ptxr::codegen::warp::Exec) {
         assert!(!runs.is_empty(), "{name}: no `// run:` line");
         let src = ptxr::SourceFile { name: name.clone(), text: text.clone() };
         let loaded = ptxr::driver::load(&src, 2);
-        for run in runs {
+        for mut run in runs {
+            // A run that only expects a report runs in the checking mode alone (its access
+            // out of bounds or its race has no defined result otherwise).
+            if !check && !run.expect_check.is_empty() && run.expects.is_empty() && run.expect_error.is_none() {
+                continue;
+            }
+            if check && !run.expect_check.is_empty() {
+                run.expects.clear();
+                run.expect_error = None;
+            }
+            let reports = if check { std::mem::take(&mut run.expect_check) } else { Vec::new() };
             nruns += 1;
             let loaded = match &loaded {
                 Ok(l) => l,
@@ -159,6 +186,14 @@ fn run_filetests(exec: ptxr::codegen::warp::Exec) {
                 refs.push((n.to_string(), parse_arg(spec).unwrap_or_else(|e| panic!("{name}: bind: {e}"))));
             }
             let r = loaded.launch_bound(&run.kernel, &run.cfg, &mut args, &mut refs);
+            if !reports.is_empty() {
+                match &r {
+                    Err(e) if reports.iter().all(|t| e.0.contains(t.as_str())) => {}
+                    Err(e) => failures.push(format!("{name}:{}: the checking mode's report\n   {}\n   lacks one of {reports:?}", run.line, e.0)),
+                    Ok(()) => failures.push(format!("{name}:{}: the checking mode reported nothing; expected {reports:?}", run.line)),
+                }
+                continue;
+            }
             match (&r, &run.expect_error) {
                 (Err(e), Some(t)) if e.0.contains(t.as_str()) => continue,
                 (Err(e), _) => {
@@ -197,5 +232,5 @@ fn run_filetests(exec: ptxr::codegen::warp::Exec) {
     if !failures.is_empty() {
         panic!("{} filetest failure(s):\n{}", failures.len(), failures.join("\n"));
     }
-    eprintln!("filetests ({exec:?}): {nruns} runs passed");
+    eprintln!("filetests ({exec:?}{}): {nruns} runs passed", if check { ", checking mode" } else { "" });
 }

@@ -192,6 +192,23 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
             continue;
         }
         if checking(cta) {
+            let mut report = |msg: String, t: usize| {
+                let host = unsafe { &*(cta.host as *const super::host::HostState) };
+                let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
+                if d.is_none() {
+                    *d = Some(msg);
+                }
+                drop(d);
+                fail(cta, STATUS_CHECK, slots[t].line, t)
+            };
+            // synccheck: every thread that waits at a barrier gives the same thread count
+            // (9.7.12.1: "b" is the number of threads expected at it), or none.
+            let waiters = || (0..n).filter(|&t| slots[t].state == SLOT_WAITING && slots[t].kind == SYNC_BAR && bar_index(slots[t].bar_id) == id);
+            if let Some(t1) = waiters().find(|&t| slots[t].bar_count != count) {
+                let c = |t: usize| if slots[t].bar_count == 0 { "none (all threads)".to_string() } else { slots[t].bar_count.to_string() };
+                let msg = format!("0\0inconsistent barrier thread counts: threads {first} and {t1} wait at barrier {id} with thread counts {} and {} (lines {} and {}), but every thread at a barrier must give the same count", c(first), c(t1), slots[first].line, slots[t1].line);
+                return report(msg, t1);
+            }
             // synccheck: an `.aligned` barrier must be one instruction for every thread of a
             // warp (the threads waiting here are all the live ones).
             for w in 0..n.div_ceil(32) {
@@ -199,13 +216,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
                 if let Some(&t0) = waiting.first() {
                     if let Some(&t1) = waiting.iter().find(|&&t| slots[t].site != slots[t0].site && (slots[t].flags | slots[t0].flags) & FLAG_ALIGNED != 0) {
                         let msg = format!("0\0divergent barrier: threads {t0} and {t1} of warp {w} wait at barrier {id} at lines {} and {}, but an .aligned barrier (bar.sync, barrier.sync.aligned) must be the same instruction for every thread of a warp", slots[t0].line, slots[t1].line);
-                        let host = unsafe { &*(cta.host as *const super::host::HostState) };
-                        let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
-                        if d.is_none() {
-                            *d = Some(msg);
-                        }
-                        drop(d);
-                        return fail(cta, STATUS_CHECK, slots[t1].line, t1);
+                        return report(msg, t1);
                     }
                 }
             }
