@@ -49,6 +49,7 @@ pub struct Build {
     buffers: bool,
     buffer_params: Vec<(String, usize)>,
     scalar_params: Vec<(String, usize)>,
+    check: bool,
 }
 
 /// Why a build failed; the message names the file (and `file:line:col` for bad PTX).
@@ -92,7 +93,7 @@ impl Default for Build {
 
 impl Build {
     pub fn new() -> Build {
-        Build { files: Vec::new(), opt_level: None, target: None, out_dir: None, bindings: true, c_abi: true, cargo_metadata: true, buffers: false, buffer_params: Vec::new(), scalar_params: Vec::new() }
+        Build { files: Vec::new(), opt_level: None, target: None, out_dir: None, bindings: true, c_abi: true, cargo_metadata: true, buffers: false, buffer_params: Vec::new(), scalar_params: Vec::new(), check: false }
     }
 
     /// Adds a PTX file.
@@ -164,6 +165,21 @@ impl Build {
     /// Parameter `index` of `kernel` (a `.u64`/`.b64`) is a plain integer, not a pointer.
     pub fn scalar_param(&mut self, kernel: &str, index: usize) -> &mut Build {
         self.scalar_params.push((kernel.to_string(), index));
+        self
+    }
+
+    /// Compiles the kernels for the checking mode (`ptxr run --check`: memcheck, racecheck,
+    /// initcheck and synccheck, on the per-thread path; default off). A launch then stops
+    /// at the first bad access with a report (`LaunchError`: file:line:col, CTA, thread,
+    /// address, size, nearest allocation). The safe bindings check global memory against the
+    /// buffers they are given and the module's variables; the `_raw` ones against the list
+    /// set with `ptxr_runtime::check::set_check` if there is one, else they leave global
+    /// accesses unchecked (shared memory and `.local` are checked either way). Made for
+    /// tests: the checks cost several times the plain run's time. The library's C launch
+    /// functions (`ptxr compile --check` documents their checks) use their own runtime:
+    /// build with `.c_abi(false)` beside another library that has them.
+    pub fn check(&mut self, on: bool) -> &mut Build {
+        self.check = on;
         self
     }
 
@@ -255,19 +271,38 @@ impl Build {
         std::fs::create_dir_all(&work).map_err(|e| Error::new(format!("ptxr::Build: cannot create {}: {e}", work.display())))?;
         let mut objs = Vec::new();
         let mut kernels: Vec<(PathBuf, String, KernelInfo)> = Vec::new();
-        for (n, f) in self.files.iter().enumerate() {
-            if self.cargo_metadata {
-                println!("cargo:rerun-if-changed={}", f.display());
-            }
-            let src = crate::SourceFile::load(f).map_err(|e| Error::new(format!("{e:#}")))?;
-            let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
-            let o = work.join(format!("{n}-{}.o", capi::c_ident(&stem)));
-            let ks = crate::driver::compile_object(&src, kind, opt, &o).map_err(|e| Error::new(format!("{e:#}")))?;
-            objs.push(o);
-            for k in ks {
-                kernels.push((f.clone(), src.name.clone(), k));
-            }
+        let mut vars: Vec<(PathBuf, String, u64)> = Vec::new();
+        // The checking mode runs per thread; both settings are this thread's, restored after.
+        let (was_check, was_exec) = (crate::codegen::check(), crate::codegen::warp::exec_set());
+        if self.check {
+            crate::codegen::set_check(true);
+            crate::codegen::warp::set_exec(crate::codegen::warp::Exec::Thread);
         }
+        let compiled = (|| {
+            for (n, f) in self.files.iter().enumerate() {
+                if self.cargo_metadata {
+                    println!("cargo:rerun-if-changed={}", f.display());
+                }
+                let src = crate::SourceFile::load(f).map_err(|e| Error::new(format!("{e:#}")))?;
+                let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
+                let o = work.join(format!("{n}-{}.o", capi::c_ident(&stem)));
+                let (ks, vs) = crate::driver::compile_object_vars(&src, kind, opt, &o).map_err(|e| Error::new(format!("{e:#}")))?;
+                objs.push(o);
+                for k in ks {
+                    kernels.push((f.clone(), src.name.clone(), k));
+                }
+                for (v, size) in vs {
+                    if let Some((g, _, _)) = vars.iter().find(|(_, n, _)| *n == v) {
+                        return Err(Error::new(format!("ptxr::Build: with .check(true), the module variable `{v}` is defined in both {} and {} (the checking mode exports each variable's address by its name)", g.display(), f.display())));
+                    }
+                    vars.push((f.clone(), v, size));
+                }
+            }
+            Ok(())
+        })();
+        crate::codegen::set_check(was_check);
+        crate::codegen::warp::restore_exec(was_exec);
+        compiled?;
         let ck: Vec<CKernel> = kernels.iter().map(|(_, n, k)| CKernel { info: k, file: n }).collect();
         capi::check_unique(&ck).map_err(|e| Error::new(format!("ptxr::Build: {e:#}")))?;
         let mut header = None;
@@ -283,7 +318,7 @@ impl Build {
         let mut bindings = None;
         if self.bindings {
             let b = out_dir.join(format!("{name}.rs"));
-            std::fs::write(&b, self.rust_bindings(&kernels)?).map_err(|e| Error::new(format!("ptxr::Build: cannot write {}: {e}", b.display())))?;
+            std::fs::write(&b, self.rust_bindings(&kernels, &vars)?).map_err(|e| Error::new(format!("ptxr::Build: cannot write {}: {e}", b.display())))?;
             bindings = Some(b);
         }
         if self.cargo_metadata {
@@ -309,7 +344,7 @@ impl Build {
     }
 
     /// The Rust bindings of `kernels`.
-    fn rust_bindings(&self, kernels: &[(PathBuf, String, KernelInfo)]) -> Result<String, Error> {
+    fn rust_bindings(&self, kernels: &[(PathBuf, String, KernelInfo)], vars: &[(PathBuf, String, u64)]) -> Result<String, Error> {
         let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
         let mut s = format!("// Generated by ptxr::Build from {}. Do not edit.\n\n", files.join(", "));
         let mut mods: Vec<String> = Vec::new();
@@ -324,6 +359,22 @@ impl Build {
             mods.push(m.clone());
             s += &format!("/// The kernels of `{}`.\n#[allow(dead_code, non_snake_case, non_upper_case_globals, unused_imports, clippy::all)]\npub mod {m} {{\n", f.display());
             s += "    use ::ptxr_runtime::{ArgValue, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc};\n\n";
+            if self.check {
+                // The addresses of the module's variables (`driver::export_vars`).
+                let mine: Vec<&(PathBuf, String, u64)> = vars.iter().filter(|(vf, _, _)| vf == f).collect();
+                s += "    extern \"C\" {\n";
+                for (k, (_, v, _)) in mine.iter().enumerate() {
+                    s += &format!("        #[link_name = {:?}]\n        static __PTXR_VAR_{k}: *const u8;\n", format!("__ptxr_var.{v}"));
+                }
+                s += "    }\n";
+                let list: Vec<String> = mine.iter().enumerate().map(|(k, (_, v, size))| format!("({v:?}, unsafe {{ __PTXR_VAR_{k} }} as u64, {size})")).collect();
+                s += &format!("    /// The module's variables (name, address, bytes), which checked launches may reach.
+    fn __ptxr_vars() -> Vec<(&'static str, u64, u64)> {{
+        vec![{}]
+    }}
+
+", list.join(", "));
+            }
             let mut names: HashSet<String> = HashSet::new();
             for (_, file, k) in kernels.iter().filter(|(kf, _, _)| kf == f) {
                 let mut fname = rust_ident(&snake(&k.name), "kernel");
@@ -390,7 +441,11 @@ impl Build {
         let args: Vec<String> = pnames.iter().map(|n| format!("ArgValue::from({n})")).collect();
         s += &format!("    /// Launches {doc} over `cfg.grid` CTAs of `cfg.block` threads on all cores. Pointer\n    /// parameters are raw addresses.\n    ///\n    /// # Safety\n    /// Every address passed must be valid for everything the kernel reads and writes through it.\n");
         s += &format!("    pub unsafe fn {fname}_raw(cfg: &LaunchConfig{}) -> Result<(), LaunchError> {{\n", raw_params.iter().map(|p| format!(", {p}")).collect::<String>());
-        s += &format!("        ::ptxr_runtime::launch_cta_fn({cta}, &{desc}, cfg, &[{}])\n    }}\n\n", args.join(", "));
+        if self.check {
+            s += &format!("        ::ptxr_runtime::check::with_check_raw(::ptxr_runtime::check_allocations(&[], &__ptxr_vars()), || ::ptxr_runtime::launch_cta_fn({cta}, &{desc}, cfg, &[{}]))\n    }}\n\n", args.join(", "));
+        } else {
+            s += &format!("        ::ptxr_runtime::launch_cta_fn({cta}, &{desc}, cfg, &[{}])\n    }}\n\n", args.join(", "));
+        }
         let kinds: Vec<Option<bool>> = (0..k.params.len()).map(|i| self.is_buffer(k, i)).collect();
         if kinds.iter().all(|x| x.is_some()) {
             let mut ps = Vec::new();
@@ -406,7 +461,15 @@ impl Build {
             }
             s += &format!("    /// Launches {doc}; pointer parameters take buffers (`&mut [T]`, `&mut Vec<T>`).\n");
             s += &format!("    pub fn {fname}(cfg: &LaunchConfig{}) -> Result<(), LaunchError> {{\n", ps.iter().map(|p| format!(", {p}")).collect::<String>());
-            s += &format!("        unsafe {{ {fname}_raw(cfg{}) }}\n    }}\n\n", call.iter().map(|c| format!(", {c}")).collect::<String>());
+            if self.check {
+                // Compiled for checking: the kernel may reach its buffers and the module's
+                // variables (`ptxr_runtime::check`).
+                let bufs: Vec<String> = k.params.iter().zip(&pnames).zip(&kinds).enumerate().filter(|(_, (_, b))| **b == Some(true)).map(|(i, ((p, n), _))| format!("({i}, {:?}, {n}.kernel_addr(), {n}.kernel_bytes())", p.name)).collect();
+                s += &format!("        let list = ::ptxr_runtime::check_allocations(&[{}], &__ptxr_vars());\n", bufs.join(", "));
+                s += &format!("        ::ptxr_runtime::check::with_check(list, || unsafe {{ ::ptxr_runtime::launch_cta_fn({cta}, &{desc}, cfg, &[{}]) }})\n    }}\n\n", call.iter().map(|c| format!("ArgValue::from({c})")).collect::<Vec<_>>().join(", "));
+            } else {
+                s += &format!("        unsafe {{ {fname}_raw(cfg{}) }}\n    }}\n\n", call.iter().map(|c| format!(", {c}")).collect::<String>());
+            }
         }
         s
     }

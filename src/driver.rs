@@ -212,10 +212,40 @@ pub fn llvm_ir_to_ptx(path: &Path, o: &NvptxOptions) -> Result<String> {
 /// Compiles `src` for `kind` at `opt` into the object `out` (only the `__ptxr_cta_<kernel>`
 /// symbols); returns its kernels.
 pub fn compile_object(src: &SourceFile, kind: TargetKind, opt: u32, out: &Path) -> Result<Vec<KernelInfo>> {
+    compile_object_vars(src, kind, opt, out).map(|(k, _)| k)
+}
+
+/// [`compile_object`], also returning the module variables whose addresses the object exports
+/// for the checking mode ([`export_vars`]; none unless `codegen::set_check` is on).
+pub fn compile_object_vars(src: &SourceFile, kind: TargetKind, opt: u32, out: &Path) -> Result<(Vec<KernelInfo>, Vec<(String, u64)>)> {
     let ctx = Context::create();
     let c = lower(&ctx, src)?;
+    let vars = export_vars(&ctx, &c.module, kind, opt)?;
     write_one_object(&c.module, kind, opt, out)?;
-    Ok(c.kernels)
+    Ok((c.kernels, vars))
+}
+
+/// The checking mode (`codegen::set_check`) needs the module's variables
+/// (`ptxr_runtime::check`): their addresses are exported as `__ptxr_var.<name>`. Returns each
+/// one's name and size in bytes (none when the mode is off).
+fn export_vars<'ctx>(ctx: &'ctx Context, module: &inkwell::module::Module<'ctx>, kind: TargetKind, opt: u32) -> Result<Vec<(String, u64)>> {
+    let mut vars = Vec::new();
+    if !crate::codegen::check() {
+        return Ok(vars);
+    }
+    let tm = target::machine(kind, opt, "sm_70")?;
+    let td = tm.get_target_data();
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let globals: Vec<_> = module.get_globals().filter(|g| g.get_initializer().is_some() && !g.get_name().to_string_lossy().starts_with("__ptxr") && !g.get_name().to_string_lossy().starts_with("llvm.")).collect();
+    for g in globals {
+        let name = g.get_name().to_string_lossy().into_owned();
+        let size = td.get_abi_size(&g.get_value_type());
+        let e = module.add_global(ptr_t, None, &format!("__ptxr_var.{name}"));
+        e.set_initializer(&g.as_pointer_value());
+        e.set_constant(true);
+        vars.push((name, size));
+    }
+    Ok(vars)
 }
 
 /// Optimizes `module` and writes its object code into `dir` (`codegen::split`: one object,
@@ -261,23 +291,7 @@ pub fn load(src: &SourceFile, opt: u32) -> Result<Loaded> {
     let ctx = Context::create();
     let c = lower_with(&ctx, src, true)?;
     let deferred = deferred_errors(src, &c);
-    // The checking mode needs the module's variables (`ptxr_runtime::check`): their
-    // addresses are exported as `__ptxr_var.<name>`.
-    let mut vars = Vec::new();
-    if crate::codegen::check() {
-        let tm = target::machine(TargetKind::Host, opt, "sm_70")?;
-        let td = tm.get_target_data();
-        let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-        let globals: Vec<_> = c.module.get_globals().filter(|g| g.get_initializer().is_some() && !g.get_name().to_string_lossy().starts_with("__ptxr") && !g.get_name().to_string_lossy().starts_with("llvm.")).collect();
-        for g in globals {
-            let name = g.get_name().to_string_lossy().into_owned();
-            let size = td.get_abi_size(&g.get_value_type());
-            let e = c.module.add_global(ptr_t, None, &format!("__ptxr_var.{name}"));
-            e.set_initializer(&g.as_pointer_value());
-            e.set_constant(true);
-            vars.push((name, size));
-        }
-    }
+    let vars = export_vars(&ctx, &c.module, TargetKind::Host, opt)?;
     let objs = crate::codegen::split::objects(&c.module, TargetKind::Host, opt)?;
     let mut l = Loaded::from_objects(&objs, c.kernels, &src.name)?;
     l.deferred = deferred;

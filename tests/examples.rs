@@ -105,6 +105,32 @@ fn build_reports_duplicate_kernels() {
     assert!(e.contains("kernel `saxpy` is defined in both") && e.contains("saxpy_copy.ptx"), "{e}");
 }
 
+/// `Build::check(true)`: the kernels are compiled for the checking mode (they call the
+/// runtime's check before each access), the library exports the module variables' addresses,
+/// and the bindings launch with an allocation list (the launch itself runs in
+/// examples/rust-build, `rust_build_example`).
+#[test]
+fn build_check_mode_bindings_and_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = build_in(dir.path()).file(root().join("tests/cli/check.ptx")).buffers(true).check(true).c_abi(false).try_compile("chk").unwrap();
+    let rs = std::fs::read_to_string(o.bindings.unwrap()).unwrap();
+    assert!(rs.contains("#[link_name = \"__ptxr_var.table\"]") && rs.contains("(\"table\", unsafe { __PTXR_VAR_0 } as u64, 32)"), "{rs}");
+    assert!(rs.contains("::ptxr_runtime::check::with_check(list, ||") && rs.contains("::ptxr_runtime::check::with_check_raw("), "{rs}");
+    if have("nm") {
+        let syms = run(Command::new("nm").arg(&o.lib));
+        assert!(syms.contains("__ptxr_var.table"), "{syms}");
+    }
+    // Without the checking mode: no exported variables, plain launches.
+    let plain = build_in(dir.path()).file(root().join("tests/cli/check.ptx")).buffers(true).c_abi(false).try_compile("plain").unwrap();
+    let rs = std::fs::read_to_string(plain.bindings.unwrap()).unwrap();
+    assert!(!rs.contains("__ptxr_var") && !rs.contains("with_check"), "{rs}");
+    // Two files defining one variable cannot both export its address.
+    let copy = dir.path().join("check_copy.ptx");
+    std::fs::write(&copy, std::fs::read_to_string(root().join("tests/cli/check.ptx")).unwrap().replace(".entry ", ".entry copy_")).unwrap();
+    let e = build_in(dir.path()).file(root().join("tests/cli/check.ptx")).file(&copy).check(true).c_abi(false).try_compile("dup").unwrap_err().to_string();
+    assert!(e.contains("the module variable `table` is defined in both"), "{e}");
+}
+
 #[test]
 fn build_writes_library_bindings_and_header() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,4 +6,7 @@ fn main() {
         .buffers(true)
         .opt_level(3)
         .compile("kernels");
+    // A second library compiled for the checking mode (as `ptxr run --check`): its launches
+    // report bad accesses. The first library already holds the C launch functions.
+    ptxr::Build::new().file("kernels/checked/scale.ptx").check(true).c_abi(false).opt_level(1).compile("checked");
 }

@@ -40,6 +40,25 @@ pub fn set_check(allocations: Option<Vec<Allocation>>) {
     CHECK.with(|c| *c.borrow_mut() = allocations);
 }
 
+/// Runs `launch` (of code compiled for checking) with `list` as this thread's allocation list,
+/// then restores the list that was set before (the safe bindings of `ptxr::Build::check`).
+pub fn with_check<R>(list: Vec<Allocation>, launch: impl FnOnce() -> R) -> R {
+    let old = CHECK.with(|c| c.borrow_mut().replace(list));
+    let r = launch();
+    CHECK.with(|c| *c.borrow_mut() = old);
+    r
+}
+
+/// [`with_check`] for a launch whose buffers are raw addresses (the `_raw` bindings of
+/// `ptxr::Build::check`): the list set with [`set_check`] if there is one, else one
+/// allocation spanning all memory (global accesses are not checked; shared and `.local`
+/// ones are), with the module's variables `vars` in either case.
+pub fn with_check_raw<R>(vars: Vec<Allocation>, launch: impl FnOnce() -> R) -> R {
+    let mut list = CHECK.with(|c| c.borrow().clone()).unwrap_or_else(|| vec![Allocation { start: 0, len: u64::MAX, name: "memory of a raw launch".into() }]);
+    list.extend(vars);
+    with_check(list, launch)
+}
+
 /// This thread's allocation list, sorted by start (for the launch's host state).
 pub(crate) fn allocations() -> Option<Vec<Allocation>> {
     CHECK.with(|c| c.borrow().clone()).map(|mut v| {

@@ -795,21 +795,48 @@ unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
 /// pointer it gets.
 pub trait KernelBuf {
     fn kernel_addr(&mut self) -> u64;
+    /// The buffer's size in bytes, which bindings built for checking (`ptxr::Build::check`)
+    /// check the kernel's accesses against; `None` (the default): unknown, and every address
+    /// from the buffer's start on counts as inside it.
+    fn kernel_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 impl<T: Plain> KernelBuf for [T] {
     fn kernel_addr(&mut self) -> u64 {
         self.as_mut_ptr() as u64
+    }
+    fn kernel_bytes(&self) -> Option<usize> {
+        Some(std::mem::size_of_val(self))
     }
 }
 impl<T: Plain> KernelBuf for Vec<T> {
     fn kernel_addr(&mut self) -> u64 {
         self.as_mut_ptr() as u64
     }
+    fn kernel_bytes(&self) -> Option<usize> {
+        Some(std::mem::size_of_val(self.as_slice()))
+    }
 }
 impl<T: Plain, const N: usize> KernelBuf for [T; N] {
     fn kernel_addr(&mut self) -> u64 {
         self.as_mut_ptr() as u64
     }
+    fn kernel_bytes(&self) -> Option<usize> {
+        Some(std::mem::size_of_val(self))
+    }
+}
+
+/// The allocation list of a launch of bindings built for checking (`ptxr::Build::check`):
+/// buffer arguments `(index, parameter name, address, bytes)` and module variables
+/// `(name, address, bytes)`. A buffer of unknown size reaches to the end of the address space.
+pub fn check_allocations(buffers: &[(usize, &str, u64, Option<usize>)], vars: &[(&str, u64, u64)]) -> Vec<crate::check::Allocation> {
+    let mut v: Vec<crate::check::Allocation> = buffers
+        .iter()
+        .map(|&(i, p, start, n)| crate::check::Allocation { start, len: n.map_or(u64::MAX - start, |n| n as u64), name: format!("buffer argument {i} (`{p}`)") })
+        .collect();
+    v.extend(vars.iter().map(|&(name, start, len)| crate::check::Allocation { start, len, name: format!("variable `{name}`") }));
+    v
 }
 
 impl From<u32> for Dim3 {

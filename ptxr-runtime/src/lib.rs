@@ -25,4 +25,4 @@ mod host;
 mod launch;
 pub mod warp;
 
-pub use launch::{check_config, guarded_buffers, last_status, launch_cta_fn, run_grid, running_ctas, set_cluster, set_cooperative, set_guarded_buffers, set_serial, set_timeout, ArgValue, CtaFn, Dim3, GuardedMem, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc, Plain, Shape, MAX_CLUSTER_CTAS, MAX_COOPERATIVE_CTAS, MAX_SMEM};
+pub use launch::{check_allocations, check_config, guarded_buffers, last_status, launch_cta_fn, run_grid, running_ctas, set_cluster, set_cooperative, set_guarded_buffers, set_serial, set_timeout, ArgValue, CtaFn, Dim3, GuardedMem, KernelBuf, KernelDesc, LaunchConfig, LaunchError, ParamDesc, Plain, Shape, MAX_CLUSTER_CTAS, MAX_COOPERATIVE_CTAS, MAX_SMEM};

@@ -101,6 +101,16 @@ pub fn set_exec(e: Exec) {
     EXEC.with(|c| c.set(Some(e)));
 }
 
+/// The path [`set_exec`] set on this thread, if any (to restore it after a change).
+pub fn exec_set() -> Option<Exec> {
+    EXEC.with(|c| c.get())
+}
+
+/// Sets or clears ([`None`]) this thread's path as [`exec_set`] returned it.
+pub fn restore_exec(e: Option<Exec>) {
+    EXEC.with(|c| c.set(e));
+}
+
 /// The path set by [`set_exec`], else `$PTXR_EXEC` (`auto`, `simd` or `thread`), else `auto`.
 pub fn exec() -> Exec {
     EXEC.with(|c| c.get()).unwrap_or_else(|| std::env::var("PTXR_EXEC").ok().and_then(|s| Exec::parse(&s)).unwrap_or(Exec::Auto))

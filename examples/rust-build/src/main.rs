@@ -6,6 +6,11 @@ use ptxr_runtime::LaunchConfig;
 // One module per PTX file (saxpy, warp_reduce, reduce_shared), re-exported flat.
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
+/// Kernels compiled for the checking mode (build.rs: `.check(true)`).
+mod checked {
+    include!(concat!(env!("OUT_DIR"), "/checked.rs"));
+}
+
 fn main() {
     let mut failures = 0;
     let mut check = |ok: bool, what: String| {
@@ -68,6 +73,18 @@ fn main() {
     let e = reduce_sum(&LaunchConfig::new(1, 2048), &mut input, &mut sums, n as u32).unwrap_err();
     check(e.to_string().contains("exceeds the limits"), format!("limit error: {e}"));
     check(REDUCE_SUM.uses_sync && REDUCE_SUM.static_smem >= 1024, format!("REDUCE_SUM: {REDUCE_SUM:?}"));
+
+    // The checking mode: scale_upto doubles x[0..=n], one element past a buffer of n. With a
+    // buffer of n + 1 elements it is clean; with n elements the launch stops at thread n's
+    // load, 0 bytes past the end, and reports where.
+    let n = 1000usize;
+    let mut x: Vec<f32> = (0..=n).map(|i| i as f32).collect();
+    checked::scale_upto(&LaunchConfig::new(8, 128), &mut x, n as u32).expect("scale_upto in bounds");
+    check(x.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32), "scale_upto (checked, in bounds)".into());
+    let mut x: Vec<f32> = vec![1.0; n];
+    let e = checked::scale_upto(&LaunchConfig::new(8, 128), &mut x, n as u32).unwrap_err().to_string();
+    println!("the checked launch stopped as expected: {e}");
+    check(e.contains("scale.ptx:24:") && e.contains("in kernel `scale_upto`") && e.contains("thread (104,0,0)") && e.contains("CTA (7,0,0)") && e.contains("invalid __global__ read of 4 bytes") && e.contains("0 bytes after the end of buffer argument 0 (`px`)"), format!("checked report: {e}"));
 
     if failures > 0 {
         eprintln!("{failures} check(s) failed");
