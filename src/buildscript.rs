@@ -176,8 +176,9 @@ impl Build {
     /// set with `ptxr_runtime::check::set_check` if there is one, else they leave global
     /// accesses unchecked (shared memory and `.local` are checked either way). Made for
     /// tests: the checks cost several times the plain run's time. The library's C launch
-    /// functions (`ptxr compile --check` documents their checks) use their own runtime:
-    /// build with `.c_abi(false)` beside another library that has them.
+    /// functions check too (docs/abi.md, `ptxr_check_add`). Two libraries that both hold
+    /// the C runtime cannot be linked into one program: build the second with
+    /// `.c_abi(false)`.
     pub fn check(&mut self, on: bool) -> &mut Build {
         self.check = on;
         self
@@ -303,7 +304,12 @@ impl Build {
         crate::codegen::set_check(was_check);
         crate::codegen::warp::restore_exec(was_exec);
         compiled?;
-        let ck: Vec<CKernel> = kernels.iter().map(|(_, n, k)| CKernel { info: k, file: n }).collect();
+        // The module variables of each file, for the C launch functions of a checked build.
+        let file_vars: Vec<(PathBuf, Vec<(String, u64)>)> = self.files.iter().map(|f| (f.clone(), vars.iter().filter(|(vf, _, _)| vf == f).map(|(_, v, n)| (v.clone(), *n)).collect())).collect();
+        let ck: Vec<CKernel> = kernels
+            .iter()
+            .map(|(f, n, k)| CKernel { info: k, file: n, checked: if self.check { file_vars.iter().find(|(vf, _)| vf == f).map(|(_, v)| v.as_slice()) } else { None } })
+            .collect();
         capi::check_unique(&ck).map_err(|e| Error::new(format!("ptxr::Build: {e:#}")))?;
         let mut header = None;
         if self.c_abi {

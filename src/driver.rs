@@ -61,13 +61,15 @@ pub fn compile_to_file(src: &SourceFile, kind: TargetKind, opt: u32, emit: Emit,
 pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: Emit, out: &Path, c_abi: bool) -> Result<()> {
     if emit == Emit::Header {
         let kernels = kernels_of(src)?;
-        let ck: Vec<CKernel> = kernels.iter().map(|k| CKernel { info: k, file: &src.name }).collect();
+        let ck: Vec<CKernel> = kernels.iter().map(|k| CKernel { info: k, file: &src.name, checked: None }).collect();
         capi::check_unique(&ck)?;
         let stem = Path::new(&src.name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
         return std::fs::write(out, capi::header(&stem, &ck)).map_err(|e| anyhow!("cannot write {}: {e}", out.display()));
     }
     let ctx = Context::create();
     let c = crate::timing::phase("parse, check and lower to LLVM IR", || lower(&ctx, src))?;
+    let vars = export_vars(&ctx, &c.module, kind, opt)?;
+    let checked = crate::codegen::check().then_some(vars.as_slice());
     match emit {
         Emit::LlvmIr | Emit::Asm => {
             let tm = target::machine(kind, opt, "sm_70")?;
@@ -83,7 +85,7 @@ pub fn compile_to_file_with(src: &SourceFile, kind: TargetKind, opt: u32, emit: 
             let mut objs = object_files(&c.module, kind, opt, dir.path())?;
             let cc = capi::c_compiler(kind);
             if c_abi {
-                let ck: Vec<CKernel> = c.kernels.iter().map(|k| CKernel { info: k, file: &src.name }).collect();
+                let ck: Vec<CKernel> = c.kernels.iter().map(|k| CKernel { info: k, file: &src.name, checked }).collect();
                 objs.extend(capi::build_c_objects(&cc, dir.path(), &ck, &[])?);
             }
             if emit == Emit::Obj {

@@ -57,6 +57,12 @@ enum Cmd {
         /// takes which and why.
         #[arg(long, default_value = "auto")]
         exec: String,
+        /// Compile for the checking mode (as `ptxr run --check`, per thread): each memory
+        /// access asks the runtime first, and the first bad access, shared-memory race,
+        /// uninitialized shared read or misused barrier stops the launch with a report. C
+        /// programs register their buffers with ptxr_check_add (docs/abi.md).
+        #[arg(long)]
+        check: bool,
     },
     /// Compile a PTX file and run one kernel on this CPU.
     Run {
@@ -164,7 +170,14 @@ fn main() -> ExitCode {
         Cmd::Cuda { args } => ptxr::cudacc::Options::parse(&args).and_then(|o| ptxr::cudacc::compile(&o)),
         Cmd::Compile { exec, .. } | Cmd::Run { exec, .. } if set_exec(&exec).is_err() => Err(anyhow::anyhow!("--exec takes auto, simd or thread, not `{exec}`")),
         Cmd::Compile { file, report: true, .. } => ptxr::SourceFile::load(&file).and_then(|s| ptxr::driver::report(&s)).map(|r| print!("{r}")),
-        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, .. } => compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output),
+        Cmd::Compile { ref target, check: true, .. } if target == "nvptx64" => Err(anyhow::anyhow!("--check compiles for the CPU (host, x86_64, aarch64), not nvptx64")),
+        Cmd::Compile { file, target, emit, ptx, no_c_abi, opt, sm, output, check, .. } => {
+            if check {
+                ptxr::codegen::set_check(true);
+                ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::Thread);
+            }
+            compile(&file, &target, emit.as_deref(), &ptx, !no_c_abi, opt, &sm, output)
+        }
         Cmd::Run { timeout: Some(t), .. } if !(t > 0.0 && t.is_finite()) => Err(anyhow::anyhow!("--timeout takes a positive number of seconds, not `{t}`")),
         Cmd::Run { file, kernel, grid, block, shared, args, dumps, binds, opt, timeout, cooperative, cluster, check, .. } => {
             if check {

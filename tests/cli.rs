@@ -1011,3 +1011,153 @@ fn check_mode_reports_bad_accesses() {
         assert_eq!(rc, 0, "{file} {kernel}: {err}");
     }
 }
+
+/// [`c_abi_program`] for a library compiled for the checking mode (`ptxr compile --check`).
+fn c_abi_checked_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {
+    let lib = dir.join(format!("lib{stem}.a"));
+    let hdr = dir.join(format!("{stem}.h"));
+    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
+        let (rc, _, err) = ptxr(&["compile", "--check", ptx, "--emit", emit, "-o", out.to_str().unwrap()]);
+        assert_eq!(rc, 0, "{err}");
+    }
+    let main = dir.join("main.c");
+    std::fs::write(&main, main_c).unwrap();
+    let exe = dir.join("main");
+    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
+    assert!(st.success());
+    exe
+}
+
+/// The checking mode through the C ABI (`ptxr compile --check`, `ptxr_check_add`): the C
+/// runtime reports what `ptxr run --check` reports, on the per-kind filetests
+/// (tests/filetests/check/, reports worked by hand there): global accesses against the
+/// registered ranges and the module's variables (unchecked while none is registered),
+/// shared-memory races and uninitialized reads, barrier thread counts. PTXR_ERR_CHECK is 11.
+#[test]
+fn c_abi_check_mode_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_checked_program(
+        dir.path(),
+        "tests/filetests/check/memcheck.ptx",
+        "memcheck",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "memcheck.h"
+int main(void) {
+    uint32_t *out = calloc(16, 4);
+    uint32_t n = 7;
+    int32_t i = -1;
+    void *args[] = {&out, &n}, *targs[] = {&out, &i};
+    ptxr_launch_config cfg = {{1, 1, 1}, {16, 1, 1}, 0, NULL, NULL};
+    int rc = ptxr_launch_store_upto(&cfg, args);
+    printf("unregistered %d [%s]\n", rc, ptxr_last_error());
+    ptxr_check_add(out, 28, "out");
+    rc = ptxr_launch_store_upto(&cfg, args);
+    printf("past_end %d %s\n", rc, ptxr_last_error());
+    ptxr_check_clear();
+    ptxr_check_add(out, 32, "out");
+    rc = ptxr_launch_store_upto(&cfg, args);
+    printf("in_bounds %d [%s] %u\n", rc, ptxr_last_error(), out[7]);
+    cfg.block[0] = 1;
+    rc = ptxr_launch_table_at(&cfg, targs);
+    printf("before_table %d %s\n", rc, ptxr_last_error());
+    cfg.block[0] = 33;
+    ptxr_check_clear();
+    ptxr_check_add(out, 64, "out");
+    rc = ptxr_launch_shared_at(&cfg, args);
+    printf("shared %d %s\n", rc, ptxr_last_error());
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("unregistered 0 []"), "{out}");
+    assert!(out.contains("past_end 11 tests/filetests/check/memcheck.ptx:23:2: in kernel `store_upto`, CTA (0,0,0), thread (7,0,0): error: invalid __global__ write of 4 bytes at 0x") && out.contains(": 0 bytes after the end of out (0x") && out.contains(", 28 bytes)"), "{out}");
+    assert!(out.contains("in_bounds 0 [] 7"), "{out}");
+    assert!(out.contains("before_table 11 tests/filetests/check/memcheck.ptx:73:2: in kernel `table_at`, CTA (0,0,0), thread (0,0,0): error: invalid read of 4 bytes at 0x") && out.contains(": 4 bytes before variable `table` (0x") && out.contains(", 32 bytes)"), "{out}");
+    assert!(out.contains("shared 11 tests/filetests/check/memcheck.ptx:97:2: in kernel `shared_at`, CTA (0,0,0), thread (32,0,0): error: invalid __shared__ write of 4 bytes at 0x") && out.contains("shared offset 128, outside the CTA's 128 bytes of shared memory"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_checked_program(
+        dir.path(),
+        "tests/filetests/check/racecheck.ptx",
+        "racecheck",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "racecheck.h"
+int main(void) {
+    uint32_t *out = calloc(2, 4);
+    void *args[] = {&out};
+    ptxr_check_add(out, 8, "out");
+    ptxr_launch_config cfg = {{1, 1, 1}, {64, 1, 1}, 0, NULL, NULL};
+    int rc = ptxr_launch_raw(&cfg, args);
+    printf("raw %d %s\n", rc, ptxr_last_error());
+    rc = ptxr_launch_war(&cfg, args);
+    printf("war %d %s\n", rc, ptxr_last_error());
+    rc = ptxr_launch_clean(&cfg, args);
+    printf("clean %d [%s] %u %u\n", rc, ptxr_last_error(), out[0], out[1]);
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("raw 11 tests/filetests/check/racecheck.ptx:27:2: in kernel `raw`, CTA (0,0,0), thread (32,0,0): error: race on the __shared__ byte at offset 0: written by thread (0,0,0) at line 23 and read by thread (32,0,0) here, with no barrier between (read-after-write)"), "{out}");
+    assert!(out.contains("war 11 tests/filetests/check/racecheck.ptx:57:2: in kernel `war`, CTA (0,0,0), thread (32,0,0): error: race on the __shared__ byte at offset 260: read by thread (0,0,0) at line 52 and written by thread (32,0,0) here, with no barrier between (write-after-read)"), "{out}");
+    assert!(out.contains("clean 0 [] 41 64"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_checked_program(
+        dir.path(),
+        "tests/filetests/check/synccheck.ptx",
+        "synccheck",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "synccheck.h"
+int main(void) {
+    uint32_t *out = calloc(64, 4);
+    void *args[] = {&out};
+    ptxr_check_add(out, 256, "out");
+    ptxr_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, 0, NULL, NULL};
+    int rc = ptxr_launch_aligned_split(&cfg, args);
+    printf("aligned_split %d %s\n", rc, ptxr_last_error());
+    cfg.block[0] = 64;
+    rc = ptxr_launch_counts(&cfg, args);
+    printf("counts %d %s\n", rc, ptxr_last_error());
+    rc = ptxr_launch_unaligned_split(&cfg, args);
+    printf("unaligned_split %d [%s] %u %u\n", rc, ptxr_last_error(), out[0], out[63]);
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("aligned_split 11 tests/filetests/check/synccheck.ptx:21: in kernel `aligned_split`, CTA (0,0,0), thread (16,0,0): error: divergent barrier: threads 0 and 16 of warp 0 wait at barrier 0 at lines 24 and 21"), "{out}");
+    assert!(out.contains("counts 11 tests/filetests/check/synccheck.ptx:70: in kernel `counts`, CTA (0,0,0), thread (32,0,0): error: inconsistent barrier thread counts: threads 0 and 32 wait at barrier 0 with thread counts 32 and 64 (lines 73 and 70)"), "{out}");
+    assert!(out.contains("unaligned_split 0 [] 1 64"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_checked_program(
+        dir.path(),
+        "tests/filetests/check/initcheck.ptx",
+        "initcheck",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "initcheck.h"
+int main(void) {
+    uint32_t *out = calloc(1, 4);
+    uint32_t i = 5, full = 0;
+    void *args[] = {&out, &i, &full};
+    ptxr_check_add(out, 4, "out");
+    ptxr_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, 0, NULL, NULL};
+    int rc = ptxr_launch_halves(&cfg, args);
+    printf("halves %d %s\n", rc, ptxr_last_error());
+    full = 1;
+    rc = ptxr_launch_halves(&cfg, args);
+    printf("full %d [%s] %u\n", rc, ptxr_last_error(), *out);
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("halves 11 tests/filetests/check/initcheck.ptx:36:2: in kernel `halves`, CTA (0,0,0), thread (0,0,0): error: uninitialized __shared__ read: the byte at offset 22 has not been written since the launch began"), "{out}");
+    assert!(out.contains("full 0 [] 5"), "{out}");
+}

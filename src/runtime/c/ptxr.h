@@ -30,6 +30,8 @@ typedef struct ptxr_launch_config {
 #define PTXR_ERR_NOMEM 8    /* out of host memory */
 #define PTXR_ERR_BARRIER 9  /* bar/barrier thread count not a multiple of 32 or above the CTA size */
 #define PTXR_ERR_TIMEOUT 10 /* the launch ran past the time limit of ptxr_set_timeout */
+#define PTXR_ERR_CHECK 11   /* kernels compiled with `ptxr compile --check`: a bad access, a race,
+                               an uninitialized shared read or a misused barrier */
 
 /* A texture, surface or sampler descriptor (docs/textures.md). A kernel's texture or surface
  * object parameter (.u64, .texref, .surfref) receives the address of one; a module-scope
@@ -49,6 +51,17 @@ typedef struct ptxr_texref {
 #define PTXR_TEX_LINEAR 2          /* linear filtering (else nearest) */
 #define PTXR_TEX_READ_NORMALIZED 4 /* 8/16-bit integer texels read as floats in [0,1] / [-1,1] */
 #define PTXR_TEX_LAYERED 8         /* a1d/a2d texture: depth = number of layers */
+
+/* The checking mode (kernels compiled with `ptxr compile --check`, docs/abi.md): before each
+ * access the kernel asks the runtime, and the first bad one stops the launch with
+ * PTXR_ERR_CHECK and a report (file:line:col, CTA, thread, address, size, nearest
+ * allocation). Global accesses are checked against the ranges registered here (by any thread:
+ * the list is the process's) and the module's variables; while none is registered they are
+ * not checked. Shared memory is checked for bounds, races between warps and uninitialized
+ * reads, barriers for divergence and thread counts, as `ptxr run --check` does.
+ * ptxr_check_add returns 0, or -1 without memory; `name` is copied. */
+int ptxr_check_add(const void *start, uint64_t bytes, const char *name);
+void ptxr_check_clear(void);
 
 /* The message of the last failed launch on the calling thread ("" if it succeeded). */
 const char *ptxr_last_error(void);
@@ -86,6 +99,13 @@ int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t 
                                  const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
                                  uint32_t l2_promotion, uint32_t oob_fill);
 
+/* Internal: a module variable of code compiled for checking (its exported address). */
+typedef struct ptxr_var {
+    const char *name;
+    const void *const *addr;
+    uint64_t bytes;
+} ptxr_var;
+
 /* Internal: what the generated launch functions pass to the runtime. */
 typedef struct ptxr_kernel {
     const char *name;
@@ -102,6 +122,9 @@ typedef struct ptxr_kernel {
     uint32_t uses_sync;
     uint32_t cta_group; /* the CTA function runs groups of CTAs (CtaCtx.group) */
     uint32_t cluster[3]; /* .reqnctapercluster; all 0: none */
+    uint32_t checked;    /* compiled for the checking mode */
+    const ptxr_var *vars; /* with `checked`: the module's variables */
+    uint32_t nvars;
 } ptxr_kernel;
 int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **args);
 

@@ -6,6 +6,7 @@
  * port of `resolve` in ptxr-runtime/src/warp.rs), and provides the host services the generated code
  * calls (vprintf, %globaltimer, __assertfail). Embedded in the ptxr binary and compiled with the
  * target's C compiler into every static library ptxr writes. */
+#define _GNU_SOURCE /* pthread_getattr_np (the checking mode's stack bounds) */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "ptxr.h"
@@ -90,9 +91,9 @@ _Static_assert(offsetof(CtaCtx, status) == 60 && offsetof(CtaCtx, rt) == 72 && o
 
 enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
-enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4 };
+enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4, FLAG_ALIGNED = 8 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
-enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12, STATUS_CHECK = 14 };
 
 /* The CTA's 16 barriers and the cluster barrier (barrier.cluster.wait: id CLUSTER_BARRIER in
  * the slots, abi.rs). */
@@ -122,6 +123,9 @@ static uint32_t fail(CtaCtx *cta, uint32_t status, uint32_t line, size_t thread)
     cta->status_thread = (uint32_t)thread;
     return RESOLVE_DEADLOCK;
 }
+
+/* The checking mode's barrier checks (defined with the checks, below). */
+static uint32_t check_barrier(CtaCtx *cta, const SyncSlot *slots, size_t n, uint32_t id, size_t first);
 
 static uint32_t waiting_mask(uint32_t k, const SyncSlot *w, size_t n) {
     uint32_t m = 0;
@@ -306,6 +310,10 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
             return fail(cta, STATUS_BAD_BARRIER, slots[first].line, first);
         uint32_t expected = count == 0 ? live_threads : count;
         if (bar_waiting[id] + sched->arrived[id] < expected) continue;
+        {
+            uint32_t st = check_barrier(cta, slots, n, id, first);
+            if (st != RESOLVE_CONTINUE) return st;
+        }
         /* The cluster barrier: once the CTA's threads are all there, the cluster's CTAs meet. */
         if (id == CLUSTER_BARRIER) {
             uint32_t st = host_cluster_sync(cta);
@@ -419,6 +427,12 @@ typedef struct Launch {
     /* Device-side launches: buffers handed out, launched ones run after this grid. */
     Child *kids;
     size_t nkids, kids_cap;
+    /* The checking mode: the first report ("REPORT", its column), the device heap's blocks. */
+    char check_msg[1024];
+    uint32_t check_col;
+    int have_check;
+    uint64_t (*heap)[2];
+    size_t nheap, heap_cap;
 } Launch;
 
 /* ---- Tensor maps (ptxr_tensor_map_encode_tiled; the layout of ptxr-runtime/src/tensor_map.rs) ---- */
@@ -793,11 +807,308 @@ static uint32_t host_cluster_sync(CtaCtx *cta) {
     return st;
 }
 
-/* Code compiled for checking (`ptxr run --check`) asks before each memory access; the C
- * runtime checks nothing. */
-static uint32_t host_check_access(CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind, uint32_t line, uint32_t col, uint32_t tid) {
-    (void)cta, (void)addr, (void)size, (void)kind, (void)line, (void)col, (void)tid;
+/* ---- The checking mode (`ptxr compile --check`; a port of ptxr-runtime/src/check.rs) ----
+ * Code compiled for checking asks `host_check_access` before each ld/st/atom/red of global,
+ * shared, generic or .local memory: whether the access lies in memory the kernel may reach
+ * (ranges registered with ptxr_check_add, the module's variables, the device heap's blocks,
+ * device-side launch parameter buffers, the CTA's shared window, the host thread's stack) and
+ * is aligned; shared memory is also checked for races between warps and uninitialized reads
+ * (a per-byte shadow with barrier epochs), barriers for divergence and thread counts. */
+
+typedef struct CheckRange {
+    uint64_t start, len;
+    char *name;
+} CheckRange;
+static pthread_mutex_t check_mu = PTHREAD_MUTEX_INITIALIZER;
+static CheckRange *check_ranges;
+static size_t check_n, check_cap;
+
+int ptxr_check_add(const void *start, uint64_t bytes, const char *name) {
+    char *nm = strdup(name ? name : "a registered range");
+    if (!nm) return -1;
+    pthread_mutex_lock(&check_mu);
+    if (check_n == check_cap) {
+        size_t cap = check_cap ? 2 * check_cap : 16;
+        CheckRange *r = (CheckRange *)realloc(check_ranges, cap * sizeof *r);
+        if (!r) {
+            pthread_mutex_unlock(&check_mu);
+            free(nm);
+            return -1;
+        }
+        check_ranges = r;
+        check_cap = cap;
+    }
+    check_ranges[check_n].start = (uint64_t)(uintptr_t)start;
+    check_ranges[check_n].len = bytes;
+    check_ranges[check_n].name = nm;
+    check_n++;
+    pthread_mutex_unlock(&check_mu);
     return 0;
+}
+
+void ptxr_check_clear(void) {
+    pthread_mutex_lock(&check_mu);
+    for (size_t i = 0; i < check_n; i++) free(check_ranges[i].name);
+    check_n = 0;
+    pthread_mutex_unlock(&check_mu);
+}
+
+/* What an access is (check.rs): bit 0 a write, bits 1-3 the space, then flags. */
+enum { CHECK_WRITE = 1, SPACE_GENERIC = 0, SPACE_GLOBAL = 1 << 1, SPACE_SHARED = 2 << 1, SPACE_LOCAL = 3 << 1, CHECK_ATOMIC = 1 << 4, CHECK_STRONG = 1 << 5, CHECK_NO_SHADOW = 1 << 6, HEAP_ALLOC = 1 << 7, HEAP_FREE = 1 << 8 };
+
+/* One byte of the shadow of the CTA's shared memory (check.rs `Shade`). */
+typedef struct Shade {
+    uint32_t gen, w_epoch, w_tid, w_line, r_epoch, r_tid, r_line;
+    uint8_t init, r_multi;
+} Shade;
+static _Thread_local struct {
+    uint32_t gen, epoch;
+    Shade *bytes;
+    size_t len;
+    uint64_t stack_lo, stack_hi;
+    int have_stack;
+} shadow;
+
+/* A CTA of a checked kernel begins on this thread. */
+static void check_begin_cta(uint32_t total_smem) {
+    shadow.gen++;
+    if (shadow.gen == 0) {
+        if (shadow.bytes) memset(shadow.bytes, 0, shadow.len * sizeof(Shade));
+        shadow.gen = 1;
+    }
+    shadow.epoch = 1;
+    if (shadow.len < total_smem) {
+        Shade *b = (Shade *)realloc(shadow.bytes, (size_t)total_smem * sizeof(Shade));
+        if (b) {
+            memset(b + shadow.len, 0, ((size_t)total_smem - shadow.len) * sizeof(Shade));
+            shadow.bytes = b;
+            shadow.len = total_smem;
+        }
+    }
+}
+
+static int checking(const CtaCtx *cta) { return cta->host && ((const Launch *)cta->host)->k->checked; }
+
+/* Records the launch's first report and stops the CTA with STATUS_CHECK. */
+static uint32_t check_report(CtaCtx *cta, uint32_t line, uint32_t col, uint32_t tid, const char *msg) {
+    Launch *l = (Launch *)cta->host;
+    pthread_mutex_lock(&l->mu);
+    if (!l->have_check) {
+        l->have_check = 1;
+        l->check_col = col;
+        snprintf(l->check_msg, sizeof l->check_msg, "%s", msg);
+    }
+    pthread_mutex_unlock(&l->mu);
+    cta->status_line = line;
+    cta->status_thread = tid;
+    return STATUS_CHECK;
+}
+
+/* The shadow checks of bytes off..off+n by thread `tid` at `line` (check.rs `shade`): 1 with
+ * the problem in `msg`, else 0. */
+static int shade(uint64_t off, uint64_t n, int write, uint32_t tid, uint32_t line, const uint32_t ntid[3], char *msg, size_t cap) {
+#define AT(t) (t) % ntid[0], ((t) / ntid[0]) % ntid[1], (t) / (ntid[0] * ntid[1])
+    for (uint64_t b = off; b < off + n; b++) {
+        if (b >= shadow.len) return 0;
+        Shade *c = &shadow.bytes[b];
+        if (c->gen != shadow.gen) {
+            memset(c, 0, sizeof *c);
+            c->gen = shadow.gen;
+        }
+        int w_other = c->w_tid / 32 != tid / 32, r_other = c->r_tid / 32 != tid / 32;
+        if (write) {
+            if (c->w_epoch == shadow.epoch && w_other) {
+                snprintf(msg, cap, "race on the __shared__ byte at offset %llu: written by thread (%u,%u,%u) at line %u and by thread (%u,%u,%u) here, with no barrier between (write-after-write)", (unsigned long long)b, AT(c->w_tid), c->w_line, AT(tid));
+                return 1;
+            }
+            if (c->r_epoch == shadow.epoch && (r_other || c->r_multi)) {
+                snprintf(msg, cap, "race on the __shared__ byte at offset %llu: read by thread (%u,%u,%u) at line %u and written by thread (%u,%u,%u) here, with no barrier between (write-after-read)", (unsigned long long)b, AT(c->r_tid), c->r_line, AT(tid));
+                return 1;
+            }
+            c->init = 1;
+            c->w_epoch = shadow.epoch;
+            c->w_tid = tid;
+            c->w_line = line;
+        } else {
+            if (!c->init) {
+                snprintf(msg, cap, "uninitialized __shared__ read: the byte at offset %llu has not been written since the launch began", (unsigned long long)b);
+                return 1;
+            }
+            if (c->w_epoch == shadow.epoch && w_other) {
+                snprintf(msg, cap, "race on the __shared__ byte at offset %llu: written by thread (%u,%u,%u) at line %u and read by thread (%u,%u,%u) here, with no barrier between (read-after-write)", (unsigned long long)b, AT(c->w_tid), c->w_line, AT(tid));
+                return 1;
+            }
+            if (c->r_epoch == shadow.epoch && r_other) c->r_multi = 1;
+            else if (c->r_epoch != shadow.epoch) c->r_multi = 0;
+            c->r_epoch = shadow.epoch;
+            c->r_tid = tid;
+            c->r_line = line;
+        }
+    }
+    return 0;
+#undef AT
+}
+
+/* Whether [a, a+n) lies in memory of the launch that is neither shared nor the stack: the
+ * registered ranges, the module's variables, the device heap's blocks, device-side launch
+ * parameter buffers; else the nearest range and where the access lies from it in `whr`. */
+static int check_global(Launch *l, uint64_t a, uint64_t n, char *whr, size_t cap) {
+    int inside = 0;
+    const char *near_name = NULL;
+    uint64_t near_start = 0, near_len = 0, near_dist = UINT64_MAX;
+#define CONSIDER(S, L, NAME)                                                            \
+    do {                                                                                \
+        uint64_t s_ = (S), l_ = (L);                                                    \
+        if (a >= s_ && a + n <= s_ + l_) inside = 1;                                    \
+        uint64_t d_ = a < s_ ? s_ - a : (a >= s_ + l_ ? a - (s_ + l_) : 0);             \
+        if (d_ < near_dist) near_dist = d_, near_start = s_, near_len = l_, near_name = (NAME); \
+    } while (0)
+    pthread_mutex_lock(&check_mu);
+    int any = check_n > 0;
+    for (size_t i = 0; i < check_n && !inside; i++) CONSIDER(check_ranges[i].start, check_ranges[i].len, check_ranges[i].name);
+    char var_name[300] = "";
+    for (uint32_t i = 0; i < l->k->nvars && !inside; i++) {
+        const ptxr_var *v = &l->k->vars[i];
+        uint64_t s = (uint64_t)(uintptr_t)*v->addr;
+        uint64_t d = a < s ? s - a : (a >= s + v->bytes ? a - (s + v->bytes) : 0);
+        if (d < near_dist) snprintf(var_name, sizeof var_name, "variable `%s`", v->name);
+        CONSIDER(s, v->bytes, var_name);
+    }
+    char near_copy[300] = "";
+    if (near_name) snprintf(near_copy, sizeof near_copy, "%s", near_name);
+    pthread_mutex_unlock(&check_mu);
+    if (!any) return 1; /* nothing registered: global memory is not checked */
+    pthread_mutex_lock(&l->mu);
+    for (size_t i = 0; i < l->nheap && !inside; i++)
+        if (a >= l->heap[i][0] && a + n <= l->heap[i][0] + l->heap[i][1]) inside = 1;
+    for (size_t i = 0; i < l->nkids && !inside; i++)
+        if (l->kids[i].params && a >= (uint64_t)(uintptr_t)l->kids[i].params && a + n <= (uint64_t)(uintptr_t)l->kids[i].params + l->kids[i].d->param_size) inside = 1;
+    pthread_mutex_unlock(&l->mu);
+    if (inside) return 1;
+#undef CONSIDER
+    if (!near_copy[0]) snprintf(whr, cap, "no allocation");
+    else if (a >= near_start + near_len) snprintf(whr, cap, "%llu bytes after the end of %s (%#llx, %llu bytes)", (unsigned long long)(a - (near_start + near_len)), near_copy, (unsigned long long)near_start, (unsigned long long)near_len);
+    else if (a < near_start) snprintf(whr, cap, "%llu bytes before %s (%#llx, %llu bytes)", (unsigned long long)(near_start - a), near_copy, (unsigned long long)near_start, (unsigned long long)near_len);
+    else snprintf(whr, cap, "the last %llu of its bytes past the end of %s (%#llx, %llu bytes)", (unsigned long long)(a + n - (near_start + near_len)), near_copy, (unsigned long long)near_start, (unsigned long long)near_len);
+    return 0;
+}
+
+static uint32_t host_check_access(CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind, uint32_t line, uint32_t col, uint32_t tid) {
+    Launch *l = (Launch *)cta->host;
+    if (!l) return STATUS_OK;
+    if (kind & (HEAP_ALLOC | HEAP_FREE)) {
+        if (!addr) return STATUS_OK;
+        pthread_mutex_lock(&l->mu);
+        if (kind & HEAP_ALLOC) {
+            if (l->nheap == l->heap_cap) {
+                size_t cap = l->heap_cap ? 2 * l->heap_cap : 16;
+                uint64_t(*h)[2] = (uint64_t(*)[2])realloc(l->heap, cap * sizeof *h);
+                if (h) l->heap = h, l->heap_cap = cap;
+            }
+            if (l->nheap < l->heap_cap) {
+                l->heap[l->nheap][0] = (uint64_t)(uintptr_t)addr;
+                l->heap[l->nheap][1] = size;
+                l->nheap++;
+            }
+        } else {
+            for (size_t i = 0; i < l->nheap; i++)
+                if (l->heap[i][0] == (uint64_t)(uintptr_t)addr) {
+                    l->heap[i][0] = l->heap[l->nheap - 1][0];
+                    l->heap[i][1] = l->heap[l->nheap - 1][1];
+                    l->nheap--;
+                    break;
+                }
+        }
+        pthread_mutex_unlock(&l->mu);
+        return STATUS_OK;
+    }
+    uint64_t a = (uint64_t)(uintptr_t)addr, n = size ? size : 1;
+    uint32_t space = kind & (7u << 1);
+    int write = (kind & CHECK_WRITE) != 0;
+    const char *sp = space == SPACE_SHARED ? "__shared__ " : space == SPACE_GLOBAL ? "__global__ " : space == SPACE_LOCAL ? "__local__ " : "";
+    char access[160], msg[900];
+    snprintf(access, sizeof access, "%s of %llu byte%s at %#llx", write ? "write" : "read", (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)a);
+    /* The CTA's window, or with a cluster the windows of all its CTAs. */
+    uint64_t sh0 = (uint64_t)(uintptr_t)cta->shared, sh1 = sh0 + cta->total_smem;
+    if (cta->cluster) {
+        const ClusterCtx *cl = cta->cluster;
+        uint64_t cn = (uint64_t)cl->dims[0] * cl->dims[1] * cl->dims[2], rank = 0;
+        for (int k = 2; k >= 0; k--) rank = rank * cl->dims[k] + cta->ctaid[k] % cl->dims[k];
+        sh0 -= rank * cl->stride;
+        sh1 = sh0 + (cn - 1) * cl->stride + cta->total_smem;
+    }
+    int in_shared = a >= sh0 && a + n <= sh1;
+    uint64_t align = n < 16 ? n : 16;
+    if ((n & (n - 1)) == 0 && a % align != 0) {
+        snprintf(msg, sizeof msg, "misaligned %s%s: the address is not a multiple of the access size", sp, access);
+        return check_report(cta, line, col, tid, msg);
+    }
+    if (space == SPACE_LOCAL) {
+        /* Generated code asks only about .local accesses outside the thread's variables. */
+        snprintf(msg, sizeof msg, "invalid __local__ %s: outside the thread's .local variables", access);
+        return check_report(cta, line, col, tid, msg);
+    }
+    if (space == SPACE_SHARED || (space == SPACE_GENERIC && a >= sh0 && a < sh1)) {
+        if (!in_shared) {
+            snprintf(msg, sizeof msg, "invalid __shared__ %s: shared offset %lld, outside the CTA's %u bytes of shared memory", access, (long long)(a - sh0), cta->total_smem);
+            return check_report(cta, line, col, tid, msg);
+        }
+        if (!cta->cluster && !(kind & (CHECK_NO_SHADOW | CHECK_ATOMIC | CHECK_STRONG)) && shade(a - (uint64_t)(uintptr_t)cta->shared, n, write, tid, line, cta->ntid, msg, sizeof msg))
+            return check_report(cta, line, col, tid, msg);
+        return STATUS_OK;
+    }
+    if (!shadow.have_stack) {
+        pthread_attr_t attr;
+        void *lo = NULL;
+        size_t sz = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            pthread_attr_getstack(&attr, &lo, &sz);
+            pthread_attr_destroy(&attr);
+        }
+        shadow.stack_lo = (uint64_t)(uintptr_t)lo;
+        shadow.stack_hi = shadow.stack_lo + sz;
+        shadow.have_stack = 1;
+    }
+    if (a >= shadow.stack_lo && a + n <= shadow.stack_hi) return STATUS_OK;
+    char whr[600];
+    if (check_global(l, a, n, whr, sizeof whr)) return STATUS_OK;
+    snprintf(msg, sizeof msg, "invalid %s%s: %s", space == SPACE_GLOBAL ? "__global__ " : "", access, whr);
+    return check_report(cta, line, col, tid, msg);
+}
+
+/* A barrier `id` of the CTA completes (resolve): in the checking mode, synccheck (every
+ * waiting thread gives the first one's thread count; an .aligned barrier is one instruction
+ * for every thread of a warp) and the shadow's next epoch. RESOLVE_CONTINUE, or a stop. */
+static uint32_t check_barrier(CtaCtx *cta, const SyncSlot *slots, size_t n, uint32_t id, size_t first) {
+    if (!checking(cta)) return RESOLVE_CONTINUE;
+    char msg[600];
+#define WAITS(t) (slots[t].state == SLOT_WAITING && slots[t].kind == SYNC_BAR && bar_index(slots[t].bar_id) == id)
+    for (size_t t = 0; t < n; t++) {
+        if (WAITS(t) && slots[t].bar_count != slots[first].bar_count) {
+            char c0[32], c1[32];
+            snprintf(c0, sizeof c0, slots[first].bar_count ? "%u" : "none (all threads)", slots[first].bar_count);
+            snprintf(c1, sizeof c1, slots[t].bar_count ? "%u" : "none (all threads)", slots[t].bar_count);
+            snprintf(msg, sizeof msg, "inconsistent barrier thread counts: threads %zu and %zu wait at barrier %u with thread counts %s and %s (lines %u and %u), but every thread at a barrier must give the same count", first, t, id, c0, c1, slots[first].line, slots[t].line);
+            check_report(cta, slots[t].line, 0, (uint32_t)t, msg);
+            return fail(cta, STATUS_CHECK, slots[t].line, t);
+        }
+    }
+    for (size_t w = 0; w < (n + 31) / 32; w++) {
+        size_t t0 = SIZE_MAX;
+        for (size_t t = w * 32; t < w * 32 + 32 && t < n; t++) {
+            if (!WAITS(t)) continue;
+            if (t0 == SIZE_MAX) {
+                t0 = t;
+            } else if (slots[t].site != slots[t0].site && ((slots[t].flags | slots[t0].flags) & FLAG_ALIGNED)) {
+                snprintf(msg, sizeof msg, "divergent barrier: threads %zu and %zu of warp %zu wait at barrier %u at lines %u and %u, but an .aligned barrier (bar.sync, barrier.sync.aligned) must be the same instruction for every thread of a warp", t0, t, w, id, slots[t0].line, slots[t].line);
+                check_report(cta, slots[t].line, 0, (uint32_t)t, msg);
+                return fail(cta, STATUS_CHECK, slots[t].line, t);
+            }
+        }
+    }
+#undef WAITS
+    shadow.epoch++;
+    return RESOLVE_CONTINUE;
 }
 
 static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync, host_check_access};
@@ -811,7 +1122,7 @@ static int run_children(const ptxr_kernel *parent, const ptxr_launch_config *pcf
         if (c->launched && r == PTXR_OK) {
             const DeviceKernel *d = c->d;
             uint32_t off = 0, size = d->param_size;
-            ptxr_kernel k = {d->name, parent->file, d->cta, 1, &off, &size, d->param_size, d->static_smem, {0, 0, 0}, {0, 0, 0}, d->frame_size, d->flags & 1, (d->flags >> 1) & 1, {0, 0, 0}};
+            ptxr_kernel k = {d->name, parent->file, d->cta, 1, &off, &size, d->param_size, d->static_smem, {0, 0, 0}, {0, 0, 0}, d->frame_size, d->flags & 1, (d->flags >> 1) & 1, {0, 0, 0}, parent->checked, parent->vars, parent->nvars};
             if (d->flags & 4) memcpy(k.reqntid, d->reqntid, sizeof k.reqntid);
             if (d->flags & 8) memcpy(k.maxntid, d->maxntid, sizeof k.maxntid);
             ptxr_launch_config cfg = {{c->grid[0], c->grid[1], c->grid[2]}, {c->block[0], c->block[1], c->block[2]}, c->smem, pcfg->parallel_for, pcfg->user};
@@ -902,6 +1213,7 @@ static void run_cta_at(Launch *l, uint64_t c, uint8_t *window, const ClusterCtx 
     /* An empty window starts at the guard page; even a zero-length memset there made
      * saxpy 2x slower in the Rust runtime, so it is skipped. */
     if (smem_len && !window) memset(smem, 0, smem_len);
+    if (k->checked) check_begin_cta(l->total_smem);
     ctx.params = l->params;
     ctx.shared = smem;
     if (c < gx) { /* a one-dimensional grid (the common case) needs no division */
@@ -1270,6 +1582,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         fflush(stdout);
     }
     free(l.out);
+    free(l.heap);
     free(pbuf);
     pthread_mutex_destroy(&l.mu);
     /* A cooperative launch (or a cluster) that could not start a thread for every CTA
@@ -1293,6 +1606,11 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
             char at[256] = "";
             if (c->status_line) snprintf(at, sizeof at, "; CTA (%u,%u,%u), thread (%u,%u,%u) stopped at line %u", c->ctaid[0], c->ctaid[1], c->ctaid[2], tx, ty, tz, c->status_line);
             return error(PTXR_ERR_TIMEOUT, "%s: error: kernel `%s`: launch timed out after %g s (the launch's time limit); CTAs still running: %s%s", k->file, k->name, w.seconds, l.nrunning ? list : "none", at);
+        }
+        if (c->status == STATUS_CHECK) {
+            char col[16] = "";
+            if (l.check_col) snprintf(col, sizeof col, ":%u", l.check_col);
+            return error(PTXR_ERR_CHECK, "%s:%u%s: in kernel `%s`, CTA (%u,%u,%u), thread (%u,%u,%u): error: %s", k->file, c->status_line, col, k->name, c->ctaid[0], c->ctaid[1], c->ctaid[2], tx, ty, tz, l.check_msg);
         }
         switch (c->status) {
         case STATUS_TRAP: return error(PTXR_ERR_TRAP, "%s: error: `trap` executed", whr);
