@@ -13,8 +13,10 @@
 //! of a byte by threads of different warps, at least one a write, with no CTA barrier between
 //! them (the runtime counts barriers: [`barrier`]). Atomics and strong accesses (volatile,
 //! relaxed, acquire, release) are not races; threads of one warp are not checked against each
-//! other (warp-synchronous code); modules that also write shared memory in ways the checks
-//! do not see (asynchronous copies, matrix stores) are checked for bounds only.
+//! other (warp-synchronous code); `cp.async` is the issuing thread's write (ptxr completes
+//! it at once); modules that also write shared memory in ways the checks do not see (bulk
+//! copies, matrix stores, tensor memory) or synchronize through mbarriers are checked for
+//! bounds only.
 
 use crate::abi::{CtaCtx, STATUS_CHECK, STATUS_OK};
 use std::cell::RefCell;

@@ -214,7 +214,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: !uses_any(ast, &["cp", "mbarrier", "wgmma", "tcgen05", "stmatrix", "wmma", "tensormap", "mapa"]) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: !uses_any(ast, &["mbarrier", "wgmma", "tcgen05", "stmatrix", "wmma", "tensormap", "mapa"]) && !uses_bulk_copy(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -411,6 +411,21 @@ pub fn set_check(on: bool) {
 /// Whether [`set_check`] is on.
 pub fn check() -> bool {
     CHECK.with(|c| c.get())
+}
+
+/// Whether any function of the module has a bulk copy (`cp.async.bulk*`,
+/// `cp.reduce.async.bulk*`: writes of shared memory by the asynchronous proxy, completed
+/// through mbarriers, which the checking mode's shadow does not see; `cp.async`, which ptxr
+/// completes as the issuing thread's write, it does).
+fn uses_bulk_copy(ast: &ast::Module) -> bool {
+    fn walk(body: &[ast::Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            ast::Stmt::Instr(i) => i.opcode.name == "cp" && i.has_mod("bulk"),
+            ast::Stmt::Block(b, _) => walk(b),
+            _ => false,
+        })
+    }
+    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b))))
 }
 
 /// Whether any function of the module has an instruction of one of `ops`.

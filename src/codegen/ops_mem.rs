@@ -524,6 +524,25 @@ fn cp_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         }
         None => size_v,
     };
+    // The checking mode: the copy writes cp-size bytes of shared memory as the issuing
+    // thread's write (it happens here); it reads src-size bytes of global memory, checked
+    // when that is the whole cp-size (a smaller src-size, 0 in a masked load, may come with
+    // any source address).
+    if e.m.check {
+        e.check_access(dst, size as u32, true, Some(StateSpace::Shared), false, false);
+        match src_size {
+            None => e.check_access(src, size as u32, false, Some(StateSpace::Global), false, false),
+            Some(_) => {
+                let whole = e.b.build_int_compare(inkwell::IntPredicate::EQ, n, size_v, "").unwrap();
+                let (yes, done) = (e.ctx().append_basic_block(e.f, "cp.check"), e.ctx().append_basic_block(e.f, "cp.checked"));
+                e.b.build_conditional_branch(whole, yes, done).unwrap();
+                e.b.position_at_end(yes);
+                e.check_access(src, size as u32, false, Some(StateSpace::Global), false, false);
+                e.b.build_unconditional_branch(done).unwrap();
+                e.b.position_at_end(done);
+            }
+        }
+    }
     e.b.build_memset(dst, 1, e.ctx().i8_type().const_zero(), size_v).unwrap();
     e.b.build_memcpy(dst, 1, src, 1, n).unwrap();
     Ok(())
