@@ -1002,6 +1002,10 @@ fn check_mode_reports_bad_accesses() {
         // reduce_sum: n = 1000, blocks of 256, ceil(n / 512) = 2 blocks writing out[2]
         ("tests/corpus/reduce_shared.nvrtc.ptx", "reduce_sum", "2", "256", vec!["buf:zero:4000", "buf:zero:8", "s32:1000"]),
         ("tests/corpus/reduce_shared.clang.ptx", "reduce_sum", "2", "256", vec!["buf:zero:4000", "buf:zero:8", "s32:1000"]),
+        // wmma: a 32x8 tile staged through shared memory by one warp (wmma.load/store,
+        // checked per element), and 16x16 tiles straight from global memory.
+        ("tests/corpus/wmma_gemm.nvrtc.ptx", "wmma_gemm_h", "1,1", "32", vec!["buf:zero:1024", "buf:zero:256", "buf:zero:512", "s32:32", "s32:8", "s32:16"]),
+        ("tests/corpus/wmma_gemm.nvrtc.ptx", "wmma_gemm", "1,2", "64", vec!["buf:zero:2048", "buf:zero:2048", "buf:zero:4096", "s32:32", "s32:32", "s32:32"]),
     ] {
         let mut a = vec![file, "--kernel", kernel, "--grid", grid, "--block", block];
         for x in &args {
@@ -1010,6 +1014,17 @@ fn check_mode_reports_bad_accesses() {
         let (rc, _, err) = run(&a);
         assert_eq!(rc, 0, "{file} {kernel}: {err}");
     }
+    // wmma_gemm_h stages A with `for (i = t; i < 32 * 16; i += 32)` (tests/cuda/wmma_gemm.cu):
+    // written for one warp. With two, threads 0 and 32 both write sa[32] (i = 32: thread 0's
+    // second element, thread 32's first) with no barrier between: sa sits at offset 16 of the
+    // window, so byte 16 + 2 * 32 = 80.
+    let (rc, _, err) = run(&["tests/corpus/wmma_gemm.nvrtc.ptx", "--kernel", "wmma_gemm_h", "--block", "64", "--arg", "buf:zero:1024", "--arg", "buf:zero:256", "--arg", "buf:zero:512", "--arg", "s32:32", "--arg", "s32:8", "--arg", "s32:16"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("wmma_gemm.nvrtc.ptx:282:2: in kernel `wmma_gemm_h`, CTA (0,0,0), thread (32,0,0): error: race on the __shared__ byte at offset 80: written by thread (0,0,0) at line 339 and by thread (32,0,0) here, with no barrier between (write-after-write)"), "{err}");
+    // A 32x32 C of 1000 f32 instead of 1024: the wmma.load of C (line 63) reads past it.
+    let (rc, _, err) = run(&["tests/corpus/wmma_gemm.nvrtc.ptx", "--kernel", "wmma_gemm", "--grid", "1,2", "--block", "64", "--arg", "buf:zero:2048", "--arg", "buf:zero:2048", "--arg", "buf:zero:4000", "--arg", "s32:32", "--arg", "s32:32", "--arg", "s32:32"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("wmma_gemm.nvrtc.ptx:63:2: in kernel `wmma_gemm`") && err.contains("error: invalid __global__ read of 4 bytes at 0x") && err.contains(": 0 bytes after the end of buffer argument 2 (`wmma_gemm_param_2`) (0x") && err.contains(", 4000 bytes)"), "{err}");
 }
 
 /// [`c_abi_program`] for a library compiled for the checking mode (`ptxr compile --check`).

@@ -14,9 +14,10 @@
 //! them (the runtime counts barriers: [`barrier`]). Atomics and strong accesses (volatile,
 //! relaxed, acquire, release) are not races; threads of one warp are not checked against each
 //! other (warp-synchronous code); `cp.async` is the issuing thread's write (ptxr completes
-//! it at once); modules that also write shared memory in ways the checks do not see (bulk
-//! copies, matrix stores, tensor memory) or synchronize through mbarriers are checked for
-//! bounds only.
+//! it at once), `wmma.load/store`, `ldmatrix`, `stmatrix` each lane's elements or rows;
+//! modules that also write shared memory in ways the checks do not see (bulk copies,
+//! `wgmma`, tensor memory, other CTAs through `mapa`) or synchronize through mbarriers are
+//! checked for bounds only.
 
 use crate::abi::{CtaCtx, STATUS_CHECK, STATUS_OK};
 use std::cell::RefCell;

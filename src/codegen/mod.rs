@@ -214,7 +214,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: !uses_any(ast, &["mbarrier", "wgmma", "tcgen05", "stmatrix", "wmma", "tensormap", "mapa"]) && !uses_bulk_copy(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: !uses_any(ast, &["mbarrier", "wgmma", "tcgen05", "tensormap", "mapa"]) && !uses_bulk_copy(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {

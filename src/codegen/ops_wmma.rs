@@ -384,6 +384,8 @@ fn load_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<
         let bit_off = e.b.build_int_mul(off, i64t.const_int(elem.bits() as u64, false), "").unwrap();
         let off = e.b.build_right_shift(bit_off, i64t.const_int(3, false), false, "").unwrap();
         let p = unsafe { e.b.build_gep(i8t, base, &[off], "").unwrap() };
+        // The checking mode: this lane's element (its byte, for sub-byte elements).
+        e.check_access(p, (elem.bits() / 8).max(1), !is_load, space, false, false);
         let (w, sh) = ((j / per) as usize, (j % per) * elem.bits());
         if is_load {
             let v = if elem.bits() < 8 {
@@ -1119,6 +1121,9 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     e.b.position_at_end(store);
     let addr = ex.word64(e, lane, 0);
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    // The checking mode: this lane writes its row's 16 bytes.
+    let row_p = e.b.build_int_to_ptr(addr, ptr_t, "").unwrap();
+    e.check_access(row_p, 16, true, space, false, false);
     // Register mi of lane `src` (mi is this lane's matrix: a register index per lane).
     let reg_of = |e: &FnEmitter<'ctx, '_, '_>, src: IntValue<'ctx>| {
         let w = e.b.build_int_add(mi, c32(2), "").unwrap();
@@ -1204,6 +1209,7 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             let a = row_addr(e, mi, g);
             let a = e.b.build_int_add(a, e.resize(e.b.build_int_mul(q, i32t.const_int(4, false), "").unwrap(), 64, false), "").unwrap();
             let p = e.b.build_int_to_ptr(a, ctx.ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+            e.check_access(p, 4, false, space, false, false);
             e.b.build_load(i32t, p, "").unwrap().into_int_value()
         } else {
             // elements (2q, g) and (2q + 1, g): column g of rows 2q and 2q + 1
@@ -1214,6 +1220,7 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             for r in [r0, r1] {
                 let a = e.b.build_int_add(row_addr(e, mi, r), col, "").unwrap();
                 let p = e.b.build_int_to_ptr(a, ctx.ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+                e.check_access(p, 2, false, space, false, false);
                 let h = e.b.build_load(i16t, p, "").unwrap().into_int_value();
                 halves.push(e.resize(h, 32, false));
             }
