@@ -75,7 +75,13 @@ fn launches(sub: &str) -> Vec<Launch> {
 
 fn run(l: &Launch, exec: &str, out: &Path) -> Result<(), String> {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ptxr"));
-    c.current_dir(&l.dir).args(["run", &format!("{}.ptx", l.name), "--kernel", &l.kernel, "--grid", &l.grid, "--block", &l.block, "--shared", &l.shared, "--exec", exec]);
+    c.current_dir(&l.dir).args(["run", &format!("{}.ptx", l.name), "--kernel", &l.kernel, "--grid", &l.grid, "--block", &l.block, "--shared", &l.shared]);
+    // "check": the checking mode (`ptxr run --check`, per thread).
+    if exec == "check" {
+        c.arg("--check");
+    } else {
+        c.args(["--exec", exec]);
+    }
     for a in &l.args {
         c.args(["--arg", a]);
     }
@@ -98,11 +104,16 @@ fn f16(b: &[u8]) -> f64 {
 /// Runs every launch of `sub` on both paths and compares with its expected output; returns
 /// the failures and the number of runs.
 fn check(sub: &str) -> (Vec<String>, usize) {
+    check_on(sub, &["simd", "thread"])
+}
+
+/// [`check`] on the paths `execs` (`simd`, `thread`, or `check` for the checking mode).
+fn check_on(sub: &str, execs: &[&str]) -> (Vec<String>, usize) {
     let tmp = tempfile::tempdir().unwrap();
     let mut failed = Vec::new();
     let mut ran = 0;
     for l in launches(sub) {
-        for exec in ["simd", "thread"] {
+        for &exec in execs {
             let out = tmp.path().join(format!("{}.{exec}.bin", l.name));
             if let Err(e) = run(&l, exec, &out) {
                 failed.push(format!("{} ({exec}): {e}", l.name));
@@ -141,6 +152,19 @@ fn triton_sm90a_kernels_give_the_gpus_results() {
 /// Triton functions as tests/triton_sm90's (`gen-triton-hopper.py --ptx --sm 100`), run on those
 /// kernels' inputs: they must give the H200's outputs for the same computations (no Blackwell GPU
 /// was at hand; the matmuls are exact in any order, attention within the tolerance above).
+/// The checking mode (`ptxr run --check`) on every Triton kernel of both directories: no
+/// report (TMA copies, mbarriers, cp.async, wgmma and tcgen05 are bounds-checked; cp.async,
+/// ldmatrix and plain accesses also race- and initialization-checked where the module allows)
+/// and the same results.
+#[test]
+fn triton_kernels_run_clean_in_the_checking_mode() {
+    for sub in ["triton_sm90", "triton_sm100"] {
+        let (failed, ran) = check_on(sub, &["check"]);
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+        assert!(ran >= 12, "{sub}: only {ran} runs");
+    }
+}
+
 #[test]
 fn triton_sm100a_kernels_give_the_same_results() {
     let (failed, ran) = check("triton_sm100");

@@ -926,7 +926,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             | (strong as u64) << 5
             | (!self.m.shadow_ok as u64) << 6;
         let ctx = self.ctx();
-        let (i32t, i64t, pt) = (ctx.i32_type(), ctx.i64_type(), ctx.ptr_type(AddressSpace::default()));
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
         let after = ctx.append_basic_block(self.f, "check.done");
         if matches!(space, None | Some(StateSpace::Local)) && !self.local_ranges.is_empty() {
             let a = self.b.build_ptr_to_int(p, i64t, "").unwrap();
@@ -943,6 +943,31 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             self.b.build_conditional_branch(inside, after, ask).unwrap();
             self.b.position_at_end(ask);
         }
+        self.call_check(p, i32t.const_int(size as u64, false), kind, after);
+    }
+
+    /// The checking mode: [`FnEmitter::check_access`] of a bulk access of `size` bytes (a
+    /// runtime value) of global or shared memory, as one access (no alignment beyond 16).
+    pub fn check_access_n(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, write: bool, space: StateSpace) {
+        if !self.m.check || self.m.nvptx {
+            return;
+        }
+        let kind = match space {
+            StateSpace::Shared => 4,
+            _ => 2,
+        } | write as u64
+            | (!self.m.shadow_ok as u64) << 6;
+        let after = self.ctx().append_basic_block(self.f, "check.done");
+        let size = self.resize(size, 32, false);
+        self.call_check(p, size, kind, after);
+    }
+
+    /// Calls the runtime's `check_access` for the access at `p` (`size` bytes, `kind` as
+    /// `ptxr_runtime::check` numbers it) and stops the CTA with `STATUS_CHECK` on a report;
+    /// leaves the builder at `after`.
+    fn call_check(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, kind: u64, after: inkwell::basic_block::BasicBlock<'ctx>) {
+        let ctx = self.ctx();
+        let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
         let line = self.line();
         let col = self.m.lines.column(self.span.start as usize) as u64;
         let tid = self.linear_tid();
@@ -950,7 +975,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(7, false)], "").unwrap() };
         let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
         let fnt = i32t.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
-        let args = [self.cta.into(), p.into(), i32t.const_int(size as u64, false).into(), i32t.const_int(kind, false).into(), i32t.const_int(line as u64, false).into(), i32t.const_int(col, false).into(), tid.into()];
+        let args = [self.cta.into(), p.into(), size.into(), i32t.const_int(kind, false).into(), i32t.const_int(line as u64, false).into(), i32t.const_int(col, false).into(), tid.into()];
         let st = self.b.build_indirect_call(fnt, fp, &args, "check").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
         let bad = self.b.build_int_compare(IntPredicate::NE, st, i32t.const_zero(), "").unwrap();
         // The runtime has set the status line and thread; the CTA stops with its status.

@@ -457,6 +457,8 @@ fn mbarrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     if e.m.nvptx {
         return mbarrier_ptx(e, i, op, ptr);
     }
+    // The checking mode: the 8-byte barrier object (synchronization, not a race).
+    e.check_access(ptr, 8, !matches!(op, "test_wait" | "try_wait"), space_of(i), true, true);
     let u32_operand = |e: &mut FnEmitter<'ctx, 'a, '_>, k: usize| -> R<IntValue<'ctx>> {
         let n = e.read_int(&i.operands[k], Type::U32)?;
         Ok(e.b.build_int_z_extend(n, i64t, "").unwrap())

@@ -128,6 +128,9 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let dspace = if i.has_mod("global") { Some(StateSpace::Global) } else { Some(StateSpace::Shared) };
         let d = e.address(&i.operands[0], dspace)?;
         let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
+        // The checking mode: the source is read, the destination read and written.
+        e.check_access_n(s, size, false, StateSpace::Shared);
+        e.check_access_n(d, size, true, dspace.unwrap_or(StateSpace::Shared));
         let n = e.b.build_int_unsigned_div(size64, i64t.const_int(ty.bytes(), false), "").unwrap();
         let helper = red_loop(e, op, ty);
         e.b.build_call(helper, &[d.into(), s.into(), n.into()], "").unwrap();
@@ -152,6 +155,8 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let d = e.address(&i.operands[0], Some(StateSpace::Shared))?;
         let s = e.address(&i.operands[1], Some(src_space))?;
         let mbar = e.address(&i.operands[3], Some(StateSpace::Shared))?;
+        // The checking mode: the source's bytes (the destination's window was checked above).
+        e.check_access_n(s, size, false, src_space);
         each_target(e, i, 4, |e, delta| {
             let d = offset_ptr(e, d, delta);
             e.b.build_memmove(d, 1, s, 1, size64).unwrap();
@@ -162,6 +167,8 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     } else {
         let d = e.address(&i.operands[0], Some(StateSpace::Global))?;
         let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
+        e.check_access_n(s, size, false, StateSpace::Shared);
+        e.check_access_n(d, size, true, StateSpace::Global);
         e.b.build_memmove(d, 1, s, 1, size64).unwrap();
     }
     Ok(())
