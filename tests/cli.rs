@@ -1175,4 +1175,41 @@ int main(void) {
     let out = c_abi_run(&exe);
     assert!(out.contains("halves 11 tests/filetests/check/initcheck.ptx:36:2: in kernel `halves`, CTA (0,0,0), thread (0,0,0): error: uninitialized __shared__ read: the byte at offset 22 has not been written since the launch began"), "{out}");
     assert!(out.contains("full 0 [] 5"), "{out}");
+
+    // A tensor map over less memory than its tensor spans (64 x 40 f16, rows of 128 bytes:
+    // 5120 bytes) given only 4096 (tests/filetests/check/tma.ptx): the box at (0, 24) reads
+    // bytes 3072 through 5055 (rows 24..39, columns 0..31), 960 past the 4096; the box at
+    // (0, 8) stays inside.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_checked_program(
+        dir.path(),
+        "tests/filetests/check/tma.ptx",
+        "tma",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include "tma.h"
+int main(void) {
+    uint8_t *t = calloc(1, 4096);
+    uint32_t *out = calloc(1, 4);
+    ptxr_tensor_map map;
+    uint64_t dims[2] = {64, 40}, strides[1] = {128};
+    uint32_t box[2] = {32, 16}, es[2] = {1, 1};
+    if (ptxr_tensor_map_encode_tiled(&map, 6, 2, t, dims, strides, box, es, 0, 0, 0, 0) != 0) return 1;
+    ptxr_check_add(t, 4096, "tensor");
+    ptxr_check_add(out, 4, "out");
+    uint32_t x = 0, y = 24;
+    void *args[] = {&map, &out, &x, &y};
+    ptxr_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, 0, NULL, NULL};
+    int rc = ptxr_launch_box_at(&cfg, args);
+    printf("rows24 %d %s\n", rc, ptxr_last_error());
+    y = 8;
+    rc = ptxr_launch_box_at(&cfg, args);
+    printf("rows8 %d [%s]\n", rc, ptxr_last_error());
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("rows24 11 tests/filetests/check/tma.ptx:30:2: in kernel `box_at`, CTA (0,0,0), thread (0,0,0): error: invalid __global__ read of 1984 bytes at 0x") && out.contains(": the last 960 of its bytes past the end of tensor (0x") && out.contains(", 4096 bytes)"), "{out}");
+    assert!(out.contains("rows8 0 []"), "{out}");
 }

@@ -153,6 +153,9 @@ pub(crate) fn barrier() {
     SHADOW.with(|s| s.borrow_mut().epoch += 1);
 }
 
+/// An access of any alignment (the bounding range of a tensor copy's box).
+pub const CHECK_UNALIGNED: u32 = 1 << 9;
+
 /// The device heap's block notes of generated code (`kind`): allocated, freed.
 pub const HEAP_ALLOC: u32 = 1 << 7;
 pub const HEAP_FREE: u32 = 1 << 8;
@@ -238,7 +241,7 @@ pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kin
     };
     let in_shared = a >= shared.0 && a + n <= shared.1;
     let mut problem = None;
-    if a % n.min(16) != 0 && n.is_power_of_two() {
+    if a % n.min(16) != 0 && n.is_power_of_two() && kind & CHECK_UNALIGNED == 0 {
         problem = Some(format!("misaligned {}: the address is not a multiple of the access size", access(match space {
             SPACE_SHARED => "__shared__ ",
             SPACE_GLOBAL => "__global__ ",

@@ -948,7 +948,9 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// The checking mode: [`FnEmitter::check_access`] of a bulk access of `size` bytes (a
     /// runtime value) of global or shared memory, as one access (no alignment beyond 16).
-    pub fn check_access_n(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, write: bool, space: StateSpace) {
+    /// `aligned`: the access must be aligned to its size (up to 16 bytes), as a bulk copy's
+    /// must; else any alignment (the bounding range of a tensor copy's box).
+    pub fn check_access_n(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, write: bool, space: StateSpace, aligned: bool) {
         if !self.m.check || self.m.nvptx {
             return;
         }
@@ -956,7 +958,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             StateSpace::Shared => 4,
             _ => 2,
         } | write as u64
-            | (!self.m.shadow_ok as u64) << 6;
+            | (!self.m.shadow_ok as u64) << 6
+            | (!aligned as u64) << 9;
         let after = self.ctx().append_basic_block(self.f, "check.done");
         let size = self.resize(size, 32, false);
         self.call_check(p, size, kind, after);

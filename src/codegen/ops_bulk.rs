@@ -129,8 +129,8 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let d = e.address(&i.operands[0], dspace)?;
         let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
         // The checking mode: the source is read, the destination read and written.
-        e.check_access_n(s, size, false, StateSpace::Shared);
-        e.check_access_n(d, size, true, dspace.unwrap_or(StateSpace::Shared));
+        e.check_access_n(s, size, false, StateSpace::Shared, true);
+        e.check_access_n(d, size, true, dspace.unwrap_or(StateSpace::Shared), true);
         let n = e.b.build_int_unsigned_div(size64, i64t.const_int(ty.bytes(), false), "").unwrap();
         let helper = red_loop(e, op, ty);
         e.b.build_call(helper, &[d.into(), s.into(), n.into()], "").unwrap();
@@ -156,7 +156,7 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         let s = e.address(&i.operands[1], Some(src_space))?;
         let mbar = e.address(&i.operands[3], Some(StateSpace::Shared))?;
         // The checking mode: the source's bytes (the destination's window was checked above).
-        e.check_access_n(s, size, false, src_space);
+        e.check_access_n(s, size, false, src_space, true);
         each_target(e, i, 4, |e, delta| {
             let d = offset_ptr(e, d, delta);
             e.b.build_memmove(d, 1, s, 1, size64).unwrap();
@@ -167,11 +167,62 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     } else {
         let d = e.address(&i.operands[0], Some(StateSpace::Global))?;
         let s = e.address(&i.operands[1], Some(StateSpace::Shared))?;
-        e.check_access_n(s, size, false, StateSpace::Shared);
-        e.check_access_n(d, size, true, StateSpace::Global);
+        e.check_access_n(s, size, false, StateSpace::Shared, true);
+        e.check_access_n(d, size, true, StateSpace::Global, true);
         e.b.build_memmove(d, 1, s, 1, size64).unwrap();
     }
     Ok(())
+}
+
+/// The checking mode for a tensor copy of rank `rank`: the global bytes the box reaches (from
+/// its first to its last element inside the tensor, per dimension clamped to the tensor's
+/// extent: elements outside it are not accessed but filled) are checked as one access
+/// (`ptxr_runtime::tensor_map` layout; a map that ptxr did not encode is left to the copy,
+/// which reports it).
+fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::PointerValue<'ctx>, cs: inkwell::values::PointerValue<'ctx>, rank: u32, store: bool) {
+    use ptxr_runtime::tensor_map::field;
+    let ctx = e.ctx();
+    let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
+    let at = |e: &mut FnEmitter<'ctx, '_, '_>, off: u64, t: inkwell::types::IntType<'ctx>| -> IntValue<'ctx> {
+        let p = offset_ptr(e, map, i64t.const_int(off, false));
+        let v = e.b.build_load(t, p, "").unwrap().into_int_value();
+        if t.get_bit_width() < 64 {
+            e.b.build_int_z_extend(v, i64t, "").unwrap()
+        } else {
+            v
+        }
+    };
+    let magic = at(e, field::MAGIC, i32t);
+    let mut ok = e.b.build_int_compare(IntPredicate::EQ, magic, i64t.const_int(ptxr_runtime::tensor_map::MAGIC as u64, false), "").unwrap();
+    let esize = at(e, field::ESIZE, i8t);
+    let base = at(e, field::ADDR, i64t);
+    let (mut lo, mut hi) = (i64t.const_zero(), i64t.const_zero());
+    for d in 0..rank.min(5) as u64 {
+        let cp = unsafe { e.b.build_in_bounds_gep(i32t.array_type(5), cs, &[i32t.const_zero(), i32t.const_int(d, false)], "").unwrap() };
+        let c = e.b.build_load(i32t, cp, "").unwrap().into_int_value();
+        let c = e.b.build_int_s_extend(c, i64t, "").unwrap();
+        let dim = at(e, field::DIMS + 8 * d, i64t);
+        let bx = at(e, field::BOX + 2 * d, i16t);
+        let es = at(e, field::ESTRIDES + d, i8t);
+        let stride = if d == 0 { esize } else { at(e, field::STRIDES + 8 * (d - 1), i64t) };
+        // First and last index of the box along d, inside [0, dim).
+        let last = e.b.build_int_add(c, e.b.build_int_mul(e.b.build_int_sub(bx, i64t.const_int(1, false), "").unwrap(), es, "").unwrap(), "").unwrap();
+        let zero = i64t.const_zero();
+        let first = e.b.build_select(e.b.build_int_compare(IntPredicate::SLT, c, zero, "").unwrap(), zero, c, "").unwrap().into_int_value();
+        let top = e.b.build_int_sub(dim, i64t.const_int(1, false), "").unwrap();
+        let last = e.b.build_select(e.b.build_int_compare(IntPredicate::SGT, last, top, "").unwrap(), top, last, "").unwrap().into_int_value();
+        ok = e.b.build_and(ok, e.b.build_int_compare(IntPredicate::SLE, first, last, "").unwrap(), "").unwrap();
+        lo = e.b.build_int_add(lo, e.b.build_int_mul(first, stride, "").unwrap(), "").unwrap();
+        hi = e.b.build_int_add(hi, e.b.build_int_mul(last, stride, "").unwrap(), "").unwrap();
+    }
+    let (yes, done) = (ctx.append_basic_block(e.f, "tma.check"), ctx.append_basic_block(e.f, "tma.checked"));
+    e.b.build_conditional_branch(ok, yes, done).unwrap();
+    e.b.position_at_end(yes);
+    let n = e.b.build_int_add(e.b.build_int_sub(hi, lo, "").unwrap(), esize, "").unwrap();
+    let p = e.space_ptr(e.b.build_int_add(base, lo, "").unwrap(), None);
+    e.check_access_n(p, n, store, StateSpace::Global, false);
+    e.b.build_unconditional_branch(done).unwrap();
+    e.b.position_at_end(done);
 }
 
 /// PTX ISA 8.x 9.7.9.25.5.1 cp.async.bulk.tensor, tile mode.
@@ -225,6 +276,9 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
         None => tma_helper(e, &hname, red),
     };
     let mbar = if store { None } else { Some(e.address(&i.operands[2], Some(StateSpace::Shared))?) };
+    if e.m.check && !e.m.nvptx {
+        check_box(e, map, cs, rank, store);
+    }
     // A load with `.multicast::cluster` writes the box into each CTA of its ctaMask.
     each_target(e, i, 3, |e, delta| {
         let smem = offset_ptr(e, smem, delta);

@@ -854,7 +854,7 @@ void ptxr_check_clear(void) {
 }
 
 /* What an access is (check.rs): bit 0 a write, bits 1-3 the space, then flags. */
-enum { CHECK_WRITE = 1, SPACE_GENERIC = 0, SPACE_GLOBAL = 1 << 1, SPACE_SHARED = 2 << 1, SPACE_LOCAL = 3 << 1, CHECK_ATOMIC = 1 << 4, CHECK_STRONG = 1 << 5, CHECK_NO_SHADOW = 1 << 6, HEAP_ALLOC = 1 << 7, HEAP_FREE = 1 << 8 };
+enum { CHECK_WRITE = 1, SPACE_GENERIC = 0, SPACE_GLOBAL = 1 << 1, SPACE_SHARED = 2 << 1, SPACE_LOCAL = 3 << 1, CHECK_ATOMIC = 1 << 4, CHECK_STRONG = 1 << 5, CHECK_NO_SHADOW = 1 << 6, HEAP_ALLOC = 1 << 7, HEAP_FREE = 1 << 8, CHECK_UNALIGNED = 1 << 9 };
 
 /* One byte of the shadow of the CTA's shared memory (check.rs `Shade`). */
 typedef struct Shade {
@@ -1039,7 +1039,7 @@ static uint32_t host_check_access(CtaCtx *cta, const uint8_t *addr, uint32_t siz
     }
     int in_shared = a >= sh0 && a + n <= sh1;
     uint64_t align = n < 16 ? n : 16;
-    if ((n & (n - 1)) == 0 && a % align != 0) {
+    if ((n & (n - 1)) == 0 && a % align != 0 && !(kind & CHECK_UNALIGNED)) {
         snprintf(msg, sizeof msg, "misaligned %s%s: the address is not a multiple of the access size", sp, access);
         return check_report(cta, line, col, tid, msg);
     }
