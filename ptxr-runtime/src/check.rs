@@ -265,8 +265,10 @@ pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kin
         let allocs = if host.is_null() { None } else { unsafe { (*host).check.as_ref() } };
         if let (false, Some(list)) = (on_stack, allocs) {
             let host = unsafe { &*host };
-            // The device heap's blocks and the parameter buffers of device-side launches.
-            let in_heap = host.heap.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|&(s, l)| a >= s && a + n <= s + l);
+            // The launch's allocations first (no lock), then the device heap's blocks and the
+            // parameter buffers of device-side launches.
+            let in_list = list.iter().any(|al| a >= al.start && a + n <= al.start + al.len);
+            let in_heap = || host.heap.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|&(s, l)| a >= s && a + n <= s + l);
             let in_child = || {
                 let param = |c: &crate::host::ChildLaunch| {
                     let s = c.params.as_ptr() as u64;
@@ -274,7 +276,7 @@ pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kin
                 };
                 host.buffers.lock().unwrap_or_else(|e| e.into_inner()).iter().any(param) || host.launched.lock().unwrap_or_else(|e| e.into_inner()).iter().any(param)
             };
-            let inside = in_heap || in_child() || list.iter().any(|al| a >= al.start && a + n <= al.start + al.len);
+            let inside = in_list || in_heap() || in_child();
             if !inside {
                 // The allocation nearest to the access, and where the access lies from it.
                 let near = list.iter().min_by_key(|al| if a < al.start { al.start - a } else { a.saturating_sub(al.start + al.len) });

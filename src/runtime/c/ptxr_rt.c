@@ -427,7 +427,10 @@ typedef struct Launch {
     /* Device-side launches: buffers handed out, launched ones run after this grid. */
     Child *kids;
     size_t nkids, kids_cap;
-    /* The checking mode: the first report ("REPORT", its column), the device heap's blocks. */
+    /* The checking mode: the ranges registered when the launch began (a copy: read without
+     * a lock), the first report ("REPORT", its column), the device heap's blocks. */
+    struct CheckRange *ranges;
+    size_t nranges;
     char check_msg[1024];
     uint32_t check_col;
     int have_check;
@@ -853,6 +856,31 @@ void ptxr_check_clear(void) {
     pthread_mutex_unlock(&check_mu);
 }
 
+/* The launch's copy of the registered ranges (a launch of checked code begins); 0, or -1
+ * without memory. */
+static int check_snapshot(Launch *l) {
+    pthread_mutex_lock(&check_mu);
+    int r = 0;
+    if (check_n) {
+        l->ranges = (CheckRange *)calloc(check_n, sizeof *l->ranges);
+        if (!l->ranges) r = -1;
+        for (size_t i = 0; l->ranges && i < check_n; i++) {
+            l->ranges[i].start = check_ranges[i].start;
+            l->ranges[i].len = check_ranges[i].len;
+            l->ranges[i].name = strdup(check_ranges[i].name);
+            if (!l->ranges[i].name) r = -1;
+            l->nranges = i + 1;
+        }
+    }
+    pthread_mutex_unlock(&check_mu);
+    return r;
+}
+
+static void check_snapshot_free(Launch *l) {
+    for (size_t i = 0; i < l->nranges; i++) free(l->ranges[i].name);
+    free(l->ranges);
+}
+
 /* What an access is (check.rs): bit 0 a write, bits 1-3 the space, then flags. */
 enum { CHECK_WRITE = 1, SPACE_GENERIC = 0, SPACE_GLOBAL = 1 << 1, SPACE_SHARED = 2 << 1, SPACE_LOCAL = 3 << 1, CHECK_ATOMIC = 1 << 4, CHECK_STRONG = 1 << 5, CHECK_NO_SHADOW = 1 << 6, HEAP_ALLOC = 1 << 7, HEAP_FREE = 1 << 8, CHECK_UNALIGNED = 1 << 9 };
 
@@ -963,9 +991,8 @@ static int check_global(Launch *l, uint64_t a, uint64_t n, char *whr, size_t cap
         uint64_t d_ = a < s_ ? s_ - a : (a >= s_ + l_ ? a - (s_ + l_) : 0);             \
         if (d_ < near_dist) near_dist = d_, near_start = s_, near_len = l_, near_name = (NAME); \
     } while (0)
-    pthread_mutex_lock(&check_mu);
-    int any = check_n > 0;
-    for (size_t i = 0; i < check_n && !inside; i++) CONSIDER(check_ranges[i].start, check_ranges[i].len, check_ranges[i].name);
+    int any = l->nranges > 0;
+    for (size_t i = 0; i < l->nranges && !inside; i++) CONSIDER(l->ranges[i].start, l->ranges[i].len, l->ranges[i].name);
     char var_name[300] = "";
     for (uint32_t i = 0; i < l->k->nvars && !inside; i++) {
         const ptxr_var *v = &l->k->vars[i];
@@ -976,8 +1003,8 @@ static int check_global(Launch *l, uint64_t a, uint64_t n, char *whr, size_t cap
     }
     char near_copy[300] = "";
     if (near_name) snprintf(near_copy, sizeof near_copy, "%s", near_name);
-    pthread_mutex_unlock(&check_mu);
     if (!any) return 1; /* nothing registered: global memory is not checked */
+    if (inside) return 1;
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < l->nheap && !inside; i++)
         if (a >= l->heap[i][0] && a + n <= l->heap[i][0] + l->heap[i][1]) inside = 1;
@@ -1491,6 +1518,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     l.params = pbuf;
     l.total_smem = (uint32_t)total_smem;
     pthread_mutex_init(&l.mu, NULL);
+    /* Without memory for the copy, a CTA stops the launch as out of memory. */
+    if (k->checked && check_snapshot(&l) != 0) l.nomem = 1, l.stop = 1;
     uint64_t ncta = (uint64_t)g[0] * g[1] * g[2];
     Watchdog w;
     memset(&w, 0, sizeof w);
@@ -1583,6 +1612,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     }
     free(l.out);
     free(l.heap);
+    check_snapshot_free(&l);
     free(pbuf);
     pthread_mutex_destroy(&l.mu);
     /* A cooperative launch (or a cluster) that could not start a thread for every CTA
