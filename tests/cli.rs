@@ -445,10 +445,17 @@ fn warp_path_code_is_32_lanes_wide_with_prefetch_and_scalar_uniform_loads() {
 /// Builds a C program against the static library and header of `ptx` (`ptxr compile --emit
 /// staticlib` and `--emit header`, the header named `<stem>.h`): returns the executable.
 fn c_abi_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {
+    c_abi_program_with(dir, ptx, stem, main_c, &[])
+}
+
+/// [`c_abi_program`] with more options of `ptxr compile`.
+fn c_abi_program_with(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str, options: &[&str]) -> std::path::PathBuf {
     let lib = dir.join(format!("lib{stem}.a"));
     let hdr = dir.join(format!("{stem}.h"));
     for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
-        let (rc, _, err) = ptxr(&["compile", ptx, "--emit", emit, "-o", out.to_str().unwrap()]);
+        let mut a = vec!["compile", ptx, "--emit", emit, "-o", out.to_str().unwrap()];
+        a.extend_from_slice(options);
+        let (rc, _, err) = ptxr(&a);
         assert_eq!(rc, 0, "{err}");
     }
     let main = dir.join("main.c");
@@ -1029,18 +1036,7 @@ fn check_mode_reports_bad_accesses() {
 
 /// [`c_abi_program`] for a library compiled for the checking mode (`ptxr compile --check`).
 fn c_abi_checked_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {
-    let lib = dir.join(format!("lib{stem}.a"));
-    let hdr = dir.join(format!("{stem}.h"));
-    for (emit, out) in [("staticlib", &lib), ("header", &hdr)] {
-        let (rc, _, err) = ptxr(&["compile", "--check", ptx, "--emit", emit, "-o", out.to_str().unwrap()]);
-        assert_eq!(rc, 0, "{err}");
-    }
-    let main = dir.join("main.c");
-    std::fs::write(&main, main_c).unwrap();
-    let exe = dir.join("main");
-    let st = std::process::Command::new("cc").arg(&main).arg("-I").arg(dir).arg(&lib).args(["-lpthread", "-lm", "-o"]).arg(&exe).status().unwrap();
-    assert!(st.success());
-    exe
+    c_abi_program_with(dir, ptx, stem, main_c, &["--check"])
 }
 
 /// The checking mode through the C ABI (`ptxr compile --check`, `ptxr_check_add`): the C
