@@ -969,29 +969,29 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// `ptxr_runtime::check` numbers it) and stops the CTA with `STATUS_CHECK` on a report;
     /// leaves the builder at `after`.
     fn call_check(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, kind: u64, after: inkwell::basic_block::BasicBlock<'ctx>) {
+        let i32t = self.ctx().i32_type();
+        let line = self.line();
+        let col = self.m.lines.column(self.span.start as usize) as u32;
+        let tid = self.linear_tid();
+        let st = self.host_check_access(p, size, kind as u32, line, col, tid);
+        let bad = self.b.build_int_compare(IntPredicate::NE, st, i32t.const_zero(), "").unwrap();
+        // The runtime has set the status line and thread; the CTA stops with its status.
+        self.stop_if(bad, super::abi::STATUS_CHECK);
+        self.b.build_unconditional_branch(after).unwrap();
+        self.b.position_at_end(after);
+    }
+
+    /// The call of `HostFns::check_access` (slot 7): the runtime's status for the access.
+    fn host_check_access(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, kind: u32, line: u32, col: u32, tid: IntValue<'ctx>) -> IntValue<'ctx> {
         let ctx = self.ctx();
         let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
-        let line = self.line();
-        let col = self.m.lines.column(self.span.start as usize) as u64;
-        let tid = self.linear_tid();
         let rt = self.cta_ptr_field(field::RT);
         let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(7, false)], "").unwrap() };
         let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
         let fnt = i32t.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
-        let args = [self.cta.into(), p.into(), size.into(), i32t.const_int(kind, false).into(), i32t.const_int(line as u64, false).into(), i32t.const_int(col, false).into(), tid.into()];
-        let st = self.b.build_indirect_call(fnt, fp, &args, "check").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
-        let bad = self.b.build_int_compare(IntPredicate::NE, st, i32t.const_zero(), "").unwrap();
-        // The runtime has set the status line and thread; the CTA stops with its status.
-        let stop = ctx.append_basic_block(self.f, "check.stop");
-        let go = ctx.append_basic_block(self.f, "check.ok");
-        self.b.build_conditional_branch(bad, stop, go).unwrap();
-        self.b.position_at_end(stop);
-        let sp = self.cta_field_ptr(field::STATUS, None);
-        self.b.build_store(sp, i32t.const_int(super::abi::STATUS_CHECK as u64, false)).unwrap();
-        self.b.build_unconditional_branch(self.abort_bb).unwrap();
-        self.b.position_at_end(go);
-        self.b.build_unconditional_branch(after).unwrap();
-        self.b.position_at_end(after);
+        let c = |v: u32| i32t.const_int(v as u64, false);
+        let args = [self.cta.into(), p.into(), size.into(), c(kind).into(), c(line).into(), c(col).into(), tid.into()];
+        self.b.build_indirect_call(fnt, fp, &args, "check").unwrap().try_as_basic_value().basic().unwrap().into_int_value()
     }
 
     /// The checking mode: tells the runtime's `check_access` that the device heap's block at
@@ -1000,16 +1000,23 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if !self.m.check || self.m.nvptx {
             return;
         }
-        let ctx = self.ctx();
-        let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
-        let rt = self.cta_ptr_field(field::RT);
-        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(7, false)], "").unwrap() };
-        let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
-        let fnt = i32t.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
         let size = self.resize(size, 32, false);
-        let kind = i32t.const_int(if alloc { 1 << 7 } else { 1 << 8 }, false);
-        let z = i32t.const_zero();
-        self.b.build_indirect_call(fnt, fp, &[self.cta.into(), p.into(), size.into(), kind.into(), z.into(), z.into(), z.into()], "").unwrap();
+        let z = self.ctx().i32_type().const_zero();
+        self.host_check_access(p, size, if alloc { 1 << 7 } else { 1 << 8 }, 0, 0, z);
+    }
+
+    /// Stops the CTA with `status` where `cond` holds, leaving the status line and thread
+    /// as they are (set by the runtime, or none); the builder goes on where it does not.
+    fn stop_if(&mut self, cond: IntValue<'ctx>, status: u32) {
+        let ctx = self.ctx();
+        let stop = ctx.append_basic_block(self.f, "stop");
+        let go = ctx.append_basic_block(self.f, "go.on");
+        self.b.build_conditional_branch(cond, stop, go).unwrap();
+        self.b.position_at_end(stop);
+        let p = self.cta_field_ptr(field::STATUS, None);
+        self.b.build_store(p, ctx.i32_type().const_int(status as u64, false)).unwrap();
+        self.b.build_unconditional_branch(self.abort_bb).unwrap();
+        self.b.position_at_end(go);
     }
 
     /// Calls the runtime's `cluster_sync` (`HostFns`, after `launch_device`): returns once
@@ -1877,14 +1884,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             self.abort_if_at(set, super::abi::STATUS_TIMEOUT, line);
             return;
         }
-        let stop = ctx.append_basic_block(self.f, "timed.out");
-        let go = ctx.append_basic_block(self.f, "go.on");
-        self.b.build_conditional_branch(set, stop, go).unwrap();
-        self.b.position_at_end(stop);
-        let p = self.cta_field_ptr(field::STATUS, None);
-        self.b.build_store(p, i32t.const_int(super::abi::STATUS_TIMEOUT as u64, false)).unwrap();
-        self.b.build_unconditional_branch(self.abort_bb).unwrap();
-        self.b.position_at_end(go);
+        self.stop_if(set, super::abi::STATUS_TIMEOUT);
     }
 
     /// Stops the CTA with `status` at the current instruction's line where `cond` holds;

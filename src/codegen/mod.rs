@@ -131,9 +131,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// The checking mode ([`set_check`]): every global, shared and generic access asks the
     /// runtime first (`FnEmitter::check_access`).
     pub check: bool,
-    /// The module writes shared memory only through `st`, `atom` and `red`, which the
-    /// checking mode sees (no asynchronous copies, mbarriers, matrix stores or tensor
-    /// memory): its races and uninitialized reads of shared memory are checked.
+    /// The checking mode sees every write of shared memory and every synchronization of the
+    /// module ([`shadow_sees_all`]): its races and uninitialized reads of shared memory are
+    /// checked.
     pub shadow_ok: bool,
     pub errors: Vec<Diagnostic>,
     /// NVVM-form output for LLVM's NVPTX backend (one thread per function, `llvm.nvvm.*`
@@ -214,7 +214,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: !uses_any(ast, &["mbarrier", "wgmma", "tcgen05", "tensormap", "mapa"]) && !uses_bulk_copy(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -413,44 +413,31 @@ pub fn check() -> bool {
     CHECK.with(|c| c.get())
 }
 
-/// Whether any function of the module has a bulk copy (`cp.async.bulk*`,
-/// `cp.reduce.async.bulk*`: writes of shared memory by the asynchronous proxy, completed
-/// through mbarriers, which the checking mode's shadow does not see; `cp.async`, which ptxr
-/// completes as the issuing thread's write, it does).
-fn uses_bulk_copy(ast: &ast::Module) -> bool {
-    fn walk(body: &[ast::Stmt]) -> bool {
+/// Whether any function of the module has an instruction for which `pred` holds.
+fn any_instr(ast: &ast::Module, pred: &dyn Fn(&ast::Instr) -> bool) -> bool {
+    fn walk(body: &[ast::Stmt], pred: &dyn Fn(&ast::Instr) -> bool) -> bool {
         body.iter().any(|s| match s {
-            ast::Stmt::Instr(i) => i.opcode.name == "cp" && i.has_mod("bulk"),
-            ast::Stmt::Block(b, _) => walk(b),
+            ast::Stmt::Instr(i) => pred(i),
+            ast::Stmt::Block(b, _) => walk(b, pred),
             _ => false,
         })
     }
-    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b))))
+    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b, pred))))
 }
 
-/// Whether any function of the module has an instruction of one of `ops`.
-fn uses_any(ast: &ast::Module, ops: &[&str]) -> bool {
-    fn walk(body: &[ast::Stmt], ops: &[&str]) -> bool {
-        body.iter().any(|s| match s {
-            ast::Stmt::Instr(i) => ops.contains(&i.opcode.name),
-            ast::Stmt::Block(b, _) => walk(b, ops),
-            _ => false,
-        })
-    }
-    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b, ops))))
+/// Whether the checking mode's race and initialization shadow sees every write of shared
+/// memory and every synchronization of the module: not with bulk copies (`cp.async.bulk*`,
+/// `cp.reduce.async.bulk*`: writes by the asynchronous proxy, completed through mbarriers),
+/// mbarriers, `wgmma`, tensor memory, tensor maps made by the kernel or other CTAs' windows
+/// (`mapa`). (`cp.async`, which ptxr completes as the issuing thread's write, it sees.)
+fn shadow_sees_all(ast: &ast::Module) -> bool {
+    !any_instr(ast, &|i| matches!(i.opcode.name, "mbarrier" | "wgmma" | "tcgen05" | "tensormap" | "mapa") || (i.opcode.name == "cp" && i.has_mod("bulk")))
 }
 
 /// Whether any function of the module reaches the shared memory of other CTAs of its
 /// cluster: `mapa`, or a bulk copy with `.multicast::cluster`.
 fn reaches_other_ctas(ast: &ast::Module) -> bool {
-    fn walk(body: &[ast::Stmt]) -> bool {
-        body.iter().any(|s| match s {
-            ast::Stmt::Instr(i) => i.opcode.name == "mapa" || i.has_mod("multicast::cluster"),
-            ast::Stmt::Block(b, _) => walk(b),
-            _ => false,
-        })
-    }
-    ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.body.as_ref().is_some_and(|b| walk(b))))
+    any_instr(ast, &|i| i.opcode.name == "mapa" || i.has_mod("multicast::cluster"))
 }
 
 /// The variables of `spaces` a function body declares, in nested blocks too.

@@ -197,8 +197,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<boo
         };
         let p = e.read(c, Type::Pred)?.into_int_value();
         let a = e.b.build_int_z_extend(p, e.ctx().i64_type(), "").unwrap();
-        let aligned = if i.opcode.name == "bar" || i.has_mod("aligned") { abi::FLAG_ALIGNED } else { 0 };
-        sync_point(e, abi::SYNC_BAR, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(mode)), (slot::A, a), (slot::FLAGS, c32(aligned))]);
+        sync_point(e, abi::SYNC_BAR, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(mode)), (slot::A, a), (slot::FLAGS, c32(aligned_flag(i)))]);
         if mode == 1 {
             let r = result(e);
             let r = e.resize(r, 32, false);
@@ -222,8 +221,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<boo
     if arrive && ops.len() < 2 {
         return Err(e.err(i.span, "`bar.arrive` needs a thread count"));
     }
-    let aligned = if i.opcode.name == "bar" || i.has_mod("aligned") { abi::FLAG_ALIGNED } else { 0 };
-    sync_point(e, if arrive { abi::SYNC_BAR_ARRIVE } else { abi::SYNC_BAR }, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(0)), (slot::FLAGS, c32(aligned))]);
+    sync_point(e, if arrive { abi::SYNC_BAR_ARRIVE } else { abi::SYNC_BAR }, &[(slot::BAR_ID, idv), (slot::BAR_COUNT, cnt), (slot::MODE, c32(0)), (slot::FLAGS, c32(aligned_flag(i)))]);
     Ok(true)
 }
 
@@ -236,4 +234,14 @@ fn check_barrier_id<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, i: &In
         }
     }
     Ok(())
+}
+
+/// `FLAG_ALIGNED` for an `.aligned` barrier (`bar` is `barrier.sync.aligned`; PTX ISA
+/// 9.7.12.1), which every thread of a warp must reach at the same instruction (synccheck).
+fn aligned_flag(i: &Instr) -> u32 {
+    if i.opcode.name == "bar" || i.has_mod("aligned") {
+        abi::FLAG_ALIGNED
+    } else {
+        0
+    }
 }
