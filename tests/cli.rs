@@ -1021,6 +1021,10 @@ fn check_mode_reports_bad_accesses() {
         let (rc, _, err) = run(&a);
         assert_eq!(rc, 0, "{file} {kernel}: {err}");
     }
+    // The checking mode compiles for the CPU only.
+    let (rc, _, err) = ptxr(&["compile", "--check", "--target", "nvptx64", "tests/cli/check.ptx"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("--check compiles for the CPU (host, x86_64, aarch64), not nvptx64"), "{err}");
     // wmma_gemm_h stages A with `for (i = t; i < 32 * 16; i += 32)` (tests/cuda/wmma_gemm.cu):
     // written for one warp. With two, threads 0 and 32 both write sa[32] (i = 32: thread 0's
     // second element, thread 32's first) with no barrier between: sa sits at offset 16 of the
