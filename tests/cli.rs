@@ -341,11 +341,16 @@ fn report_names_each_kernels_execution_path_and_why() {
     let (code, out, err) = ptxr(&["compile", "examples/saxpy.ptx", "--report"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kernel saxpy: simd (warp-vector)"), "{out}");
-    // A kernel with CTA barriers stays per thread under auto; simd runs its warps in phases.
+    // A kernel with CTA barriers takes the warp path, its warps in phases, and its
+    // grid-stride loop's iterations interleaved; one that indexes by %tid.y stays per thread
+    // under auto, and --exec simd forces the warp path.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report"]);
-    assert!(out.contains("kernel histogram256: thread (CTA barriers"), "{out}");
-    let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
+    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 4 iterations at a time: 1"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report"]);
+    assert!(out.contains("kernel matmul_tiled: thread (CTA barriers and %tid.y or %tid.z"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains("kernel matmul_tiled: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
     // Warp collectives run on the warp path where every live lane runs them together; where
     // not, or for instructions not on it yet, the reason names the instruction.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_vote.nvrtc.ptx", "--report", "--exec", "simd"]);

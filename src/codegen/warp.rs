@@ -129,16 +129,16 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // shuffles between two barriers: 0.08 s here against 0.97 s per thread, same run).
         // Kernels with CTA barriers take it too (NVRTC's block bitonic sort 0.40 s here
         // against 0.58 s per thread, the block reduction and the 1-D stencil as fast on
-        // either; `scripts/bench-kernels.sh 3 paths`), except where the per-thread scheduler
-        // runs them faster: a loop of atomics (a shared-memory histogram, 1.34x of C per
-        // thread against 1.82x: each lane's atomic runs by itself either way, and the
-        // scheduler's loop over threads is the lighter one), and kernels that index by
-        // %tid.y or %tid.z, whose blocks may have rows narrower than a warp, which this path
-        // runs as partly empty warps (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x).
-        Exec::Auto if !plan.matrix && !plan.collectives && !plan.barriers.is_empty() && !plan.barrier_free_loop && (plan.loop_atomics || plan.reads_tid_yz) => Err(format!(
-            "CTA barriers and {}: the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x; a shared-memory histogram: 1.34x against 1.82x, same run); --exec simd forces the warp path",
-            if plan.loop_atomics { "atomics in a loop" } else { "%tid.y or %tid.z (rows of a block may be narrower than a warp)" }
-        )),
+        // either; `scripts/bench-kernels.sh 3 paths`), and so do loops of atomics (a
+        // shared-memory histogram, two cores, same runs: 0.026-0.028 s here against
+        // 0.027-0.033 s per thread, since its grid-stride loads prefetch a round ahead and its
+        // lane loop of atomics runs untested when every lane is in it; it compiles in a third
+        // of the time). Except kernels that index by %tid.y or %tid.z, whose blocks may have
+        // rows narrower than a warp, which this path runs as partly empty warps (tiled sgemm
+        // in 16x16 blocks: 1.12x of C against 1.98x).
+        Exec::Auto if !plan.matrix && !plan.collectives && !plan.barriers.is_empty() && !plan.barrier_free_loop && plan.reads_tid_yz => Err(
+            "CTA barriers and %tid.y or %tid.z (rows of a block may be narrower than a warp): the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x, same run); --exec simd forces the warp path".to_string()
+        ),
         // Warp matrix instructions take the warp path once there are more than a few: each is
         // a warp meeting, and the per-thread scheduler saves and reloads every live register
         // at each meeting (a GEMM with 64 `mma.sync` per k step compiled in 40 s per thread,
@@ -215,8 +215,6 @@ pub struct Plan {
     /// own path (LLVM predicates it), instead of through the dispatch: branch → (the
     /// region's blocks in dispatch order, the reconvergence point).
     pub inline: HashMap<BlockId, (Vec<BlockId>, BlockId)>,
-    /// A loop of the kernel holds an atomic or a reduction (`atom`, `red`).
-    pub loop_atomics: bool,
     /// The kernel reads `%tid.y` or `%tid.z`.
     pub reads_tid_yz: bool,
     /// Per block: it runs inside another block's lane loop (a block of an `inline` region).
@@ -601,10 +599,11 @@ fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) ->
             continue;
         }
         let from = cfg.order[*h as usize];
+        let phase = phase_blocks(f, cfg, *h);
         // What the latch passes on (not what its terminator read: that has run).
         let mut live: HashSet<u32> = passed_on(f, cfg, latch as usize, live_in);
         for (b, li) in live_in.iter().enumerate() {
-            if cfg.order[b] != u32::MAX && cfg.order[b] >= from {
+            if cfg.order[b] != u32::MAX && cfg.order[b] >= from && phase[b] {
                 live.extend(li.iter().copied());
                 live.extend(f.blocks[b].phis.iter().map(|p| p.dst));
             }
@@ -612,6 +611,41 @@ fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) ->
         let mut vs: Vec<u32> = live.into_iter().collect();
         vs.sort();
         out.push((latch, vs));
+    }
+    out
+}
+
+/// The blocks where lanes of a warp may be, or wait, while others run block `h`: those
+/// reachable, without passing a CTA barrier, from a start of the phase that reaches `h` (the
+/// entry, or the point after a barrier); a block with a barrier is where such paths end (its
+/// lanes wait at the barrier). Blocks past the phase's barriers hold no lane then, and their
+/// values need no keeping (a yield's frame of a shared-memory histogram's grid-stride loop
+/// kept the 384 bytes of the final loop's registers, saved and reloaded every 4 iterations).
+fn phase_blocks(f: &Func, cfg: &crate::ir::cfg::Cfg, h: BlockId) -> Vec<bool> {
+    let n = f.blocks.len();
+    let barrier = |b: usize| f.blocks[b].insts.iter().any(is_cta_barrier);
+    // Blocks reachable from `starts` through barrier-free blocks (a barrier block is
+    // reached, not passed).
+    let reach = |starts: &[BlockId]| {
+        let mut seen = vec![false; n];
+        let mut work: Vec<BlockId> = starts.to_vec();
+        while let Some(b) = work.pop() {
+            if std::mem::replace(&mut seen[b as usize], true) || barrier(b as usize) {
+                continue;
+            }
+            work.extend(cfg.succs[b as usize].iter().copied());
+        }
+        seen
+    };
+    // Phase starts: the entry, and the successors of each barrier block.
+    let mut starts: Vec<Vec<BlockId>> = vec![vec![0]];
+    starts.extend((0..n).filter(|&b| barrier(b)).map(|b| cfg.succs[b].clone()));
+    let mut out = vec![false; n];
+    for s in starts {
+        let r = reach(&s);
+        if r[h as usize] {
+            out.iter_mut().zip(r).for_each(|(o, x)| *o |= x);
+        }
     }
     out
 }
@@ -878,7 +912,6 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let atomics = |blocks: &[BlockId]| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red")));
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| !atomics(blocks));
-    let loop_atomics = uni.cfg.loops.iter().any(|(_, blocks)| atomics(blocks));
     let reads_tid_yz = f.blocks.iter().any(|b| b.insts.iter().any(|i| i.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n == "%tid.y" || n == "%tid.z"))));
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
@@ -888,7 +921,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, loop_atomics, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -920,7 +953,7 @@ pub struct WarpState<'ctx> {
     narrow: std::cell::Cell<bool>,
     /// Loads of the open lane loop that prefetch ahead once it closes ([`prefetch_ahead`]):
     /// (block, instruction index, bytes ahead).
-    prefetch: std::cell::RefCell<Vec<(BlockId, usize, u64)>>,
+    prefetch: std::cell::RefCell<Vec<(BlockId, usize, Ahead)>>,
     /// One call runs a group of consecutive CTAs (`CtaCtx::group`, [`groups_ctas`]).
     pub(crate) cta_group: bool,
     /// Temporaries [`value_temp`] filled, by (value, type read as): the block they were
@@ -1850,11 +1883,11 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     }
 }
 
-/// How far ahead of a warp's consecutive global load or store the warp path prefetches, in
-/// bytes ([`prefetch_ahead`]); `None` for other accesses. A store's prefetch is for writing:
+/// How far ahead of a warp's consecutive global load or store the warp path prefetches
+/// ([`prefetch_ahead`]); `None` for other accesses. A store's prefetch is for writing:
 /// a streaming kernel's stores otherwise wait for each line to be read for ownership (block
 /// scan, one core, same run: 0.089 -> 0.078 s; two cores 1.8x -> 1.5x of C).
-fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<u64> {
+fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<Ahead> {
     let i = inst.src;
     if !matches!(i.opcode.name, "ld" | "st") || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
         return None;
@@ -1867,15 +1900,120 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
     if i.opcode.name == "st" && f.blocks[b as usize].insts.iter().any(|x| x.src.opcode.name == "ld" && x.operands.get(1).is_some() && x.operands.get(1) == inst.operands.first()) {
         return None;
     }
-    // In a loop the warp's next accesses follow the loop's own stride (a tile loop, a
-    // grid-stride loop), which the hardware prefetcher sees; prefetching the next warps'
-    // elements there only fetches lines needed much later (tiled sgemm: 1.5x -> 1.9x of C).
+    let ty = super::types_of(i).first().copied()?;
+    let n = i.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|d| d.parse::<u64>().ok())).unwrap_or(1);
+    let span = LANES as u64 * ty.size() as u64 * n;
+    // In a loop whose back edge yields (a grid-stride loop), the warp's next accesses are a
+    // grid's span apart, far beyond what the hardware prefetchers follow, and the CTA's other
+    // warps run between this warp's rounds of iterations: prefetch the access one round of
+    // iterations ahead (a shared-memory histogram over 64 MiB, two cores, written in C in
+    // the warp path's order: 0.020 s without, 0.014 s with a prefetch one round ahead, 0.015 s
+    // two rounds; C's own loop 0.014 s).
+    if let Some(adv) = loop_advance(f, plan, inst, b) {
+        return Some(Ahead { bytes: 0, advance: Some(adv), span });
+    }
+    // In other loops the warp's next accesses follow the loop's own stride (a tile loop, a
+    // k loop), which the hardware prefetcher sees; prefetching the next warps' elements there
+    // only fetches lines needed much later (tiled sgemm: 1.5x -> 1.9x of C).
     if plan.uni.cfg.loops.iter().any(|(_, blocks)| blocks.contains(&b)) {
         return None;
     }
-    let ty = super::types_of(i).first().copied()?;
-    let n = i.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|d| d.parse::<u64>().ok())).unwrap_or(1);
-    Some(PREFETCH_LANES * ty.size() as u64 * n)
+    Some(Ahead { bytes: PREFETCH_LANES * ty.size() as u64 * n, advance: None, span })
+}
+
+/// What [`prefetch_ahead`] prefetches for one access: lane 0's address plus `bytes`, plus
+/// `YIELD_EVERY` times the access's advance per iteration of its loop when it has one
+/// ([`loop_advance`]), and the following lines of the warp's `span` bytes.
+#[derive(Clone, Copy)]
+struct Ahead {
+    bytes: u64,
+    advance: Option<Advance>,
+    span: u64,
+}
+
+/// How an address advances per iteration of its loop: `coef` times a step.
+#[derive(Clone, Copy)]
+struct Advance {
+    coef: i64,
+    step: Step,
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    Const(i64),
+    /// Operand `opnd` of instruction `inst` of block `block` (the latch's increment), a
+    /// value defined before the loop.
+    Operand { block: BlockId, inst: usize, opnd: usize },
+}
+
+/// For an access in a loop whose back edge yields ([`Plan::yields`]): how its address
+/// advances per iteration, when the address is an affine function (`add` of loop-invariant
+/// values, integer `cvt`, `mov`, `mul`/`shl` by constants) of the loop's induction variable,
+/// a header phi that the loop adds a loop-invariant step to (`i += blockDim.x * gridDim.x`).
+/// Wrapping is ignored: the result only aims a prefetch, which never faults.
+fn loop_advance(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<Advance> {
+    let cfg = &plan.uni.cfg;
+    let (header, blocks) = cfg.loops.iter().enumerate().filter(|(k, (_, blocks))| blocks.contains(&b) && cfg.latch(*k).is_some_and(|l| plan.yields.iter().any(|(y, _)| *y == l))).map(|(_, l)| l).min_by_key(|(_, blocks)| blocks.len())?;
+    let latch = *cfg.preds[*header as usize].iter().find(|p| blocks.contains(p))?;
+    let inside = |v: u32| match f.values[v as usize].def {
+        Def::Inst { block, .. } | Def::Phi { block } => blocks.contains(&block),
+        _ => false,
+    };
+    let invariant = |o: &Opnd| match o {
+        Opnd::Imm(_) => true,
+        Opnd::Val(v) => !inside(*v),
+        _ => false,
+    };
+    let imm = |o: &Opnd| match o {
+        Opnd::Imm(t) => uniformity::parse_int(t),
+        _ => None,
+    };
+    let addr = inst.operands.iter().find_map(|o| match o {
+        Opnd::Addr(Some(base), _) => Some(base.as_ref().clone()),
+        _ => None,
+    })?;
+    let Opnd::Val(mut v) = addr else { return None };
+    let mut coef: i64 = 1;
+    for _ in 0..12 {
+        match f.values[v as usize].def {
+            Def::Phi { block } if block == *header => {
+                let phi = f.blocks[block as usize].phis.iter().find(|p| p.dst == v)?;
+                let (_, next) = phi.incoming.iter().find(|(p, _)| *p == latch)?;
+                let Def::Inst { block: ib, inst: ik } = f.values[*next as usize].def else { return None };
+                let add = &f.blocks[ib as usize].insts[ik as usize];
+                if add.src.opcode.name != "add" || add.operands.len() != 3 {
+                    return None;
+                }
+                let k = (1..3).find(|&k| add.operands[k] == Opnd::Val(v) && invariant(&add.operands[3 - k]))?;
+                let step = match imm(&add.operands[3 - k]) {
+                    Some(c) => Step::Const(c),
+                    None => Step::Operand { block: ib, inst: ik as usize, opnd: 3 - k },
+                };
+                return Some(Advance { coef, step });
+            }
+            Def::Inst { block, inst: k } if blocks.contains(&block) => {
+                let i = &f.blocks[block as usize].insts[k as usize];
+                let ops = &i.operands;
+                let next = |o: &Opnd| match o {
+                    Opnd::Val(x) => Some(*x),
+                    _ => None,
+                };
+                v = match (i.src.opcode.name, ops.len()) {
+                    ("mov" | "cvt" | "cvta", 2) => next(&ops[1])?,
+                    ("add", 3) if invariant(&ops[2]) => next(&ops[1])?,
+                    ("add", 3) if invariant(&ops[1]) => next(&ops[2])?,
+                    ("mul" | "shl", 3) if !i.src.has_mod("hi") => {
+                        let c = imm(&ops[2])?;
+                        coef = coef.checked_mul(if i.src.opcode.name == "shl" { 1i64.checked_shl(c as u32)? } else { c })?;
+                        next(&ops[1])?
+                    }
+                    _ => return None,
+                };
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The cache lines of one warp's consecutive access that [`prefetch_ahead`] prefetches: all
@@ -1884,8 +2022,8 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
 /// time). Measured same run, two cores: saxpy 0.026 -> 0.022 s, block scan 0.044 -> 0.040 s
 /// (one line against every line of the span); prefetching lines beyond the span gained
 /// nothing further.
-fn prefetch_lines(ahead: u64) -> u64 {
-    (ahead / PREFETCH_LANES * LANES as u64).div_ceil(CACHE_LINE).max(1)
+fn prefetch_lines(span: u64) -> u64 {
+    span.div_ceil(CACHE_LINE).max(1)
 }
 
 /// Bytes of a cache line of the host (x86-64 and AArch64 cores alike).
@@ -1901,11 +2039,11 @@ const CACHE_LINE: u64 = 64;
 const PREFETCH_LANES: u64 = 16 * LANES as u64;
 
 /// After the lane loop that ran load `(b, k)`: software prefetches (`llvm.prefetch`, read,
-/// high locality; never faults) of lane 0's address plus `ahead` bytes ([`prefetch_bytes`])
-/// and of the following lines of the warp's span ([`prefetch_lines`]), once per warp.
+/// high locality; never faults) of lane 0's address plus what `ahead` says ([`Ahead`]) and of
+/// the following lines of the warp's span ([`prefetch_lines`]), once per warp.
 /// Lane 0's address is its registers' first elements (the loop has computed them; a lane
 /// that did not run leaves an older value, and the prefetch is only a hint).
-fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: u64) {
+fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: Ahead) {
     let func = e.ir_func();
     let inst = &func.blocks[b as usize].insts[k];
     // A store's address is its first operand, and it prefetches for writing (`prefetchw`).
@@ -1913,15 +2051,57 @@ fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, a
     let Some(op) = inst.src.operands.get(at) else { return };
     e.enter_scope(inst.scope);
     bind(e, &func, inst.src, inst.scope, &inst.reads(), &[]);
+    // Lane 0's address computed once from scalars where it can be (reading it from a lane
+    // array makes every lane of the loop store its address there).
+    if let Some(Opnd::Addr(Some(base), _)) = inst.operands.get(at) {
+        if let (Opnd::Val(v), crate::syntax::ast::Operand::Mem(crate::syntax::ast::Address { base: Some(id), .. })) = (base.as_ref(), op) {
+            let name = id.name;
+            let plan = w(e).plan.clone();
+            let saved = std::mem::take(&mut e.overrides);
+            let t = lane0_temp(e, &func, &plan, *v, 0);
+            e.overrides = saved;
+            if let Some(t) = t {
+                e.overrides.insert(name, (t, func.values[*v as usize].ty));
+            }
+        }
+    }
     let space = super::ops_mem::space_of(inst.src);
     let p = e.address(op, space);
     e.overrides.clear();
     let Ok(p) = p else { return };
     let ctx = e.ctx();
+    let i64t = ctx.i64_type();
+    let mut off = i64t.const_int(ahead.bytes, false);
+    if let Some(adv) = ahead.advance {
+        let step = match adv.step {
+            Step::Const(c) => i64t.const_int(c as u64, true),
+            Step::Operand { block, inst, opnd } => {
+                let add = &func.blocks[block as usize].insts[inst];
+                let Some(ty) = super::types_of(add.src).first().copied() else { return };
+                e.enter_scope(add.scope);
+                bind(e, &func, add.src, add.scope, &add.reads(), &[]);
+                let x = e.read(&add.src.operands[opnd], ty);
+                e.overrides.clear();
+                let Ok(x) = x else { return };
+                let x = x.into_int_value();
+                if x.get_type().get_bit_width() >= 64 {
+                    e.b.build_int_truncate_or_bit_cast(x, i64t, "").unwrap()
+                } else if ty.is_signed() {
+                    e.b.build_int_s_extend(x, i64t, "").unwrap()
+                } else {
+                    e.b.build_int_z_extend(x, i64t, "").unwrap()
+                }
+            }
+        };
+        let by = i64t.const_int((adv.coef.wrapping_mul(YIELD_EVERY as i64)) as u64, true);
+        let d = e.b.build_int_mul(step, by, "ahead").unwrap();
+        off = e.b.build_int_add(off, d, "").unwrap();
+    }
     let i32t = ctx.i32_type();
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
-    for line in 0..prefetch_lines(ahead) {
-        let q = unsafe { e.b.build_gep(ctx.i8_type(), p, &[ctx.i64_type().const_int(ahead + line * CACHE_LINE, false)], "prefetch").unwrap() };
+    let q0 = unsafe { e.b.build_gep(ctx.i8_type(), p, &[off], "prefetch").unwrap() };
+    for line in 0..prefetch_lines(ahead.span) {
+        let q = unsafe { e.b.build_gep(ctx.i8_type(), q0, &[i64t.const_int(line * CACHE_LINE, false)], "prefetch").unwrap() };
         let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_int(write, false).into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
     }
 }
@@ -2074,6 +2254,59 @@ fn value_temp_fill<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     for (n, b) in binds {
         e.overrides.insert(n, b);
     }
+    let ok = e.unguarded(inst.src).is_ok();
+    e.overrides = saved;
+    ok.then_some(dst)
+}
+
+/// A temporary holding lane 0's value of `v`, computed from scalar storage (uniform values,
+/// and the bases of affine ones, which are lane 0's values) through pure integer
+/// instructions (`add`, `sub`, `mul`, `mad`, `shl`, integer `cvt`, `mov`, `cvta`), outside
+/// any lane loop; `None` when `v` depends on anything else.
+fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, depth: u32) -> Option<PointerValue<'ctx>> {
+    let key = plan.key(func, v);
+    let ty = func.values[v as usize].ty;
+    if plan.scalar_vars.contains(&key) && !plan.affine.contains_key(&key) {
+        return Some(web_storage(e, &key, ty));
+    }
+    // As `bind` reads it: a copy of a special register or a recomputed value (whose storage
+    // a warp does not keep across barriers) from a temporary, an affine one from its base.
+    if let Some(t) = value_temp(e, func, plan, v, ty, 0) {
+        return Some(t);
+    }
+    if plan.scalar_vars.contains(&key) {
+        return Some(web_storage(e, &key, ty));
+    }
+    let Def::Inst { block, inst } = func.values[v as usize].def else { return None };
+    let inst = &func.blocks[block as usize].insts[inst as usize];
+    let pure = matches!(inst.src.opcode.name, "add" | "sub" | "mul" | "mad" | "shl" | "mov" | "cvta")
+        || (inst.src.opcode.name == "cvt" && super::types_of(inst.src).iter().all(|t| t.is_int()));
+    if depth > 8 || !pure || inst.defs.len() != 1 || inst.operands.iter().any(|o| !matches!(o, Opnd::Val(_) | Opnd::Imm(_))) {
+        return None;
+    }
+    let mut names = Vec::new();
+    reg_names(inst.src, &mut names);
+    let reads = inst.reads();
+    let mut binds = Vec::new();
+    for name in names {
+        let (dscope, nty) = func.resolve(name, inst.scope)?;
+        let var = (dscope, name.to_string());
+        if func.values[v as usize].var == var && !binds.iter().any(|(n, _)| *n == name) {
+            // A read of the register it defines (`add %r, %r, 1`) is not a pure chain here.
+            if reads.iter().any(|r| func.values[*r as usize].var == var) {
+                return None;
+            }
+            let t = e.alloca_b.build_alloca(e.storage_t(nty), "lane0").unwrap();
+            binds.push((name, (t, nty)));
+            continue;
+        }
+        let r = *reads.iter().find(|r| func.values[**r as usize].var == var)?;
+        let t = lane0_temp(e, func, plan, r, depth + 1)?;
+        binds.push((name, (t, nty)));
+    }
+    let dst = binds.iter().find(|(n, _)| func.values[v as usize].var.1 == *n).map(|(_, (t, _))| *t)?;
+    let saved = std::mem::take(&mut e.overrides);
+    e.overrides.extend(binds);
     let ok = e.unguarded(inst.src).is_ok();
     e.overrides = saved;
     ok.then_some(dst)

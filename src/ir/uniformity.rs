@@ -386,7 +386,7 @@ fn is_def(o: &Opnd, defs: &[ValueId]) -> bool {
 }
 
 /// An integer immediate as printed in the IR (`4`, `-4`, `0x10`, `010`, `0b1`, `4U`).
-fn parse_int(s: &str) -> Option<i64> {
+pub fn parse_int(s: &str) -> Option<i64> {
     // The printer writes a negative constant as `(-32)`, maybe spaced.
     let s: String = s.chars().filter(|c| !matches!(c, '(' | ')') && !c.is_whitespace()).collect();
     let t = s.as_str();
