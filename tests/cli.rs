@@ -447,6 +447,25 @@ fn warp_path_code_is_32_lanes_wide_with_prefetch_and_scalar_uniform_loads() {
     assert!(!ir.contains("masked.gather.v16f32") && !ir.contains("masked.gather.v32f32"), "matmul_tiled: the shared tile's uniform loads are gathers");
 }
 
+/// A grid-stride loop whose induction variable advances by two `add`s of the grid's size:
+/// the warp path prefetches 4 iterations ahead, the step being both adds (`%ahead` is the
+/// step times 4 iterations times 4 bytes), and both paths give what the loop computes:
+/// thread t of the 192 adds 1 to each element i < 1000 with i mod 384 == t.
+#[test]
+fn unrolled_grid_stride_loop_prefetches_its_whole_step() {
+    let (rc, ir, err) = ptxr(&["compile", "tests/cli/grid_stride_unrolled.ptx", "--exec", "simd", "--emit", "llvm-ir", "-O0", "-o", "-"]);
+    assert_eq!(rc, 0, "{err}");
+    let ahead = ir.lines().find(|l| l.contains("%ahead = mul i64")).unwrap_or_else(|| panic!("no prefetch ahead: {ir}"));
+    assert!(ahead.trim_end().ends_with(", 16"), "{ahead}");
+    assert!(ir.contains("call void @llvm.prefetch.p0"), "no prefetch call");
+    let expect: String = (0..1000).map(|i| if i % 384 < 192 { "01000000" } else { "00000000" }).collect();
+    for exec in ["simd", "thread"] {
+        let (rc, out, err) = ptxr(&["run", "tests/cli/grid_stride_unrolled.ptx", "--kernel", "grid_stride2", "--grid", "2", "--block", "96", "--exec", exec, "--arg", "buf:zero:4000", "--arg", "u32:1000", "--dump", "0=-"]);
+        assert_eq!(rc, 0, "{err}");
+        assert_eq!(out.trim(), expect, "--exec {exec}");
+    }
+}
+
 /// Builds a C program against the static library and header of `ptx` (`ptxr compile --emit
 /// staticlib` and `--emit header`, the header named `<stem>.h`): returns the executable.
 fn c_abi_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {
