@@ -31,10 +31,13 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     if let Some(f8) = i.mods.iter().find_map(|m| F8::parse(m)) {
         return cvt_f8(e, i, f8);
     }
+    if let Some(f8) = i.mods.iter().find_map(|m| F8::narrow(m)) {
+        return cvt_narrow(e, i, f8);
+    }
     if i.has_mod("satfinite") {
         return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2/.tf32/.e4m3x2/.e5m2x2 only"));
     }
-    if let Some(m) = i.mods.iter().find(|m| matches!(**m, "e2m1x2" | "e2m3x2" | "e3m2x2" | "ue8m0x2")) {
+    if let Some(m) = i.mods.iter().find(|m| matches!(**m, "ue8m0x2")) {
         return Err(e.err(i.span, format!("`cvt` to or from `.{m}` (a PTX 8.6 format) is not supported by ptxr yet")));
     }
     let tys = types_of(i);
@@ -397,6 +400,13 @@ enum F8 {
     /// 1 sign, 5 exponent (bias 15), 2 mantissa bits: the upper byte of an f16; the largest
     /// finite value 57344 (0x7b), infinity 0x7c.
     E5M2,
+    /// The 4- and 6-bit floats of PTX 8.6 (`.e2m1x2`, `.e2m3x2`, `.e3m2x2`; the OCP
+    /// microscaling formats), without infinities or NaN: e2m1 is 1 sign, 2 exponent (bias
+    /// 1), 1 mantissa bit, largest 6 (0x7); e2m3 bias 1, 3 mantissa bits, largest 7.5 (0x1f);
+    /// e3m2 bias 3, 2 mantissa bits, largest 28 (0x1f).
+    E2M1,
+    E2M3,
+    E3M2,
 }
 
 impl F8 {
@@ -407,17 +417,39 @@ impl F8 {
             _ => None,
         }
     }
+    /// The 4- and 6-bit formats (`.f4x2type`, `.f6x2type`).
+    fn narrow(m: &str) -> Option<F8> {
+        match m {
+            "e2m1x2" => Some(F8::E2M1),
+            "e2m3x2" => Some(F8::E2M3),
+            "e3m2x2" => Some(F8::E3M2),
+            _ => None,
+        }
+    }
     /// Mantissa bits and the exponent of the smallest normal.
     fn params(self) -> (u64, i64) {
         match self {
             F8::E4M3 => (3, -6),
             F8::E5M2 => (2, -14),
+            F8::E2M1 => (1, 0),
+            F8::E2M3 => (3, 0),
+            F8::E3M2 => (2, -2),
         }
     }
     fn max_finite(self) -> u64 {
         match self {
             F8::E4M3 => 0x7e,
             F8::E5M2 => 0x7b,
+            F8::E2M1 => 0x7,
+            F8::E2M3 | F8::E3M2 => 0x1f,
+        }
+    }
+    /// The position of the sign bit (the format's width less one).
+    fn sign_bit(self) -> u64 {
+        match self {
+            F8::E4M3 | F8::E5M2 => 7,
+            F8::E2M1 => 3,
+            F8::E2M3 | F8::E3M2 => 5,
         }
     }
 }
@@ -482,7 +514,8 @@ fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: 
     let nan = b.build_int_compare(IntPredicate::UGT, b.build_and(x, c(0x7fff_ffff), "").unwrap(), c(0x7f80_0000), "").unwrap();
     let x = if relu { relu_bits(e, x) } else { x };
     let mag = b.build_and(x, c(0x7fff_ffff), "").unwrap();
-    let sign = b.build_and(b.build_right_shift(x, c(24), false, "").unwrap(), c(0x80), "").unwrap();
+    let sb = f8.sign_bit();
+    let sign = b.build_and(b.build_right_shift(x, c(31 - sb), false, "").unwrap(), c(1 << sb), "").unwrap();
     // Significand (24 bits with the hidden one) and unbiased exponent of the f32.
     let bexp = b.build_right_shift(mag, c(23), false, "").unwrap();
     let normal = b.build_int_compare(IntPredicate::NE, bexp, c(0), "").unwrap();
@@ -517,11 +550,88 @@ fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: 
         match f8 {
             F8::E5M2 => c(0x7c),
             F8::E4M3 => c(0x7f),
+            // (.satfinite is required for these)
+            _ => max,
         }
     };
     let enc = b.build_select(over, over_val, enc, "").unwrap().into_int_value();
     let r = b.build_or(enc, sign, "").unwrap();
-    b.build_select(nan, c(0x7f), r, "").unwrap().into_int_value()
+    // A NaN has no encoding in the 4- and 6-bit formats: it becomes their largest finite
+    // value, positive (ptxr's choice; not yet compared with a GPU).
+    let nan_code = match f8 {
+        F8::E4M3 | F8::E5M2 => c(0x7f),
+        _ => max,
+    };
+    b.build_select(nan, nan_code, r, "").unwrap().into_int_value()
+}
+
+/// The f16 bits (in the low half of an i32) of the 4- or 6-bit float in the low bits of `v`
+/// (`F8::E2M1`, `E2M3`, `E3M2`): exact, every value of those formats is an f16. `.relu`
+/// makes negative values +0 (-0 stays).
+fn narrow_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu: bool) -> IntValue<'ctx> {
+    let b = &e.b;
+    let (i32t, f32t) = (e.ctx().i32_type(), e.ctx().f32_type());
+    let c = |x: u64| i32t.const_int(x, false);
+    let (m, emin) = f8.params();
+    let sb = f8.sign_bit();
+    let mag = b.build_and(v, c((1 << sb) - 1), "").unwrap();
+    let exp = b.build_right_shift(mag, c(m), false, "").unwrap();
+    let man = b.build_and(mag, c((1 << m) - 1), "").unwrap();
+    // value = sig * 2^(emin - m + max(exp - 1, 0)), sig = man with the hidden bit when exp > 0
+    let sub = b.build_int_compare(IntPredicate::EQ, exp, c(0), "").unwrap();
+    let sig = b.build_select(sub, man, b.build_or(man, c(1 << m), "").unwrap(), "").unwrap().into_int_value();
+    let up = b.build_select(sub, c(0), b.build_int_sub(exp, c(1), "").unwrap(), "").unwrap().into_int_value();
+    let scale = b.build_bit_cast(b.build_left_shift(b.build_int_add(up, c((127 + emin - m as i64) as u64), "").unwrap(), c(23), "").unwrap(), f32t, "").unwrap().into_float_value();
+    let f = b.build_float_mul(b.build_unsigned_int_to_float(sig, f32t, "").unwrap(), scale, "").unwrap();
+    let h = b.build_float_trunc(f, e.ctx().f16_type(), "").unwrap();
+    let h = b.build_int_z_extend(b.build_bit_cast(h, e.ctx().i16_type(), "").unwrap().into_int_value(), i32t, "").unwrap();
+    let neg = b.build_int_compare(IntPredicate::NE, b.build_and(v, c(1 << sb), "").unwrap(), c(0), "").unwrap();
+    let h = b.build_select(neg, b.build_or(h, c(0x8000), "").unwrap(), h, "").unwrap().into_int_value();
+    if relu {
+        let clamp = b.build_and(neg, b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap(), "").unwrap();
+        b.build_select(clamp, c(0), h, "").unwrap().into_int_value()
+    } else {
+        h
+    }
+}
+
+/// PTX ISA 9.7.9.21 cvt with the 4- and 6-bit floats (PTX 8.6):
+/// `cvt.rn.satfinite{.relu}.{e2m1x2,e2m3x2,e3m2x2}.f32 d, a, b` (a in the upper element of d,
+/// b in the lower; an e2m1x2 is a `.b8`, a 6-bit pair a `.b16` of two bytes whose upper two
+/// bits are zero) and `cvt.rn{.relu}.f16x2.{...} d, a` (the upper element to the upper half).
+fn cvt_narrow<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f8: F8) -> R<()> {
+    let i32t = e.ctx().i32_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let ops = &i.operands;
+    let relu = i.has_mod("relu");
+    if !i.has_mod("rn") {
+        return Err(e.err(i.span, "`cvt` with 4- and 6-bit floats rounds with .rn"));
+    }
+    // e2m1x2 elements are nibbles of a byte; the 6-bit ones, bytes of a half word.
+    let (lane, container, ctype) = if matches!(f8, F8::E2M1) { (4u64, 8u32, Type::B8) } else { (8u64, 16u32, Type::B16) };
+    let to_narrow = i.mods.iter().find(|m| F8::narrow(m).is_some() || **m == "f16x2").map_or(false, |m| F8::narrow(m).is_some());
+    if to_narrow {
+        if !i.has_mod("satfinite") || !i.has_mod("f32") || ops.len() != 3 {
+            return Err(e.err(i.span, "`cvt.rn.satfinite{.relu}.{e2m1x2,e2m3x2,e3m2x2}.f32` converts two .f32 sources: d, a, b"));
+        }
+        let a = e.read_int(&ops[1], Type::B32)?;
+        let bv = e.read_int(&ops[2], Type::B32)?;
+        let hi = f32_to_f8(e, a, f8, true, relu);
+        let lo = f32_to_f8(e, bv, f8, true, relu);
+        let d = e.b.build_or(e.b.build_left_shift(hi, c(lane), "").unwrap(), lo, "").unwrap();
+        let d = e.resize(d, container, false);
+        return e.write(&ops[0], ctype, d.into());
+    }
+    if ops.len() != 2 {
+        return Err(e.err(i.span, "`cvt.rn{.relu}.f16x2.{e2m1x2,e2m3x2,e3m2x2}` converts one packed source: d, a"));
+    }
+    let a = e.read_int(&ops[1], ctype)?;
+    let a = e.resize(a, 32, false);
+    let mask = c((1 << lane) - 1);
+    let hi = narrow_to_f16(e, e.b.build_and(e.b.build_right_shift(a, c(lane), false, "").unwrap(), mask, "").unwrap(), f8, relu);
+    let lo = narrow_to_f16(e, e.b.build_and(a, mask, "").unwrap(), f8, relu);
+    let d = e.b.build_or(e.b.build_left_shift(hi, c(16), "").unwrap(), lo, "").unwrap();
+    e.write(&ops[0], Type::B32, d.into())
 }
 
 /// The f16 bits (in the low half of an i32) of the 8-bit float in the low byte of `v`: exact.
@@ -531,12 +641,15 @@ fn f8_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu:
     let b = &e.b;
     let i32t = e.ctx().i32_type();
     let c = |x: u64| i32t.const_int(x, false);
+    if matches!(f8, F8::E2M1 | F8::E2M3 | F8::E3M2) {
+        return narrow_to_f16(e, v, f8, relu);
+    }
     let (h, nan) = match f8 {
         F8::E5M2 => {
             let mag = b.build_and(v, c(0x7f), "").unwrap();
             (b.build_left_shift(v, c(8), "").unwrap(), b.build_int_compare(IntPredicate::UGT, mag, c(0x7c), "").unwrap())
         }
-        F8::E4M3 => {
+        _ => {
             let mag = b.build_and(v, c(0x7f), "").unwrap();
             let exp = b.build_right_shift(mag, c(3), false, "").unwrap();
             let man = b.build_and(mag, c(7), "").unwrap();
@@ -562,8 +675,8 @@ fn f8_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu:
         h
     };
     match f8 {
-        F8::E4M3 => b.build_select(nan, c(0x7fff), h, "").unwrap().into_int_value(),
         F8::E5M2 => h,
+        _ => b.build_select(nan, c(0x7fff), h, "").unwrap().into_int_value(),
     }
 }
 
