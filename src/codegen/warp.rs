@@ -2533,7 +2533,12 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
     }
-    if let (Some(_), Some(ahead)) = (w(e).lane, prefetch_bytes(func, &w(e).plan, inst, b)) {
+    // A group of CTAs (`groups_ctas`) walks each stride's span contiguously, which the
+    // hardware prefetcher follows: a loop's prefetch a round ahead only costs there
+    // (grid-stride saxpy, same run: 0.021 s without, 0.022-0.024 s with; in C, a histogram
+    // in groups of 16 CTAs: 0.014 s without, 0.017 s with).
+    let grouped_loop = |a: &Ahead| w(e).cta_group && a.advance.is_some();
+    if let (Some(_), Some(ahead)) = (w(e).lane, prefetch_bytes(func, &w(e).plan, inst, b).filter(|a| !grouped_loop(a))) {
         if let Some(k) = func.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst)) {
             w(e).prefetch.borrow_mut().push((b, k, ahead));
         }
