@@ -117,6 +117,13 @@ INPUTS = [
 ]
 
 
+def out_row(w):
+    """PTX: %p = the output parameter's buffer + 24 * %tid.x (six words a thread)."""
+    w("\tld.param.u64 %p, [p_out];")
+    w("\tmul.wide.u32 %o, %t, 24;")
+    w("\tadd.s64 %p, %p, %o;")
+
+
 def main():
     fmts = ["e2m1", "e2m3", "e3m2"]
     lines = []
@@ -142,9 +149,7 @@ def main():
     w("\tadd.s64 %p, %p, %o;")
     w("\tld.global.u32 %a, [%p];")
     w("\tld.global.u32 %b, [%p+4];")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tmul.wide.u32 %o, %t, 24;")
-    w("\tadd.s64 %p, %p, %o;")
+    out_row(w)
     k = 0
     for relu in (False, True):
         for f in fmts:
@@ -180,9 +185,7 @@ def main():
     w("\t.reg .b8 %q;")
     w("\t.reg .b64 %p, %o;")
     w("\tmov.u32 %t, %tid.x;")
-    w("\tld.param.u64 %p, [p_out];")
-    w("\tmul.wide.u32 %o, %t, 24;")
-    w("\tadd.s64 %p, %p, %o;")
+    out_row(w)
     k = 0
     for relu in (False, True):
         for f in fmts:
