@@ -2078,10 +2078,10 @@ fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, a
         let mut step = i64t.const_int(adv.konst as u64, true);
         for &(block, inst, opnd) in &adv.terms {
             let add = &func.blocks[block as usize].insts[inst];
-            let Some(ty) = super::types_of(add.src).first().copied() else { return };
+            let (Some(ty), Some(op)) = (super::types_of(add.src).first().copied(), add.src.operands.get(opnd)) else { return };
             e.enter_scope(add.scope);
             bind(e, &func, add.src, add.scope, &add.reads(), &[]);
-            let x = e.read(&add.src.operands[opnd], ty);
+            let x = e.read(op, ty);
             e.overrides.clear();
             let Ok(x) = x else { return };
             let x = x.into_int_value();
