@@ -52,7 +52,9 @@ enum Cmd {
         #[arg(long)]
         report: bool,
         /// auto (default): warp-vector code for every kernel the warp path runs except those
-        /// with CTA barriers; simd: warp-vector code wherever a kernel allows it; thread:
+        /// with CTA barriers that index by %tid.y or %tid.z (with no loop of a thread's own, no
+        /// warp collectives) and those with at most 8 warp matrix instructions; simd:
+        /// warp-vector code wherever a kernel allows it; thread:
         /// per-thread code for every kernel (the reference path). `--report` says which kernel
         /// takes which and why.
         #[arg(long, default_value = "auto")]
