@@ -31,9 +31,6 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     if let Some(f8) = i.mods.iter().find_map(|m| F8::parse(m)) {
         return cvt_f8(e, i, f8);
     }
-    if let Some(f8) = i.mods.iter().find_map(|m| F8::narrow(m)) {
-        return cvt_narrow(e, i, f8);
-    }
     if i.has_mod("satfinite") {
         return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2/.tf32/.e4m3x2/.e5m2x2 only"));
     }
@@ -391,7 +388,8 @@ fn cvt_tf32<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     e.write(&i.operands[0], Type::B32, r.into())
 }
 
-/// An 8-bit float format of PTX 7.8 (sm_89).
+/// A small float format of `cvt`'s pairs: the 8-bit ones of PTX 7.8 (sm_89), the 6- and
+/// 4-bit ones of PTX 8.6.
 #[derive(Clone, Copy, PartialEq)]
 enum F8 {
     /// 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN is S.1111.111, the
@@ -414,16 +412,19 @@ impl F8 {
         match m {
             "e4m3x2" => Some(F8::E4M3),
             "e5m2x2" => Some(F8::E5M2),
-            _ => None,
-        }
-    }
-    /// The 4- and 6-bit formats (`.f4x2type`, `.f6x2type`).
-    fn narrow(m: &str) -> Option<F8> {
-        match m {
             "e2m1x2" => Some(F8::E2M1),
             "e2m3x2" => Some(F8::E2M3),
             "e3m2x2" => Some(F8::E3M2),
             _ => None,
+        }
+    }
+    /// The bits each element of a pair takes in the packed register, and that register's
+    /// type: e2m1 pairs are the nibbles of a `.b8`; the others bytes of a `.b16` (a 6-bit
+    /// element's upper two bits zero).
+    fn packing(self) -> (u64, Type) {
+        match self {
+            F8::E2M1 => (4, Type::B8),
+            _ => (8, Type::B16),
         }
     }
     /// Mantissa bits and the exponent of the smallest normal.
@@ -454,26 +455,28 @@ impl F8 {
     }
 }
 
-/// PTX 7.8 conversions with the 8-bit float pairs:
-/// - `cvt.rn.satfinite{.relu}.f8x2type.f32 d, a, b`: a goes to the upper byte of the .b16 d,
-///   b to the lower one;
-/// - `cvt.rn.satfinite{.relu}.f8x2type.f16x2 d, a`: the upper half of a to the upper byte;
-/// - `cvt.rn{.relu}.f16x2.f8x2type d, a`: the upper byte of a to the upper half of d (exact).
+/// PTX ISA 9.7.9.21 cvt with the pairs of small floats ([`F8`]), the element from a (or the
+/// upper half of a) in the upper part of d ([`F8::packing`]):
+/// - `cvt.rn.satfinite{.relu}.f8x2type.f32 d, a, b` (PTX 7.8) and the 4- and 6-bit forms
+///   `cvt.rn.satfinite{.relu}.{e2m1x2,e2m3x2,e3m2x2}.f32 d, a, b` (PTX 8.6);
+/// - `cvt.rn.satfinite{.relu}.f8x2type.f16x2 d, a`;
+/// - `cvt.rn{.relu}.f16x2.{f8x2type,e2m1x2,e2m3x2,e3m2x2} d, a` (exact).
 fn cvt_f8<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f8: F8) -> R<()> {
     let i32t = e.ctx().i32_type();
     let c = |v: u64| i32t.const_int(v, false);
     let ops = &i.operands;
     let relu = i.has_mod("relu");
+    let (lane, packed) = f8.packing();
     // The destination type comes first.
     let to_f8 = i.mods.iter().find(|m| F8::parse(m).is_some() || matches!(**m, "f16x2" | "f32")).map_or(false, |m| F8::parse(m).is_some());
     if !i.has_mod("rn") {
-        return Err(e.err(i.span, "`cvt` with 8-bit floats rounds with .rn"));
+        return Err(e.err(i.span, "`cvt` with 8-, 6- and 4-bit floats rounds with .rn"));
     }
     if to_f8 {
         let sat = i.has_mod("satfinite");
         let srcs: Vec<IntValue<'ctx>> = if i.has_mod("f32") {
             if ops.len() != 3 {
-                return Err(e.err(i.span, "`cvt.rn.satfinite.f8x2type.f32` converts two sources: d, a, b"));
+                return Err(e.err(i.span, "`cvt.rn.satfinite` to a pair from .f32 converts two sources: d, a, b"));
             }
             vec![e.read_int(&ops[1], Type::B32)?, e.read_int(&ops[2], Type::B32)?]
         } else {
@@ -489,23 +492,25 @@ fn cvt_f8<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f8: F8) -
         };
         let hi = f32_to_f8(e, srcs[0], f8, sat, relu);
         let lo = f32_to_f8(e, srcs[1], f8, sat, relu);
-        let d = e.b.build_or(e.b.build_left_shift(hi, c(8), "").unwrap(), lo, "").unwrap();
-        let d = e.resize(d, 16, false);
-        return e.write(&ops[0], Type::B16, d.into());
+        let d = e.b.build_or(e.b.build_left_shift(hi, c(lane), "").unwrap(), lo, "").unwrap();
+        let d = e.resize(d, packed.bits(), false);
+        return e.write(&ops[0], packed, d.into());
     }
-    let a = e.read_int(&ops[1], Type::B16)?;
+    let a = e.read_int(&ops[1], packed)?;
     let a = e.resize(a, 32, false);
-    let hi = f8_to_f16(e, e.b.build_right_shift(a, c(8), false, "").unwrap(), f8, relu);
-    let lo = f8_to_f16(e, e.b.build_and(a, c(0xff), "").unwrap(), f8, relu);
+    let mask = c((1 << lane) - 1);
+    let hi = f8_to_f16(e, e.b.build_and(e.b.build_right_shift(a, c(lane), false, "").unwrap(), mask, "").unwrap(), f8, relu);
+    let lo = f8_to_f16(e, e.b.build_and(a, mask, "").unwrap(), f8, relu);
     let d = e.b.build_or(e.b.build_left_shift(hi, c(16), "").unwrap(), lo, "").unwrap();
     e.write(&ops[0], Type::B32, d.into())
 }
 
-/// The 8-bit float (in the low byte of an i32) nearest to the f32 with bits `x`, ties to even,
-/// subnormals kept. NaN gives 0x7f. With `sat` (.satfinite) a magnitude above the largest
-/// finite value (infinity included) gives the largest finite value of its sign; without it,
-/// e5m2 overflows to infinity and e4m3, which has none, to NaN. `.relu` makes negative
-/// values +0 (-0 stays, as with .bf16).
+/// The small float (in the low bits of an i32) nearest to the f32 with bits `x`, ties to
+/// even, subnormals kept. NaN gives 0x7f (the 4- and 6-bit formats, without NaN: their
+/// largest value). With `sat` (.satfinite) a magnitude above the largest finite value
+/// (infinity included) gives the largest finite value of its sign; without it, e5m2
+/// overflows to infinity and e4m3, which has none, to NaN. `.relu` makes negative values +0
+/// (-0 stays, as with .bf16).
 fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: bool, relu: bool) -> IntValue<'ctx> {
     let b = &e.b;
     let i32t = e.ctx().i32_type();
@@ -565,10 +570,10 @@ fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: 
     b.build_select(nan, nan_code, r, "").unwrap().into_int_value()
 }
 
-/// The f16 bits (in the low half of an i32) of the 4- or 6-bit float in the low bits of `v`
-/// (`F8::E2M1`, `E2M3`, `E3M2`): exact, every value of those formats is an f16. `.relu`
-/// makes negative values +0 (-0 stays).
-fn narrow_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu: bool) -> IntValue<'ctx> {
+/// The f16 bits (in the low half of an i32) of the finite e4m3, e2m1, e2m3 or e3m2 value in
+/// the low bits of `v`, sign included: exact (decoded through f32; every such value is an
+/// f16).
+fn small_float_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8) -> IntValue<'ctx> {
     let b = &e.b;
     let (i32t, f32t) = (e.ctx().i32_type(), e.ctx().f32_type());
     let c = |x: u64| i32t.const_int(x, false);
@@ -585,98 +590,37 @@ fn narrow_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, r
     let f = b.build_float_mul(b.build_unsigned_int_to_float(sig, f32t, "").unwrap(), scale, "").unwrap();
     let h = b.build_float_trunc(f, e.ctx().f16_type(), "").unwrap();
     let h = b.build_int_z_extend(b.build_bit_cast(h, e.ctx().i16_type(), "").unwrap().into_int_value(), i32t, "").unwrap();
-    let neg = b.build_int_compare(IntPredicate::NE, b.build_and(v, c(1 << sb), "").unwrap(), c(0), "").unwrap();
-    let h = b.build_select(neg, b.build_or(h, c(0x8000), "").unwrap(), h, "").unwrap().into_int_value();
-    if relu {
-        let clamp = b.build_and(neg, b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap(), "").unwrap();
-        b.build_select(clamp, c(0), h, "").unwrap().into_int_value()
-    } else {
-        h
-    }
+    let sign = b.build_left_shift(b.build_and(v, c(1 << sb), "").unwrap(), c(15 - sb), "").unwrap();
+    b.build_or(h, sign, "").unwrap()
 }
 
-/// PTX ISA 9.7.9.21 cvt with the 4- and 6-bit floats (PTX 8.6):
-/// `cvt.rn.satfinite{.relu}.{e2m1x2,e2m3x2,e3m2x2}.f32 d, a, b` (a in the upper element of d,
-/// b in the lower; an e2m1x2 is a `.b8`, a 6-bit pair a `.b16` of two bytes whose upper two
-/// bits are zero) and `cvt.rn{.relu}.f16x2.{...} d, a` (the upper element to the upper half).
-fn cvt_narrow<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f8: F8) -> R<()> {
-    let i32t = e.ctx().i32_type();
-    let c = |v: u64| i32t.const_int(v, false);
-    let ops = &i.operands;
-    let relu = i.has_mod("relu");
-    if !i.has_mod("rn") {
-        return Err(e.err(i.span, "`cvt` with 4- and 6-bit floats rounds with .rn"));
-    }
-    // e2m1x2 elements are nibbles of a byte; the 6-bit ones, bytes of a half word.
-    let (lane, container, ctype) = if matches!(f8, F8::E2M1) { (4u64, 8u32, Type::B8) } else { (8u64, 16u32, Type::B16) };
-    let to_narrow = i.mods.iter().find(|m| F8::narrow(m).is_some() || **m == "f16x2").map_or(false, |m| F8::narrow(m).is_some());
-    if to_narrow {
-        if !i.has_mod("satfinite") || !i.has_mod("f32") || ops.len() != 3 {
-            return Err(e.err(i.span, "`cvt.rn.satfinite{.relu}.{e2m1x2,e2m3x2,e3m2x2}.f32` converts two .f32 sources: d, a, b"));
-        }
-        let a = e.read_int(&ops[1], Type::B32)?;
-        let bv = e.read_int(&ops[2], Type::B32)?;
-        let hi = f32_to_f8(e, a, f8, true, relu);
-        let lo = f32_to_f8(e, bv, f8, true, relu);
-        let d = e.b.build_or(e.b.build_left_shift(hi, c(lane), "").unwrap(), lo, "").unwrap();
-        let d = e.resize(d, container, false);
-        return e.write(&ops[0], ctype, d.into());
-    }
-    if ops.len() != 2 {
-        return Err(e.err(i.span, "`cvt.rn{.relu}.f16x2.{e2m1x2,e2m3x2,e3m2x2}` converts one packed source: d, a"));
-    }
-    let a = e.read_int(&ops[1], ctype)?;
-    let a = e.resize(a, 32, false);
-    let mask = c((1 << lane) - 1);
-    let hi = narrow_to_f16(e, e.b.build_and(e.b.build_right_shift(a, c(lane), false, "").unwrap(), mask, "").unwrap(), f8, relu);
-    let lo = narrow_to_f16(e, e.b.build_and(a, mask, "").unwrap(), f8, relu);
-    let d = e.b.build_or(e.b.build_left_shift(hi, c(16), "").unwrap(), lo, "").unwrap();
-    e.write(&ops[0], Type::B32, d.into())
-}
-
-/// The f16 bits (in the low half of an i32) of the 8-bit float in the low byte of `v`: exact.
-/// An e4m3 NaN gives the canonical f16 NaN 0x7fff; e5m2 is the upper byte of an f16. `.relu`
-/// makes negative values +0 (-0 stays).
+/// The f16 bits (in the low half of an i32) of the small float ([`F8`]) in the low bits of
+/// `v`: exact. An e4m3 NaN gives the canonical f16 NaN 0x7fff; e5m2 is the upper byte of an
+/// f16. `.relu` makes negative values +0 (-0 stays).
 fn f8_to_f16<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8, relu: bool) -> IntValue<'ctx> {
     let b = &e.b;
     let i32t = e.ctx().i32_type();
     let c = |x: u64| i32t.const_int(x, false);
-    if matches!(f8, F8::E2M1 | F8::E2M3 | F8::E3M2) {
-        return narrow_to_f16(e, v, f8, relu);
-    }
+    let sb = f8.sign_bit();
+    let mag = b.build_and(v, c((1 << sb) - 1), "").unwrap();
     let (h, nan) = match f8 {
-        F8::E5M2 => {
-            let mag = b.build_and(v, c(0x7f), "").unwrap();
-            (b.build_left_shift(v, c(8), "").unwrap(), b.build_int_compare(IntPredicate::UGT, mag, c(0x7c), "").unwrap())
-        }
-        _ => {
-            let mag = b.build_and(v, c(0x7f), "").unwrap();
-            let exp = b.build_right_shift(mag, c(3), false, "").unwrap();
-            let man = b.build_and(mag, c(7), "").unwrap();
-            // normal: f16 exponent = e - 7 + 15
-            let normal = b.build_or(b.build_left_shift(b.build_int_add(exp, c(8), "").unwrap(), c(10), "").unwrap(), b.build_left_shift(man, c(7), "").unwrap(), "").unwrap();
-            // subnormal: man * 2^-9, an f16 normal for man != 0
-            let f = b.build_unsigned_int_to_float(man, e.ctx().f32_type(), "").unwrap();
-            let f = b.build_float_mul(f, e.ctx().f32_type().const_float(2f64.powi(-9)), "").unwrap();
-            let hf = b.build_float_trunc(f, e.ctx().f16_type(), "").unwrap();
-            let sub = b.build_int_z_extend(b.build_bit_cast(hf, e.ctx().i16_type(), "").unwrap().into_int_value(), i32t, "").unwrap();
-            let is_sub = b.build_int_compare(IntPredicate::EQ, exp, c(0), "").unwrap();
-            let m = b.build_select(is_sub, sub, normal, "").unwrap().into_int_value();
-            let sign = b.build_left_shift(b.build_and(v, c(0x80), "").unwrap(), c(8), "").unwrap();
-            (b.build_or(m, sign, "").unwrap(), b.build_int_compare(IntPredicate::EQ, mag, c(0x7f), "").unwrap())
-        }
+        F8::E5M2 => (b.build_left_shift(v, c(8), "").unwrap(), b.build_int_compare(IntPredicate::UGT, mag, c(0x7c), "").unwrap()),
+        F8::E4M3 => (small_float_bits(e, v, f8), b.build_int_compare(IntPredicate::EQ, mag, c(0x7f), "").unwrap()),
+        // The 4- and 6-bit formats have no NaN.
+        _ => (small_float_bits(e, v, f8), e.ctx().bool_type().const_zero()),
     };
     let h = if relu {
         // negative and nonzero (-0 stays, as in f32_to_f8), not NaN
-        let neg = b.build_int_compare(IntPredicate::UGT, b.build_and(v, c(0xff), "").unwrap(), c(0x80), "").unwrap();
-        let clamp = b.build_and(neg, b.build_not(nan, "").unwrap(), "").unwrap();
+        let neg = b.build_int_compare(IntPredicate::NE, b.build_and(v, c(1 << sb), "").unwrap(), c(0), "").unwrap();
+        let nonzero = b.build_int_compare(IntPredicate::NE, mag, c(0), "").unwrap();
+        let clamp = b.build_and(b.build_and(neg, nonzero, "").unwrap(), b.build_not(nan, "").unwrap(), "").unwrap();
         b.build_select(clamp, c(0), h, "").unwrap().into_int_value()
     } else {
         h
     };
     match f8 {
-        F8::E5M2 => h,
-        _ => b.build_select(nan, c(0x7fff), h, "").unwrap().into_int_value(),
+        F8::E4M3 => b.build_select(nan, c(0x7fff), h, "").unwrap().into_int_value(),
+        _ => h,
     }
 }
 
