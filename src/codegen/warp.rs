@@ -2084,14 +2084,7 @@ fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, a
             let x = e.read(op, ty);
             e.overrides.clear();
             let Ok(x) = x else { return };
-            let x = x.into_int_value();
-            let x = if x.get_type().get_bit_width() >= 64 {
-                e.b.build_int_truncate_or_bit_cast(x, i64t, "").unwrap()
-            } else if ty.is_signed() {
-                e.b.build_int_s_extend(x, i64t, "").unwrap()
-            } else {
-                e.b.build_int_z_extend(x, i64t, "").unwrap()
-            };
+            let x = e.resize(x.into_int_value(), 64, ty.is_signed());
             step = e.b.build_int_add(step, x, "").unwrap();
         }
         let by = i64t.const_int((adv.coef.wrapping_mul(YIELD_EVERY as i64)) as u64, true);
@@ -2224,6 +2217,21 @@ fn value_temp_fill<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     }
     let Def::Inst { block, inst } = func.values[v as usize].def else { return None };
     let inst = &func.blocks[block as usize].insts[inst as usize];
+    recompute(e, func, inst, v, "remat", &mut |e, r, nty| value_temp(e, func, plan, r, nty, depth + 1))
+}
+
+/// Emits instruction `inst`, which defines `v`, into a new temporary (named `tag`), each
+/// register it reads bound to the temporary `read` gives for the value read (a read of the
+/// register it defines, `add %r, %r, 1`, starts the temporary from that value); `None` when a
+/// read has none or the instruction cannot be emitted.
+fn recompute<'ctx, 'a, 'm>(
+    e: &mut FnEmitter<'ctx, 'a, 'm>,
+    func: &crate::ir::Func<'a>,
+    inst: &crate::ir::Inst<'a>,
+    v: u32,
+    tag: &str,
+    read: &mut dyn FnMut(&mut FnEmitter<'ctx, 'a, 'm>, u32, crate::syntax::ast::Type) -> Option<PointerValue<'ctx>>,
+) -> Option<PointerValue<'ctx>> {
     let mut names = Vec::new();
     reg_names(inst.src, &mut names);
     let reads = inst.reads();
@@ -2234,10 +2242,9 @@ fn value_temp_fill<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
         let var = (dscope, name.to_string());
         if func.values[v as usize].var == var {
             if dst.is_none() {
-                let t = e.alloca_b.build_alloca(e.storage_t(nty), "remat").unwrap();
-                // A read of the same register (`add %r, %r, 1`) starts from its value.
+                let t = e.alloca_b.build_alloca(e.storage_t(nty), tag).unwrap();
                 if let Some(&r) = reads.iter().find(|r| func.values[**r as usize].var == var) {
-                    let src = value_temp(e, func, plan, r, nty, depth + 1)?;
+                    let src = read(e, r, nty)?;
                     let x = e.load_reg(src, nty);
                     e.store_reg(t, nty, x);
                 }
@@ -2247,14 +2254,12 @@ fn value_temp_fill<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
             continue;
         }
         let r = *reads.iter().find(|r| func.values[**r as usize].var == var)?;
-        let t = value_temp(e, func, plan, r, nty, depth + 1)?;
+        let t = read(e, r, nty)?;
         binds.push((name, (t, nty)));
     }
     let dst = dst?;
     let saved = std::mem::take(&mut e.overrides);
-    for (n, b) in binds {
-        e.overrides.insert(n, b);
-    }
+    e.overrides.extend(binds);
     let ok = e.unguarded(inst.src).is_ok();
     e.overrides = saved;
     ok.then_some(dst)
@@ -2285,32 +2290,7 @@ fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
     if depth > 8 || !pure || inst.defs.len() != 1 || inst.operands.iter().any(|o| !matches!(o, Opnd::Val(_) | Opnd::Imm(_))) {
         return None;
     }
-    let mut names = Vec::new();
-    reg_names(inst.src, &mut names);
-    let reads = inst.reads();
-    let mut binds = Vec::new();
-    for name in names {
-        let (dscope, nty) = func.resolve(name, inst.scope)?;
-        let var = (dscope, name.to_string());
-        if func.values[v as usize].var == var && !binds.iter().any(|(n, _)| *n == name) {
-            // A read of the register it defines (`add %r, %r, 1`) is not a pure chain here.
-            if reads.iter().any(|r| func.values[*r as usize].var == var) {
-                return None;
-            }
-            let t = e.alloca_b.build_alloca(e.storage_t(nty), "lane0").unwrap();
-            binds.push((name, (t, nty)));
-            continue;
-        }
-        let r = *reads.iter().find(|r| func.values[**r as usize].var == var)?;
-        let t = lane0_temp(e, func, plan, r, depth + 1)?;
-        binds.push((name, (t, nty)));
-    }
-    let dst = binds.iter().find(|(n, _)| func.values[v as usize].var.1 == *n).map(|(_, (t, _))| *t)?;
-    let saved = std::mem::take(&mut e.overrides);
-    e.overrides.extend(binds);
-    let ok = e.unguarded(inst.src).is_ok();
-    e.overrides = saved;
-    ok.then_some(dst)
+    recompute(e, func, inst, v, "lane0", &mut |e, r, _| lane0_temp(e, func, plan, r, depth + 1))
 }
 
 /// A store to one address for every lane that a lane loop runs once after the loop, for
