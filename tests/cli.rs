@@ -466,6 +466,29 @@ fn unrolled_grid_stride_loop_prefetches_its_whole_step() {
     }
 }
 
+/// A small scalar lane loop (a shared-memory atomic in a grid-stride loop) is unrolled whole
+/// on the warp path, its lanes tested as bits of a mask; the lanes of the last round that are
+/// past `n` must not count (the buffer holds 100 more bytes). Expected counts from the data.
+#[test]
+fn small_scalar_lane_loop_unrolls_with_a_lane_mask() {
+    let (rc, ir, err) = ptxr(&["compile", "tests/cli/hist_divergent.ptx", "--exec", "simd", "--emit", "llvm-ir", "-O0", "-o", "-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(ir.contains("%here.mask = bitcast <32 x i1>"), "no lane mask: {ir}");
+    assert!(ir.contains("!\"llvm.loop.unroll.full\""), "no full unroll: {ir}");
+    let data: Vec<u8> = (0..1100u32).map(|i| (i.wrapping_mul(2654435761) >> 24) as u8).collect();
+    let mut bins = [0u32; 8];
+    for &x in &data[..1000] {
+        bins[(x & 7) as usize] += 1;
+    }
+    let expect: String = bins.iter().map(|b| b.to_le_bytes().iter().map(|x| format!("{x:02x}")).collect::<String>()).collect();
+    let hex: String = data.iter().map(|x| format!("{x:02x}")).collect();
+    for exec in ["simd", "thread"] {
+        let (rc, out, err) = ptxr(&["run", "tests/cli/hist_divergent.ptx", "--kernel", "hist8", "--grid", "3", "--block", "96", "--exec", exec, "--arg", &format!("buf:hex:{hex}"), "--arg", "buf:zero:32", "--arg", "u32:1000", "--dump", "1=-"]);
+        assert_eq!(rc, 0, "{err}");
+        assert_eq!(out.trim(), expect, "--exec {exec}");
+    }
+}
+
 /// Builds a C program against the static library and header of `ptx` (`ptxr compile --emit
 /// staticlib` and `--emit header`, the header named `<stem>.h`): returns the executable.
 fn c_abi_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {

@@ -113,6 +113,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub whole_lane_latches: Vec<BasicBlock<'ctx>>,
     /// Lane loops of the warp path: vectorized 32 lanes wide (`passes::parallel_lanes::mark`).
     pub warp_lane_latches: Vec<BasicBlock<'ctx>>,
+    /// Serial lane loops of the warp path small enough to unroll fully.
+    pub unroll_lane_latches: Vec<BasicBlock<'ctx>>,
     /// Whether the kernel declares its cluster shape (`.explicitcluster`,
     /// `.reqnctapercluster`): `%is_explicit_cluster`.
     pub explicit_cluster: bool,
@@ -436,6 +438,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         lane_latches: Vec::new(),
         whole_lane_latches: Vec::new(),
         warp_lane_latches: Vec::new(),
+        unroll_lane_latches: Vec::new(),
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
         warp_exchange: None,
@@ -587,7 +590,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let cta_group = e.warp.as_ref().map_or(false, |w| w.cta_group);
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
-        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches);
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches);
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size + if e.m.shared_align > 16 { e.m.shared_align - 16 } else { 0 };

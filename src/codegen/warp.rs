@@ -990,6 +990,25 @@ struct LaneLoop<'ctx> {
     next_at: PointerValue<'ctx>,
     /// The successor the lanes of a guarded loop chose (see [`close`]).
     next_out: Option<IntValue<'ctx>>,
+    /// The number of the block it runs (`next` holds it for the lanes waiting there).
+    id: u32,
+    /// A collective's lane loop ([`open_lanes`]).
+    collective: bool,
+}
+
+/// The most LLVM instructions (as emitted) of a scalar lane loop that is unrolled whole.
+const SMALL_LANE_LOOP: usize = 64;
+
+/// Whether the blocks from `head` to the function's end (a lane loop being closed: its
+/// blocks, then the empty block after it) hold at most `n` instructions.
+fn small_loop(head: BasicBlock, n: usize) -> bool {
+    let mut count = 0;
+    let mut bb = Some(head);
+    while let Some(x) = bb {
+        count += x.get_instructions().count();
+        bb = x.get_next_basic_block();
+    }
+    count <= n
 }
 
 fn lane_array<'ctx>(e: &FnEmitter<'ctx, '_, '_>, elem: inkwell::types::BasicTypeEnum<'ctx>, name: &str) -> PointerValue<'ctx> {
@@ -1736,7 +1755,8 @@ pub(super) fn fills_all_lanes(e: &FnEmitter, func: &crate::ir::Func, v: u32) -> 
 pub(super) struct Lanes<'ctx>(LaneLoop<'ctx>);
 
 pub(super) fn open_lanes<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> Lanes<'ctx> {
-    let l = open(e, id);
+    let mut l = open(e, id);
+    l.collective = true;
     // A collective's lane loop exchanges values between lanes through memory.
     w(e).narrow.set(true);
     Lanes(l)
@@ -1825,7 +1845,7 @@ fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> L
     e.warp.as_mut().unwrap().gep_b.position_before(&br);
     set_lane(e, Some(lane));
     e.b.position_at_end(body);
-    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), writes: false, guarded, next_in: n, next_at: at, next_out: None }
+    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), writes: false, guarded, next_in: n, next_at: at, next_out: None, id, collective: false }
 }
 
 /// Closes a lane loop and leaves the builder after it.
@@ -1864,6 +1884,31 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // vectors that wide take code generation minutes (a wmma GEMM: 40 s).
     if !w(e).plan.matrix && !w(e).narrow.get() {
         e.warp_lane_latches.push(l.latch);
+    } else if !w(e).plan.matrix && !l.collective && small_loop(l.head, SMALL_LANE_LOOP) {
+        // A small lane loop that stays scalar (atomics, a gather feeding them: the
+        // histogram's `bins[x[i]]++`) is unrolled whole, each lane's test a test of one bit
+        // of a mask taken once from `next`: per lane a bit test, the lane's access and
+        // its read-modify-write, without the loop's counter and its load of `next[lane]`
+        // (those loads, right after `next` was stored as a vector, also stalled on store
+        // forwarding once unrolled). Histogram, one core, same run: 0.044 -> 0.037 s; on two
+        // cores 1.64x -> 1.35x of C. Not for collectives' lane loops, whose `next` was
+        // just written lane by lane (a vector load of it waits for 32 stores: softmax 7%
+        // slower), and not for larger loops, whose code would grow 32-fold.
+        e.unroll_lane_latches.push(l.latch);
+        if l.guarded {
+            let cur = e.b.get_insert_block().unwrap();
+            e.b.position_before(&l.pre.get_terminator().unwrap());
+            let v32 = i32t.vec_type(LANES);
+            let all = e.b.build_load(v32, w(e).next, "").unwrap().into_vector_value();
+            let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(l.id as u64, false)), "").unwrap();
+            let mask = e.b.build_bit_cast(mine, i32t, "here.mask").unwrap().into_int_value();
+            let term = l.head.get_terminator().unwrap();
+            e.b.position_before(&term);
+            let sh = e.b.build_right_shift(mask, l.lane, false, "").unwrap();
+            let bit = e.b.build_int_truncate(sh, ctx.bool_type(), "here").unwrap();
+            term.set_operand(0, bit);
+            e.b.position_at_end(cur);
+        }
     }
     w(e).narrow.set(false);
     if !l.guarded {
