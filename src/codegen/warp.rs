@@ -2073,6 +2073,19 @@ fn prefetch_lines(span: u64) -> u64 {
     span.div_ceil(CACHE_LINE).max(1)
 }
 
+/// The offsets from lane 0's address that [`prefetch_ahead`] prefetches: a line apart over
+/// the span ([`prefetch_lines`]), and its last byte, whose line is one more where lane 0's
+/// address is not line-aligned (a buffer from `malloc` starts 16 bytes into its page: every
+/// other warp of a byte histogram has its lanes 16-31 on the next line, which then missed
+/// in the cache at lane 16 each time).
+fn prefetch_offsets(span: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..prefetch_lines(span)).map(|l| l * CACHE_LINE).collect();
+    if span > 1 {
+        v.push(span - 1);
+    }
+    v
+}
+
 /// Bytes of a cache line of the host (x86-64 and AArch64 cores alike).
 const CACHE_LINE: u64 = 64;
 
@@ -2139,8 +2152,8 @@ fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, a
     let i32t = ctx.i32_type();
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let q0 = unsafe { e.b.build_gep(ctx.i8_type(), p, &[off], "prefetch").unwrap() };
-    for line in 0..prefetch_lines(ahead.span) {
-        let q = unsafe { e.b.build_gep(ctx.i8_type(), q0, &[i64t.const_int(line * CACHE_LINE, false)], "prefetch").unwrap() };
+    for at in prefetch_offsets(ahead.span) {
+        let q = unsafe { e.b.build_gep(ctx.i8_type(), q0, &[i64t.const_int(at, false)], "prefetch").unwrap() };
         let _ = e.try_intrinsic("llvm.prefetch", &[ptr_t.into()], &[q.into(), i32t.const_int(write, false).into(), i32t.const_int(3, false).into(), i32t.const_int(1, false).into()]);
     }
 }
@@ -2940,4 +2953,25 @@ fn guard_value_bound<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, blk: &crate::ir:
     let g = i.guard.as_ref().ok_or_else(|| e.err(i.span, "internal error: conditional branch without a guard"))?;
     let p = e.read_pred_name(&g.pred)?;
     Ok(if g.negated { e.b.build_not(p, "").unwrap() } else { p })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefetch_offsets;
+
+    /// Every line of a warp's span is prefetched whatever lane 0's alignment: worked by hand
+    /// for spans starting 16 bytes into a line (malloc's large blocks) and 48 bytes in.
+    #[test]
+    fn prefetch_offsets_cover_every_line_of_an_unaligned_span() {
+        assert_eq!(prefetch_offsets(32), vec![0, 31]);
+        assert_eq!(prefetch_offsets(128), vec![0, 64, 127]);
+        assert_eq!(prefetch_offsets(1), vec![0]);
+        for span in [1u64, 32, 64, 128, 256] {
+            for start in [0u64, 16, 48, 63] {
+                let lines: std::collections::BTreeSet<u64> = (start..start + span).map(|a| a / 64).collect();
+                let got: std::collections::BTreeSet<u64> = prefetch_offsets(span).iter().map(|o| (start + o) / 64).collect();
+                assert_eq!(got, lines, "span {span} from {start}");
+            }
+        }
+    }
 }
