@@ -19,6 +19,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
 /// Missing rounding modifiers: float→int defaults to `.rzi` (the spec requires a modifier;
 /// ptxr accepts its absence like C's truncation), int→float and float narrowing to `.rn`.
 fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if i.has_mod("ue8m0x2") {
+        return cvt_ue8m0(e, i);
+    }
     if i.mods.iter().any(|m| *m == "bf16" || *m == "bf16x2") {
         return cvt_bf16(e, i);
     }
@@ -33,9 +36,6 @@ fn cvt<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     }
     if i.has_mod("satfinite") {
         return Err(e.err(i.span, "ptxr supports `.satfinite` on `cvt` to .bf16/.bf16x2/.tf32/.e4m3x2/.e5m2x2 only"));
-    }
-    if let Some(m) = i.mods.iter().find(|m| matches!(**m, "ue8m0x2")) {
-        return Err(e.err(i.span, format!("`cvt` to or from `.{m}` (a PTX 8.6 format) is not supported by ptxr yet")));
     }
     let tys = types_of(i);
     if tys.len() != 2 {
@@ -344,6 +344,105 @@ fn cvt_pack<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         d = e.b.build_or(d, e.b.build_left_shift(cv, c(2 * bits), "").unwrap(), "").unwrap();
     }
     e.write(&ops[0], Type::B32, d.into())
+}
+
+/// PTX ISA 9.7.9.21 cvt with `.ue8m0x2` (PTX 8.6), pairs of unsigned exponent-only scale
+/// factors: code `e` is 2^(e - 127) for e in 0..=254, 255 is NaN; there is no zero.
+/// - `cvt.{rz,rp}{.satfinite}.ue8m0x2.f32 d, a, b`: a to d[15:8], b to d[7:0];
+/// - `cvt.{rz,rp}{.satfinite}.ue8m0x2.bf16x2 d, a`: a's upper bf16 to d[15:8];
+/// - `cvt.rn.bf16x2.ue8m0x2 d, a`: d[31:16] from a[15:8], exact.
+///
+/// A value's magnitude is rounded to a power of two: `.rz` down, `.rp` up; below 2^-127
+/// (zero included) `.rz` gives code 0 and so does `.rp` up to 2^-127; NaN gives 255.
+/// Beyond 2^127 with `.rp`, or an infinity, the code is 255 (NaN) and with `.satfinite`
+/// 254. Decoding gives the power of two as a bf16 (code 0: the subnormal 0x0040) and
+/// code 255 the bf16 NaN 0x7fff. These are the semantics of CUDA's `__nv_cvt_float_to_e8m0`
+/// and `__nv_cvt_e8m0_to_bf16raw` (cuda_fp8.hpp), whose device code is these instructions.
+fn cvt_ue8m0<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let i32t = e.ctx().i32_type();
+    let c = |v: u64| i32t.const_int(v, false);
+    let ops = &i.operands;
+    // The destination type comes first.
+    let to_bf16 = matches!((i.mods.iter().position(|m| *m == "bf16x2"), i.mods.iter().position(|m| *m == "ue8m0x2")), (Some(b), Some(u)) if b < u);
+    if to_bf16 {
+        if !i.has_mod("rn") || ops.len() != 2 {
+            return Err(e.err(i.span, "`cvt` from `.ue8m0x2` is `cvt.rn.bf16x2.ue8m0x2 d, a`"));
+        }
+        let a = e.read_int(&ops[1], Type::B16)?;
+        let a = e.resize(a, 32, false);
+        let mut d = c(0);
+        for sh in [8u64, 0] {
+            let x = e.b.build_and(e.b.build_right_shift(a, c(sh), false, "").unwrap(), c(0xff), "").unwrap();
+            let pow = e.b.build_left_shift(x, c(7), "").unwrap();
+            let zero = e.b.build_int_compare(IntPredicate::EQ, x, c(0), "").unwrap();
+            let nan = e.b.build_int_compare(IntPredicate::EQ, x, c(0xff), "").unwrap();
+            let v = e.b.build_select(zero, c(0x0040), pow, "").unwrap().into_int_value();
+            let v = e.b.build_select(nan, c(0x7fff), v, "").unwrap().into_int_value();
+            d = e.b.build_or(e.b.build_left_shift(d, c(16), "").unwrap(), v, "").unwrap();
+        }
+        return e.write(&ops[0], Type::B32, d.into());
+    }
+    let up = match (i.has_mod("rz"), i.has_mod("rp")) {
+        (true, false) => false,
+        (false, true) => true,
+        _ => return Err(e.err(i.span, "`cvt` to `.ue8m0x2` rounds with .rz or .rp")),
+    };
+    let sat = i.has_mod("satfinite");
+    // Each source as the 16 bits of a bf16 magnitude, rounded from an f32 as the mode says
+    // (to zero, or up when any of the 16 low bits is set; NaN stays NaN).
+    let halves: Vec<IntValue<'ctx>> = if i.has_mod("f32") {
+        if ops.len() != 3 {
+            return Err(e.err(i.span, "`cvt` to `.ue8m0x2` from .f32 converts two sources: d, a, b"));
+        }
+        let mut v = Vec::new();
+        for op in &ops[1..3] {
+            let x = e.read_int(op, Type::B32)?;
+            let u = e.b.build_and(x, c(0x7fff_ffff), "").unwrap();
+            let nan = e.b.build_int_compare(IntPredicate::UGT, u, c(0x7f80_0000), "").unwrap();
+            let t = e.b.build_right_shift(u, c(16), false, "").unwrap();
+            let t = if up {
+                let inexact = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(u, c(0xffff), "").unwrap(), c(0), "").unwrap();
+                let finite = e.b.build_int_compare(IntPredicate::ULT, u, c(0x7f80_0000), "").unwrap();
+                let bump = e.b.build_and(inexact, finite, "").unwrap();
+                e.b.build_int_add(t, e.b.build_int_z_extend(bump, i32t, "").unwrap(), "").unwrap()
+            } else {
+                t
+            };
+            v.push(e.b.build_select(nan, c(0x7fff), t, "").unwrap().into_int_value());
+        }
+        v
+    } else if i.has_mod("bf16x2") {
+        if ops.len() != 2 {
+            return Err(e.err(i.span, "`cvt` to `.ue8m0x2` from .bf16x2 converts one source: d, a"));
+        }
+        let w = e.read_int(&ops[1], Type::B32)?;
+        vec![e.b.build_and(e.b.build_right_shift(w, c(16), false, "").unwrap(), c(0x7fff), "").unwrap(), e.b.build_and(w, c(0x7fff), "").unwrap()]
+    } else {
+        return Err(e.err(i.span, "`cvt` to `.ue8m0x2` converts from .f32 or .bf16x2"));
+    };
+    let mut d = c(0);
+    for h in halves {
+        // The exponent field, plus one with .rp for a value strictly between powers of two
+        // above 2^-127 (0x0040); then 255 (NaN) from an infinity or an overflow stays NaN
+        // unless .satfinite makes the non-NaN ones 254.
+        let mut code = e.b.build_right_shift(h, c(7), false, "").unwrap();
+        if up {
+            let frac = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(h, c(0x7f), "").unwrap(), c(0), "").unwrap();
+            let above = e.b.build_int_compare(IntPredicate::UGT, h, c(0x0040), "").unwrap();
+            let finite = e.b.build_int_compare(IntPredicate::ULT, h, c(0x7f80), "").unwrap();
+            let bump = e.b.build_and(e.b.build_and(frac, above, "").unwrap(), finite, "").unwrap();
+            code = e.b.build_int_add(code, e.b.build_int_z_extend(bump, i32t, "").unwrap(), "").unwrap();
+        }
+        if sat {
+            let not_nan = e.b.build_int_compare(IntPredicate::ULE, h, c(0x7f80), "").unwrap();
+            let top = e.b.build_int_compare(IntPredicate::EQ, code, c(0xff), "").unwrap();
+            let clamp = e.b.build_and(not_nan, top, "").unwrap();
+            code = e.b.build_select(clamp, c(0xfe), code, "").unwrap().into_int_value();
+        }
+        d = e.b.build_or(e.b.build_left_shift(d, c(8), "").unwrap(), code, "").unwrap();
+    }
+    let d = e.resize(d, 16, false);
+    e.write(&ops[0], Type::B16, d.into())
 }
 
 /// PTX 7.0 `cvt.rna{.satfinite}.tf32.f32 d, a` and PTX 7.8 `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32`:

@@ -1022,6 +1022,11 @@ static CVT: &[InstrSpec] = &[
     // cvt.rn{.relu}.f16x2.{f4x2type,f6x2type} d, a.
     spec!("cvt", "9.7.8.14", 3, 3, [req!(RN), req!(SATFINITE), opt!(RELU), req!(&["e2m1x2", "e2m3x2", "e3m2x2"]), req!(F32)]),
     spec!("cvt", "9.7.8.14", 2, 2, [req!(RN), opt!(RELU), req!(&["f16x2"]), req!(&["e2m1x2", "e2m3x2", "e3m2x2"])]),
+    // ext PTX 8.6: cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32 d, a, b | bf16x2 d, a} and
+    // cvt.rn.bf16x2.ue8m0x2 d, a.
+    spec!("cvt", "9.7.8.14", 3, 3, [req!(&["rz", "rp"]), opt!(SATFINITE), req!(&["ue8m0x2"]), req!(F32)]),
+    spec!("cvt", "9.7.8.14", 2, 2, [req!(&["rz", "rp"]), opt!(SATFINITE), req!(&["ue8m0x2"]), req!(&["bf16x2"])]),
+    spec!("cvt", "9.7.8.14", 2, 2, [req!(RN), req!(&["bf16x2"]), req!(&["ue8m0x2"])]),
     // ext PTX 6.5: cvt.pack.sat.{u16,s16}.s32 d, a, b and
     // cvt.pack.sat.{u2,s2,u4,s4,u8,s8}.s32.b32 d, a, b, c.
     spec!("cvt", "9.7.8.14", 3, 3, [req!(&["pack"]), req!(SAT), req!(&["u16", "s16"]), req!(S32)]),
