@@ -419,7 +419,7 @@ impl Build {
         let d3 = |d: Option<[u32; 3]>| d.map_or("None".to_string(), |d| format!("Some([{}, {}, {}])", d[0], d[1], d[2]));
         s += &format!("    /// Launch facts of kernel `{}` ({file}).\n", k.name);
         s += &format!(
-            "    pub static {desc}: KernelDesc = KernelDesc {{ name: {:?}, file: {:?}, params: &[{}], param_size: {}, static_smem: {}, reqntid: {}, maxntid: {}, frame_size: {}, uses_sync: {}, cta_group: {}, cluster: {} }};\n\n",
+            "    pub static {desc}: KernelDesc = KernelDesc {{ name: {:?}, file: {:?}, params: &[{}], param_size: {}, static_smem: {}, reqntid: {}, maxntid: {}, frame_size: {}, uses_sync: {}, cta_group: {}, cluster: {}, cancellable: {} }};\n\n",
             k.name,
             file,
             params.join(", "),
@@ -430,7 +430,8 @@ impl Build {
             k.frame_size,
             k.uses_sync,
             k.cta_group,
-            d3(k.cluster)
+            d3(k.cluster),
+            k.cancellable
         );
         // Parameter names.
         let mut pnames: Vec<String> = Vec::new();

@@ -437,8 +437,8 @@ fn abi_layout_matches_c_driver() {
         size_of::<HostFns>(),
         align_of::<HostFns>()
     ));
-    // HostFns holds non-nullable fn pointers: no zeroed value; all eight are 8-byte pointers.
-    for (k, name) in ["vprintf", "globaltimer", "assertfail", "resolve", "launch_buffer", "launch_device", "cluster_sync", "check_access"]
+    // HostFns holds non-nullable fn pointers: no zeroed value; all nine are 8-byte pointers.
+    for (k, name) in ["vprintf", "globaltimer", "assertfail", "resolve", "launch_buffer", "launch_device", "cluster_sync", "check_access", "try_cancel"]
         .iter()
         .enumerate()
     {

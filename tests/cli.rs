@@ -489,6 +489,41 @@ fn small_scalar_lane_loop_unrolls_with_a_lane_mask() {
     }
 }
 
+/// `clusterlaunchcontrol` (PTX 8.6): a persistent kernel takes over the work of CTAs not yet
+/// started. Per the ISA, a cancelled launch never runs and each cancellation names a CTA no
+/// other one names: every CTA's work is done exactly once (out[c*32 + t] == c + 1), and the
+/// CTAs that ran plus the cancellations that succeeded make the grid. That ptxr's runtime
+/// cancels at least one (it starts CTAs from the counter the requests take from) is ptxr's
+/// own behaviour, checked too.
+#[test]
+fn persistent_kernel_takes_over_ctas_by_cancelling_their_launch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, ran) = (dir.path().join("out.bin"), dir.path().join("ran.bin"));
+    // The second kernel runs in clusters of 2 CTAs (`.reqnctapercluster`): rank 0 cancels a
+    // cluster and both CTAs get the response (`.multicast::cluster::all`) and each counts it.
+    for (file, kernel, exec) in [("persistent_clc", "persistent", "simd"), ("persistent_clc", "persistent", "thread"), ("persistent_clc_cluster", "persistent2", "simd"), ("persistent_clc_cluster", "persistent2", "thread")] {
+        let file = format!("tests/cli/{file}.ptx");
+        let (rc, taken, err) = ptxr(&[
+            "run", &file, "--kernel", kernel, "--grid", "64", "--block", "32", "--exec", exec,
+            "--arg", "buf:zero:8192", "--arg", "buf:zero:256", "--arg", "buf:zero:4",
+            "--dump", &format!("0={}", out.display()), "--dump", &format!("1={}", ran.display()), "--dump", "2=-",
+        ]);
+        assert_eq!(rc, 0, "{err}");
+        let words = |p: &std::path::Path| -> Vec<u32> { std::fs::read(p).unwrap().chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect() };
+        let o = words(&out);
+        for c in 0..64u32 {
+            for t in 0..32u32 {
+                assert_eq!(o[(c * 32 + t) as usize], c + 1, "--exec {exec}: CTA {c}'s work, thread {t}");
+            }
+        }
+        let ran: u32 = words(&ran).iter().sum();
+        let hex = taken.trim();
+        let taken = u32::from_le_bytes((0..4).map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap()).collect::<Vec<u8>>().try_into().unwrap());
+        assert_eq!(ran + taken, 64, "{kernel} --exec {exec}: {ran} CTAs ran, {taken} were cancelled");
+        assert!(taken >= 1, "{kernel} --exec {exec}: nothing was cancelled");
+    }
+}
+
 /// Builds a C program against the static library and header of `ptx` (`ptxr compile --emit
 /// staticlib` and `--emit header`, the header named `<stem>.h`): returns the executable.
 fn c_abi_program(dir: &std::path::Path, ptx: &str, stem: &str, main_c: &str) -> std::path::PathBuf {
@@ -810,19 +845,13 @@ int main(int argc, char **argv) {
 
 /// The tcgen05 forms ptxr does not run yet (tests/cli/tcgen05_unsupported.ptx): `tcgen05.cp`
 /// and CTA pairs (`.cta_group::2`) are errors naming them at their file:line:col, with a
-/// nonzero exit and no crash; `clusterlaunchcontrol` is refused by name.
+/// nonzero exit and no crash.
 #[test]
 fn unsupported_tcgen05_forms_are_named() {
     let (rc, _, err) = ptxr(&["compile", "tests/cli/tcgen05_unsupported.ptx", "-o", "/dev/null"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("tcgen05_unsupported.ptx:12:2: error: `tcgen05.cp` is not supported by ptxr yet"), "{err}");
     assert!(err.contains("tcgen05_unsupported.ptx:21:2: error: `tcgen05` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet"), "{err}");
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("clc.ptx");
-    std::fs::write(&f, ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n\tclusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %rq1;\n\tret;\n}\n").unwrap();
-    let (rc, _, err) = ptxr(&["check", f.to_str().unwrap()]);
-    assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("`clusterlaunchcontrol` (PTX ISA 8.6+, Blackwell sm_100) is not supported by ptxr yet"), "{err}");
 }
 
 /// Device-side launches (CUDA dynamic parallelism) through the C ABI's runtime: the grids

@@ -25,6 +25,8 @@ pub struct Kern {
     pub frame_size: u32,
     pub uses_sync: bool,
     pub cta_group: bool,
+    /// The module cancels cluster launches (`KernelInfo::cancellable`).
+    pub cancellable: bool,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
     /// `.reqnctapercluster`.
@@ -112,10 +114,10 @@ fn cache_dir() -> PathBuf {
 
 fn write_meta(path: &Path, m: &ptxr::driver::SharedModule) -> std::io::Result<()> {
     use std::fmt::Write;
-    let mut s = format!("ptxr-cuda-meta 3\nconst {}\n", m.const_bytes);
+    let mut s = format!("ptxr-cuda-meta 4\nconst {}\n", m.const_bytes);
     let dims = |d: Option<[u32; 3]>| d.map_or("-".to_string(), |d| format!("{},{},{}", d[0], d[1], d[2]));
     for k in &m.kernels {
-        let _ = writeln!(s, "kernel {} {} {} {} {} {} {} {} {} {} {}", k.name, k.param_size, k.static_smem, k.frame_size, k.uses_sync as u8, k.cta_group as u8, dims(k.reqntid), dims(k.maxntid), k.shared_bytes, k.local_bytes, dims(k.cluster));
+        let _ = writeln!(s, "kernel {} {} {} {} {} {} {} {} {} {} {} {}", k.name, k.param_size, k.static_smem, k.frame_size, k.uses_sync as u8, k.cta_group as u8, dims(k.reqntid), dims(k.maxntid), k.shared_bytes, k.local_bytes, dims(k.cluster), k.cancellable as u8);
         for p in &k.params {
             let _ = writeln!(s, "param {} {}", p.offset, p.size);
         }
@@ -136,7 +138,7 @@ type Meta = (Vec<Kern>, Vec<(String, u64)>, Vec<(u32, u32, String)>, u64);
 fn read_meta(path: &Path) -> Option<Meta> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
-    if lines.next()? != "ptxr-cuda-meta 3" {
+    if lines.next()? != "ptxr-cuda-meta 4" {
         return None;
     }
     let const_bytes = lines.next()?.strip_prefix("const ")?.parse().ok()?;
@@ -153,7 +155,7 @@ fn read_meta(path: &Path) -> Option<Meta> {
         match f[0] {
             "kernel" => {
                 let f: Vec<&str> = l.split(' ').collect();
-                if f.len() != 12 {
+                if f.len() != 13 {
                     return None;
                 }
                 kernels.push(Kern {
@@ -169,6 +171,7 @@ fn read_meta(path: &Path) -> Option<Meta> {
                     shared_bytes: f[9].parse().ok()?,
                     local_bytes: f[10].parse().ok()?,
                     cluster: dims(f[11])?,
+                    cancellable: f[12] == "1",
                 });
             }
             "param" => kernels.last_mut()?.params.push((f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?)),
@@ -189,6 +192,7 @@ fn kern_of(k: &ptxr::codegen::KernelInfo) -> Kern {
         frame_size: k.frame_size,
         uses_sync: k.uses_sync,
         cta_group: k.cta_group,
+        cancellable: k.cancellable,
         reqntid: k.reqntid,
         maxntid: k.maxntid,
         shared_bytes: k.shared_bytes,
@@ -978,7 +982,7 @@ pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], 
         report(&format!("cuLaunchKernel: kernel `{}`: {smem} bytes of dynamic shared memory; at most {} without cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", k.name, func.max_dyn.load(Ordering::Acquire)));
         return Err(config_err);
     }
-    let shape = ptxr_runtime::Shape { name: &k.name, file: &m.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, deferred: &m.deferred };
+    let shape = ptxr_runtime::Shape { name: &k.name, file: &m.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, cancellable: k.cancellable, deferred: &m.deferred };
     let cfg = ptxr_runtime::LaunchConfig { grid: ptxr_runtime::Dim3(grid[0], grid[1], grid[2]), block: ptxr_runtime::Dim3(block[0], block[1], block[2]), dyn_smem: smem };
     if let Err(e) = ptxr_runtime::check_config(&shape, &cfg) {
         report(&format!("cuLaunchKernel: {e}"));

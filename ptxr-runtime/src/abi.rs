@@ -164,6 +164,11 @@ pub struct HostFns {
     /// write and bits 1-3 the space (0 generic, 1 global, 2 shared). A launcher that checks
     /// nothing returns 0.
     pub check_access: extern "C" fn(cta: *mut CtaCtx, addr: *const u8, size: u32, kind: u32, line: u32, col: u32, tid: u32) -> u32,
+    /// `clusterlaunchcontrol.try_cancel`: cancels the launch of a cluster (a CTA without
+    /// clusters) that has not started, if any, and writes the 16-byte response to `resp`:
+    /// the first CTA's ctaid x, y, z and 1, or four zeros when nothing was cancelled
+    /// ([`DK_CANCELLABLE`] kernels only; for the others nothing is).
+    pub try_cancel: extern "C" fn(cta: *mut CtaCtx, resp: *mut u8),
 }
 
 /// What a device-side launch needs of a kernel: the value of the kernel's name as an
@@ -178,7 +183,7 @@ pub struct DeviceKernel {
     pub param_size: u32,
     pub static_smem: u32,
     pub frame_size: u32,
-    /// `DK_USES_SYNC`, `DK_CTA_GROUP`, `DK_REQNTID`, `DK_MAXNTID`.
+    /// `DK_USES_SYNC`, `DK_CTA_GROUP`, `DK_REQNTID`, `DK_MAXNTID`, `DK_CANCELLABLE`.
     pub flags: u32,
     pub reqntid: [u32; 3],
     pub maxntid: [u32; 3],
@@ -188,6 +193,10 @@ pub const DK_USES_SYNC: u32 = 1;
 pub const DK_CTA_GROUP: u32 = 2;
 pub const DK_REQNTID: u32 = 4;
 pub const DK_MAXNTID: u32 = 8;
+/// The kernel cancels launches of other clusters (`clusterlaunchcontrol.try_cancel`): its
+/// clusters (CTAs) are started by claiming them one by one from a counter the cancellations
+/// take from too.
+pub const DK_CANCELLABLE: u32 = 16;
 
 pub const RESOLVE_CONTINUE: u32 = 0;
 pub const RESOLVE_DONE: u32 = 1;

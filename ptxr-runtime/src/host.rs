@@ -23,6 +23,55 @@ pub struct HostState {
     /// The device heap's blocks (`malloc` in kernels) while the checking mode runs: start,
     /// bytes.
     pub heap: Mutex<Vec<(u64, u64)>>,
+    /// A launch of a kernel that cancels cluster launches (`abi::DK_CANCELLABLE`).
+    pub clc: Option<Clc>,
+}
+
+/// The clusters of a launch that may cancel cluster launches: each is started exactly once,
+/// by whoever takes its number from `next` first, the runtime (which then runs it) or a
+/// `clusterlaunchcontrol.try_cancel` (whose CTA then does its work).
+pub struct Clc {
+    pub next: std::sync::atomic::AtomicU64,
+    /// How many clusters (CTAs without clusters) the grid has.
+    pub units: u64,
+    /// The cluster shape ([1, 1, 1] without clusters) and the grid.
+    pub cluster: [u32; 3],
+    pub grid: [u32; 3],
+}
+
+impl Clc {
+    /// Takes the next cluster not yet started: its number, if any is left.
+    pub fn take(&self) -> Option<u64> {
+        let q = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (q < self.units).then_some(q)
+    }
+
+    /// The ctaid of cluster `q`'s first CTA (clusters numbered x fastest in the grid of
+    /// clusters).
+    pub fn first_cta(&self, q: u64) -> [u32; 3] {
+        let n = [0, 1, 2].map(|a| (self.grid[a] / self.cluster[a].max(1)).max(1) as u64);
+        let pos = [q % n[0], (q / n[0]) % n[1], q / (n[0] * n[1])];
+        [0, 1, 2].map(|a| (pos[a] * self.cluster[a] as u64) as u32)
+    }
+}
+
+/// `HostFns::try_cancel`: the response of `clusterlaunchcontrol.try_cancel`, 16 bytes: the
+/// cancelled cluster's first ctaid (x, y, z) and 1, or zeros when every cluster has started
+/// (or the kernel is not one that cancels).
+extern "C" fn try_cancel(cta: *mut crate::abi::CtaCtx, resp: *mut u8) {
+    let mut words = [0u32; 4];
+    // SAFETY: `cta` is the running CTA's context, whose `host` is the launch's HostState.
+    let host = unsafe { (*cta).host as *const HostState };
+    if let Some(clc) = unsafe { host.as_ref() }.and_then(|h| h.clc.as_ref()) {
+        if let Some(q) = clc.take() {
+            let c = clc.first_cta(q);
+            words = [c[0], c[1], c[2], 1];
+        }
+    }
+    for (k, w) in words.iter().enumerate() {
+        // SAFETY: `resp` points to 16 writable bytes (generated code's temporary).
+        unsafe { std::ptr::copy_nonoverlapping(w.to_le_bytes().as_ptr(), resp.add(4 * k), 4) };
+    }
 }
 
 /// A grid launched from the device (`HostFns::launch_buffer` / `launch_device`).
@@ -37,7 +86,7 @@ pub struct ChildLaunch {
 // SAFETY: `kernel` points to a constant of a loaded module, which outlives the launch.
 unsafe impl Send for ChildLaunch {}
 
-pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device, cluster_sync: super::cluster::cluster_sync, check_access: super::check::check_access };
+pub static HOST_FNS: HostFns = HostFns { vprintf, globaltimer, assertfail, resolve: super::warp::resolve, launch_buffer, launch_device, cluster_sync: super::cluster::cluster_sync, check_access: super::check::check_access, try_cancel };
 
 extern "C" fn launch_buffer(host: *mut u8, kernel: *const crate::abi::DeviceKernel, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, smem: u32) -> *mut u8 {
     if host.is_null() || kernel.is_null() {
@@ -215,7 +264,7 @@ fn c_format(spec: &str, a: Arg) -> Vec<u8> {
 
 impl HostState {
     pub fn new() -> HostState {
-        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()), check: crate::check::allocations(), heap: Mutex::new(Vec::new()) }
+        HostState { cancel: std::sync::atomic::AtomicU32::new(0), out: Mutex::new(Vec::new()), assert_msg: Mutex::new(None), detail: Mutex::new(None), buffers: Mutex::new(Vec::new()), launched: Mutex::new(Vec::new()), check: crate::check::allocations(), heap: Mutex::new(Vec::new()), clc: None }
     }
     /// Writes printf output collected during the launch to stdout.
     pub fn flush(&self) {

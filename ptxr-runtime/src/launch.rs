@@ -177,6 +177,8 @@ pub struct Shape<'a> {
     pub cta_group: bool,
     /// `.reqnctapercluster`: the cluster shape the kernel requires.
     pub cluster: Option<[u32; 3]>,
+    /// The kernel cancels launches of clusters (`abi::DK_CANCELLABLE`).
+    pub cancellable: bool,
     /// Compile errors of functions compiled as stubs, by source line (`ptxr`'s
     /// `Loaded::deferred`): a launch that reaches one reports it.
     pub deferred: &'a [(u32, u32, String)],
@@ -324,8 +326,9 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     let name = k.name;
     let threads = cfg.block.count();
     let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
-    let host = HostState::new();
-    let host_ptr = &host as *const HostState as usize;
+    let mut host = HostState::new();
+    // Set below, before anything reads `host`.
+    let mut clc_units = 0u64;
     let params_ptr = pbuf.as_ptr() as usize;
     let ncta = cfg.grid.count();
     let smem_len = (total_smem as usize + 15) / 16 * 16;
@@ -357,7 +360,21 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         (true, Some(n)) => n.clamp(1, 1 << 16),
         (true, None) => (ncta / (16 * rayon::current_num_threads().max(1) as u64)).clamp(1, 16),
     };
+    let group = if k.cancellable { 1 } else { group };
     let ngroups = ncta.div_ceil(group);
+    // A kernel that cancels cluster launches (`clusterlaunchcontrol.try_cancel`) has its
+    // clusters (CTAs) started in the order of a counter that cancellations take from too
+    // (`host::Clc`); not a cooperative launch, whose CTAs all run at once.
+    let dynamic = k.cancellable && !cooperative;
+    if dynamic {
+        clc_units = match cluster {
+            Some(cd) => ncta / cd.iter().map(|&x| x as u64).product::<u64>(),
+            None => ncta,
+        };
+        host.clc = Some(crate::host::Clc { next: std::sync::atomic::AtomicU64::new(0), units: clc_units, cluster: cluster.unwrap_or([1, 1, 1]), grid: [cfg.grid.0, cfg.grid.1, cfg.grid.2] });
+    }
+    let host = host;
+    let host_ptr = &host as *const HostState as usize;
     let falign = frame_align(k.frame_size);
     // Slack to align the frames (`frame_align`).
     let frame_words = if k.uses_sync { (k.frame_size as usize * lanes * group as usize + 15) / 16 + falign / 16 } else { 0 };
@@ -527,7 +544,17 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 }
             });
         }
-        if cluster.is_some() {
+        if let Some(clc) = host.clc.as_ref() {
+            // Clusters (CTAs) in the counter's order, on one core or all.
+            let _ = clc_units;
+            let run = |st: &mut State, q: u64| if cluster.is_some() { run_cluster(st, q) } else { body(st, q) };
+            let workers = if SERIAL.with(|s| s.get()) { 1 } else { rayon::current_num_threads().max(1) };
+            (0..workers).into_par_iter().for_each_init(init, |st, _| {
+                while let Some(q) = clc.take() {
+                    run(st, q);
+                }
+            });
+        } else if cluster.is_some() {
             // Clusters one after another (`set_serial`) or on all cores.
             if SERIAL.with(|s| s.get()) {
                 let mut st = init();
@@ -646,7 +673,7 @@ fn run_children(k: &Shape, host: &HostState) -> Result<(), LaunchError> {
         let d = unsafe { &*c.kernel };
         let name = unsafe { std::ffi::CStr::from_ptr(d.name as *const std::ffi::c_char) }.to_string_lossy().into_owned();
         let flag = |f: u32| d.flags & f != 0;
-        let shape = Shape { name: &name, file: k.file, static_smem: d.static_smem, reqntid: flag(abi::DK_REQNTID).then_some(d.reqntid), maxntid: flag(abi::DK_MAXNTID).then_some(d.maxntid), frame_size: d.frame_size, uses_sync: flag(abi::DK_USES_SYNC), cta_group: flag(abi::DK_CTA_GROUP), cluster: None, deferred: k.deferred };
+        let shape = Shape { name: &name, file: k.file, static_smem: d.static_smem, reqntid: flag(abi::DK_REQNTID).then_some(d.reqntid), maxntid: flag(abi::DK_MAXNTID).then_some(d.maxntid), frame_size: d.frame_size, uses_sync: flag(abi::DK_USES_SYNC), cta_group: flag(abi::DK_CTA_GROUP), cluster: None, cancellable: flag(abi::DK_CANCELLABLE), deferred: k.deferred };
         let cfg = LaunchConfig { grid: Dim3(c.grid[0], c.grid[1], c.grid[2]), block: Dim3(c.block[0], c.block[1], c.block[2]), dyn_smem: c.smem };
         let bytes = unsafe { std::slice::from_raw_parts(c.params.as_ptr() as *const u8, (d.param_size as usize).max(8)) };
         let r = check_config(&shape, &cfg).and_then(|()| unsafe { run_grid(d.cta, &shape, &cfg, bytes) });
@@ -697,6 +724,8 @@ pub struct KernelDesc {
     pub cta_group: bool,
     /// `.reqnctapercluster`: the cluster shape the kernel requires.
     pub cluster: Option<[u32; 3]>,
+    /// The kernel cancels launches of clusters (`abi::DK_CANCELLABLE`).
+    pub cancellable: bool,
 }
 
 /// The CTA function of a kernel: `int32_t __ptxr_cta_<kernel>(CtaCtx*)`.
@@ -760,7 +789,7 @@ impl ArgValue<'_> {
 /// `cta` must be `__ptxr_cta_<k.name>` of the object `k` was generated for, and every address
 /// passed must be valid for whatever the kernel reads and writes through it during the launch.
 pub unsafe fn launch_cta_fn(cta: CtaFn, k: &KernelDesc, cfg: &LaunchConfig, args: &[ArgValue]) -> Result<(), LaunchError> {
-    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, deferred: &[] };
+    let shape = Shape { name: k.name, file: k.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, cancellable: k.cancellable, deferred: &[] };
     check_config(&shape, cfg)?;
     if args.len() != k.params.len() {
         return Err(LaunchError(format!("kernel `{}` takes {} parameters, {} given", k.name, k.params.len(), args.len())));

@@ -8,7 +8,7 @@ use ptxr_runtime::{launch_cta_fn, ArgValue, Dim3, KernelDesc, LaunchConfig, Para
 
 const PARAMS: &[ParamDesc] = &[ParamDesc { name: "out", ty: "u64", offset: 0, size: 8 }, ParamDesc { name: "n", ty: "u32", offset: 8, size: 4 }, ParamDesc { name: "k", ty: "u32", offset: 12, size: 4 }];
 
-const FILL: KernelDesc = KernelDesc { name: "fill", file: "fill.ptx", params: PARAMS, param_size: 16, static_smem: 0, reqntid: None, maxntid: None, frame_size: 0, uses_sync: false, cta_group: false, cluster: None };
+const FILL: KernelDesc = KernelDesc { name: "fill", file: "fill.ptx", params: PARAMS, param_size: 16, static_smem: 0, reqntid: None, maxntid: None, frame_size: 0, uses_sync: false, cta_group: false, cluster: None, cancellable: false };
 
 /// out[i] = i * k + 1 for the CTA's threads with i = linear thread id < n; also checks that
 /// the CTA sees the launch's shape.

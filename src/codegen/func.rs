@@ -597,6 +597,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         k.frame_size = frame_size;
         k.uses_sync = e.sync.is_some() || warp_frame.is_some();
         k.cta_group = cta_group;
+        k.cancellable = super::issues_try_cancel(e.m.ast);
         (k.shared_bytes, k.local_bytes) = declared_bytes(e.m.ast, body);
         k
     }))
@@ -670,7 +671,7 @@ fn kernel_layout(f: &ast::Function) -> KernelInfo {
             _ => {}
         }
     }
-    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, cluster, frame_size: 0, uses_sync: false, cta_group: false, shared_bytes: 0, local_bytes: 0 }
+    KernelInfo { name: f.name.name.to_string(), params, param_size: off, static_smem: 0, reqntid, maxntid, cluster, frame_size: 0, uses_sync: false, cta_group: false, cancellable: false, shared_bytes: 0, local_bytes: 0 }
 }
 
 impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {

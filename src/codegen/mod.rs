@@ -83,6 +83,8 @@ pub struct KernelInfo {
     /// Whether one call of the CTA function may run a group of consecutive CTAs
     /// (`CtaCtx::group`; `codegen::warp::setup`).
     pub cta_group: bool,
+    /// The kernel's module issues `clusterlaunchcontrol.try_cancel` (`abi::DK_CANCELLABLE`).
+    pub cancellable: bool,
     /// Bytes of the static `.shared` variables the kernel can reach as declared (the
     /// module's and its own, each at its alignment): what `cuFuncGetAttribute` reports as
     /// `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` (`static_smem` is the window, which also holds
@@ -377,7 +379,7 @@ fn fill_device_kernels(m: &ModCtx, kernels: &[KernelInfo]) {
         ng.set_linkage(Linkage::Private);
         ng.set_constant(true);
         let dims = |d: Option<[u32; 3]>| i32t.const_array(&d.unwrap_or([0; 3]).map(|x| i32t.const_int(x as u64, false)));
-        let flags = k.uses_sync as u64 | (k.cta_group as u64) << 1 | (k.reqntid.is_some() as u64) << 2 | (k.maxntid.is_some() as u64) << 3;
+        let flags = k.uses_sync as u64 | (k.cta_group as u64) << 1 | (k.reqntid.is_some() as u64) << 2 | (k.maxntid.is_some() as u64) << 3 | (k.cancellable as u64) << 4;
         let v = device_kernel_t(ctx).const_named_struct(&[
             cta.as_global_value().as_pointer_value().into(),
             ng.as_pointer_value().into(),
@@ -431,13 +433,20 @@ fn any_instr(ast: &ast::Module, pred: &dyn Fn(&ast::Instr) -> bool) -> bool {
 /// mbarriers, `wgmma`, tensor memory, tensor maps made by the kernel or other CTAs' windows
 /// (`mapa`). (`cp.async`, which ptxr completes as the issuing thread's write, it sees.)
 fn shadow_sees_all(ast: &ast::Module) -> bool {
-    !any_instr(ast, &|i| matches!(i.opcode.name, "mbarrier" | "wgmma" | "tcgen05" | "tensormap" | "mapa") || (i.opcode.name == "cp" && i.has_mod("bulk")))
+    !any_instr(ast, &|i| matches!(i.opcode.name, "mbarrier" | "wgmma" | "tcgen05" | "tensormap" | "mapa" | "clusterlaunchcontrol") || (i.opcode.name == "cp" && i.has_mod("bulk")))
 }
 
 /// Whether any function of the module reaches the shared memory of other CTAs of its
-/// cluster: `mapa`, or a bulk copy with `.multicast::cluster`.
+/// cluster: `mapa`, a bulk copy with `.multicast::cluster`, or a cancellation response
+/// written to every CTA of the cluster (`.multicast::cluster::all`).
 fn reaches_other_ctas(ast: &ast::Module) -> bool {
-    any_instr(ast, &|i| i.opcode.name == "mapa" || i.has_mod("multicast::cluster"))
+    any_instr(ast, &|i| i.opcode.name == "mapa" || i.has_mod("multicast::cluster") || i.has_mod("multicast::cluster::all"))
+}
+
+/// Whether any function of the module cancels cluster launches
+/// (`clusterlaunchcontrol.try_cancel`): its kernels are `KernelInfo::cancellable`.
+pub(crate) fn issues_try_cancel(ast: &ast::Module) -> bool {
+    any_instr(ast, &|i| i.opcode.name == "clusterlaunchcontrol" && i.has_mod("try_cancel"))
 }
 
 /// The variables of `spaces` a function body declares, in nested blocks too.

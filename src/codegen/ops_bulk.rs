@@ -27,6 +27,12 @@ use inkwell::IntPredicate;
 use ptxr_runtime::tensor_map::{field, MAGIC};
 
 pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bool> {
+    if i.opcode.name == "clusterlaunchcontrol" {
+        if e.m.nvptx {
+            return Err(e.err(i.opcode.span, "`clusterlaunchcontrol` (PTX 8.6, sm_100) has no form in LLVM 19's NVPTX backend"));
+        }
+        return cluster_launch_control(e, i).map(|_| true);
+    }
     if i.opcode.name == "tensormap" || (i.opcode.name == "fence" && i.has_mod("tensormap::generic")) {
         return tensormap(e, i).map(|_| true);
     }
@@ -69,6 +75,14 @@ pub(super) fn each_target<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Inst
     let op = i.operands.get(mask_op).ok_or_else(|| e.err(i.span, "`.multicast::cluster` needs a ctaMask operand"))?;
     let mask = e.read_int(op, Type::B16)?;
     let mask = e.b.build_int_z_extend(mask, i32t, "").unwrap();
+    each_cta_of(e, mask, f)
+}
+
+/// The byte distances from this CTA's shared window to those of the cluster's CTAs whose
+/// bits are set in `mask` (an i32: bit r is rank r), each given to `f`, in rank order.
+fn each_cta_of<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, mask: IntValue<'ctx>, mut f: impl FnMut(&mut FnEmitter<'ctx, 'a, '_>, IntValue<'ctx>) -> R<()>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
     let stride = e.b.build_int_z_extend(stride, i64t, "").unwrap();
     let my = e.cluster_rank();
@@ -896,4 +910,89 @@ fn red_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, op: &str, ty: RedTy) -> Funct
     e.b.build_return(None).unwrap();
     e.end_helper(saved);
     h
+}
+
+/// PTX 8.6 (sm_100) clusterlaunchcontrol, a persistent kernel's way of taking over the work
+/// of clusters that have not started:
+/// - `try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes{.multicast::cluster::all}.b128
+///   [addr], [mbar]`: asks the runtime to cancel the launch of a cluster not yet started
+///   (`HostFns::try_cancel`, slot 8: the runtime starts clusters from a counter that the
+///   request takes from too, so that each cluster runs exactly once, launched or taken over)
+///   and writes the 16-byte response to `addr`, then completes 16 bytes of transactions on
+///   the mbarrier `mbar`; with `.multicast::cluster::all`, at the same offsets in every CTA
+///   of the cluster. The response is ptxr's: the first CTA's ctaid x, y, z and 1, or zeros
+///   (nothing cancelled). The request completes before the next instruction.
+/// - `query_cancel.is_canceled.pred.b128 p, handle`: whether it cancelled one;
+/// - `query_cancel.get_first_ctaid{::x,::y,::z}.b32.b128 d, handle` and
+///   `query_cancel.get_first_ctaid.v4.b32.b128 {x, y, z, w}, handle`: the first ctaid of the
+///   cancelled cluster (w: 0; undefined when nothing was cancelled, as on a GPU).
+fn cluster_launch_control<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t, i128t) = (ctx.i32_type(), ctx.i64_type(), ctx.i128_type());
+    let ops = &i.operands;
+    if i.has_mod("query_cancel") {
+        let h = e.read_int(&ops[1], Type::B128)?;
+        let word = |e: &mut FnEmitter<'ctx, 'a, '_>, k: u64| {
+            let w = e.b.build_right_shift(h, i128t.const_int(32 * k, false), false, "").unwrap();
+            e.b.build_int_truncate(w, i32t, "").unwrap()
+        };
+        if i.has_mod("is_canceled") {
+            let w = word(e, 3);
+            let p = e.b.build_int_compare(IntPredicate::NE, w, i32t.const_zero(), "").unwrap();
+            return e.write(&ops[0], Type::Pred, p.into());
+        }
+        if let Some(k) = ["get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z"].iter().position(|m| i.has_mod(m)) {
+            let w = word(e, k as u64);
+            return e.write(&ops[0], Type::B32, w.into());
+        }
+        let Operand::Vector(ds, _) = &ops[0] else {
+            return Err(e.err(i.span, "`clusterlaunchcontrol.query_cancel.get_first_ctaid.v4` writes a vector of four registers"));
+        };
+        if ds.len() != 4 {
+            return Err(e.err(ops[0].span(), "`.v4` needs a vector of four registers"));
+        }
+        for (k, d) in ds.iter().enumerate() {
+            let w = if k < 3 { word(e, k as u64) } else { i32t.const_zero() };
+            e.write(d, Type::B32, w.into())?;
+        }
+        return Ok(());
+    }
+    let space = if i.has_mod("shared::cta") { Some(StateSpace::Shared) } else { None };
+    let addr = e.address(&ops[0], space)?;
+    let mbar = e.address(&ops[1], space)?;
+    let resp = e.alloca_b.build_alloca(i128t, "clc.response").unwrap();
+    if let Some(inst) = resp.as_instruction() {
+        let _ = inst.set_alignment(16);
+    }
+    let pt = ctx.ptr_type(inkwell::AddressSpace::default());
+    let rt = e.cta_ptr_field(super::abi::field::RT);
+    let slot = unsafe { e.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(8, false)], "").unwrap() };
+    let fp = e.b.build_load(pt, slot, "").unwrap().into_pointer_value();
+    let cta = e.cta;
+    e.b.build_indirect_call(ctx.void_type().fn_type(&[pt.into(), pt.into()], false), fp, &[cta.into(), resp.into()], "").unwrap();
+    let v = e.b.build_load(i128t, resp, "").unwrap();
+    e.check_access(addr, 16, true, space, false, false);
+    let sixteen = i64t.const_int(16, false);
+    let deliver = |e: &mut FnEmitter<'ctx, 'a, '_>, delta: IntValue<'ctx>| {
+        let a = offset_ptr(e, addr, delta);
+        let st = e.b.build_store(a, v).unwrap();
+        let _ = st.set_alignment(16);
+        let m = offset_ptr(e, mbar, delta);
+        super::ops_atomic::mbarrier_complete_tx(e, m, sixteen);
+    };
+    if !i.has_mod("multicast::cluster::all") {
+        deliver(e, i64t.const_zero());
+        return Ok(());
+    }
+    // Every CTA of the cluster (at most 16), rank 0 up: the same offsets in each one's window.
+    let mut size = i32t.const_int(1, false);
+    for k in 0..3 {
+        let d = e.cluster_u32(super::abi::cluster_field::DIMS, Some(k));
+        size = e.b.build_int_mul(size, d, "").unwrap();
+    }
+    let all = e.b.build_int_sub(e.b.build_left_shift(i32t.const_int(1, false), size, "").unwrap(), i32t.const_int(1, false), "").unwrap();
+    each_cta_of(e, all, |e, delta| {
+        deliver(e, delta);
+        Ok(())
+    })
 }

@@ -1302,7 +1302,7 @@ fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
     e.ir_func().blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
         let mut ns = Vec::new();
         reg_names(i.src, &mut ns);
-        !i.src.mods.iter().any(|m| *m == "shared") && !matches!(i.src.opcode.name, "call") && !ns.iter().any(|n| shared(n))
+        !i.src.mods.iter().any(|m| *m == "shared") && !matches!(i.src.opcode.name, "call" | "clusterlaunchcontrol") && !ns.iter().any(|n| shared(n))
     })
 }
 

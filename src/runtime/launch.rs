@@ -287,7 +287,7 @@ impl Loaded {
             let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
             LaunchError(format!("{}: no kernel named `{name}` (kernels: {})", self.file, if names.is_empty() { "none".to_string() } else { names.join(", ") }))
         })?;
-        let shape = Shape { name, file: &self.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, deferred: &self.deferred };
+        let shape = Shape { name, file: &self.file, static_smem: k.static_smem, reqntid: k.reqntid, maxntid: k.maxntid, frame_size: k.frame_size, uses_sync: k.uses_sync, cta_group: k.cta_group, cluster: k.cluster, cancellable: k.cancellable, deferred: &self.deferred };
         check_config(&shape, cfg)?;
         if args.len() != k.params.len() {
             return Err(LaunchError(format!("kernel `{name}` takes {} parameters, {} given", k.params.len(), args.len())));

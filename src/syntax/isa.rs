@@ -285,6 +285,7 @@ pub fn specs(opcode: &str) -> &'static [InstrSpec] {
         "mapa" => MAPA,
         "tcgen05" => TCGEN05,
         "getctarank" => GETCTARANK,
+        "clusterlaunchcontrol" => CLUSTERLAUNCHCONTROL,
         _ => &[],
     }
 }
@@ -300,7 +301,7 @@ pub const OPCODES: &[&str] = &[
     "mma", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset", "vadd2", "vsub2", "vavrg2",
     "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4",
     "brkpt", "nanosleep", "pmevent", "trap", "ldmatrix", "stmatrix", "wgmma", "tensormap", "cp", "createpolicy", "mbarrier",
-    "griddepcontrol", "setmaxnreg", "elect", "bmsk", "mapa", "getctarank", "tcgen05",
+    "griddepcontrol", "setmaxnreg", "elect", "bmsk", "mapa", "getctarank", "tcgen05", "clusterlaunchcontrol",
 ];
 
 /// Whether `opcode` is a PTX instruction.
@@ -943,6 +944,8 @@ static LD: &[InstrSpec] = &[
     spec!("ld", "9.7.8.7", 2, 2, [
         opt!(&["weak"]), opt!(LD_SS), opt!(LD_COP), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
     ]),
+    // ext PTX 8.3: ld{.weak}{.ss}{.cop}.b128 (sm_70), no vectors.
+    spec!("ld", "9.7.8.7", 2, 2, [opt!(&["weak"]), opt!(LD_SS), opt!(LD_COP), req!(&["b128"])]),
     // ld.global{.cop}.nc{.vec}.type
     spec!("ld", "9.7.8.8", 2, 2, [
         req!(&["global"]), opt!(LD_NC_COP), req!(&["nc"]), opt!(L1_EVICT), opt!(L2_EVICT), opt!(L2_PREFETCH), opt!(LDST_VEC), req!(LDST_T),
@@ -970,6 +973,8 @@ static LDU: &[InstrSpec] = &[spec!("ldu", "9.7.8.9", 2, 2, [opt!(&["global"]), o
 static ST: &[InstrSpec] = &[
     // st{.weak}{.ss}{.cop}{.vec}.type; eviction priorities: ext PTX 7.4
     spec!("st", "9.7.8.10", 2, 2, [opt!(&["weak"]), opt!(ST_SS), opt!(ST_COP), opt!(L1_EVICT), opt!(L2_EVICT), opt!(LDST_VEC), req!(LDST_T)]),
+    // ext PTX 8.3: st{.weak}{.ss}{.cop}.b128 (sm_70), no vectors.
+    spec!("st", "9.7.8.10", 2, 2, [opt!(&["weak"]), opt!(ST_SS), opt!(ST_COP), req!(&["b128"])]),
     spec!("st", "9.7.8.10", 2, 2, [req!(&["volatile"]), opt!(ST_SS), opt!(LDST_VEC), req!(LDST_T)]),
     // The 6.4 syntax line writes `.scope` twice (`st.relaxed.scope{.ss}{.vec}.scope.type`), a
     // typo: one scope, as in ld and in the examples (`st.global.relaxed.sys.u32`).
@@ -1325,6 +1330,19 @@ static TCGEN05: &[InstrSpec] = &[
     spec!("tcgen05", "9.7.16.9.3", 1, 1, [req!(&["shift"]), req!(TC_GROUP), req!(&["down"])]),
     spec!("tcgen05", "9.7.16.9.3", 1, 1, [req!(&["shift"]), req!(&["down"]), req!(TC_GROUP)]),
 ];
+// ext PTX 8.6 (sm_100) clusterlaunchcontrol, with the parallel synchronization and
+// communication instructions (9.7.12):
+// try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes{.multicast::cluster::all}.b128
+// [addr], [mbar]; query_cancel.is_canceled.pred.b128 p, handle;
+// query_cancel.get_first_ctaid{::x,::y,::z}.b32.b128 d, handle and
+// query_cancel.get_first_ctaid.v4.b32.b128 {x, y, z, w}, handle.
+static CLUSTERLAUNCHCONTROL: &[InstrSpec] = &[
+    spec!("clusterlaunchcontrol", "9.7.12", 2, 2, [req!(&["try_cancel"]), req!(&["async"]), opt!(&["shared::cta"]), req!(&["mbarrier::complete_tx::bytes"]), opt!(&["multicast::cluster::all"]), req!(&["b128"])]),
+    spec!("clusterlaunchcontrol", "9.7.12", 2, 2, [req!(&["query_cancel"]), req!(&["is_canceled"]), req!(&["pred"]), req!(&["b128"])]),
+    spec!("clusterlaunchcontrol", "9.7.12", 2, 2, [req!(&["query_cancel"]), req!(&["get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z"]), req!(&["b32"]), req!(&["b128"])]),
+    spec!("clusterlaunchcontrol", "9.7.12", 2, 2, [req!(&["query_cancel"]), req!(&["get_first_ctaid"]), req!(&["v4"]), req!(&["b32"]), req!(&["b128"])]),
+];
+
 static GETCTARANK: &[InstrSpec] = &[spec!("getctarank", "9.7.8", 2, 2, [opt!(&["shared::cluster"]), req!(&["u32", "u64"])])];
 
 // ext PTX 7.0 mbarrier (sm_80): a barrier object in shared memory (PTX ISA 7.x section

@@ -260,9 +260,6 @@ impl<'e, 'b> FnValidator<'e, 'b> {
             let span = Span { start: span.start, end: i.opcode.span.end + i.mods.iter().map(|m| m.len() as u32 + 1).sum::<u32>() };
             let msg = match &e {
                 // Newer instructions ptxr knows it does not run yet, by name.
-                isa::ModError::UnknownOpcode if i.opcode.name == "clusterlaunchcontrol" => {
-                    format!("`{}` (PTX ISA 8.6+, Blackwell sm_100) is not supported by ptxr yet", i.opcode.name)
-                }
                 isa::ModError::UnknownOpcode if i.opcode.name == "multimem" => "`multimem` (PTX ISA 8.1, multicast memory across GPUs) is not supported by ptxr".to_string(),
                 isa::ModError::UnknownOpcode => format!("unknown instruction `{}`", i.opcode.name),
                 e => e.to_string(),

@@ -57,6 +57,8 @@ typedef struct HostFns {
   /* The checking mode's access check (abi.rs HostFns::check_access): nothing checked here. */
   uint32_t (*check_access)(struct CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind,
                            uint32_t line, uint32_t col, uint32_t tid);
+  /* clusterlaunchcontrol.try_cancel (abi.rs HostFns::try_cancel): nothing cancelled here. */
+  void (*try_cancel)(struct CtaCtx *cta, uint8_t *resp);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -132,9 +134,13 @@ static uint32_t host_check_access(struct CtaCtx *cta, const uint8_t *addr, uint3
   (void)cta; (void)addr; (void)size; (void)kind; (void)line; (void)col; (void)tid;
   return STATUS_OK;
 }
+static void host_try_cancel(struct CtaCtx *cta, uint8_t *resp) {
+  (void)cta;
+  memset(resp, 0, 16);
+}
 static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, host_resolve,
                                  host_launch_buffer, host_launch_device, host_cluster_sync,
-                                 host_check_access};
+                                 host_check_access, host_try_cancel};
 
 #define FIELD(T, f) printf(#T "." #f " %zu %zu\n", offsetof(T, f), sizeof(((T *)0)->f))
 
@@ -154,7 +160,7 @@ static void print_layout(void) {
   printf("HostFns %zu %zu\n", sizeof(HostFns), _Alignof(HostFns));
   FIELD(HostFns, vprintf); FIELD(HostFns, globaltimer); FIELD(HostFns, assertfail);
   FIELD(HostFns, resolve); FIELD(HostFns, launch_buffer); FIELD(HostFns, launch_device);
-  FIELD(HostFns, cluster_sync); FIELD(HostFns, check_access);
+  FIELD(HostFns, cluster_sync); FIELD(HostFns, check_access); FIELD(HostFns, try_cancel);
 }
 
 static void *xmalloc(size_t n) {

@@ -39,7 +39,7 @@ struct CtaCtx;
 typedef struct DeviceKernel {
     int32_t (*cta)(void *cta_ctx);
     const char *name;
-    uint32_t param_size, static_smem, frame_size, flags; /* flags: 1 uses_sync, 2 cta_group, 4 reqntid, 8 maxntid */
+    uint32_t param_size, static_smem, frame_size, flags; /* flags: 1 uses_sync, 2 cta_group, 4 reqntid, 8 maxntid, 16 cancellable */
     uint32_t reqntid[3], maxntid[3];
 } DeviceKernel;
 typedef struct HostFns {
@@ -51,6 +51,7 @@ typedef struct HostFns {
     int32_t (*launch_device)(void *host, uint8_t *buf, uint64_t stream);
     uint32_t (*cluster_sync)(struct CtaCtx *cta);
     uint32_t (*check_access)(struct CtaCtx *cta, const uint8_t *addr, uint32_t size, uint32_t kind, uint32_t line, uint32_t col, uint32_t tid);
+    void (*try_cancel)(struct CtaCtx *cta, uint8_t *resp);
 } HostFns;
 
 typedef struct CtaCtx {
@@ -1138,7 +1139,15 @@ static uint32_t check_barrier(CtaCtx *cta, const SyncSlot *slots, size_t n, uint
     return RESOLVE_CONTINUE;
 }
 
-static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync, host_check_access};
+/* clusterlaunchcontrol.try_cancel (HostFns.try_cancel): this runtime starts every CTA of a
+ * grid itself and cancels none; the response says so (16 zero bytes: not cancelled), which
+ * a GPU may answer too, and the kernel's own CTAs then do all the work. */
+static void host_try_cancel(struct CtaCtx *cta, uint8_t *resp) {
+    (void)cta;
+    memset(resp, 0, 16);
+}
+
+static const HostFns HOST_FNS = {host_vprintf, host_globaltimer, host_assertfail, resolve, host_launch_buffer, host_launch_device, host_cluster_sync, host_check_access, host_try_cancel};
 
 /* Runs the grids launched from the device by a finished grid (CUDA dynamic parallelism),
  * in order; grids they launch run after each of them the same way. */
