@@ -326,9 +326,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     let name = k.name;
     let threads = cfg.block.count();
     let total_smem = k.static_smem as u64 + cfg.dyn_smem as u64;
+    // (`clc` is set below, before anything reads `host`.)
     let mut host = HostState::new();
-    // Set below, before anything reads `host`.
-    let mut clc_units = 0u64;
     let params_ptr = pbuf.as_ptr() as usize;
     let ncta = cfg.grid.count();
     let smem_len = (total_smem as usize + 15) / 16 * 16;
@@ -367,11 +366,11 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // (`host::Clc`); not a cooperative launch, whose CTAs all run at once.
     let dynamic = k.cancellable && !cooperative;
     if dynamic {
-        clc_units = match cluster {
+        let units = match cluster {
             Some(cd) => ncta / cd.iter().map(|&x| x as u64).product::<u64>(),
             None => ncta,
         };
-        host.clc = Some(crate::host::Clc { next: std::sync::atomic::AtomicU64::new(0), units: clc_units, cluster: cluster.unwrap_or([1, 1, 1]), grid: [cfg.grid.0, cfg.grid.1, cfg.grid.2] });
+        host.clc = Some(crate::host::Clc { next: std::sync::atomic::AtomicU64::new(0), units, cluster: cluster.unwrap_or([1, 1, 1]), grid: [cfg.grid.0, cfg.grid.1, cfg.grid.2] });
     }
     let host = host;
     let host_ptr = &host as *const HostState as usize;
@@ -546,7 +545,6 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         }
         if let Some(clc) = host.clc.as_ref() {
             // Clusters (CTAs) in the counter's order, on one core or all.
-            let _ = clc_units;
             let run = |st: &mut State, q: u64| if cluster.is_some() { run_cluster(st, q) } else { body(st, q) };
             let workers = if SERIAL.with(|s| s.get()) { 1 } else { rayon::current_num_threads().max(1) };
             (0..workers).into_par_iter().for_each_init(init, |st, _| {
