@@ -596,6 +596,39 @@ int main(void) {
     assert!(out.contains("no limit 0 []"), "{out}");
 }
 
+/// The C ABI's runtime with a kernel that cancels cluster launches
+/// (tests/cli/persistent_clc.ptx): it cancels none (`try_cancel` answers "not cancelled", as a
+/// GPU may), so every CTA runs and does its own work: out[c*32 + t] == c + 1, every CTA ran,
+/// no cancellation counted.
+#[test]
+fn c_abi_runtime_runs_every_cta_of_a_cancelling_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/cli/persistent_clc.ptx",
+        "clc",
+        r#"#include <stdio.h>
+#include "clc.h"
+int main(void) {
+    static uint32_t out[64 * 32], ran[64], taken[1];
+    void *po = out, *pr = ran, *pt = taken;
+    void *args[] = {&po, &pr, &pt};
+    ptxr_launch_config cfg = {{64, 1, 1}, {32, 1, 1}, 0, NULL, NULL};
+    int rc = ptxr_launch_persistent(&cfg, args);
+    int ok = 1, nran = 0;
+    for (int c = 0; c < 64; c++) {
+        nran += ran[c];
+        for (int t = 0; t < 32; t++) ok &= out[c * 32 + t] == (uint32_t)c + 1;
+    }
+    printf("rc %d work %s ran %d taken %u [%s]\n", rc, ok ? "ok" : "wrong", nran, taken[0], ptxr_last_error());
+    return 0;
+}
+"#,
+    );
+    let out = c_abi_run(&exe);
+    assert!(out.contains("rc 0 work ok ran 64 taken 0 []"), "{out}");
+}
+
 /// f16 bits of a small integer (|v| < 2048; exact).
 fn f16_bits(v: i32) -> u16 {
     if v == 0 {
