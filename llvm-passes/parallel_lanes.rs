@@ -98,7 +98,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
             }
         }
     }
-    let keep: Vec<(bool, bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l), unroll.contains(l) && !whole.contains(l))).collect();
+    let keep: Vec<(bool, bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l), unroll.contains(l))).collect();
     let Some((group, loops)) = distinct_nodes(ctx, &keep) else { return 0 };
     for inst in &accesses {
         let _ = inst.set_metadata(group, group_kind);

@@ -501,10 +501,19 @@ fn persistent_kernel_takes_over_ctas_by_cancelling_their_launch() {
     let (out, ran) = (dir.path().join("out.bin"), dir.path().join("ran.bin"));
     // The second kernel runs in clusters of 2 CTAs (`.reqnctapercluster`): rank 0 cancels a
     // cluster and both CTAs get the response (`.multicast::cluster::all`) and each counts it.
-    for (file, kernel, exec) in [("persistent_clc", "persistent", "simd"), ("persistent_clc", "persistent", "thread"), ("persistent_clc_cluster", "persistent2", "simd"), ("persistent_clc_cluster", "persistent2", "thread")] {
+    // The first kernel also on a grid of 8x8 (its CTAs number themselves y * 8 + x, and a
+    // taken-over CTA's number comes from the response's x and y).
+    let runs = [
+        ("persistent_clc", "persistent", "64", "simd"),
+        ("persistent_clc", "persistent", "64", "thread"),
+        ("persistent_clc", "persistent", "8,8", "simd"),
+        ("persistent_clc_cluster", "persistent2", "64", "simd"),
+        ("persistent_clc_cluster", "persistent2", "64", "thread"),
+    ];
+    for (file, kernel, grid, exec) in runs {
         let file = format!("tests/cli/{file}.ptx");
         let (rc, taken, err) = ptxr(&[
-            "run", &file, "--kernel", kernel, "--grid", "64", "--block", "32", "--exec", exec,
+            "run", &file, "--kernel", kernel, "--grid", grid, "--block", "32", "--exec", exec,
             "--arg", "buf:zero:8192", "--arg", "buf:zero:256", "--arg", "buf:zero:4",
             "--dump", &format!("0={}", out.display()), "--dump", &format!("1={}", ran.display()), "--dump", "2=-",
         ]);
@@ -513,14 +522,14 @@ fn persistent_kernel_takes_over_ctas_by_cancelling_their_launch() {
         let o = words(&out);
         for c in 0..64u32 {
             for t in 0..32u32 {
-                assert_eq!(o[(c * 32 + t) as usize], c + 1, "--exec {exec}: CTA {c}'s work, thread {t}");
+                assert_eq!(o[(c * 32 + t) as usize], c + 1, "{kernel} --grid {grid} --exec {exec}: CTA {c}'s work, thread {t}");
             }
         }
         let ran: u32 = words(&ran).iter().sum();
         let hex = taken.trim();
         let taken = u32::from_le_bytes((0..4).map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap()).collect::<Vec<u8>>().try_into().unwrap());
-        assert_eq!(ran + taken, 64, "{kernel} --exec {exec}: {ran} CTAs ran, {taken} were cancelled");
-        assert!(taken >= 1, "{kernel} --exec {exec}: nothing was cancelled");
+        assert_eq!(ran + taken, 64, "{kernel} --grid {grid} --exec {exec}: {ran} CTAs ran, {taken} were cancelled");
+        assert!(taken >= 1, "{kernel} --grid {grid} --exec {exec}: nothing was cancelled");
     }
 }
 

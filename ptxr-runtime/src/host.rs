@@ -276,3 +276,26 @@ impl HostState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Clc;
+
+    /// Clusters are numbered x fastest in the grid of clusters; each one's first CTA, worked
+    /// by hand for a 4x3x2 grid in clusters of 2x1x1 (2x3x2 clusters) and without clusters.
+    #[test]
+    fn first_cta_of_each_cluster() {
+        let clc = Clc { next: std::sync::atomic::AtomicU64::new(0), units: 12, cluster: [2, 1, 1], grid: [4, 3, 2] };
+        let want = [[0, 0, 0], [2, 0, 0], [0, 1, 0], [2, 1, 0], [0, 2, 0], [2, 2, 0], [0, 0, 1], [2, 0, 1], [0, 1, 1], [2, 1, 1], [0, 2, 1], [2, 2, 1]];
+        for (q, w) in want.iter().enumerate() {
+            assert_eq!(clc.first_cta(q as u64), *w, "cluster {q}");
+        }
+        let single = Clc { next: std::sync::atomic::AtomicU64::new(0), units: 24, cluster: [1, 1, 1], grid: [4, 3, 2] };
+        assert_eq!(single.first_cta(5), [1, 1, 0]);
+        assert_eq!(single.first_cta(23), [3, 2, 1]);
+        // Each number is taken once, then none is left.
+        let taken: Vec<Option<u64>> = (0..14).map(|_| clc.take()).collect();
+        assert_eq!(taken[..12], (0..12).map(Some).collect::<Vec<_>>()[..]);
+        assert_eq!(taken[12..], [None, None]);
+    }
+}

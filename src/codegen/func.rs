@@ -597,7 +597,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         k.frame_size = frame_size;
         k.uses_sync = e.sync.is_some() || warp_frame.is_some();
         k.cta_group = cta_group;
-        k.cancellable = super::issues_try_cancel(e.m.ast);
+        k.cancellable = e.m.cancels;
         (k.shared_bytes, k.local_bytes) = declared_bytes(e.m.ast, body);
         k
     }))
@@ -989,9 +989,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn host_check_access(&mut self, p: PointerValue<'ctx>, size: IntValue<'ctx>, kind: u32, line: u32, col: u32, tid: IntValue<'ctx>) -> IntValue<'ctx> {
         let ctx = self.ctx();
         let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
-        let rt = self.cta_ptr_field(field::RT);
-        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(7, false)], "").unwrap() };
-        let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
+        let fp = self.host_fn(7);
         let fnt = i32t.fn_type(&[pt.into(), pt.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into(), i32t.into()], false);
         let c = |v: u32| i32t.const_int(v as u64, false);
         let args = [self.cta.into(), p.into(), size.into(), c(kind).into(), c(line).into(), c(col).into(), tid.into()];
@@ -1028,10 +1026,26 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     pub fn cluster_sync(&mut self) -> IntValue<'ctx> {
         let ctx = self.ctx();
         let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
-        let rt = self.cta_ptr_field(field::RT);
-        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(6, false)], "").unwrap() };
-        let fp = self.b.build_load(pt, slot, "").unwrap().into_pointer_value();
+        let fp = self.host_fn(6);
         self.b.build_indirect_call(i32t.fn_type(&[pt.into()], false), fp, &[self.cta.into()], "cluster").unwrap().try_as_basic_value().basic().unwrap().into_int_value()
+    }
+
+    /// Calls the runtime's `try_cancel` (`HostFns`, after `check_access`): it writes the 16
+    /// bytes of a `clusterlaunchcontrol.try_cancel` response to `resp`.
+    pub fn try_cancel(&mut self, resp: PointerValue<'ctx>) {
+        let pt = self.ctx().ptr_type(AddressSpace::default());
+        let fp = self.host_fn(8);
+        self.b.build_indirect_call(self.ctx().void_type().fn_type(&[pt.into(), pt.into()], false), fp, &[self.cta.into(), resp.into()], "").unwrap();
+    }
+
+    /// The pointer in slot `k` of the runtime's host-function table (`CtaCtx::rt`,
+    /// `abi::HostFns`).
+    fn host_fn(&mut self, k: u32) -> PointerValue<'ctx> {
+        let ctx = self.ctx();
+        let (i32t, pt) = (ctx.i32_type(), ctx.ptr_type(AddressSpace::default()));
+        let rt = self.cta_ptr_field(field::RT);
+        let slot = unsafe { self.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(k as u64, false)], "").unwrap() };
+        self.b.build_load(pt, slot, "").unwrap().into_pointer_value()
     }
 
     /// This CTA's rank in its cluster (`%cluster_ctarank`, PTX ISA 8.x special registers):

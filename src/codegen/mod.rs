@@ -126,10 +126,14 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// aligned to it in generated code (`FnEmitter::shared_base`), with the slack counted in
     /// the kernels' static shared memory.
     pub shared_align: u32,
-    /// The module reaches other CTAs' shared memory (`mapa`, distributed shared memory, or a
-    /// copy with `.multicast::cluster`): shared atomics and mbarriers must be atomic, since
-    /// other CTAs of the cluster run on other host threads (`ops_atomic`).
+    /// The module reaches other CTAs' shared memory (`mapa`, distributed shared memory, a
+    /// copy with `.multicast::cluster`, a cancellation response with
+    /// `.multicast::cluster::all`): shared atomics and mbarriers must be atomic, since other
+    /// CTAs of the cluster run on other host threads (`ops_atomic`).
     pub dsmem: bool,
+    /// The module cancels cluster launches (`clusterlaunchcontrol.try_cancel`): its kernels
+    /// are `KernelInfo::cancellable`.
+    pub cancels: bool,
     /// The checking mode ([`set_check`]): every global, shared and generic access asks the
     /// runtime first (`FnEmitter::check_access`).
     pub check: bool,
@@ -216,7 +220,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -445,7 +449,7 @@ fn reaches_other_ctas(ast: &ast::Module) -> bool {
 
 /// Whether any function of the module cancels cluster launches
 /// (`clusterlaunchcontrol.try_cancel`): its kernels are `KernelInfo::cancellable`.
-pub(crate) fn issues_try_cancel(ast: &ast::Module) -> bool {
+fn issues_try_cancel(ast: &ast::Module) -> bool {
     any_instr(ast, &|i| i.opcode.name == "clusterlaunchcontrol" && i.has_mod("try_cancel"))
 }
 

@@ -964,12 +964,7 @@ fn cluster_launch_control<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Inst
     if let Some(inst) = resp.as_instruction() {
         let _ = inst.set_alignment(16);
     }
-    let pt = ctx.ptr_type(inkwell::AddressSpace::default());
-    let rt = e.cta_ptr_field(super::abi::field::RT);
-    let slot = unsafe { e.b.build_in_bounds_gep(pt, rt, &[i32t.const_int(8, false)], "").unwrap() };
-    let fp = e.b.build_load(pt, slot, "").unwrap().into_pointer_value();
-    let cta = e.cta;
-    e.b.build_indirect_call(ctx.void_type().fn_type(&[pt.into(), pt.into()], false), fp, &[cta.into(), resp.into()], "").unwrap();
+    e.try_cancel(resp);
     let v = e.b.build_load(i128t, resp, "").unwrap();
     e.check_access(addr, 16, true, space, false, false);
     let sixteen = i64t.const_int(16, false);

@@ -388,53 +388,42 @@ fn cvt_ue8m0<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(
         _ => return Err(e.err(i.span, "`cvt` to `.ue8m0x2` rounds with .rz or .rp")),
     };
     let sat = i.has_mod("satfinite");
-    // Each source as the 16 bits of a bf16 magnitude, rounded from an f32 as the mode says
-    // (to zero, or up when any of the 16 low bits is set; NaN stays NaN).
-    let halves: Vec<IntValue<'ctx>> = if i.has_mod("f32") {
+    // Each source's magnitude bits and its mantissa width: the f32s, or the bf16 halves.
+    let (srcs, m): (Vec<IntValue<'ctx>>, u64) = if i.has_mod("f32") {
         if ops.len() != 3 {
             return Err(e.err(i.span, "`cvt` to `.ue8m0x2` from .f32 converts two sources: d, a, b"));
         }
         let mut v = Vec::new();
         for op in &ops[1..3] {
             let x = e.read_int(op, Type::B32)?;
-            let u = e.b.build_and(x, c(0x7fff_ffff), "").unwrap();
-            let nan = e.b.build_int_compare(IntPredicate::UGT, u, c(0x7f80_0000), "").unwrap();
-            let t = e.b.build_right_shift(u, c(16), false, "").unwrap();
-            let t = if up {
-                let inexact = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(u, c(0xffff), "").unwrap(), c(0), "").unwrap();
-                let finite = e.b.build_int_compare(IntPredicate::ULT, u, c(0x7f80_0000), "").unwrap();
-                let bump = e.b.build_and(inexact, finite, "").unwrap();
-                e.b.build_int_add(t, e.b.build_int_z_extend(bump, i32t, "").unwrap(), "").unwrap()
-            } else {
-                t
-            };
-            v.push(e.b.build_select(nan, c(0x7fff), t, "").unwrap().into_int_value());
+            v.push(e.b.build_and(x, c(0x7fff_ffff), "").unwrap());
         }
-        v
+        (v, 23)
     } else if i.has_mod("bf16x2") {
         if ops.len() != 2 {
             return Err(e.err(i.span, "`cvt` to `.ue8m0x2` from .bf16x2 converts one source: d, a"));
         }
         let w = e.read_int(&ops[1], Type::B32)?;
-        vec![e.b.build_and(e.b.build_right_shift(w, c(16), false, "").unwrap(), c(0x7fff), "").unwrap(), e.b.build_and(w, c(0x7fff), "").unwrap()]
+        (vec![e.b.build_and(e.b.build_right_shift(w, c(16), false, "").unwrap(), c(0x7fff), "").unwrap(), e.b.build_and(w, c(0x7fff), "").unwrap()], 7)
     } else {
         return Err(e.err(i.span, "`cvt` to `.ue8m0x2` converts from .f32 or .bf16x2"));
     };
+    let inf = c(0xff << m);
     let mut d = c(0);
-    for h in halves {
-        // The exponent field, plus one with .rp for a value strictly between powers of two
-        // above 2^-127 (0x0040); then 255 (NaN) from an infinity or an overflow stays NaN
-        // unless .satfinite makes the non-NaN ones 254.
-        let mut code = e.b.build_right_shift(h, c(7), false, "").unwrap();
+    for u in srcs {
+        // The exponent field (NaN and infinity: 255), plus one with .rp for a finite value
+        // strictly between powers of two above 2^-127 (the subnormal 1 << (m - 1)); then
+        // .satfinite makes 255 from anything but NaN 254.
+        let mut code = e.b.build_right_shift(u, c(m), false, "").unwrap();
         if up {
-            let frac = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(h, c(0x7f), "").unwrap(), c(0), "").unwrap();
-            let above = e.b.build_int_compare(IntPredicate::UGT, h, c(0x0040), "").unwrap();
-            let finite = e.b.build_int_compare(IntPredicate::ULT, h, c(0x7f80), "").unwrap();
+            let frac = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(u, c((1 << m) - 1), "").unwrap(), c(0), "").unwrap();
+            let above = e.b.build_int_compare(IntPredicate::UGT, u, c(1 << (m - 1)), "").unwrap();
+            let finite = e.b.build_int_compare(IntPredicate::ULT, u, inf, "").unwrap();
             let bump = e.b.build_and(e.b.build_and(frac, above, "").unwrap(), finite, "").unwrap();
             code = e.b.build_int_add(code, e.b.build_int_z_extend(bump, i32t, "").unwrap(), "").unwrap();
         }
         if sat {
-            let not_nan = e.b.build_int_compare(IntPredicate::ULE, h, c(0x7f80), "").unwrap();
+            let not_nan = e.b.build_int_compare(IntPredicate::ULE, u, inf, "").unwrap();
             let top = e.b.build_int_compare(IntPredicate::EQ, code, c(0xff), "").unwrap();
             let clamp = e.b.build_and(not_nan, top, "").unwrap();
             code = e.b.build_select(clamp, c(0xfe), code, "").unwrap().into_int_value();

@@ -1884,7 +1884,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // vectors that wide take code generation minutes (a wmma GEMM: 40 s).
     if !w(e).plan.matrix && !w(e).narrow.get() {
         e.warp_lane_latches.push(l.latch);
-    } else if !w(e).plan.matrix && !l.collective && small_loop(l.head, SMALL_LANE_LOOP) {
+    } else if !w(e).plan.matrix && !l.collective && l.guarded && small_loop(l.head, SMALL_LANE_LOOP) {
         // A small lane loop that stays scalar (atomics, a gather feeding them: the
         // histogram's `bins[x[i]]++`) is unrolled whole, each lane's test a test of one bit
         // of a mask taken once from `next`: per lane a bit test, the lane's access and
@@ -1893,22 +1893,21 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         // forwarding once unrolled). Histogram, one core, same run: 0.044 -> 0.037 s; on two
         // cores 1.64x -> 1.35x of C. Not for collectives' lane loops, whose `next` was
         // just written lane by lane (a vector load of it waits for 32 stores: softmax 7%
-        // slower), and not for larger loops, whose code would grow 32-fold.
+        // slower), and not for larger loops, whose code would grow 32-fold. (Unguarded
+        // loops, which test no lane, stay whole for the loop vectorizer.)
         e.unroll_lane_latches.push(l.latch);
-        if l.guarded {
-            let cur = e.b.get_insert_block().unwrap();
-            e.b.position_before(&l.pre.get_terminator().unwrap());
-            let v32 = i32t.vec_type(LANES);
-            let all = e.b.build_load(v32, w(e).next, "").unwrap().into_vector_value();
-            let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(l.id as u64, false)), "").unwrap();
-            let mask = e.b.build_bit_cast(mine, i32t, "here.mask").unwrap().into_int_value();
-            let term = l.head.get_terminator().unwrap();
-            e.b.position_before(&term);
-            let sh = e.b.build_right_shift(mask, l.lane, false, "").unwrap();
-            let bit = e.b.build_int_truncate(sh, ctx.bool_type(), "here").unwrap();
-            term.set_operand(0, bit);
-            e.b.position_at_end(cur);
-        }
+        let cur = e.b.get_insert_block().unwrap();
+        e.b.position_before(&l.pre.get_terminator().unwrap());
+        let v32 = i32t.vec_type(LANES);
+        let all = e.b.build_load(v32, w(e).next, "").unwrap().into_vector_value();
+        let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(l.id as u64, false)), "").unwrap();
+        let mask = e.b.build_bit_cast(mine, i32t, "here.mask").unwrap().into_int_value();
+        let term = l.head.get_terminator().unwrap();
+        e.b.position_before(&term);
+        let sh = e.b.build_right_shift(mask, l.lane, false, "").unwrap();
+        let bit = e.b.build_int_truncate(sh, ctx.bool_type(), "here").unwrap();
+        term.set_operand(0, bit);
+        e.b.position_at_end(cur);
     }
     w(e).narrow.set(false);
     if !l.guarded {
