@@ -53,14 +53,15 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// is one vector operation per instruction for the vectorizer, while the full unroller,
 /// which runs first, would turn it into 32 copies that the SLP vectorizer only partly
 /// regroups. Loops whose latches are in `warp` (the warp path's lane loops of vector
-/// instructions) are vectorized 32 lanes wide (`llvm.loop.vectorize.width`): one `<32 x T>`
+/// instructions) are vectorized `width` lanes wide (`llvm.loop.vectorize.width`; 32, or 16
+/// for the rows of a tile warp): one `<32 x T>`
 /// operation per instruction, and no loop left; they are not unrolled either, which also
 /// keeps the full unroller from peeling their first lanes off to settle a test of the lane
 /// index (`lane < 2` in a scan step), after which the 30 lanes left were not vectorized at
 /// all (a block scan's lane loop without shuffles ran 2x slower). Loops whose latches are in
 /// `unroll` (small lane loops that stay scalar) are unrolled whole (`llvm.loop.unroll.full`:
 /// 32 iterations exceed the unroller's own threshold).
-pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>], unroll: &[BasicBlock<'ctx>]) -> usize {
+pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>], unroll: &[BasicBlock<'ctx>], width: u32) -> usize {
     if latches.is_empty() {
         return 0;
     }
@@ -99,7 +100,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
         }
     }
     let keep: Vec<(bool, bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l), unroll.contains(l))).collect();
-    let Some((group, loops)) = distinct_nodes(ctx, &keep) else { return 0 };
+    let Some((group, loops)) = distinct_nodes(ctx, &keep, width) else { return 0 };
     for inst in &accesses {
         let _ = inst.set_metadata(group, group_kind);
     }
@@ -113,8 +114,8 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
 
 /// A distinct access group and a distinct loop id per element of `keep` that lists it as
 /// parallel (and, where `keep.0` is true, disables unrolling; where `keep.1` is, asks for a
-/// vectorization width of 32; where `keep.2` is, asks for full unrolling).
-fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool)]) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
+/// vectorization width of `vf`; where `keep.2` is, asks for full unrolling).
+fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool)], vf: u32) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
     let n = keep.len();
     let mut ir = String::from("define void @lanes(ptr %p) {\nentry:\n  %v = load i8, ptr %p, !llvm.access.group !0\n  br label %l0\n");
     for k in 0..n {
@@ -134,7 +135,7 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool)]) -> Opti
         ir += &format!("!{} = distinct !{{!{}, !{}{extra}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
     }
     ir += &format!("!{nounroll} = !{{!\"llvm.loop.unroll.disable\"}}\n!{full} = !{{!\"llvm.loop.unroll.full\"}}\n");
-    ir += &format!("!{width} = !{{!\"llvm.loop.vectorize.width\", i32 32}}\n!{enable} = !{{!\"llvm.loop.vectorize.enable\", i1 true}}\n");
+    ir += &format!("!{width} = !{{!\"llvm.loop.vectorize.width\", i32 {vf}}}\n!{enable} = !{{!\"llvm.loop.vectorize.enable\", i1 true}}\n");
     let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
     // Metadata nodes belong to the context (distinct ones live until it is destroyed); the
     // module only carries them here and is dropped.

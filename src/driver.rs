@@ -369,12 +369,20 @@ pub fn report(src: &SourceFile) -> Result<String> {
         let (Some(body), true) = (f.body.as_ref(), f.entry) else { continue };
         let Some(irf) = m.funcs.iter().find(|g| g.name == f.name.name) else { continue };
         let plan = crate::codegen::warp::choose(irf, body, &sync_funcs, exec);
-        let path = match &plan {
+        let describe = |plan: &Result<crate::codegen::warp::Plan, String>| match plan {
             Ok(p) if p.barriers.is_empty() => "simd (warp-vector)".to_string(),
             Ok(p) => format!("simd (warp-vector; the CTA's warps run in phases between its {} barriers)", p.barriers.len()),
             Err(why) => format!("thread ({why})"),
         };
-        let _ = writeln!(out, "kernel {}: {path}", f.name.name);
+        let _ = writeln!(out, "kernel {}: {}", f.name.name, describe(&plan));
+        // The version for narrow blocks, if any.
+        if let Ok(t) = crate::codegen::warp::choose_narrow(irf, body, &sync_funcs, exec) {
+            let shape = match t.uni.layout {
+                crate::codegen::warp::Layout::Rows => "blocks at most 16 threads wide: warps of one row",
+                crate::codegen::warp::Layout::Tile => "blocks 16 threads wide with rows in pairs: warps of two rows",
+            };
+            let _ = writeln!(out, "  {shape}, {}", describe(&Ok(t)));
+        }
         let own;
         let uni = match &plan {
             Ok(p) => &p.uni,

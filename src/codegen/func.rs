@@ -361,7 +361,13 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         (super::nvvm::declare_kernel(m, f, &info), Some(info))
     } else if f.entry {
         let fnt = i32t.fn_type(&[ptr_t.into()], false);
-        let name = if m.thread_version { format!("{}{}", cta_symbol(f.name.name), THREAD_VERSION) } else { cta_symbol(f.name.name) };
+        let name = if m.thread_version {
+            format!("{}{}", cta_symbol(f.name.name), THREAD_VERSION)
+        } else if m.narrow_version {
+            format!("{}{}", cta_symbol(f.name.name), NARROW_VERSION)
+        } else {
+            cta_symbol(f.name.name)
+        };
         let func = m.module.get_function(&name).unwrap_or_else(|| m.module.add_function(&name, fnt, None));
         if m.thread_version {
             // Taken only by block shapes whose rows are not warps (a rare launch): kept out
@@ -371,6 +377,10 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             for a in ["noinline", "optnone", "cold"] {
                 func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
             }
+        } else if m.narrow_version {
+            // Called by the main version for blocks 16 threads wide; not inlined into it.
+            func.set_linkage(inkwell::module::Linkage::Internal);
+            func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("noinline"), 0));
         }
         (func, Some(kernel_layout(f)))
     } else {
@@ -469,6 +479,12 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             e.vars.insert(p.name.name, VarLoc::KParam(pi.offset, p.ty));
         }
         let warp = if e.m.nvptx { None } else { warp_plan(&e, f, body) };
+        // Narrow blocks run the kernel's version for them when it has one
+        // (`codegen::warp::narrow_dispatch`); the code below runs the other shapes.
+        let setup = match narrow_plan(&e, f, body) {
+            Some(layout) => super::warp::narrow_dispatch(&mut e, layout),
+            None => setup,
+        };
         if e.m.nvptx {
             super::nvvm::kernel_prologue(&mut e, info)?;
         } else if let Some(plan) = warp {
@@ -590,7 +606,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let cta_group = e.warp.as_ref().map_or(false, |w| w.cta_group);
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
-        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches);
+        let width = if e.warp.as_ref().map_or(false, |w| w.tile || w.short) { 16 } else { 32 };
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches, width);
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size + if e.m.shared_align > 16 { e.m.shared_align - 16 } else { 0 };
@@ -611,12 +628,29 @@ pub(crate) fn cta_symbol(name: &str) -> String {
 /// Suffix of the per-thread version of a warp-path kernel ([`ModCtx::thread_version`]).
 pub(crate) const THREAD_VERSION: &str = ".thread";
 
-/// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`).
+/// Suffix of the version of a kernel for narrow blocks ([`ModCtx::narrow_version`]).
+pub(crate) const NARROW_VERSION: &str = ".narrow";
+
+/// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`): for warps
+/// that are rows of the block, or in its version for narrow blocks, rows of at most 16 threads
+/// or pairs of rows of 16 (`codegen::warp::choose_narrow`).
 fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<super::warp::Plan> {
     if !f.entry || e.m.nvptx || e.m.thread_version {
         return None;
     }
+    if e.m.narrow_version {
+        return super::warp::choose_narrow(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok();
+    }
     super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok()
+}
+
+/// The warps of kernel `f`'s version for narrow blocks, if it gets one
+/// (`codegen::warp::choose_narrow`).
+fn narrow_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<super::warp::Layout> {
+    if !f.entry || e.m.nvptx || e.m.thread_version || e.m.narrow_version {
+        return None;
+    }
+    super::warp::choose_narrow(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok().map(|p| p.uni.layout)
 }
 
 /// (static `.shared` bytes of the module's variables and the kernel's own, `.local` bytes of

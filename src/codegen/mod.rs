@@ -162,6 +162,10 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// Emitting the per-thread version of a warp-path kernel (`__ptxr_cta_<kernel>.thread`,
     /// which the warp version calls for block shapes whose rows are not hardware warps).
     pub thread_version: bool,
+    /// Emitting the version of a kernel for narrow blocks (`__ptxr_cta_<kernel>.narrow`,
+    /// which its main version calls for blocks at most 16 threads wide:
+    /// `codegen::warp::choose_narrow`).
+    pub narrow_version: bool,
 }
 
 /// `x` rounded up to a multiple of `a` (saturating: a shared-memory window that large is
@@ -220,7 +224,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, narrow_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -319,6 +323,24 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             }
             match func::emit_function(&mut m, f) {
                 Ok(Some(mut k)) => {
+                    // The version the main version calls for narrow blocks, if it has one.
+                    let narrow = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), func::NARROW_VERSION));
+                    if narrow.map_or(false, |g| g.count_basic_blocks() == 0) {
+                        m.narrow_version = true;
+                        let t = func::emit_function(&mut m, f);
+                        m.narrow_version = false;
+                        match t {
+                            Ok(Some(t)) => {
+                                k.frame_size = k.frame_size.max(t.frame_size);
+                                k.uses_sync |= t.uses_sync;
+                            }
+                            Ok(None) => {}
+                            Err(d) => {
+                                m.errors.push(d);
+                                continue;
+                            }
+                        }
+                    }
                     // The per-thread version a warp-path kernel falls back to, if it has one.
                     let fallback = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), func::THREAD_VERSION));
                     if fallback.map_or(false, |g| g.count_basic_blocks() == 0) {

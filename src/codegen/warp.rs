@@ -50,6 +50,7 @@
 
 use super::func::{reg_t, FnEmitter, R};
 use crate::ir::uniformity::{self, Group, Shape, Uniformity};
+pub use crate::ir::uniformity::Layout;
 use crate::ir::{BlockId, Def, Func, Opnd, Term};
 use crate::syntax::ast::StateSpace;
 use inkwell::basic_block::BasicBlock;
@@ -133,12 +134,11 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // shared-memory histogram, two cores, same runs: 0.026-0.028 s here against
         // 0.027-0.033 s per thread, since its grid-stride loads prefetch a round ahead and its
         // lane loop of atomics runs untested when every lane is in it; it compiles in a third
-        // of the time). Except kernels that index by %tid.y or %tid.z, whose blocks may have
-        // rows narrower than a warp, which this path runs as partly empty warps (tiled sgemm
-        // in 16x16 blocks: 1.12x of C against 1.98x).
-        Exec::Auto if !plan.matrix && !plan.collectives && !plan.barriers.is_empty() && !plan.barrier_free_loop && plan.reads_tid_yz => Err(
-            "CTA barriers and %tid.y or %tid.z (rows of a block may be narrower than a warp): the per-thread scheduler runs such kernels faster today (tiled sgemm in 16x16 blocks: 1.12x of C against 1.98x, same run); --exec simd forces the warp path".to_string()
-        ),
+        // of the time). So do kernels that index by %tid.y or %tid.z, whose narrow blocks
+        // run the kernel's version for them (`choose_narrow`; tiled sgemm in 16x16 blocks:
+        // 1.98x of C in half-empty warps, 0.98x in warps of one row, 1.16x per thread), and
+        // whose blocks 32 threads wide run full warps (NVRTC's tiled transpose in 32x8 blocks,
+        // same run: 0.023 s here against 0.028 s per thread).
         // Warp matrix instructions take the warp path once there are more than a few: each is
         // a warp meeting, and the per-thread scheduler saves and reloads every live register
         // at each meeting (a GEMM with 64 `mma.sync` per k step compiled in 40 s per thread,
@@ -162,6 +162,11 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
 /// `exec`; else why it runs per thread. `sync_funcs`: the module's functions that
 /// synchronize (`lanes::sync_funcs`).
 pub fn choose(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&str>, exec: Exec) -> Result<Plan, String> {
+    choose_in(f, body, sync_funcs, exec, Layout::Rows)
+}
+
+/// [`choose`] for warps of `layout`.
+fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&str>, exec: Exec, layout: Layout) -> Result<Plan, String> {
     if exec == Exec::Thread {
         return Err("forced by --exec thread".into());
     }
@@ -173,9 +178,74 @@ pub fn choose(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<
     if crate::lanes::lockstep::has_spin_loop(body) {
         return Err("spins on shared memory (the per-thread scheduler yields in the loop)".into());
     }
-    let plan = plan(f)?;
+    let plan = plan(f, layout)?;
     takes_warp_path(exec, &plan)?;
     Ok(plan)
+}
+
+/// Whether `f` reads `%tid.y` or `%tid.z`.
+fn reads_tid_yz(f: &Func) -> bool {
+    f.blocks.iter().any(|b| b.insts.iter().any(|i| i.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n == "%tid.y" || n == "%tid.z"))))
+}
+
+/// The plan of kernel `f`'s version for narrow blocks, which its main version calls for
+/// blocks at most 16 threads wide ([`narrow_dispatch`]); else why it has none.
+///
+/// The main version's warps are runs of 32 `%tid.x` in one row: in a block 16 threads wide,
+/// warps with their upper half empty (twice the vector work and the per-warp costs: tiled
+/// sgemm in 16x16 blocks ran 1.98x of C, against 1.12x per thread), and for a kernel with
+/// warp collectives not the hardware's warps (it runs its per-thread version). This version
+/// has:
+/// - without warp collectives, warps of one row ([`Layout::Rows`], the main version's
+///   analysis) whose lane loops run 16 lanes (one AVX-512 vector of 32-bit lanes); any
+///   grouping of threads gives the same results there;
+/// - with them, the hardware's warps, two rows of 16 ([`Layout::Tile`], for blocks with an
+///   even number of rows): each lane loop runs the two rows one after the other, `%tid.x`
+///   the inner loop's index. `%tid.x` is not affine in a tile warp's lane, so that values
+///   built from it (addresses stepped in a loop) are per-lane arrays and their accesses
+///   gathers (the tiled sgemm: 2.4x of C this way, against 0.98x in warps of one row).
+///
+/// Only kernels that read `%tid.y` or `%tid.z` get one: others are rarely launched in 2-D
+/// blocks, and a second version costs a second compilation.
+pub fn choose_narrow(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&str>, exec: Exec) -> Result<Plan, String> {
+    if !reads_tid_yz(f) {
+        return Err("does not read %tid.y or %tid.z".into());
+    }
+    let rows = choose_in(f, body, sync_funcs, exec, Layout::Rows)?;
+    if !rows.collectives {
+        return Ok(rows);
+    }
+    choose_in(f, body, sync_funcs, exec, Layout::Tile)
+}
+
+/// At the start of a kernel's main version (the builder at the end of its `setup` block):
+/// narrow blocks run the kernel's version for them ([`choose_narrow`], whose warps are of
+/// `layout`): blocks at most 16 threads wide for warps of one row, 16 threads wide with an
+/// even number of rows for tile warps. Returns the block where the other shapes continue.
+pub(crate) fn narrow_dispatch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, layout: Layout) -> BasicBlock<'ctx> {
+    use super::abi::field;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let ntx = e.load_cta_u32(field::NTID, Some(0));
+    let take = match layout {
+        Layout::Rows => e.b.build_int_compare(IntPredicate::ULE, ntx, i32t.const_int(TILE_ROW as u64, false), "narrow").unwrap(),
+        Layout::Tile => {
+            let nty = e.load_cta_u32(field::NTID, Some(1));
+            let wide16 = e.b.build_int_compare(IntPredicate::EQ, ntx, i32t.const_int(TILE_ROW as u64, false), "").unwrap();
+            let even = e.b.build_int_compare(IntPredicate::EQ, e.b.build_and(nty, i32t.const_int(1, false), "").unwrap(), i32t.const_zero(), "").unwrap();
+            e.b.build_and(wide16, even, "tiles").unwrap()
+        }
+    };
+    let name = format!("{}{}", super::func::cta_symbol(e.fname), super::func::NARROW_VERSION);
+    let narrow = e.m.module.get_function(&name).unwrap_or_else(|| e.m.module.add_function(&name, e.f.get_type(), None));
+    let call = ctx.append_basic_block(e.f, "narrow");
+    let rest = ctx.append_basic_block(e.f, "rows");
+    e.b.build_conditional_branch(take, call, rest).unwrap();
+    e.b.position_at_end(call);
+    let r = e.b.build_call(narrow, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap();
+    e.b.build_return(Some(&r)).unwrap();
+    e.b.position_at_end(rest);
+    rest
 }
 
 /// What the warp path needs to know about a kernel.
@@ -256,6 +326,13 @@ impl Plan {
     }
 }
 
+/// Whether a lane loop computes special register `n` from the lane alone: uniform and affine
+/// ones, and in a [`Layout::Tile`] warp `%tid.x` and `%tid.y` (a row's index in the loop
+/// over 16 consecutive `%tid.x`, and its row).
+fn lane_computable(n: &str, layout: Layout) -> bool {
+    matches!(uniformity::special_shape(n, layout), Shape::Uniform | Shape::Affine(_)) || layout == Layout::Tile && matches!(n, "%tid.x" | "%tid.y")
+}
+
 /// The values a read may recompute (see [`Plan::remat`]).
 fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, usize)>) -> HashSet<u32> {
     let pure = |inst: &crate::ir::Inst| -> bool {
@@ -266,7 +343,7 @@ fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, 
         if !super::types_of(i).iter().all(|t| t.is_int() || t.is_bits()) {
             return false;
         }
-        let specials_ok = inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))));
+        let specials_ok = inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !lane_computable(n, uni.layout)));
         specials_ok
             && match i.opcode.name {
                 "mov" | "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" | "setp" | "selp" => true,
@@ -733,8 +810,8 @@ fn exact_affine(inst: &crate::ir::Inst) -> bool {
 }
 
 /// Decides whether kernel `f` can run on the warp path; `Err` says why not.
-pub fn plan(f: &Func) -> Result<Plan, String> {
-    let uni = uniformity::analyze(f);
+pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
+    let uni = uniformity::analyze_for(f, layout);
     if !uni.cfg.reducible {
         return Err("irreducible control flow".into());
     }
@@ -765,7 +842,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     for (b, blk) in f.blocks.iter().enumerate() {
         for (k, inst) in blk.insts.iter().enumerate() {
             if let (["mov", ..], [_, Opnd::Name(n)], [d]) = (inst.op.split('.').collect::<Vec<_>>().as_slice(), inst.operands.as_slice(), inst.defs.as_slice()) {
-                if n.starts_with('%') && matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_)) && f.values[*d as usize].ty.is_int() | f.values[*d as usize].ty.is_bits() {
+                if n.starts_with('%') && lane_computable(n, layout) && f.values[*d as usize].ty.is_int() | f.values[*d as usize].ty.is_bits() {
                     copies.insert(*d, (b as BlockId, k));
                 }
             }
@@ -814,14 +891,14 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let ok_inst = |scalar: &HashSet<(u32, String)>, b: usize, inst: &crate::ir::Inst| -> bool {
         let affine = inst.defs.iter().any(|v| affine_var(&var_of(*v)))
             || inst.reads().iter().any(|v| affine_var(&var_of(*v)) || copies.contains_key(v) && uni.values[*v as usize] != Shape::Uniform)
-            || inst.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform));
+            || inst.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n, layout) != Shape::Uniform));
         uni.group[b] != Group::Mixed
             && !inlined[b]
             && !inst.defs.is_empty()
             && hoistable(f, inst)
             && inst.defs.iter().all(|d| scalar.contains(&var_of(*d)))
-            && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)) || copies.contains_key(v) && !inst.defs.iter().any(|d| f.values[*d as usize].var == f.values[*v as usize].var))
-            && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n), Shape::Uniform | Shape::Affine(_))))
+            && inst.reads().iter().all(|v| scalar.contains(&var_of(*v)) || copies.contains_key(v) && uni.values[*v as usize] != Shape::Varying && !inst.defs.iter().any(|d| f.values[*d as usize].var == f.values[*v as usize].var))
+            && inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !matches!(uniformity::special_shape(n, layout), Shape::Uniform | Shape::Affine(_))))
             // Reading affine registers, an instruction runs once per warp on their bases
             // (lane 0's values) when its result is `base + stride * lane` exactly, or when the
             // analysis proves it the same in every lane (`%tid.x >> 5`, the warp's number):
@@ -912,7 +989,7 @@ pub fn plan(f: &Func) -> Result<Plan, String> {
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let atomics = |blocks: &[BlockId]| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red")));
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| !atomics(blocks));
-    let reads_tid_yz = f.blocks.iter().any(|b| b.insts.iter().any(|i| i.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n == "%tid.y" || n == "%tid.z"))));
+    let reads_tid_yz = reads_tid_yz(f);
     let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
     let matrix = matrix_sites > 0;
@@ -937,6 +1014,14 @@ pub struct WarpState<'ctx> {
     pub carry: PointerValue<'ctx>,
     /// `%tid.x` of lane 0.
     pub x0: IntValue<'ctx>,
+    /// `%tid.y` of lane 0.
+    y0: IntValue<'ctx>,
+    /// The warp is a tile warp (`Layout::Tile`): lane loops run two rows of 16 lanes.
+    pub(crate) tile: bool,
+    /// The warp is one row of at most 16 threads (`choose_narrow`): lane loops run 16 lanes.
+    pub(crate) short: bool,
+    /// In a tile warp's open lane loop: the lane's `%tid.x` and its row (0 or 1).
+    tile_lane: Cell<Option<(IntValue<'ctx>, IntValue<'ctx>)>>,
     pub dispatch: BasicBlock<'ctx>,
     /// The dispatch's switch, which gets a case per block.
     dispatch_switch: inkwell::values::InstructionValue<'ctx>,
@@ -994,7 +1079,14 @@ struct LaneLoop<'ctx> {
     id: u32,
     /// A collective's lane loop ([`open_lanes`]).
     collective: bool,
+    /// In a tile warp: the loop over its two rows around the loop over a row's 16 lanes
+    /// (head, row index, latch); `phi` is then the lane's `%tid.x` and `lane` is
+    /// `16 * row + %tid.x`.
+    rows: Option<(BasicBlock<'ctx>, PhiValue<'ctx>, BasicBlock<'ctx>)>,
 }
+
+/// Lanes of a row of a tile warp (`Layout::Tile`).
+const TILE_ROW: u32 = 16;
 
 /// The most LLVM instructions (as emitted) of a scalar lane loop that is unrolled whole.
 const SMALL_LANE_LOOP: usize = 64;
@@ -1102,7 +1194,11 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let i32t = ctx.i32_type();
     let i64t = ctx.i64_type();
     let ntx = e.load_cta_u32(field::NTID, Some(0));
-    if plan.collectives {
+    // The version for narrow blocks (`choose_narrow`): one row per warp in 16-lane loops, or
+    // two rows of 16 per warp.
+    let short = e.m.narrow_version && plan.uni.layout == Layout::Rows;
+    let tile = plan.uni.layout == Layout::Tile;
+    if plan.collectives && !tile {
         // Warp collectives need hardware warps (32 consecutive linear thread indices): rows
         // of the block are those when %ntid.x is a multiple of 32 or the block is one row.
         // Other shapes run the kernel's per-thread version.
@@ -1122,7 +1218,14 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         e.b.position_at_end(rows_ok);
     }
     let setup = e.b.get_insert_block().unwrap_or(setup);
-    let warps = e.b.build_right_shift(e.b.build_int_add(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap();
+    // Warps per row of the block; a tile warp (`Layout::Tile`, `%ntid.x` = 16 and `%ntid.y`
+    // even: `narrow_dispatch`) is one pair of rows, and the loop over rows runs the pairs.
+    let (warps, rows) = if short { (i32t.const_int(1, false), None) } else if tile {
+        let nty = e.load_cta_u32(field::NTID, Some(1));
+        (i32t.const_int(1, false), Some(e.b.build_right_shift(nty, i32t.const_int(1, false), false, "row.pairs").unwrap()))
+    } else {
+        (e.b.build_right_shift(e.b.build_int_add(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_int(5, false), false, "warps.x").unwrap(), None)
+    };
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
     let phased = !plan.barriers.is_empty() || !plan.yields.is_empty();
@@ -1131,8 +1234,9 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let mut group: Option<IntValue<'ctx>> = None;
     let mut tz: Option<IntValue<'ctx>> = None;
     let mut x0 = None;
+    let y0;
     let l = if phased {
-        let nty = e.load_cta_u32(field::NTID, Some(1));
+        let nty = rows.unwrap_or_else(|| e.load_cta_u32(field::NTID, Some(1)));
         let ntz = e.load_cta_u32(field::NTID, Some(2));
         let frames = e.cta_ptr_field(field::FRAMES);
         let stride_g = e.m.module.add_global(i64t, None, &format!("__ptxr_warp_frame_{}", e.fname));
@@ -1181,7 +1285,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let pb = e.b.build_select(held, pb, i32t.const_int(DONE, false).into(), "").unwrap();
         e.b.build_store(phase_bar, pb).unwrap();
         e.b.build_store(mismatch, i32t.const_zero()).unwrap();
-        let l = crate::lanes::cta_loops_n(e, phase, warps, "warp", group);
+        let l = crate::lanes::cta_loops_n(e, phase, warps, "warp", group, rows);
         // After the last warp: another phase while warps wait at a barrier.
         let done = l.done;
         if let Some(t) = done.get_terminator() {
@@ -1238,6 +1342,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let off = e.b.build_int_mul(e.b.build_int_z_extend(wl, i64t, "").unwrap(), stride, "").unwrap();
         let frame = unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frames, &[off], "frame").unwrap() };
         x0 = Some(crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap()));
+        y0 = tile.then(|| first_row(e, l.y));
         let finished = ctx.append_basic_block(e.f, "warp.finished");
         let start = ctx.append_basic_block(e.f, "warp.start");
         let at = e.b.build_load(i32t, frame, "resume").unwrap().into_int_value();
@@ -1250,17 +1355,19 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         e.b.position_at_end(start);
         l
     } else {
-        let l = crate::lanes::cta_loops(e, setup, warps, "warp");
+        let l = crate::lanes::cta_loops_n(e, setup, warps, "warp", None, rows);
         e.b.position_at_end(l.body);
+        y0 = tile.then(|| first_row(e, l.y));
         l
     };
     // Lanes past the row's end never run.
-    let x0 = x0.unwrap_or_else(|| crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap()));
+    let x0 = if tile { i32t.const_zero() } else { x0.unwrap_or_else(|| crate::lanes::exact(e.b.build_left_shift(l.inner, i32t.const_int(5, false), "x0").unwrap())) };
     let v32 = i32t.vec_type(LANES);
     let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| i32t.const_int(k as u64, false)).collect::<Vec<_>>());
     let xs = e.b.build_int_add(splat(e, x0), lanes, "").unwrap();
     let alive = e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, ntx), "").unwrap();
-    let init = e.b.build_select(alive, v32.const_zero(), splat(e, i32t.const_int(DONE, false)), "").unwrap();
+    // Every lane of a tile warp exists (16 by an even number of rows).
+    let init = if tile { v32.const_zero().into() } else { e.b.build_select(alive, v32.const_zero(), splat(e, i32t.const_int(DONE, false)), "").unwrap() };
     e.b.build_store(next, init).unwrap();
     let body_start = e.b.get_insert_block().unwrap();
     // The dispatch: the lowest block any lane waits for (cases added by `walk`).
@@ -1273,7 +1380,8 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let all = e.b.build_load(v32, next, "next").unwrap();
     let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
     let dispatch_switch = e.b.build_switch(low, end, &[]).unwrap();
-    e.tid = [x0, l.y, tz.unwrap_or(l.z)];
+    let y0 = y0.unwrap_or(l.y);
+    e.tid = [x0, y0, tz.unwrap_or(l.z)];
     e.b.position_at_end(dispatch);
     e.poll_cancel_at(0);
     e.b.build_unconditional_branch(pick).unwrap();
@@ -1281,8 +1389,13 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default() }));
     set_lane(e, None);
+}
+
+/// `%tid.y` of a tile warp's first lane, from the index of its pair of rows.
+fn first_row<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pair: IntValue<'ctx>) -> IntValue<'ctx> {
+    crate::lanes::exact(e.b.build_left_shift(pair, e.ctx().i32_type().const_int(1, false), "y0").unwrap())
 }
 
 /// Whether one call of the kernel's CTA function runs a group of consecutive CTAs
@@ -1295,7 +1408,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
 /// and walk neighbouring spans together (the same order in C: 1.2x-1.3x of a contiguous
 /// loop for one CTA at a time, 1.0x for groups of 8 to 32).
 fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
-    if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || e.cta_cached(super::abi::field::CTAID) {
+    if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || plan.reads_tid_yz || e.cta_cached(super::abi::field::CTAID) {
         return false;
     }
     let shared = |name: &str| matches!(e.m.globals.get(name), Some(super::GlobalSym::Shared(_))) || e.m.fn_shared.contains_key(&(e.fname, name));
@@ -1794,7 +1907,19 @@ fn set_lane<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, lane: Option<IntValue<'ctx>>)
         Some(l) => (&ws.gep_b, l),
         None => (&e.alloca_b, i32t.const_zero()),
     };
-    e.tid[0] = if lane.is_some() { crate::lanes::exact(b.build_int_add(ws.x0, l, "tid.x").unwrap()) } else { ws.x0 };
+    match (lane, ws.tile_lane.get()) {
+        // A tile warp's lane: `%tid.x` is the inner loop's index, `%tid.y` the warp's first
+        // row plus the outer loop's.
+        (Some(_), Some((x, r))) if ws.tile => {
+            e.tid[0] = x;
+            e.tid[1] = crate::lanes::exact(b.build_int_add(ws.y0, r, "tid.y").unwrap());
+        }
+        (Some(_), _) => e.tid[0] = crate::lanes::exact(b.build_int_add(ws.x0, l, "tid.x").unwrap()),
+        (None, _) => {
+            e.tid[0] = ws.x0;
+            e.tid[1] = ws.y0;
+        }
+    }
     e.carry = unsafe { b.build_in_bounds_gep(bools, ws.carry, &[i32t.const_zero(), l], "cc.cf").unwrap() };
     e.regs.clear();
 }
@@ -1824,13 +1949,35 @@ fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> L
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let pre = e.b.get_insert_block().unwrap();
+    // A tile warp's lane loop is a loop over its two rows around a loop over the 16 lanes of
+    // a row: in the inner loop, which LLVM vectorizes, `%tid.x` is the loop's index, so
+    // that accesses at consecutive `%tid.x` are consecutive in the vector, and `%tid.y` is
+    // the same for every lane (the rows of a 16-wide tile in shared memory are one run).
+    let rows = w(e).tile.then(|| {
+        let h = ctx.append_basic_block(e.f, "lane.rows");
+        e.b.position_at_end(h);
+        let r = e.b.build_phi(i32t, "row").unwrap();
+        (h, r, ctx.append_basic_block(e.f, "lane.rows.latch"))
+    });
     let head = ctx.append_basic_block(e.f, "lane.head");
     let geps = ctx.append_basic_block(e.f, "lane");
     let body = ctx.append_basic_block(e.f, "lane.body");
     let latch = ctx.append_basic_block(e.f, "lane.latch");
+    if let Some((h, ..)) = rows {
+        e.b.position_at_end(h);
+        e.b.build_unconditional_branch(head).unwrap();
+    }
     e.b.position_at_end(head);
     let phi = e.b.build_phi(i32t, "lane").unwrap();
-    let lane = phi.as_basic_value().into_int_value();
+    let lane = match rows {
+        Some((_, r, _)) => {
+            let x = phi.as_basic_value().into_int_value();
+            let r = r.as_basic_value().into_int_value();
+            e.warp.as_ref().unwrap().tile_lane.set(Some((x, r)));
+            crate::lanes::exact(e.b.build_int_add(e.b.build_left_shift(r, i32t.const_int(4, false), "").unwrap(), x, "lane").unwrap())
+        }
+        None => phi.as_basic_value().into_int_value(),
+    };
     let next = w(e).next;
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
     let n = e.b.build_load(i32t, at, "").unwrap().into_int_value();
@@ -1845,7 +1992,7 @@ fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> L
     e.warp.as_mut().unwrap().gep_b.position_before(&br);
     set_lane(e, Some(lane));
     e.b.position_at_end(body);
-    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), writes: false, guarded, next_in: n, next_at: at, next_out: None, id, collective: false }
+    LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), writes: false, guarded, next_in: n, next_at: at, next_out: None, id, collective: false, rows }
 }
 
 /// Closes a lane loop and leaves the builder after it.
@@ -1867,12 +2014,27 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         }
     }
     e.b.position_at_end(l.latch);
-    let l1 = crate::lanes::exact(e.b.build_int_add(l.lane, i32t.const_int(1, false), "").unwrap());
-    let more = e.b.build_int_compare(IntPredicate::ULT, l1, i32t.const_int(LANES as u64, false), "").unwrap();
-    e.b.build_conditional_branch(more, l.head, after).unwrap();
+    let x = l.phi.as_basic_value().into_int_value();
+    let l1 = crate::lanes::exact(e.b.build_int_add(x, i32t.const_int(1, false), "").unwrap());
+    let width = if l.rows.is_some() || w(e).short { TILE_ROW } else { LANES };
+    let more = e.b.build_int_compare(IntPredicate::ULT, l1, i32t.const_int(width as u64, false), "").unwrap();
+    e.b.build_conditional_branch(more, l.head, l.rows.map_or(after, |r| r.2)).unwrap();
     e.b.position_at_end(l.pre);
-    e.b.build_unconditional_branch(l.head).unwrap();
-    l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1, l.latch)]);
+    e.b.build_unconditional_branch(l.rows.map_or(l.head, |r| r.0)).unwrap();
+    l.phi.add_incoming(&[(&i32t.const_zero(), l.rows.map_or(l.pre, |r| r.0)), (&l1, l.latch)]);
+    if let Some((h, r, latch)) = l.rows {
+        // The two rows: unrolled (after the inner loop is vectorized, or before: each copy
+        // keeps its loop's metadata).
+        e.b.position_at_end(latch);
+        let r0 = r.as_basic_value().into_int_value();
+        let r1 = crate::lanes::exact(e.b.build_int_add(r0, i32t.const_int(1, false), "").unwrap());
+        let more = e.b.build_int_compare(IntPredicate::ULT, r1, i32t.const_int((LANES / TILE_ROW) as u64, false), "").unwrap();
+        e.b.build_conditional_branch(more, h, after).unwrap();
+        r.add_incoming(&[(&i32t.const_zero(), l.pre), (&r1, latch)]);
+        e.lane_latches.push(latch);
+        e.unroll_lane_latches.push(latch);
+        w(e).tile_lane.set(None);
+    }
     e.lane_latches.push(l.latch);
     // 32 lanes wide: each instruction of the loop becomes one `<32 x T>` operation and the
     // loop disappears, so that its lanes' registers stay vectors from one lane loop to the
@@ -2630,7 +2792,7 @@ fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
         let mut vs = Vec::new();
         o.values(&mut vs);
-        vs.iter().all(|v| plan.scalar_vars.contains(&plan.key(f, *v)) && !plan.affine.contains_key(&plan.key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n) != Shape::Uniform)
+        vs.iter().all(|v| plan.scalar_vars.contains(&plan.key(f, *v)) && !plan.affine.contains_key(&plan.key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n, plan.uni.layout) != Shape::Uniform)
     };
     match &f.blocks[b as usize].term {
         Term::CondBr { cond, .. } => is_scalar(cond),

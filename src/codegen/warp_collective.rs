@@ -548,7 +548,11 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     let x0 = e.warp.as_ref().map(|w| w.x0).unwrap_or(e.tid[0]);
     let left = e.b.build_int_sub(ntx, x0, "").unwrap();
     let partial = e.b.build_int_compare(IntPredicate::ULT, left, k(32), "partial.warp").unwrap();
-    let exists = {
+    // Every lane of a tile warp exists (`codegen::warp`'s `Layout::Tile`).
+    let tile = e.warp.as_ref().map_or(false, |w| w.tile);
+    let exists = if tile {
+        k(u32::MAX as u64)
+    } else {
         let some = e.b.build_int_sub(e.b.build_left_shift(k(1), e.b.build_and(left, k(31), "").unwrap(), "").unwrap(), k(1), "").unwrap();
         e.b.build_select(partial, some, k(u32::MAX as u64), "exists").unwrap().into_int_value()
     };
@@ -657,7 +661,10 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
     let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
     let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
     let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
-    e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
+    // (A tile warp's 32 lanes are two full rows: `codegen::warp`'s `Layout::Tile`.)
+    if !e.warp.as_ref().map_or(false, |w| w.tile) {
+        e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
+    }
     // Results straight into lane arrays when every instruction's are in them (all or none:
     // the batch's writes keep their order). Then an instruction whose operands are lane
     // arrays of 32-bit words too is computed from the arrays where they are; the others'

@@ -103,6 +103,8 @@ pub struct Uniformity {
     /// Per block: the divergent branches whose region holds it (those that divide the lanes
     /// running it from others; see `group`).
     pub regions: Vec<Vec<BlockId>>,
+    /// The warps analyzed for.
+    pub layout: Layout,
 }
 
 /// The lanes of a warp that run a block together.
@@ -118,12 +120,26 @@ pub enum Group {
     Mixed,
 }
 
-/// Special registers and how they vary along the lanes of a warp.
-pub fn special_shape(name: &str) -> Shape {
+/// How the threads of a block map onto the lanes of a warp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// A warp is 32 consecutive `%tid.x` in one row of the block (`x0 .. x0+31` at one
+    /// `%tid.y`, `%tid.z`): the hardware's warps when `%ntid.x` is a multiple of 32.
+    Rows,
+    /// A warp is two rows of a block 16 threads wide (`%ntid.x` = 16, `%ntid.y` even): lane
+    /// `l` is `%tid.x = l & 15`, `%tid.y = y0 + (l >> 4)` at one `%tid.z`, the hardware's
+    /// warp of those threads. Neither `%tid.x` nor `%tid.y` is affine in the lane; the
+    /// warp path runs each lane loop as two rows of 16 consecutive `%tid.x`
+    /// (`codegen::warp`).
+    Tile,
+}
+
+/// Special registers and how they vary along the lanes of a warp of `layout`.
+pub fn special_shape(name: &str, layout: Layout) -> Shape {
     let base = name.split('.').next().unwrap_or(name);
-    match name {
-        "%tid.x" => return Shape::Affine(1),
-        "%tid.y" | "%tid.z" => return Shape::Uniform,
+    match (name, layout) {
+        ("%tid.x", Layout::Rows) => return Shape::Affine(1),
+        ("%tid.y" | "%tid.z", Layout::Rows) | ("%tid.z", Layout::Tile) => return Shape::Uniform,
         _ => {}
     }
     match base {
@@ -171,6 +187,7 @@ struct View<'x, 'a> {
     cfg: &'x Cfg,
     values: &'x [Shape],
     divergent_loop: &'x [bool],
+    layout: Layout,
 }
 
 impl View<'_, '_> {
@@ -198,7 +215,7 @@ impl View<'_, '_> {
         }
         match o {
             Opnd::Val(v) | Opnd::NotVal(v) => self.read(*v, at),
-            Opnd::Name(n) if n.starts_with('%') => special_shape(n),
+            Opnd::Name(n) if n.starts_with('%') => special_shape(n, self.layout),
             Opnd::Imm(_) | Opnd::Name(_) | Opnd::Addr(None, _) | Opnd::Sink => Shape::Uniform,
             Opnd::Addr(Some(b), _) => self.operand(b, at),
             Opnd::Expr(_, vs) => all(vs.iter().map(|v| self.read(*v, at))),
@@ -211,6 +228,7 @@ impl View<'_, '_> {
 
 struct Analysis<'f, 'a> {
     f: &'f Func<'a>,
+    layout: Layout,
     cfg: Cfg,
     values: Vec<Shape>,
     /// Blocks whose phis vary (joins of divergent branches).
@@ -221,7 +239,7 @@ struct Analysis<'f, 'a> {
 
 impl<'a> Analysis<'_, 'a> {
     fn view(&self) -> View<'_, 'a> {
-        View { f: self.f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }
+        View { f: self.f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop, layout: self.layout }
     }
 
 
@@ -415,12 +433,17 @@ fn lockstep_exit(cfg: &Cfg, c: BlockId) -> Option<usize> {
     (inside <= 1 && left.iter().all(|k| cfg.lockstep(*k))).then_some(outer)
 }
 
-/// Analyzes function `f`.
+/// Analyzes function `f` for warps that are rows of the block ([`Layout::Rows`]).
 pub fn analyze(f: &Func) -> Uniformity {
+    analyze_for(f, Layout::Rows)
+}
+
+/// Analyzes function `f` for warps of `layout`.
+pub fn analyze_for(f: &Func, layout: Layout) -> Uniformity {
     let cfg = Cfg::new(f);
     let n = f.blocks.len();
     let loops = cfg.loops.len();
-    let mut a = Analysis { f, cfg, values: vec![Shape::Unknown; f.values.len()], joins: vec![false; n], divergent_loop: vec![false; loops] };
+    let mut a = Analysis { f, layout, cfg, values: vec![Shape::Unknown; f.values.len()], joins: vec![false; n], divergent_loop: vec![false; loops] };
     a.run();
     let divergent: Vec<bool> = (0..n as BlockId).map(|b| a.cfg.order[b as usize] != u32::MAX && a.branch_divergent(b)).collect();
     // The divergent branches whose region holds each block.
@@ -456,7 +479,7 @@ pub fn analyze(f: &Func) -> Uniformity {
         }
     }
     let values = a.values.iter().map(|s| if *s == Shape::Unknown { Shape::Uniform } else { *s }).collect();
-    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop, regions }
+    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop, regions, layout }
 }
 
 impl Uniformity {
@@ -473,12 +496,12 @@ impl Uniformity {
     /// The shape of value `v` as read in block `at` (varying after a loop with a divergent
     /// exit that defines it).
     pub fn value_at(&self, f: &Func, v: ValueId, at: BlockId) -> Shape {
-        View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }.read(v, at)
+        View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop, layout: self.layout }.read(v, at)
     }
 
     /// The shape of an operand read in block `at`, with temporal divergence at loop exits.
     pub fn operand_shape(&self, f: &Func, o: &Opnd, at: BlockId) -> Shape {
-        View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop }.operand(o, at)
+        View { f, cfg: &self.cfg, values: &self.values, divergent_loop: &self.divergent_loop, layout: self.layout }.operand(o, at)
     }
 
     /// How the lanes access memory at `inst` (`ld`, `st`, `atom`, `red`, ...): from the

@@ -433,19 +433,23 @@ pub struct CtaLoops<'ctx> {
 /// for per-thread code, the warps of a row on the warp path), entered from `setup` (the
 /// builder's block), and a `cta.done` block that returns 0 after the last iteration.
 pub fn cta_loops<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, n: IntValue<'ctx>, name: &str) -> CtaLoops<'ctx> {
-    cta_loops_n(e, setup, n, name, None)
+    cta_loops_n(e, setup, n, name, None, None)
 }
 
 /// [`cta_loops`]; with `group`, the outer loop runs `%ntid.z` times `group` (the CTAs of a
-/// group one after another: `codegen::warp::group_cta`).
-pub fn cta_loops_n<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, n: IntValue<'ctx>, name: &str, group: Option<IntValue<'ctx>>) -> CtaLoops<'ctx> {
+/// group one after another: `codegen::warp::group_cta`); with `rows`, the middle loop runs
+/// `rows` times instead of `%ntid.y` (pairs of rows: `codegen::warp`'s tile warps).
+pub fn cta_loops_n<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ctx>, n: IntValue<'ctx>, name: &str, group: Option<IntValue<'ctx>>, rows: Option<IntValue<'ctx>>) -> CtaLoops<'ctx> {
     use crate::codegen::abi::field;
     let ntz = e.load_cta_u32(field::NTID, Some(2));
     let ntz = match group {
         Some(g) => e.b.build_int_mul(ntz, g, "tid.z.group").unwrap(),
         None => ntz,
     };
-    let nty = e.load_cta_u32(field::NTID, Some(1));
+    let nty = match rows {
+        Some(r) => r,
+        None => e.load_cta_u32(field::NTID, Some(1)),
+    };
     let (ctx, f) = (e.ctx(), e.f);
     let zh = ctx.append_basic_block(f, "tz.head");
     let yh = ctx.append_basic_block(f, "ty.head");
