@@ -342,15 +342,21 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kernel saxpy: simd (warp-vector)"), "{out}");
     // A kernel with CTA barriers takes the warp path, its warps in phases, and its
-    // grid-stride loop's iterations interleaved; one that indexes by %tid.y stays per thread
-    // under auto, and --exec simd forces the warp path.
+    // grid-stride loop's iterations interleaved; one that indexes by %tid.y takes it too, and
+    // has a version for blocks at most 16 threads wide (warps of one row); --exec thread
+    // forces the per-thread path.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report"]);
     assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
     assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 4 iterations at a time: 1"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report"]);
-    assert!(out.contains("kernel matmul_tiled: thread (CTA barriers and %tid.y or %tid.z"), "{out}");
-    let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel matmul_tiled: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
+    assert!(out.contains("  blocks at most 16 threads wide: warps of one row, simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report", "--exec", "thread"]);
+    assert!(out.contains("kernel matmul_tiled: thread (forced by --exec thread)") && !out.contains("blocks at most"), "{out}");
+    // With warp collectives, the version for narrow blocks has the hardware's warps, pairs of
+    // rows 16 threads wide.
+    let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/narrow_blocks.ptx", "--report"]);
+    assert!(out.contains("kernel tile_warp: simd") && out.contains("  blocks 16 threads wide with rows in pairs: warps of two rows, simd"), "{out}");
     // Warp collectives run on the warp path where every live lane runs them together; where
     // not, or for instructions not on it yet, the reason names the instruction.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_vote.nvrtc.ptx", "--report", "--exec", "simd"]);
