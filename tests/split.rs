@@ -152,11 +152,12 @@ fn per_thread_fallback_in_its_own_partition() {
 }
 "#;
     let (objs, kernels) = compile("w.ptx", text, 2);
-    assert_eq!(objs.len(), 2, "the warp version and its per-thread fallback, apart");
+    assert_eq!(objs.len(), 3, "the warp version, its version for narrow blocks and its per-thread fallback, apart");
     let l = Loaded::from_objects(&objs, kernels, "w.ptx").unwrap();
     let want: Vec<u32> = (0..64).map(|t| if t < 32 { 496 } else { 1520 }).collect();
-    // (64, 1): rows are warps (the warp version); (16, 4): they are not (the fallback).
-    for block in [Dim3(64, 1, 1), Dim3(16, 4, 1)] {
+    // (64, 1): rows are warps (the warp version); (16, 4): warps are pairs of rows (the
+    // version for narrow blocks); (8, 8): neither (the fallback).
+    for block in [Dim3(64, 1, 1), Dim3(16, 4, 1), Dim3(8, 8, 1)] {
         let mut args = vec![ArgSpec::Buffer(vec![0; 256])];
         l.launch("warp_sum", &LaunchConfig { grid: Dim3(1, 1, 1), block, dyn_smem: 0 }, &mut args).unwrap();
         let ArgSpec::Buffer(b) = &args[0] else { unreachable!() };
