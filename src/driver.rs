@@ -432,6 +432,11 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 a.sort();
                 let _ = writeln!(out, "  affine registers held as one base per warp (lane stride): {}", a.join(", "));
             }
+            if !p.anchored.is_empty() {
+                let mut a: Vec<String> = p.anchored.iter().map(|((_, n), r)| format!("{n} (+ {})", p.key(irf, *r).1)).collect();
+                a.sort();
+                let _ = writeln!(out, "  registers held as one scalar per warp plus a lane part recomputed where read: {}", a.join(", "));
+            }
         }
         let mut acc = Vec::new();
         for &b in &reachable {

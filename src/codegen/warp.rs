@@ -257,6 +257,9 @@ pub struct Plan {
     /// Scalar variables that hold `base + stride * lane` exactly (in their own width): the
     /// scalar is the base, lane `l` reads `base + stride * l`.
     pub affine: HashMap<(u32, String), i64>,
+    /// Scalar variables whose lane `l` holds the scalar plus `R` of lane `l`, for a value `R`
+    /// that a read recomputes ([`Plan::remat`]): web → `R`. See [`anchored_webs`].
+    pub anchored: HashMap<(u32, String), u32>,
     /// Per block, per instruction: it runs once per warp.
     pub scalar_inst: Vec<Vec<bool>>,
     /// The CTA barriers (block, instruction index) and the variables live across each: the
@@ -319,6 +322,12 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether web `key` holds one value for every lane (a scalar that is neither affine nor
+    /// anchored).
+    pub fn uniform_web(&self, key: &(u32, String)) -> bool {
+        self.scalar_vars.contains(key) && !self.affine.contains_key(key) && !self.anchored.contains_key(key)
+    }
+
     /// The storage key of value `v`: (declaring scope, `register#web`).
     pub fn key(&self, f: &Func, v: u32) -> (u32, String) {
         let info = &f.values[v as usize];
@@ -331,6 +340,167 @@ impl Plan {
 /// over 16 consecutive `%tid.x`, and its row).
 fn lane_computable(n: &str, layout: Layout) -> bool {
     matches!(uniformity::special_shape(n, layout), Shape::Uniform | Shape::Affine(_)) || layout == Layout::Tile && matches!(n, "%tid.x" | "%tid.y")
+}
+
+/// Webs that hold `S + R` in each lane, for one scalar `S` per warp and a value `R` that a
+/// read recomputes in the lane ([`Plan::remat`]): a pointer started at a lane's address and
+/// stepped by uniform amounts in a loop (`add.s64 %rd30, %rd1, %rd20` with `%rd20 =
+/// mul.wide.s32` of `%tid.x` plus uniform terms, then `add.s64 %rd30, %rd30, %rd5` each
+/// iteration). Such a web is not exactly affine (the sign extension of `base + lane` differs
+/// from `sext(base) + lane` where the 32-bit sum wraps inside the warp), so it would be a
+/// lane array and each access through it a gather; held as `S` and read as `S + R`, the
+/// lane's address is `R`'s arithmetic, which LLVM vectorizes as a consecutive access (with
+/// a runtime check that the 32-bit sum does not wrap). Exact: every definition of the web is
+/// `add d, u, R` (`S = u`), `add`/`sub d, w, u` or `mov d, w` of an anchored `w` on the same
+/// `R` (`S = S_w ± u`: `(w + u) = (S_w + u) + R` modulo 2^n), or a phi of the web, with `u`
+/// uniform; each runs once per warp for the lanes that run its block together (the block's
+/// group is known and not inside a lane loop, and every value of the web is affine in the
+/// analysis, which no divergent join is). Returns the webs with their `R`, and the
+/// instructions (block, index) that define them.
+fn anchored_webs(
+    f: &Func,
+    uni: &Uniformity,
+    scalar: &HashSet<(u32, String)>,
+    remat: &HashSet<u32>,
+    inlined: &[bool],
+    var_of: &dyn Fn(u32) -> (u32, String),
+) -> (HashMap<(u32, String), u32>, HashSet<(BlockId, usize)>) {
+    let uniform = |o: &Opnd| match o {
+        Opnd::Imm(_) => true,
+        Opnd::Val(v) => uni.values[*v as usize] == Shape::Uniform && scalar.contains(&var_of(*v)),
+        _ => false,
+    };
+    let lane_part = |o: &Opnd| matches!(o, Opnd::Val(v) if remat.contains(v) && matches!(uni.values[*v as usize], Shape::Affine(_)));
+    // Candidate definitions: (block, index, def, how) with how = Ok(R) for `add d, u, R`,
+    // Err(w) for a step from value `w`.
+    let mut cands: Vec<(BlockId, usize, u32, Result<u32, u32>)> = Vec::new();
+    for (b, blk) in f.blocks.iter().enumerate() {
+        if uni.cfg.order[b] == u32::MAX || uni.group[b] == Group::Mixed || inlined[b] {
+            continue;
+        }
+        for (k, inst) in blk.insts.iter().enumerate() {
+            let i = inst.src;
+            let [d] = inst.defs.as_slice() else { continue };
+            if scalar.contains(&var_of(*d)) || i.guard.is_some() || !hoistable(f, inst) || !exact_affine(inst) || !matches!(uni.values[*d as usize], Shape::Affine(_)) {
+                continue;
+            }
+            let val = |o: &Opnd| if let Opnd::Val(v) = o { Some(*v) } else { None };
+            let how = match (i.opcode.name, inst.operands.as_slice()) {
+                ("add", [_, a, c]) if lane_part(a) && uniform(c) => Ok(val(a).unwrap()),
+                ("add", [_, a, c]) if lane_part(c) && uniform(a) => Ok(val(c).unwrap()),
+                ("add" | "sub", [_, a, c]) if val(a).is_some() && uniform(c) => Err(val(a).unwrap()),
+                ("add", [_, a, c]) if val(c).is_some() && uniform(a) => Err(val(c).unwrap()),
+                ("mov", [_, a]) if val(a).is_some() => Err(val(a).unwrap()),
+                _ => continue,
+            };
+            cands.push((b as BlockId, k, *d, how));
+        }
+    }
+    // Each web's `R` (None: not anchored), until no web changes.
+    let mut anchor: HashMap<(u32, String), Option<u32>> = HashMap::new();
+    for &(_, _, d, how) in &cands {
+        if let Ok(r) = how {
+            anchor.entry(var_of(d)).and_modify(|x| if *x != Some(r) { *x = None }).or_insert(Some(r));
+        }
+    }
+    loop {
+        let mut changed = false;
+        // A step from a web anchored on R anchors the web it defines on R.
+        for &(_, _, d, how) in &cands {
+            if let Err(w) = how {
+                let from = anchor.get(&var_of(w)).copied().flatten();
+                let key = var_of(d);
+                if key == var_of(w) {
+                    continue;
+                }
+                let now = anchor.get(&key).copied();
+                let next = match (now, from) {
+                    (None, Some(r)) => Some(Some(r)),
+                    (Some(Some(x)), Some(r)) if x != r => Some(None),
+                    (Some(Some(_)), None) => Some(None),
+                    _ => None,
+                };
+                if let Some(n) = next {
+                    anchor.insert(key, n);
+                    changed = true;
+                }
+            }
+        }
+        // Every value of an anchored web is a phi or a candidate definition on its `R` (a
+        // step within the web, or from a web anchored on the same `R`), affine, in one group
+        // of lanes, and read nowhere it varies by temporal divergence.
+        let defined: HashMap<u32, Result<u32, u32>> = cands.iter().map(|&(_, _, d, how)| (d, how)).collect();
+        let mut group: HashMap<(u32, String), Option<Group>> = HashMap::new();
+        for (v, info) in f.values.iter().enumerate() {
+            let key = var_of(v as u32);
+            let Some(Some(r)) = anchor.get(&key).copied() else { continue };
+            let ok = matches!(uni.values[v], Shape::Affine(_))
+                && match info.def {
+                    Def::Phi { .. } => true,
+                    Def::Inst { .. } => match defined.get(&(v as u32)) {
+                        Some(Ok(x)) => *x == r,
+                        Some(Err(w)) => var_of(*w) == key || anchor.get(&var_of(*w)).copied().flatten() == Some(r),
+                        None => false,
+                    },
+                    _ => false,
+                };
+            let g = match info.def {
+                Def::Inst { block, .. } | Def::Phi { block } => Some(uni.group[block as usize]),
+                _ => None,
+            };
+            let same = match group.get(&key) {
+                Some(x) => *x == g,
+                None => true,
+            };
+            group.insert(key.clone(), if same { g } else { None });
+            if !ok || !same || g.is_none() {
+                anchor.insert(key, None);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Reads where a value varies by temporal divergence (after a loop with a divergent exit).
+    for (b, blk) in f.blocks.iter().enumerate() {
+        let mut reads: Vec<u32> = blk.phis.iter().flat_map(|p| p.incoming.iter().map(|(_, v)| *v)).collect();
+        for inst in &blk.insts {
+            reads.extend(inst.reads());
+        }
+        for v in reads {
+            if uni.value_at(f, v, b as BlockId) != uni.values[v as usize] {
+                anchor.insert(var_of(v), None);
+            }
+        }
+    }
+    // Webs left over whose anchor was withdrawn after a web stepped from them was accepted.
+    loop {
+        let mut changed = false;
+        for &(_, _, d, how) in &cands {
+            let key = var_of(d);
+            if let (Err(w), Some(Some(_))) = (how, anchor.get(&key).copied()) {
+                let wk = var_of(w);
+                if wk != key && anchor.get(&wk).copied().flatten().is_none() {
+                    anchor.insert(key, None);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // A web whose every value a read recomputes stays so (nothing to hold).
+    let mut held: HashSet<(u32, String)> = HashSet::new();
+    for v in 0..f.values.len() as u32 {
+        if !remat.contains(&v) {
+            held.insert(var_of(v));
+        }
+    }
+    let webs: HashMap<(u32, String), u32> = anchor.into_iter().filter_map(|(k, r)| r.map(|r| (k, r))).filter(|(k, _)| !scalar.contains(k) && held.contains(k)).collect();
+    let defs = cands.iter().filter(|(_, _, d, _)| webs.contains_key(&var_of(*d))).map(|&(b, k, _, _)| (b, k)).collect();
+    (webs, defs)
 }
 
 /// The values a read may recompute (see [`Plan::remat`]).
@@ -950,13 +1120,16 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
             break;
         }
     }
+    let remat = rematerializable(f, &uni, &copies);
+    let (anchored, anchor_defs) = anchored_webs(f, &uni, &scalar, &remat, &inlined, &var_of);
+    scalar.extend(anchored.keys().cloned());
     let scalar_inst = f
         .blocks
         .iter()
         .enumerate()
-        .map(|(b, blk)| blk.insts.iter().map(|i| ok_inst(&scalar, b, i)).collect())
+        .map(|(b, blk)| (0..blk.insts.len()).map(|k| ok_inst(&scalar, b, &blk.insts[k]) || anchor_defs.contains(&(b as BlockId, k))).collect())
         .collect();
-    let affine = scalar.iter().filter(|k| affine_var(k)).map(|k| (k.clone(), stride[k].unwrap())).collect();
+    let affine = scalar.iter().filter(|k| affine_var(k) && !anchored.contains_key(*k)).map(|k| (k.clone(), stride[k].unwrap())).collect();
     let keys = |vs: Vec<u32>| {
         let mut keys: Vec<(u32, String)> = vs.into_iter().map(var_of).collect();
         keys.sort();
@@ -964,7 +1137,6 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
         keys
     };
     let live_in = liveness(f, &uni.cfg);
-    let remat = rematerializable(f, &uni, &copies);
     // A web whose every value a read recomputes (`remat`, `copies`) need not be kept across
     // a barrier or a yield, unless it is one scalar for the warp (read from its storage).
     let mut recomputed: HashMap<u32, bool> = HashMap::new();
@@ -977,7 +1149,7 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
             vs.into_iter()
                 .filter(|&v| {
                     let k = var_of(v);
-                    !recomputed[&web[v as usize]] || (scalar.contains(&k) && !affine_var(&k))
+                    !recomputed[&web[v as usize]] || (scalar.contains(&k) && (!affine_var(&k) || anchored.contains_key(&k)))
                 })
                 .collect(),
         )
@@ -998,7 +1170,7 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { uni, scalar_vars: scalar, affine, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1829,7 +2001,8 @@ pub(super) fn web_view<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func
     let ty = func.values[v as usize].ty;
     let scalar = plan.scalar_vars.contains(&key);
     let affine = plan.affine.get(&key).copied();
-    if !(scalar && affine.is_none()) && (plan.copies.contains_key(&v) || plan.remat.contains(&v)) {
+    // (An anchored web's lanes are its scalar plus a recomputed value: read lane by lane.)
+    if plan.anchored.contains_key(&key) || !(scalar && affine.is_none()) && (plan.copies.contains_key(&v) || plan.remat.contains(&v)) {
         return None;
     }
     let p = web_storage(e, &key, ty);
@@ -2388,7 +2561,13 @@ fn bind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
             (None, None) => continue,
         };
         let key = plan.key(func, v);
-        if !written && !(plan.scalar_vars.contains(&key) && !plan.affine.contains_key(&key)) {
+        if !written {
+            if let Some(t) = anchored_read(e, func, &plan, v, &key, defs, ty) {
+                e.overrides.insert(name, (t, ty));
+                continue;
+            }
+        }
+        if !written && !(plan.uniform_web(&key)) {
             let saved = std::mem::take(&mut e.overrides);
             let t = value_temp(e, func, &plan, v, ty, 0);
             e.overrides = saved;
@@ -2401,6 +2580,34 @@ fn bind<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
         let p = lane_slot_of(e, &key, base, ty).unwrap_or(base);
         e.overrides.insert(name, (p, ty));
     }
+}
+
+/// A read of value `v` (web `key`, read as `ty`) by an instruction defining `defs` that
+/// anchored webs change ([`Plan::anchored`]): in a lane loop, a read of an anchored web is
+/// its scalar plus its `R` recomputed for the lane; once per warp, the instruction that
+/// starts an anchored web (`add d, u, R`) reads its `R` as zero (the web's scalar is `u`).
+/// `None` for other reads.
+fn anchored_read<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, key: &(u32, String), defs: &[u32], ty: crate::syntax::ast::Type) -> Option<PointerValue<'ctx>> {
+    let it = reg_t(e.ctx(), ty);
+    if w(e).lane.is_none() {
+        let starts = defs.iter().any(|d| plan.anchored.get(&plan.key(func, *d)) == Some(&v));
+        if !starts {
+            return None;
+        }
+        let t = e.alloca_b.build_alloca(it, "anchor.zero").unwrap();
+        e.b.build_store(t, it.const_zero()).unwrap();
+        return Some(t);
+    }
+    let &r = plan.anchored.get(key)?;
+    let saved = std::mem::take(&mut e.overrides);
+    let rt = value_temp(e, func, plan, r, ty, 0);
+    e.overrides = saved;
+    let rt = rt?;
+    let s = e.b.build_load(it, web_storage(e, key, ty), "").unwrap().into_int_value();
+    let x = e.b.build_load(it, rt, "").unwrap().into_int_value();
+    let t = e.alloca_b.build_alloca(it, "anchored").unwrap();
+    e.b.build_store(t, e.b.build_int_add(s, x, "").unwrap()).unwrap();
+    Some(t)
 }
 
 /// A temporary holding value `v` for the lane being emitted, when `v` copies a special
@@ -2491,8 +2698,11 @@ fn recompute<'ctx, 'a, 'm>(
 fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, depth: u32) -> Option<PointerValue<'ctx>> {
     let key = plan.key(func, v);
     let ty = func.values[v as usize].ty;
-    if plan.scalar_vars.contains(&key) && !plan.affine.contains_key(&key) {
+    if plan.uniform_web(&key) {
         return Some(web_storage(e, &key, ty));
+    }
+    if plan.anchored.contains_key(&key) {
+        return None;
     }
     // As `bind` reads it: a copy of a special register or a recomputed value (whose storage
     // a warp does not keep across barriers) from a temporary, an affine one from its base.
@@ -2611,7 +2821,7 @@ fn defer_store<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func
                 let v = func.resolve(n, inst.scope).and_then(|(dscope, _)| reads.iter().find(|v| func.values[**v as usize].var == (dscope, n.to_string())).copied());
                 let key = v.map(|v| (v, plan.key(func, v)));
                 let src = match key {
-                    Some((v, key)) if !(plan.copies.contains_key(&v) || plan.remat.contains(&v)) || plan.scalar_vars.contains(&key) && !plan.affine.contains_key(&key) => {
+                    Some((v, key)) if !plan.anchored.contains_key(&key) && (!(plan.copies.contains_key(&v) || plan.remat.contains(&v)) || plan.uniform_web(&key)) => {
                         let base = web_storage(e, &key, ty);
                         match (plan.scalar_vars.contains(&key), plan.affine.get(&key)) {
                             (true, Some(s)) => LaneValue::Affine(base, *s),
@@ -2792,7 +3002,7 @@ fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
         let mut vs = Vec::new();
         o.values(&mut vs);
-        vs.iter().all(|v| plan.scalar_vars.contains(&plan.key(f, *v)) && !plan.affine.contains_key(&plan.key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n, plan.uni.layout) != Shape::Uniform)
+        vs.iter().all(|v| plan.uniform_web(&plan.key(f, *v))) && !matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n, plan.uni.layout) != Shape::Uniform)
     };
     match &f.blocks[b as usize].term {
         Term::CondBr { cond, .. } => is_scalar(cond),

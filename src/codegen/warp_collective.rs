@@ -248,7 +248,7 @@ fn scalar_operand(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst,
         Some(o) => o.values(&mut vs),
         None => return false,
     }
-    !matches!(inst.operands[k], crate::ir::Opnd::Name(_)) && vs.iter().all(|v| plan.scalar_vars.contains(&plan.key(func, *v)) && !plan.affine.contains_key(&plan.key(func, *v)))
+    !matches!(inst.operands[k], crate::ir::Opnd::Name(_)) && vs.iter().all(|v| plan.uniform_web(&plan.key(func, *v)))
 }
 
 /// Lane `lane`'s participants: `(mask | 1 << lane) & active`.
