@@ -216,3 +216,104 @@ ret;
     assert_eq!(at_line(&f, &u, 17), Shape::Varying, "(tid.x + 1) >> 5: lane 31 crosses into the next row");
     assert_eq!(at_line(&f, &u, 18), Shape::Uniform, "%tid.x >> 6 read directly");
 }
+
+const TILE: &str = "\
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry t(.param .u64 p)
+{
+.reg .b32 %r<12>;
+.reg .pred %p<4>;
+.reg .b64 %rd<4>;
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, %tid.y;
+mov.u32 %r3, %tid.z;
+mov.u32 %r4, 0;
+setp.eq.u32 %p1, %r2, 0;
+@%p1 bra SKIP;
+mov.u32 %r4, 1;
+SKIP:
+add.u32 %r5, %r4, %r3;
+add.u32 %r6, %r1, %r3;
+ret;
+}
+";
+
+/// Warps of two 16-wide rows (`Layout::Tile`, worked from the module comment): `%tid.x` is
+/// `lane & 15` and `%tid.y` is `y0 + (lane >> 4)`, neither affine in the lane; `%tid.z` is
+/// one value per warp. A branch on `%tid.y`, uniform in a warp that is one row, divides a
+/// tile warp, and the value joined after it varies.
+#[test]
+fn tile_warps_vary_in_tid_x_and_tid_y() {
+    use ptxr::ir::uniformity::{analyze_for, Layout};
+    let f = func_of(TILE);
+    let rows = analyze_for(&f, Layout::Rows);
+    let tile = analyze_for(&f, Layout::Tile);
+    assert_eq!(at_line(&f, &rows, 9), Shape::Affine(1));
+    assert_eq!(at_line(&f, &tile, 9), Shape::Varying, "%tid.x in a tile warp");
+    assert_eq!(at_line(&f, &rows, 10), Shape::Uniform);
+    assert_eq!(at_line(&f, &tile, 10), Shape::Varying, "%tid.y in a tile warp");
+    assert_eq!(at_line(&f, &tile, 11), Shape::Uniform, "%tid.z in a tile warp");
+    let entry = block_of_line(&f, 13);
+    assert!(!rows.divergent[entry] && tile.divergent[entry], "a branch on %tid.y");
+    assert_eq!(at_line(&f, &rows, 17), Shape::Uniform);
+    assert_eq!(at_line(&f, &tile, 17), Shape::Varying, "joined after the branch on %tid.y");
+    assert_eq!(at_line(&f, &rows, 18), Shape::Affine(1));
+    assert_eq!(at_line(&f, &tile, 18), Shape::Varying);
+}
+
+const ANCHORED: &str = "\
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry a(.param .u64 p, .param .u32 n)
+{
+.reg .b32 %r<12>;
+.reg .pred %p<4>;
+.reg .b64 %rd<12>;
+ld.param.u64 %rd1, [p];
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+mul.wide.s32 %rd2, %r2, 4;
+add.s64 %rd3, %rd1, %rd2;
+mul.wide.s32 %rd4, %r1, 4;
+mov.u32 %r3, 0;
+LOOP:
+ld.global.u32 %r4, [%rd3];
+add.s64 %rd3, %rd3, %rd4;
+add.s64 %rd5, %rd3, 8;
+st.global.u32 [%rd5], %r4;
+add.u32 %r3, %r3, 1;
+setp.lt.u32 %p1, %r3, %r1;
+@%p1 bra LOOP;
+mov.u32 %r5, %tid.y;
+mul.wide.u32 %rd6, %r5, 4;
+add.s64 %rd7, %rd1, %rd6;
+add.s64 %rd8, %rd7, %rd2;
+st.global.u32 [%rd8], %r4;
+ret;
+}
+";
+
+/// Anchored webs (`codegen::warp::Plan::anchored`, worked from `anchored_webs`' comment):
+/// the pointer `p + sext(tid.x) * 4` stepped by `4 n` in the loop, and `+ 8` of it, hold a
+/// scalar plus `%rd2` (`mul.wide.s32` of `%tid.x`: not exactly affine, a read recomputes
+/// it). `%rd8`, `%rd2` added to `p + 4 tid.y`, is a value a read recomputes whole (from
+/// the parameter and the thread ids), so nothing is held for it. In a tile warp `%rd2` is not
+/// affine in the lane (`%tid.x` is `lane & 15`), and nothing is anchored.
+#[test]
+fn pointers_stepped_from_a_lane_address_are_anchored() {
+    use ptxr::codegen::warp::{plan, Layout};
+    let f = func_of(ANCHORED);
+    let rows = plan(&f, Layout::Rows).unwrap();
+    let web = |reg: &str| -> Vec<(u32, String)> { rows.anchored.keys().filter(|k| k.1.split('#').next() == Some(reg)).cloned().collect() };
+    let r_of = |reg: &str| -> Vec<String> { rows.anchored.iter().filter(|(k, _)| k.1.split('#').next() == Some(reg)).map(|(_, r)| rows.key(&f, *r).1.split('#').next().unwrap().to_string()).collect() };
+    assert_eq!(web("%rd3").len(), 1, "the stepped pointer: {:?}", rows.anchored);
+    assert_eq!(r_of("%rd3"), vec!["%rd2"]);
+    assert_eq!(r_of("%rd5"), vec!["%rd2"], "a uniform offset from it");
+    assert!(web("%rd8").is_empty() && rows.remat.iter().any(|v| rows.key(&f, *v).1.starts_with("%rd8#")), "recomputed where read");
+    assert!(!rows.affine.keys().any(|k| k.1.starts_with("%rd3#")), "not exactly affine");
+    let tile = plan(&f, Layout::Tile).unwrap();
+    assert!(tile.anchored.is_empty(), "{:?}", tile.anchored);
+}

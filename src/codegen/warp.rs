@@ -4,7 +4,10 @@
 //! The unit of code is a warp: a run of 32 consecutive `%tid.x` in one row of the block
 //! (`x0 .. x0+31` at one `%tid.y`, `%tid.z`; a true warp when `%ntid.x` is a multiple of 32,
 //! and in a kernel without warp-level operations a grouping whose results are those of any
-//! other). Per IR block, from the uniformity analysis (`ir::uniformity`):
+//! other). A kernel that reads `%tid.y`/`%tid.z` also gets a version for blocks at most 16
+//! threads wide ([`choose_narrow`]): warps of one row in 16-lane loops, or with warp
+//! collectives the hardware's warps of two 16-wide rows (`Layout::Tile`). Per IR block, from
+//! the uniformity analysis (`ir::uniformity`):
 //!
 //! - **Storage** is per register web ([`Plan::web`]): the values a phi joins, and an
 //!   instruction's result with what it reads of the same register, share one; a register
@@ -13,7 +16,9 @@
 //!   (`Uniformity::group`) run once per warp, in scalars: pure arithmetic on uniform
 //!   registers, kernel parameters, `.const` loads. A web all of whose definitions are such
 //!   instructions lives in one scalar; an exactly affine one (`base + stride * lane` modulo
-//!   its width) keeps its base there and a lane reads `base + stride * lane`.
+//!   its width) keeps its base there and a lane reads `base + stride * lane`; an anchored
+//!   one (`u + R` stepped by uniform amounts, `R` recomputed where read: [`Plan::anchored`])
+//!   keeps its scalar part there and a lane reads `scalar + R`.
 //! - **Everything else** runs in a *lane loop*, `for l in 0..32 if next[l] == this block`,
 //!   each other web in an array of 32 lanes indexed by `l`. The loop has a constant trip
 //!   count and independent iterations (marked parallel, `passes::parallel_lanes`), so LLVM

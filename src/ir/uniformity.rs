@@ -5,10 +5,12 @@
 //! of Coutinho et al., "Divergence Analysis and Optimizations" (PACT 2011): when the lanes of
 //! a warp execute an instruction together, do they all get the same value?
 //!
-//! - **Sources.** `%tid.x` varies with stride 1 along the lanes; `%tid.y`/`%tid.z` are
-//!   uniform, because the warps this analysis is for are runs of 32 consecutive `%tid.x`
-//!   in one row of the block (true warps when `%ntid.x` is a multiple of 32; in kernels
-//!   without warp-level operations any grouping of threads gives the same results). Launch
+//! - **Sources.** For warps that are rows of the block ([`Layout::Rows`]), `%tid.x` varies
+//!   with stride 1 along the lanes and `%tid.y`/`%tid.z` are uniform: the warps are runs of
+//!   32 consecutive `%tid.x` in one row of the block (true warps when `%ntid.x` is a
+//!   multiple of 32; in kernels without warp-level operations any grouping of threads gives
+//!   the same results). For warps of two 16-wide rows ([`Layout::Tile`]), `%tid.x` and
+//!   `%tid.y` vary and `%tid.z` is uniform. Launch
 //!   shape, `%ctaid`, kernel parameters, constants and variable addresses are uniform;
 //!   `%laneid`, `%warpid`, `%lanemask_*`, clocks, atomics, `.local` loads, call results and
 //!   per-lane warp results (`shfl`, `match`, matrix fragments) vary.
