@@ -1481,6 +1481,20 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn declare_var(&mut self, v: &'a ast::VarDecl<'a>) {
         match v.space {
             StateSpace::Reg => {}
+            // On the warp path a `.param` variable (a call's arguments) has one copy per lane:
+            // `codegen::warp::lane_var`.
+            StateSpace::Param if self.warp.is_some() => {
+                let size = decl_size(v).max(1);
+                let align = decl_align(v).max(8);
+                let stride = (size + align - 1) / align * align;
+                let t = self.ctx().i8_type().array_type(stride * super::warp::LANES);
+                let p = self.alloca_b.build_alloca(t, v.name.name).unwrap();
+                if let Some(inst) = p.as_instruction() {
+                    let _ = inst.set_alignment(align);
+                }
+                super::warp::add_lane_var(self, p, stride);
+                self.vars.insert(v.name.name, VarLoc::Ptr(p, v.ty));
+            }
             StateSpace::Local | StateSpace::Param => {
                 let size = decl_size(v).max(1);
                 let t = self.ctx().i8_type().array_type(size);
@@ -1733,7 +1747,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             }
             // A `.param` of the caller is passed by address; anything else by a copy.
             let p = match op {
-                Operand::Name(id, None) if matches!(self.vars.get(id.name), Some(VarLoc::Ptr(..))) => match self.vars[id.name] {
+                Operand::Name(id, None) if matches!(self.vars.get(id.name), Some(VarLoc::Ptr(..))) => match self.var(id.name).unwrap() {
                     VarLoc::Ptr(p, _) => p,
                     _ => unreachable!(),
                 },
@@ -1839,8 +1853,8 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn arg_ptr(&mut self, op: &'a Operand<'a>, reg_rets: &mut Vec<(PointerValue<'ctx>, &'a Operand<'a>, Type)>, is_ret: bool) -> R<PointerValue<'ctx>> {
         match op {
             Operand::Name(id, None) => {
-                if let Some(VarLoc::Ptr(p, _)) = self.vars.get(id.name) {
-                    return Ok(*p);
+                if let Some(VarLoc::Ptr(p, _)) = self.var(id.name) {
+                    return Ok(p);
                 }
                 if let Some((slot, ty)) = self.reg_read(id.name)? {
                     let t = reg_t(self.ctx(), ty);
@@ -1884,7 +1898,10 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             self.b.position_at_end(clear);
             let p = self.cta_field_ptr(field::STATUS, None);
             self.b.build_store(p, i32t.const_zero()).unwrap();
-            self.b.build_unconditional_branch(self.exit_bb).unwrap();
+            // On the warp path only the lane whose call exited ends (`codegen::warp::lane_exit`).
+            if !super::warp::lane_exit(self) {
+                self.b.build_unconditional_branch(self.exit_bb).unwrap();
+            }
         } else {
             self.b.build_unconditional_branch(self.abort_bb).unwrap();
         }
@@ -2230,11 +2247,20 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         matches!(self.vars.get(name), Some(VarLoc::KParam(_, t) | VarLoc::Ptr(_, t)) if matches!(t, Type::TexRef | Type::SurfRef | Type::SamplerRef))
     }
 
+    /// Where variable `name` is: its entry in `vars`, except that a variable with one copy per
+    /// lane on the warp path (`codegen::warp::lane_var`) is the copy of the lane being emitted.
+    pub fn var(&self, name: &str) -> Option<VarLoc<'ctx>> {
+        match self.vars.get(name).copied()? {
+            VarLoc::Ptr(p, t) => Some(VarLoc::Ptr(super::warp::lane_var(self, p), t)),
+            loc => Some(loc),
+        }
+    }
+
     /// The address of a named variable or function, in the variable's own state space
     /// (shared: window offset; others: host address), as an i64.
     pub fn symbol_address(&mut self, id: &Ident<'a>) -> R<IntValue<'ctx>> {
         let i64t = self.ctx().i64_type();
-        if let Some(loc) = self.vars.get(id.name).copied() {
+        if let Some(loc) = self.var(id.name) {
             return Ok(match loc {
                 VarLoc::Ptr(p, _) if self.m.nvptx && self.local_ranges.iter().any(|r| r.0 == p) => super::nvvm::local_address(self, p),
                 VarLoc::Ptr(p, _) => self.b.build_ptr_to_int(p, i64t, "").unwrap(),
@@ -2398,7 +2424,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             return Ok(self.space_ptr(v, space));
         }
         // A variable: its own storage plus the offset.
-        if let Some(loc) = self.vars.get(base.name).copied() {
+        if let Some(loc) = self.var(base.name) {
             let p = match loc {
                 VarLoc::Ptr(p, _) => p,
                 VarLoc::KParam(o, _) => {

@@ -282,7 +282,7 @@ pub fn device_launch<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>
         for a in &args[1..3] {
             // A `.b8[12]` parameter: three u32 (x, y, z).
             let p = match a {
-                Operand::Name(id, None) => match e.vars.get(id.name).copied() {
+                Operand::Name(id, None) => match e.var(id.name) {
                     Some(super::func::VarLoc::Ptr(p, _)) => p,
                     _ => return Err(e.err(i.span, format!("`{name}`: the grid and block dimensions are `.param .b8 [12]` arguments"))),
                 },
@@ -357,7 +357,7 @@ pub fn assertfail<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, _i: &'a Instr<'a>, 
 /// The 64-bit value of a call argument: a `.param` variable's contents, a register or an immediate.
 fn param_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, a: &'a Operand<'a>) -> R<IntValue<'ctx>> {
     if let Operand::Name(id, None) = a {
-        if let Some(super::func::VarLoc::Ptr(p, ty)) = e.vars.get(id.name).copied() {
+        if let Some(super::func::VarLoc::Ptr(p, ty)) = e.var(id.name) {
             let t = int_t(e.ctx(), ty.bits().max(8));
             let v = e.b.build_load(t, p, "").unwrap().into_int_value();
             return Ok(e.resize(v, 64, false));
@@ -370,7 +370,7 @@ fn param_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, a: &'a Operand<'a>) ->
 /// (as `ty`).
 fn store_param<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, d: &'a Operand<'a>, v: IntValue<'ctx>, ty: Type) -> R<()> {
     if let Operand::Name(id, None) = d {
-        if let Some(super::func::VarLoc::Ptr(p, ty)) = e.vars.get(id.name).copied() {
+        if let Some(super::func::VarLoc::Ptr(p, ty)) = e.var(id.name) {
             let v = e.resize(v, ty.bits().max(8), true);
             e.b.build_store(p, v).unwrap();
             return Ok(());

@@ -993,9 +993,29 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     if let Some(why) = sync_obstacle(f, &uni) {
         return Err(why);
     }
-    for s in &f.scopes {
-        if let Some(d) = s.decls.iter().find(|d| matches!(d.space, StateSpace::Local | StateSpace::Param)) {
-            return Err(format!("declares `{}` in .{} space (per-lane variables are not on the warp path yet)", d.name.name, if d.space == StateSpace::Local { "local" } else { "param" }));
+    for (k, s) in f.scopes.iter().enumerate() {
+        if let Some(d) = s.decls.iter().find(|d| d.space == StateSpace::Local) {
+            return Err(format!("declares `{}` in .local space (per-lane .local variables are not on the warp path yet)", d.name.name));
+        }
+        // `.param` variables (a call's arguments) have a copy per lane (`lane_var`) in the
+        // warp's own storage, which holds them while the warp runs: their scope must lie in
+        // one block without a barrier (a call sequence), so that no other warp of the CTA
+        // runs while they hold a value.
+        if let Some(d) = s.decls.iter().find(|d| d.space == StateSpace::Param) {
+            let within = |mut x: u32| loop {
+                if x as usize == k {
+                    break true;
+                }
+                match f.scopes[x as usize].parent {
+                    Some(p) => x = p,
+                    None => break false,
+                }
+            };
+            let blocks: HashSet<usize> = f.blocks.iter().enumerate().filter(|(_, b)| b.insts.iter().any(|i| within(i.scope))).map(|(b, _)| b).collect();
+            let barrier = blocks.iter().any(|&b| f.blocks[b].insts.iter().any(is_cta_barrier));
+            if blocks.len() > 1 || barrier {
+                return Err(format!("declares `{}` in .param space in a scope that spans blocks or a barrier (per-lane variables are only a call's arguments on the warp path)", d.name.name));
+            }
         }
     }
     for b in &f.blocks {
@@ -1224,6 +1244,13 @@ pub struct WarpState<'ctx> {
     /// block recomputes it once, not once per read: an epilogue of 256 stores through one
     /// address register is one address chain).
     temps: std::cell::RefCell<HashMap<(u32, crate::syntax::ast::Type), (BasicBlock<'ctx>, PointerValue<'ctx>)>>,
+    /// The open lane loop's latch, and the blocks where a lane ended in it (a call that
+    /// exited: [`lane_exit`]).
+    latch: Cell<Option<BasicBlock<'ctx>>>,
+    lane_exits: std::cell::RefCell<Vec<BasicBlock<'ctx>>>,
+    /// The variables with one copy per lane (`.param` variables: a call's arguments), each
+    /// a `[32 x stride]` byte array: ([`lane_var`]).
+    lane_vars: std::cell::RefCell<Vec<(PointerValue<'ctx>, u32)>>,
     /// The store of the open lane loop that runs once after it ([`defer_store`]).
     deferred: std::cell::RefCell<Vec<Deferred<'ctx>>>,
     /// An error of a deferred store's emission, reported by the next instruction.
@@ -1260,6 +1287,42 @@ struct LaneLoop<'ctx> {
     /// (head, row index, latch); `phi` is then the lane's `%tid.x` and `lane` is
     /// `16 * row + %tid.x`.
     rows: Option<(BasicBlock<'ctx>, PhiValue<'ctx>, BasicBlock<'ctx>)>,
+}
+
+/// In a lane loop, where the lane being emitted ends because a function it called executed
+/// `exit` (PTX ISA 9.7.11.7: the thread ends, the others go on): its `next` becomes `DONE`
+/// and it leaves the loop's iteration (the builder is left after a terminator). `false`
+/// outside a lane loop.
+pub(crate) fn lane_exit<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> bool {
+    let Some(w) = e.warp.as_ref() else { return false };
+    let (Some(lane), Some(latch)) = (w.lane, w.latch.get()) else { return false };
+    let i32t = e.ctx().i32_type();
+    let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), w.next, &[i32t.const_zero(), lane], "").unwrap() };
+    e.b.build_store(at, i32t.const_int(DONE, false)).unwrap();
+    w.lane_exits.borrow_mut().push(e.b.get_insert_block().unwrap());
+    e.b.build_unconditional_branch(latch).unwrap();
+    true
+}
+
+/// Registers `p`, an array of 32 copies `stride` bytes apart, as a variable with one copy
+/// per lane ([`lane_var`]).
+pub(crate) fn add_lane_var<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: PointerValue<'ctx>, stride: u32) {
+    if let Some(w) = e.warp.as_ref() {
+        w.lane_vars.borrow_mut().push((p, stride));
+    }
+}
+
+/// The storage of the lane being emitted (lane 0's once per warp) where `p` is a variable
+/// with one copy per lane; else `p`. A call's `.param` arguments are such variables: each
+/// lane's call sequence (`st.param`, `call`, `ld.param`) uses its own copy, whichever lane
+/// loops it spans.
+pub(crate) fn lane_var<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: PointerValue<'ctx>) -> PointerValue<'ctx> {
+    let Some(w) = e.warp.as_ref() else { return p };
+    let Some(&(_, stride)) = w.lane_vars.borrow().iter().find(|(q, _)| *q == p) else { return p };
+    let Some(lane) = w.lane else { return p };
+    let i64t = e.ctx().i64_type();
+    let off = e.b.build_int_mul(e.b.build_int_z_extend(lane, i64t, "").unwrap(), i64t.const_int(stride as u64, false), "").unwrap();
+    unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), p, &[off], "lane.var").unwrap() }
 }
 
 /// Lanes of a row of a tile warp (`Layout::Tile`).
@@ -1566,7 +1629,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), latch: Default::default(), lane_exits: Default::default() }));
     set_lane(e, None);
 }
 
@@ -2170,6 +2233,7 @@ fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> L
     e.warp.as_mut().unwrap().gep_b.position_before(&br);
     set_lane(e, Some(lane));
     e.b.position_at_end(body);
+    w(e).latch.set(Some(latch));
     LaneLoop { pre, head, phi, lane, latch, reads: HashSet::new(), writes: false, guarded, next_in: n, next_at: at, next_out: None, id, collective: false, rows }
 }
 
@@ -2179,15 +2243,21 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     let i32t = ctx.i32_type();
     let after = ctx.append_basic_block(e.f, "lane.done");
     let end = e.b.get_insert_block().filter(|bb| bb.get_terminator().is_none());
+    w(e).latch.set(None);
+    let exits = std::mem::take(&mut *w(e).lane_exits.borrow_mut());
     if let Some(end) = end {
         e.b.build_unconditional_branch(l.latch).unwrap();
         e.b.position_at_end(l.latch);
         if let Some(succ) = l.next_out {
             // Every lane's `next` is written, the lanes not here keep theirs: a whole-vector
             // store, which the next read of `next` (the loop's next iteration) forwards
-            // from; a store of only the lanes here would be a masked store it cannot.
+            // from; a store of only the lanes here would be a masked store it cannot. (A
+            // lane whose call exited is done.)
             let phi = e.b.build_phi(i32t, "next").unwrap();
             phi.add_incoming(&[(&l.next_in, l.head), (&succ, end)]);
+            for x in &exits {
+                phi.add_incoming(&[(&i32t.const_int(DONE, false), *x)]);
+            }
             e.b.build_store(l.next_at, phi.as_basic_value().into_int_value()).unwrap();
         }
     }
