@@ -361,7 +361,11 @@ fn report_names_each_kernels_execution_path_and_why() {
     // not, or for instructions not on it yet, the reason names the instruction.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_vote.nvrtc.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel warp_vote: simd (warp-vector)"), "{out}");
-    assert!(out.contains("kernel block_count_positive: thread (`bar.red.popc.u32` (line 106) is not on the warp path yet)"), "{out}");
+    // `bar.red` (__syncthreads_count) is a barrier of the warp path; a barrier with a thread
+    // count is not on it yet.
+    assert!(out.contains("kernel block_count_positive: simd (warp-vector; the CTA's warps run in phases between its 1 barriers)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/producer_consumer.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains("kernel prodcons: thread (`bar.sync` (line 37) is not on the warp path yet)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/vote.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel vote: thread (`vote.sync.ballot.b32` (line 39) where lanes that a divergent branch sends elsewhere reach a barrier or warp collective too)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report", "--exec", "thread"]);

@@ -641,7 +641,16 @@ fn inline_regions(f: &Func, uni: &Uniformity) -> HashMap<BlockId, (Vec<BlockId>,
 /// `barrier.cluster.wait` (PTX ISA 8.x), where the CTA's warps meet before its cluster does.
 fn is_cta_barrier(inst: &crate::ir::Inst) -> bool {
     let i = inst.src;
-    matches!(i.opcode.name, "bar" | "barrier") && !i.has_mod("warp") && !i.has_mod("arrive") && !i.has_mod("red") && i.operands.len() <= 1
+    matches!(i.opcode.name, "bar" | "barrier") && !i.has_mod("warp") && !i.has_mod("arrive") && if i.has_mod("red") { i.operands.len() == 3 } else { i.operands.len() <= 1 }
+}
+
+/// The barrier id operand of CTA barrier `i` (`bar.red d, a, c`: `a`).
+fn barrier_id(i: &crate::syntax::ast::Instr) -> Option<usize> {
+    match (i.has_mod("red"), i.operands.len()) {
+        (true, _) => Some(1),
+        (false, 0) => None,
+        (false, _) => Some(0),
+    }
 }
 
 /// Why kernel `f`'s synchronization keeps it off the warp path, if it does: warp-level
@@ -709,7 +718,7 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
                 }
                 continue;
             }
-            if inst.operands.iter().any(|o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
+            if barrier_id(i).and_then(|k| inst.operands.get(k)).map_or(false, |o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
                 return Some(format!("barrier (line {}) with a per-lane barrier id", inst.line));
             }
         }
@@ -1512,6 +1521,16 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let yielded = e.alloca_b.build_alloca(ctx.bool_type(), "phase.yielded").unwrap();
         let hold = e.alloca_b.build_alloca(ctx.bool_type(), "phase.hold").unwrap();
         let count = e.alloca_b.build_alloca(i32t, "yield.count").unwrap();
+        let f = e.ir_func();
+        let has_red = plan.barriers.iter().any(|((b, k), _)| f.blocks[*b as usize].insts[*k].src.has_mod("red"));
+        let red = has_red.then(|| {
+            let cell = |name: &str| {
+                let p = e.alloca_b.build_alloca(i32t, name).unwrap();
+                e.alloca_b.build_store(p, i32t.const_zero()).unwrap();
+                p
+            };
+            RedCounts { arriving: [cell("red.true"), cell("red.false")], released: [cell("red.true.released"), cell("red.false.released")] }
+        });
         e.alloca_b.build_store(yielded, ctx.bool_type().const_zero()).unwrap();
         e.alloca_b.build_store(count, i32t.const_zero()).unwrap();
         e.b.position_at_end(phase);
@@ -1519,6 +1538,17 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         // waiting at a barrier there (the warps that yielded have not reached it yet).
         let held = e.b.build_load(ctx.bool_type(), yielded, "").unwrap().into_int_value();
         e.b.build_store(hold, held).unwrap();
+        if let Some(r) = red {
+            // A phase that may release a barrier releases its bar.red counts (see `RedCounts`).
+            for k in 0..2 {
+                let a = e.b.build_load(i32t, r.arriving[k], "").unwrap().into_int_value();
+                let old = e.b.build_load(i32t, r.released[k], "").unwrap().into_int_value();
+                let rel = e.b.build_select(held, old, a, "").unwrap();
+                e.b.build_store(r.released[k], rel).unwrap();
+                let keep = e.b.build_select(held, a, i32t.const_zero(), "").unwrap();
+                e.b.build_store(r.arriving[k], keep).unwrap();
+            }
+        }
         e.b.build_store(yielded, ctx.bool_type().const_zero()).unwrap();
         e.b.build_store(waiting, ctx.bool_type().const_zero()).unwrap();
         let pb = e.b.build_load(i32t, phase_bar, "").unwrap();
@@ -1591,7 +1621,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         b2.position_at_end(finished);
         b2.build_store(frame, i32t.const_int(DONE, false)).unwrap();
         b2.build_unconditional_branch(l.latch).unwrap();
-        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, mismatch, yielded, hold, count, multi });
+        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, mismatch, yielded, hold, count, multi, red });
         e.b.position_at_end(start);
         l
     } else {
@@ -1718,6 +1748,8 @@ pub struct Bars<'ctx> {
     count: PointerValue<'ctx>,
     /// The CTA has more than one warp (else a yield would resume the same warp).
     multi: IntValue<'ctx>,
+    /// The kernel has `bar.red`: its counts.
+    red: Option<RedCounts<'ctx>>,
 }
 
 /// Frame offsets: the resume site, then `next` and the carry flags.
@@ -1732,7 +1764,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i = inst.src;
-    let id = match i.operands.first() {
+    let id = match barrier_id(i).and_then(|k| i.operands.get(k)) {
         _ if i.has_mod("cluster") => i32t.const_int(super::abi::CLUSTER_BARRIER as u64, false),
         Some(op) => {
             bind(e, func, i, inst.scope, &inst.reads(), &[]);
@@ -1749,6 +1781,11 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
         None => e.b.build_and(id, i32t.const_int(15, false), "").unwrap(),
     };
     let line = e.line();
+    // PTX ISA 9.7.12.1 bar.red: the warp adds its lanes' predicates to the CTA's counts
+    // before it waits ([`red_counts`]).
+    if i.has_mod("red") {
+        red_arrive(e, func, inst, at.0)?;
+    }
     let bars = w(e).bars.as_ref().expect("a kernel with barriers runs in phases");
     let (frame, waiting, phase_bar, mismatch, latch, resume, hold) = (bars.frame, bars.waiting, bars.phase_bar, bars.mismatch, bars.latch, bars.resume, bars.hold);
     let yields = !w(e).plan.yields.is_empty();
@@ -1789,7 +1826,67 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), target.as_mut_ptr()) };
     e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, Some(at)));
     e.b.position_at_end(cont);
+    if i.has_mod("red") {
+        red_result(e, func, inst, at.0)?;
+    }
     Ok(())
+}
+
+/// The CTA's counts for `bar.red` ([`Bars::red`]): lanes whose predicate was true and false
+/// at the barrier the warps are arriving at, and the counts of the barrier just released.
+/// Each warp adds its lanes when it arrives; a phase that releases the warps waiting at a
+/// barrier (one not held after a yield) starts by moving the counts to the released ones and
+/// clearing them; each warp reads those when it resumes, before it can reach another barrier.
+#[derive(Clone, Copy)]
+pub struct RedCounts<'ctx> {
+    arriving: [PointerValue<'ctx>; 2],
+    released: [PointerValue<'ctx>; 2],
+}
+
+/// `bar.red` at block `b`: a lane loop over the lanes waiting there (every live lane of the
+/// warp) adds 1 to the true or the false count for each lane's predicate `{!}c`.
+fn red_arrive<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId) -> R<()> {
+    let i32t = e.ctx().i32_type();
+    let red = w(e).bars.as_ref().and_then(|x| x.red).expect("a kernel with bar.red has its counts");
+    let id = w(e).plan.uni.cfg.order[b as usize];
+    let l = open(e, id);
+    bind(e, func, inst.src, inst.scope, &inst.reads(), &[]);
+    let p = e.read(&inst.src.operands[2], crate::syntax::ast::Type::Pred)?.into_int_value();
+    e.overrides.clear();
+    for (k, at) in red.arriving.iter().enumerate() {
+        let hit = if k == 0 { p } else { e.b.build_not(p, "").unwrap() };
+        let n = e.b.build_load(i32t, *at, "").unwrap().into_int_value();
+        let n = e.b.build_int_add(n, e.b.build_int_z_extend(hit, i32t, "").unwrap(), "").unwrap();
+        e.b.build_store(*at, n).unwrap();
+    }
+    close(e, l);
+    Ok(())
+}
+
+/// After `bar.red` at block `b`, each lane's result: `.popc.u32` the number of threads whose
+/// predicate was true, `.and.pred` whether none was false, `.or.pred` whether one was true.
+fn red_result<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId) -> R<()> {
+    let i32t = e.ctx().i32_type();
+    let i = inst.src;
+    let red = w(e).bars.as_ref().and_then(|x| x.red).expect("a kernel with bar.red has its counts");
+    let id = w(e).plan.uni.cfg.order[b as usize];
+    let l = open(e, id);
+    bind(e, func, i, inst.scope, &[], &inst.defs);
+    let yes = e.b.build_load(i32t, red.released[0], "").unwrap().into_int_value();
+    let no = e.b.build_load(i32t, red.released[1], "").unwrap().into_int_value();
+    let r = if i.has_mod("popc") {
+        e.write(&i.operands[0], crate::syntax::ast::Type::U32, yes.into())
+    } else {
+        let v = if i.has_mod("and") {
+            e.b.build_int_compare(IntPredicate::EQ, no, i32t.const_zero(), "").unwrap()
+        } else {
+            e.b.build_int_compare(IntPredicate::NE, yes, i32t.const_zero(), "").unwrap()
+        };
+        e.write(&i.operands[0], crate::syntax::ast::Type::Pred, v.into())
+    };
+    e.overrides.clear();
+    close(e, l);
+    r
 }
 
 /// The block a back edge from `b` to its loop's header (`header`) takes: `header` itself,
@@ -1953,6 +2050,13 @@ impl FrameTraffic {
                         for w in &sites[s].1 {
                             cur.remove(w);
                         }
+                        // `bar.red` writes its result after the warp resumes.
+                        for d in &inst.defs {
+                            let w = key(*d);
+                            if universe.contains(&w) {
+                                cur.insert(w);
+                            }
+                        }
                         continue;
                     }
                     for d in &inst.defs {
@@ -1998,12 +2102,16 @@ impl FrameTraffic {
                 cur.extend(term.into_iter().map(key).filter(|w| universe.contains(w)));
                 for (k, inst) in blk.insts.iter().enumerate().rev() {
                     if let Some(&s) = site_at.get(&(b, k)) {
-                        needed[s].extend(sites[s].1.iter().filter(|w| cur.contains(*w)).cloned());
-                        for w in &sites[s].1 {
+                        // (`bar.red`'s result is written after the warp resumes, not restored.)
+                        let defs: HashSet<(u32, String)> = inst.defs.iter().map(|d| key(*d)).collect();
+                        needed[s].extend(sites[s].1.iter().filter(|w| cur.contains(*w) && !defs.contains(*w)).cloned());
+                        for w in sites[s].1.iter().chain(defs.iter()) {
                             cur.remove(w);
                         }
-                        // The save reads the webs it saves.
+                        // The save reads the webs it saves; `bar.red` reads its predicate
+                        // before the warp waits.
                         cur.extend(sites[s].1.iter().filter(|w| !clean[s].contains(*w)).cloned());
+                        cur.extend(inst.reads().into_iter().map(key).filter(|w| universe.contains(w)));
                         continue;
                     }
                     for v in inst.reads().into_iter().chain(inst.defs.iter().copied()) {

@@ -54,6 +54,8 @@ struct Cfg<'a> {
     cur: Option<u32>,
 }
 
+/// Opcodes without a destination operand (PTX ISA 9.7.12.1 `bar.red`/`barrier.red` have one:
+/// the reduction's result).
 const NO_DEST: &[&str] = &[
     "st", "red", "bar", "barrier", "membar", "fence", "prefetch", "prefetchu", "trap", "brkpt", "nanosleep", "pmevent", "bra", "brx", "ret", "exit", "sust", "sured", "cp", "discard",
     "applypriority", "griddepcontrol", "stmatrix", "setmaxnreg", "tensormap",
@@ -383,7 +385,7 @@ impl<'a, 'c> Ssa<'a, 'c> {
                 srcs[0] = self.dst_op(&ops[0], scope, b, idx, &mut defs);
             }
             srcs
-        } else if ops.is_empty() || NO_DEST.contains(&i.opcode.name) || (i.opcode.name == "wgmma" && i.mods.first() != Some(&"mma_async")) || (i.opcode.name == "tcgen05" && i.mods.first() != Some(&"ld")) {
+        } else if ops.is_empty() || (NO_DEST.contains(&i.opcode.name) && !(matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("red"))) || (i.opcode.name == "wgmma" && i.mods.first() != Some(&"mma_async")) || (i.opcode.name == "tcgen05" && i.mods.first() != Some(&"ld")) {
             ops.iter().map(|o| self.src_op(o, scope, b)).collect()
         } else if i.opcode.name == "wgmma" {
             // wgmma.mma_async d, ...: d is the accumulator, read (when scale-d) and written.
