@@ -323,41 +323,34 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             }
             match func::emit_function(&mut m, f) {
                 Ok(Some(mut k)) => {
-                    // The version the main version calls for narrow blocks, if it has one.
-                    let narrow = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), func::NARROW_VERSION));
-                    if narrow.map_or(false, |g| g.count_basic_blocks() == 0) {
-                        m.narrow_version = true;
+                    // The other versions the main version calls, if it has them: for narrow
+                    // blocks (`warp::choose_narrow`), and the per-thread version a warp-path
+                    // kernel falls back to.
+                    let mut failed = false;
+                    for suffix in [func::NARROW_VERSION, func::THREAD_VERSION] {
+                        let declared = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), suffix));
+                        if !declared.map_or(false, |g| g.count_basic_blocks() == 0) {
+                            continue;
+                        }
+                        let thread = suffix == func::THREAD_VERSION;
+                        (m.thread_version, m.narrow_version) = (thread, !thread);
                         let t = func::emit_function(&mut m, f);
-                        m.narrow_version = false;
+                        (m.thread_version, m.narrow_version) = (false, false);
                         match t {
                             Ok(Some(t)) => {
                                 k.frame_size = k.frame_size.max(t.frame_size);
-                                k.uses_sync |= t.uses_sync;
+                                k.uses_sync |= thread || t.uses_sync;
                             }
                             Ok(None) => {}
                             Err(d) => {
                                 m.errors.push(d);
-                                continue;
+                                failed = true;
+                                break;
                             }
                         }
                     }
-                    // The per-thread version a warp-path kernel falls back to, if it has one.
-                    let fallback = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), func::THREAD_VERSION));
-                    if fallback.map_or(false, |g| g.count_basic_blocks() == 0) {
-                        m.thread_version = true;
-                        let t = func::emit_function(&mut m, f);
-                        m.thread_version = false;
-                        match t {
-                            Ok(Some(t)) => {
-                                k.frame_size = k.frame_size.max(t.frame_size);
-                                k.uses_sync = true;
-                            }
-                            Ok(None) => {}
-                            Err(d) => {
-                                m.errors.push(d);
-                                continue;
-                            }
-                        }
+                    if failed {
+                        continue;
                     }
                     kernels.push(k)
                 }

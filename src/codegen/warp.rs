@@ -241,13 +241,21 @@ pub(crate) fn narrow_dispatch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, layout: Lay
             e.b.build_and(wide16, even, "tiles").unwrap()
         }
     };
-    let name = format!("{}{}", super::func::cta_symbol(e.fname), super::func::NARROW_VERSION);
-    let narrow = e.m.module.get_function(&name).unwrap_or_else(|| e.m.module.add_function(&name, e.f.get_type(), None));
-    let call = ctx.append_basic_block(e.f, "narrow");
-    let rest = ctx.append_basic_block(e.f, "rows");
+    call_version(e, take, super::func::NARROW_VERSION)
+}
+
+/// Where `take` holds, returns what the kernel's other version (the CTA function with
+/// `suffix`, declared here, emitted by `codegen::emit_module`) returns for the CTA; returns
+/// the block where the code for the other launches continues (the builder at its end).
+fn call_version<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, take: IntValue<'ctx>, suffix: &str) -> BasicBlock<'ctx> {
+    let ctx = e.ctx();
+    let name = format!("{}{}", super::func::cta_symbol(e.fname), suffix);
+    let other = e.m.module.get_function(&name).unwrap_or_else(|| e.m.module.add_function(&name, e.f.get_type(), None));
+    let call = ctx.append_basic_block(e.f, "other.version");
+    let rest = ctx.append_basic_block(e.f, "this.version");
     e.b.build_conditional_branch(take, call, rest).unwrap();
     e.b.position_at_end(call);
-    let r = e.b.build_call(narrow, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap();
+    let r = e.b.build_call(other, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap();
     e.b.build_return(Some(&r)).unwrap();
     e.b.position_at_end(rest);
     rest
@@ -1456,15 +1464,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let ragged = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_zero(), "").unwrap();
         let rows = e.b.build_int_compare(IntPredicate::NE, e.b.build_int_mul(nty, ntz, "").unwrap(), i32t.const_int(1, false), "").unwrap();
         let other = e.b.build_and(ragged, rows, "not.warps").unwrap();
-        let name = format!("{}{}", super::func::cta_symbol(e.fname), super::func::THREAD_VERSION);
-        let fallback = e.m.module.get_function(&name).unwrap_or_else(|| e.m.module.add_function(&name, e.f.get_type(), None));
-        let per_thread = ctx.append_basic_block(e.f, "per_thread");
-        let rows_ok = ctx.append_basic_block(e.f, "warps");
-        e.b.build_conditional_branch(other, per_thread, rows_ok).unwrap();
-        e.b.position_at_end(per_thread);
-        let r = e.b.build_call(fallback, &[e.cta.into()], "").unwrap().try_as_basic_value().basic().unwrap();
-        e.b.build_return(Some(&r)).unwrap();
-        e.b.position_at_end(rows_ok);
+        call_version(e, other, super::func::THREAD_VERSION);
     }
     let setup = e.b.get_insert_block().unwrap_or(setup);
     // Warps per row of the block; a tile warp (`Layout::Tile`, `%ntid.x` = 16 and `%ntid.y`
