@@ -650,6 +650,10 @@ fn narrow_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<s
     if !f.entry || e.m.nvptx || e.m.thread_version || e.m.narrow_version {
         return None;
     }
+    // `.reqntid` wider than 16 threads: never launched in narrow blocks (the launch checks it).
+    if f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > 16))) {
+        return None;
+    }
     super::warp::choose_narrow(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok().map(|p| p.uni.layout)
 }
 
