@@ -76,10 +76,9 @@ pub const LANE_ARRAY: &str = "ptxr.lanes";
 /// Which execution path kernels take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exec {
-    /// The warp path for every kernel it runs, except kernels with CTA barriers and no loop of
-    /// a thread's own (no atomics in it), which the per-thread scheduler runs faster today, and
-    /// kernels with a few warp matrix instructions ([`MATRIX_SITES_PER_THREAD`]), whose
-    /// per-thread code is smaller; the per-thread path for the others.
+    /// The warp path for every kernel it runs, except kernels with a few warp matrix
+    /// instructions ([`MATRIX_SITES_PER_THREAD`]), whose per-thread code is smaller; the
+    /// per-thread path for the others.
     Auto,
     /// Warp-vector code wherever the kernel allows it, else per-thread code.
     Simd,
@@ -125,8 +124,7 @@ pub fn exec() -> Exec {
 /// Kernels with at most this many warp matrix instructions stay per thread under `auto`.
 pub const MATRIX_SITES_PER_THREAD: usize = 8;
 
-/// Whether a kernel that the warp path can run takes it under `exec`: `Auto` takes it for
-/// kernels with a loop.
+/// Whether a kernel that the warp path can run takes it under `exec` (see [`Exec::Auto`]).
 pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
     match exec {
         Exec::Thread => Err("forced by --exec thread".into()),
@@ -141,7 +139,8 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // lane loop of atomics runs untested when every lane is in it; it compiles in a third
         // of the time). So do kernels that index by %tid.y or %tid.z, whose narrow blocks
         // run the kernel's version for them (`choose_narrow`; tiled sgemm in 16x16 blocks:
-        // 1.98x of C in half-empty warps, 0.98x in warps of one row, 1.16x per thread), and
+        // 1.98x of C in half-empty warps, 1.08x-1.10x in warps of one row, as fast as per
+        // thread in alternating runs), and
         // whose blocks 32 threads wide run full warps (NVRTC's tiled transpose in 32x8 blocks,
         // same run: 0.023 s here against 0.028 s per thread).
         // Warp matrix instructions take the warp path once there are more than a few: each is
@@ -208,7 +207,7 @@ fn reads_tid_yz(f: &Func) -> bool {
 ///   even number of rows): each lane loop runs the two rows one after the other, `%tid.x`
 ///   the inner loop's index. `%tid.x` is not affine in a tile warp's lane, so that values
 ///   built from it (addresses stepped in a loop) are per-lane arrays and their accesses
-///   gathers (the tiled sgemm: 2.4x of C this way, against 0.98x in warps of one row).
+///   gathers (the tiled sgemm: 2.4x of C this way, against 1.1x in warps of one row).
 ///
 /// Only kernels that read `%tid.y` or `%tid.z` get one: others are rarely launched in 2-D
 /// blocks, and a second version costs a second compilation.
