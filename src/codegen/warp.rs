@@ -363,7 +363,7 @@ fn lane_computable(n: &str, layout: Layout) -> bool {
 /// lane array and each access through it a gather; held as `S` and read as `S + R`, the
 /// lane's address is `R`'s arithmetic, which LLVM vectorizes as a consecutive access (with
 /// a runtime check that the 32-bit sum does not wrap). Exact: every definition of the web is
-/// `add d, u, R` (`S = u`), `add`/`sub d, w, u` or `mov d, w` of an anchored `w` on the same
+/// `add d, u, R` (`S = u`), `mov d, R` (`S = 0`), `add`/`sub d, w, u` or `mov d, w` of an anchored `w` on the same
 /// `R` (`S = S_w ± u`: `(w + u) = (S_w + u) + R` modulo 2^n), or a phi of the web, with `u`
 /// uniform; each runs once per warp for the lanes that run its block together (the block's
 /// group is known and not inside a lane loop, and every value of the web is affine in the
@@ -400,6 +400,7 @@ fn anchored_webs(
             let how = match (i.opcode.name, inst.operands.as_slice()) {
                 ("add", [_, a, c]) if lane_part(a) && uniform(c) => Ok(val(a).unwrap()),
                 ("add", [_, a, c]) if lane_part(c) && uniform(a) => Ok(val(c).unwrap()),
+                ("mov", [_, a]) if lane_part(a) => Ok(val(a).unwrap()),
                 ("add" | "sub", [_, a, c]) if val(a).is_some() && uniform(c) => Err(val(a).unwrap()),
                 ("add", [_, a, c]) if val(c).is_some() && uniform(a) => Err(val(c).unwrap()),
                 ("mov", [_, a]) if val(a).is_some() => Err(val(a).unwrap()),
@@ -408,8 +409,33 @@ fn anchored_webs(
             cands.push((b as BlockId, k, *d, how));
         }
     }
-    // Each web's `R` (None: not anchored), until no web changes.
+    // Each web's `R` (None: not anchored), until no web changes. Not anchored from the start:
+    // webs whose every value a read recomputes (nothing to hold: a scalar instruction reading
+    // one reads the whole value), and webs read where they vary by temporal divergence (after
+    // a loop with a divergent exit).
     let mut anchor: HashMap<(u32, String), Option<u32>> = HashMap::new();
+    let mut held: HashSet<(u32, String)> = HashSet::new();
+    for v in 0..f.values.len() as u32 {
+        if !remat.contains(&v) {
+            held.insert(var_of(v));
+        }
+    }
+    for v in 0..f.values.len() as u32 {
+        if !held.contains(&var_of(v)) {
+            anchor.insert(var_of(v), None);
+        }
+    }
+    for (b, blk) in f.blocks.iter().enumerate() {
+        let mut reads: Vec<u32> = blk.phis.iter().flat_map(|p| p.incoming.iter().map(|(_, v)| *v)).collect();
+        for inst in &blk.insts {
+            reads.extend(inst.reads());
+        }
+        for v in reads {
+            if uni.value_at(f, v, b as BlockId) != uni.values[v as usize] {
+                anchor.insert(var_of(v), None);
+            }
+        }
+    }
     for &(_, _, d, how) in &cands {
         if let Ok(r) = how {
             anchor.entry(var_of(d)).and_modify(|x| if *x != Some(r) { *x = None }).or_insert(Some(r));
@@ -474,43 +500,7 @@ fn anchored_webs(
             break;
         }
     }
-    // Reads where a value varies by temporal divergence (after a loop with a divergent exit).
-    for (b, blk) in f.blocks.iter().enumerate() {
-        let mut reads: Vec<u32> = blk.phis.iter().flat_map(|p| p.incoming.iter().map(|(_, v)| *v)).collect();
-        for inst in &blk.insts {
-            reads.extend(inst.reads());
-        }
-        for v in reads {
-            if uni.value_at(f, v, b as BlockId) != uni.values[v as usize] {
-                anchor.insert(var_of(v), None);
-            }
-        }
-    }
-    // Webs left over whose anchor was withdrawn after a web stepped from them was accepted.
-    loop {
-        let mut changed = false;
-        for &(_, _, d, how) in &cands {
-            let key = var_of(d);
-            if let (Err(w), Some(Some(_))) = (how, anchor.get(&key).copied()) {
-                let wk = var_of(w);
-                if wk != key && anchor.get(&wk).copied().flatten().is_none() {
-                    anchor.insert(key, None);
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    // A web whose every value a read recomputes stays so (nothing to hold).
-    let mut held: HashSet<(u32, String)> = HashSet::new();
-    for v in 0..f.values.len() as u32 {
-        if !remat.contains(&v) {
-            held.insert(var_of(v));
-        }
-    }
-    let webs: HashMap<(u32, String), u32> = anchor.into_iter().filter_map(|(k, r)| r.map(|r| (k, r))).filter(|(k, _)| !scalar.contains(k) && held.contains(k)).collect();
+    let webs: HashMap<(u32, String), u32> = anchor.into_iter().filter_map(|(k, r)| r.map(|r| (k, r))).collect();
     let defs = cands.iter().filter(|(_, _, d, _)| webs.contains_key(&var_of(*d))).map(|&(b, k, _, _)| (b, k)).collect();
     (webs, defs)
 }
