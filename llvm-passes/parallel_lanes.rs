@@ -54,8 +54,8 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// which runs first, would turn it into 32 copies that the SLP vectorizer only partly
 /// regroups. Loops whose latches are in `warp` (the warp path's lane loops of vector
 /// instructions) are vectorized `width` lanes wide (`llvm.loop.vectorize.width`; 32, or 16
-/// for the rows of a tile warp): one `<32 x T>`
-/// operation per instruction, and no loop left; they are not unrolled either, which also
+/// in a kernel's version for narrow blocks, whose lane loops run rows of 16): one
+/// `<width x T>` operation per instruction, and no loop left; they are not unrolled either, which also
 /// keeps the full unroller from peeling their first lanes off to settle a test of the lane
 /// index (`lane < 2` in a scan step), after which the 30 lanes left were not vectorized at
 /// all (a block scan's lane loop without shuffles ran 2x slower). Loops whose latches are in

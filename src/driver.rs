@@ -376,8 +376,7 @@ pub fn report(src: &SourceFile) -> Result<String> {
         };
         let _ = writeln!(out, "kernel {}: {}", f.name.name, describe(&plan));
         // The version for narrow blocks, if any.
-        let wide = f.perf.iter().any(|d| matches!(d, crate::syntax::ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > 16)));
-        if let (false, Ok(t)) = (wide, crate::codegen::warp::choose_narrow(irf, body, &sync_funcs, exec)) {
+        if let (false, Ok(t)) = (crate::codegen::warp::never_narrow(f), crate::codegen::warp::choose_narrow(irf, body, &sync_funcs, exec)) {
             let shape = match t.uni.layout {
                 crate::codegen::warp::Layout::Rows => "blocks at most 16 threads wide: warps of one row",
                 crate::codegen::warp::Layout::Tile => "blocks 16 threads wide with rows in pairs: warps of two rows",

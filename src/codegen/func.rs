@@ -378,7 +378,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
                 func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
             }
         } else if m.narrow_version {
-            // Called by the main version for blocks 16 threads wide; not inlined into it.
+            // Called by the main version for blocks at most 16 threads wide; not inlined into it.
             func.set_linkage(inkwell::module::Linkage::Internal);
             func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("noinline"), 0));
         }
@@ -650,8 +650,7 @@ fn narrow_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<s
     if !f.entry || e.m.nvptx || e.m.thread_version || e.m.narrow_version {
         return None;
     }
-    // `.reqntid` wider than 16 threads: never launched in narrow blocks (the launch checks it).
-    if f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > 16))) {
+    if super::warp::never_narrow(f) {
         return None;
     }
     super::warp::choose_narrow(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok().map(|p| p.uni.layout)

@@ -222,6 +222,12 @@ pub fn choose_narrow(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &H
     choose_in(f, body, sync_funcs, exec, Layout::Tile)
 }
 
+/// Whether kernel `f` is never launched in blocks at most 16 threads wide: its `.reqntid`
+/// is wider (the launch checks it), and it gets no version for narrow blocks.
+pub fn never_narrow(f: &crate::syntax::ast::Function) -> bool {
+    f.perf.iter().any(|d| matches!(d, crate::syntax::ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > TILE_ROW)))
+}
+
 /// At the start of a kernel's main version (the builder at the end of its `setup` block):
 /// narrow blocks run the kernel's version for them ([`choose_narrow`], whose warps are of
 /// `layout`): blocks at most 16 threads wide for warps of one row, 16 threads wide with an
@@ -1771,7 +1777,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     };
     let line = e.line();
     // PTX ISA 9.7.12.1 bar.red: the warp adds its lanes' predicates to the CTA's counts
-    // before it waits ([`red_counts`]).
+    // before it waits ([`RedCounts`]).
     if i.has_mod("red") {
         red_arrive(e, func, inst, at.0)?;
     }
@@ -1827,7 +1833,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
 /// barrier (one not held after a yield) starts by moving the counts to the released ones and
 /// clearing them; each warp reads those when it resumes, before it can reach another barrier.
 #[derive(Clone, Copy)]
-pub struct RedCounts<'ctx> {
+struct RedCounts<'ctx> {
     arriving: [PointerValue<'ctx>; 2],
     released: [PointerValue<'ctx>; 2],
 }

@@ -658,11 +658,11 @@ pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
-    let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
-    let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
-    let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
     // (A tile warp's 32 lanes are two full rows: `codegen::warp`'s `Layout::Tile`.)
     if !e.warp.as_ref().map_or(false, |w| w.tile) {
+        let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
+        let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
+        let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
         e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
     }
     // Results straight into lane arrays when every instruction's are in them (all or none:
