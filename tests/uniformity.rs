@@ -317,3 +317,39 @@ fn pointers_stepped_from_a_lane_address_are_anchored() {
     let tile = plan(&f, Layout::Tile).unwrap();
     assert!(tile.anchored.is_empty(), "{:?}", tile.anchored);
 }
+
+const LOCALS: &str = "\
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry l(.param .u64 p)
+{
+.local .align 4 .b32 arr[4];
+.shared .align 4 .b32 sh[4];
+.reg .b32 %r<8>;
+.reg .b64 %rd<8>;
+mov.u64 %rd1, arr;
+mov.u64 %rd2, sh;
+cvta.local.u64 %rd3, %rd1;
+add.s64 %rd4, %rd2, 4;
+ld.local.u32 %r1, [arr];
+ld.shared.u32 %r2, [sh];
+ret;
+}
+";
+
+/// A `.local` variable has a copy per thread (PTX ISA 5.1.5), so its address differs per
+/// lane, while a `.shared` variable's is the CTA's: `mov` of the `.local` name, and
+/// everything computed from it, vary; the same of the `.shared` name is uniform.
+#[test]
+fn local_addresses_vary_per_lane() {
+    let f = func_of(LOCALS);
+    let u = analyze(&f);
+    assert_eq!(at_line(&f, &u, 10), Shape::Varying, "address of a .local variable");
+    assert_eq!(at_line(&f, &u, 11), Shape::Uniform, "address of a .shared variable");
+    assert_eq!(at_line(&f, &u, 12), Shape::Varying);
+    assert_eq!(at_line(&f, &u, 13), Shape::Uniform);
+    assert_eq!(at_line(&f, &u, 14), Shape::Varying, "a load from the lane's own copy");
+    let ld = f.blocks.iter().flat_map(|b| b.insts.iter()).find(|i| i.line == 14).unwrap();
+    assert!(!matches!(u.access(&f, ld, 0), Some(ptxr::ir::uniformity::Access::Uniform)), "one access per lane, not one per warp");
+}

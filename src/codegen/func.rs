@@ -973,6 +973,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             let a = self.b.build_ptr_to_int(p, i64t, "").unwrap();
             let mut inside = ctx.bool_type().const_zero();
             for (base, len) in self.local_ranges.clone() {
+                let base = super::warp::lane_var(self, base);
                 let b0 = self.b.build_ptr_to_int(base, i64t, "").unwrap();
                 let rel = self.b.build_int_sub(a, b0, "").unwrap();
                 let room = (len as u64).saturating_sub(size as u64);
@@ -1484,19 +1485,15 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     fn declare_var(&mut self, v: &'a ast::VarDecl<'a>) {
         match v.space {
             StateSpace::Reg => {}
-            // On the warp path a `.param` variable (a call's arguments) has one copy per lane:
-            // `codegen::warp::lane_var`.
-            StateSpace::Param if self.warp.is_some() => {
+            // On the warp path a `.local` variable, or a `.param` one (a call's arguments),
+            // has one copy per lane: `codegen::warp::lane_var`.
+            StateSpace::Local | StateSpace::Param if self.warp.is_some() => {
                 let size = decl_size(v).max(1);
-                let align = decl_align(v).max(8);
-                let stride = (size + align - 1) / align * align;
-                let t = self.ctx().i8_type().array_type(stride * super::warp::LANES);
-                let p = self.alloca_b.build_alloca(t, v.name.name).unwrap();
-                if let Some(inst) = p.as_instruction() {
-                    let _ = inst.set_alignment(align);
-                }
-                super::warp::add_lane_var(self, p, stride);
+                let p = super::warp::new_lane_var(self, v.space, size, decl_align(v).max(8), v.name.name);
                 self.vars.insert(v.name.name, VarLoc::Ptr(p, v.ty));
+                if v.space == StateSpace::Local {
+                    self.local_ranges.push((p, size));
+                }
             }
             StateSpace::Local | StateSpace::Param => {
                 let size = decl_size(v).max(1);

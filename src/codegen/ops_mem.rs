@@ -344,7 +344,8 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         any
     };
     // Local memory: this function's `.local` variables (a thread's local window).
-    let locals: Vec<(IntValue<'ctx>, u64)> = e.local_ranges.clone().into_iter().map(|(p, n)| (e.b.build_ptr_to_int(p, i64t, "").unwrap(), n as u64)).collect();
+    // On the warp path, the lane's own copies (`warp::lane_var`).
+    let locals: Vec<(IntValue<'ctx>, u64)> = e.local_ranges.clone().into_iter().map(|(p, n)| (e.b.build_ptr_to_int(super::warp::lane_var(e, p), i64t, "").unwrap(), n as u64)).collect();
     let local = within(e, &locals);
     // Constant memory: the module's `.const` variables.
     let consts: Vec<(IntValue<'ctx>, u64)> = e.const_vars().into_iter().map(|(p, n)| (e.b.build_ptr_to_int(p, i64t, "").unwrap(), n as u64)).collect();

@@ -48,7 +48,10 @@
 //!   all 32 lanes ([`unguarded_run`]); LLVM keeps such a loop whole for its vectorizer.
 //!   Predicates of this path are kept as bytes (`FnEmitter::storage_t`).
 //!
-//! Kernels this path does not take yet (`.local`/`.param` variables, `bar.red`,
+//! - **Per-thread variables** (`.local`, a call's `.param`) have a copy per lane
+//!   ([`new_lane_var`]).
+//!
+//! Kernels this path does not take yet (spin loops, warp-synchronous volatile code,
 //! collectives where lanes may have diverged, irreducible control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).
@@ -1006,9 +1009,6 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
         return Err(why);
     }
     for (k, s) in f.scopes.iter().enumerate() {
-        if let Some(d) = s.decls.iter().find(|d| d.space == StateSpace::Local) {
-            return Err(format!("declares `{}` in .local space (per-lane .local variables are not on the warp path yet)", d.name.name));
-        }
         // `.param` variables (a call's arguments) have a copy per lane (`lane_var`) in the
         // warp's own storage, which holds them while the warp runs: their scope must lie in
         // one block without a barrier (a call sequence), so that no other warp of the CTA
@@ -1260,9 +1260,14 @@ pub struct WarpState<'ctx> {
     /// exited: [`lane_exit`]).
     latch: Cell<Option<BasicBlock<'ctx>>>,
     lane_exits: std::cell::RefCell<Vec<BasicBlock<'ctx>>>,
-    /// The variables with one copy per lane (`.param` variables: a call's arguments), each
-    /// a `[32 x stride]` byte array: ([`lane_var`]).
+    /// The variables with one copy per lane (`.local` variables, and `.param` variables: a
+    /// call's arguments), each 32 copies `stride` bytes apart ([`new_lane_var`]): lane 0's
+    /// copy and the stride.
     lane_vars: std::cell::RefCell<Vec<(PointerValue<'ctx>, u32)>>,
+    /// Bytes of the warp frame that hold `.local` variables ([`new_lane_var`]), from
+    /// `FRAME_VARS`, and their largest alignment.
+    local_top: Cell<u64>,
+    local_align: Cell<u32>,
     /// The store of the open lane loop that runs once after it ([`defer_store`]).
     deferred: std::cell::RefCell<Vec<Deferred<'ctx>>>,
     /// An error of a deferred store's emission, reported by the next instruction.
@@ -1316,12 +1321,42 @@ pub(crate) fn lane_exit<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> bool {
     true
 }
 
-/// Registers `p`, an array of 32 copies `stride` bytes apart, as a variable with one copy
-/// per lane ([`lane_var`]).
-pub(crate) fn add_lane_var<'ctx>(e: &FnEmitter<'ctx, '_, '_>, p: PointerValue<'ctx>, stride: u32) {
-    if let Some(w) = e.warp.as_ref() {
-        w.lane_vars.borrow_mut().push((p, stride));
-    }
+/// The storage of a variable of `space` (`.local`, or `.param`: a call's arguments) with one
+/// copy per lane ([`lane_var`]): 32 copies of `size` bytes, `stride` bytes apart (`size`
+/// rounded up to `align`). Returns lane 0's copy.
+///
+/// A `.param` variable's scope is one block without a barrier (`plan`), so the warp being
+/// run is the only one that uses it: one array in the CTA function's stack serves every
+/// warp. So does one for `.local` variables in a kernel whose warps each run to the end
+/// before the next starts. Where warps run in phases (CTA barriers, yields), each warp keeps
+/// its `.local` copies in its frame, ahead of the registers [`finish`] lays out there:
+/// PTX ISA 5.1.5, local memory is private to each thread and keeps its contents for the
+/// thread's lifetime.
+pub(crate) fn new_lane_var<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, space: StateSpace, size: u32, align: u32, name: &str) -> PointerValue<'ctx> {
+    let ctx = e.ctx();
+    let stride = (size + align - 1) / align * align;
+    let w = e.warp.as_ref().expect("a lane variable on the warp path");
+    let p = match (&w.bars, space) {
+        (Some(bars), StateSpace::Local) => {
+            let off = (FRAME_VARS + w.local_top.get() + align as u64 - 1) / align as u64 * align as u64;
+            w.local_top.set(off + stride as u64 * LANES as u64 - FRAME_VARS);
+            w.local_align.set(w.local_align.get().max(align));
+            // Before the switch to the warp's resume site, so that it dominates every site.
+            let b = ctx.create_builder();
+            b.position_before(&bars.resume);
+            unsafe { b.build_in_bounds_gep(ctx.i8_type(), bars.frame, &[ctx.i64_type().const_int(off, false)], name).unwrap() }
+        }
+        _ => {
+            let t = ctx.i8_type().array_type(stride * LANES);
+            let p = e.alloca_b.build_alloca(t, name).unwrap();
+            if let Some(inst) = p.as_instruction() {
+                let _ = inst.set_alignment(align);
+            }
+            p
+        }
+    };
+    w.lane_vars.borrow_mut().push((p, stride));
+    p
 }
 
 /// The storage of the lane being emitted (lane 0's once per warp) where `p` is a variable
@@ -1654,7 +1689,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), latch: Default::default(), lane_exits: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default() }));
     set_lane(e, None);
 }
 
@@ -1951,7 +1986,8 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let i64t = ctx.i64_type();
     let storage = ws.storage.borrow().clone();
     let mut offsets: HashMap<(u32, String), (u64, u64)> = HashMap::new();
-    let mut top = FRAME_VARS;
+    // The lanes' `.local` copies first (`new_lane_var`).
+    let mut top = FRAME_VARS + ws.local_top.get();
     for (_, _, live, _) in &bars.sites {
         for k in live {
             if offsets.contains_key(k) {
@@ -1964,7 +2000,10 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
             top += size;
         }
     }
-    let stride = (top + 63) / 64 * 64;
+    // A multiple of 32 times the `.local` copies' alignment: the runtime aligns the frames
+    // to the largest power of two dividing a thread slot's share (`launch::frame_align`).
+    let unit = (LANES as u64 * ws.local_align.get() as u64).max(64);
+    let stride = (top + unit - 1) / unit * unit;
     bars.stride.set_initializer(&i64t.const_int(stride, false));
     let b = ctx.create_builder();
     let at = |b: &inkwell::builder::Builder<'ctx>, off: u64| unsafe { b.build_in_bounds_gep(i8t, bars.frame, &[i64t.const_int(off, false)], "").unwrap() };

@@ -160,6 +160,15 @@ pub fn loads_kernel_param(f: &Func, inst: &super::Inst) -> bool {
     f.kernel && inst.src.opcode.name == "ld" && inst.src.has_mod("param") && inst.operands.iter().any(is_param)
 }
 
+/// Whether `name` may be a variable with a copy per thread that `f` declares: `.local`
+/// (PTX ISA 5.1.5: private to each thread) or a call sequence's `.param`, so that its
+/// address differs per lane. Any declaration of the name counts, whatever scope shadows it
+/// (the answer then errs toward varying, which is always exact).
+pub fn lane_private(f: &Func, name: &str) -> bool {
+    use crate::syntax::ast::StateSpace;
+    f.scopes.iter().any(|s| s.decls.iter().any(|d| d.name.name == name && matches!(d.space, StateSpace::Local | StateSpace::Param)))
+}
+
 /// Whether an instruction's result differs per lane whatever its operands.
 fn always_varying(f: &Func, inst: &super::Inst) -> bool {
     let i = inst.src;
@@ -218,6 +227,7 @@ impl View<'_, '_> {
         match o {
             Opnd::Val(v) | Opnd::NotVal(v) => self.read(*v, at),
             Opnd::Name(n) if n.starts_with('%') => special_shape(n, self.layout),
+            Opnd::Name(n) if lane_private(self.f, n) => Shape::Varying,
             Opnd::Imm(_) | Opnd::Name(_) | Opnd::Addr(None, _) | Opnd::Sink => Shape::Uniform,
             Opnd::Addr(Some(b), _) => self.operand(b, at),
             Opnd::Expr(_, vs) => all(vs.iter().map(|v| self.read(*v, at))),
