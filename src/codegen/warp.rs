@@ -51,7 +51,11 @@
 //! - **Per-thread variables** (`.local`, a call's `.param`) have a copy per lane
 //!   ([`new_lane_var`]).
 //!
-//! Kernels this path does not take yet (spin loops, warp-synchronous volatile code,
+//! - **Warp-synchronous code** (volatile shared accesses without barriers) gets the
+//!   lockstep result: a lane loop ends where a later lane could otherwise see a value of the
+//!   next step ([`lockstep_meet`]).
+//!
+//! Kernels this path does not take yet (spin loops,
 //! collectives where lanes may have diverged, irreducible control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).
@@ -671,7 +675,8 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
     let n = f.blocks.len();
     // Blocks from which a barrier can be reached.
     let mut to_bar = vec![false; n];
-    let meets = |i: &crate::ir::Inst| crate::lanes::is_sync(i.src) && !crate::lanes::is_tcgen05_meet(i.src);
+    // Warp-synchronous accesses are not meetings here (`lockstep_meet`).
+    let meets = |i: &crate::ir::Inst| crate::lanes::is_sync(i.src) && !crate::lanes::is_tcgen05_meet(i.src) && crate::lanes::is_lockstep_access(i.src).is_none();
     let mut work: Vec<usize> = (0..n).filter(|b| f.blocks[*b].insts.iter().any(meets)).collect();
     while let Some(b) = work.pop() {
         if std::mem::replace(&mut to_bar[b], true) {
@@ -695,11 +700,8 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
     for (b, blk) in f.blocks.iter().enumerate() {
         for inst in &blk.insts {
             let i = inst.src;
-            if crate::lanes::is_lockstep_access(i).is_some() {
-                return Some(format!("warp-synchronous volatile shared access (line {}) is not on the warp path yet", inst.line));
-            }
             // tcgen05.ld/st: the warp's lanes run each instruction together here.
-            if !crate::lanes::is_sync(i) || crate::lanes::is_tcgen05_meet(i) {
+            if !meets(inst) {
                 continue;
             }
             let collective = super::warp_collective::is_collective(i);
@@ -1199,7 +1201,8 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     let atomics = |blocks: &[BlockId]| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red")));
     let barrier_free_loop = !own.is_empty() && own.iter().all(|blocks| !atomics(blocks));
     let reads_tid_yz = reads_tid_yz(f);
-    let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src)));
+    // Warp-synchronous code (`lanes::is_lockstep_access`) needs hardware warps as much.
+    let collectives = f.blocks.iter().any(|b| b.insts.iter().any(|i| super::warp_collective::is_collective(i.src) || crate::lanes::is_lockstep_access(i.src).is_some()));
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
     let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
@@ -3214,6 +3217,33 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
     Ok(())
 }
 
+/// Where a lane loop that starts at instruction `k` of `insts` must end for warp-synchronous
+/// code: before a volatile shared access (`lanes::is_lockstep_access`: the CUDA SDK's
+/// reduction and scan tails) that would otherwise see or clobber what a later lane of the
+/// loop accesses, i.e. a volatile load after a shared store of the loop, or a volatile store
+/// after any shared access of it. Before sm_70 a warp's lanes run each instruction together
+/// (PTX ISA 6.4 section 3.2), which such code relies on: ending the loop there lets every lane
+/// finish its accesses of one step before any lane runs the next, the lockstep result (the
+/// per-thread path makes the warp's lanes meet at the same points).
+fn lockstep_meet(insts: &[crate::ir::Inst], k: usize) -> Option<usize> {
+    let (mut read, mut wrote) = (false, false);
+    for (j, inst) in insts.iter().enumerate().skip(k) {
+        if j > k {
+            if let Some(store) = crate::lanes::is_lockstep_access(inst.src) {
+                if wrote || store && read {
+                    return Some(j);
+                }
+            }
+        }
+        match crate::lanes::shared_access(inst.src) {
+            Some(true) => wrote = true,
+            Some(false) => read = true,
+            None => {}
+        }
+    }
+    None
+}
+
 /// Whether the terminator of `b` can be decided once per warp (no lane-array operand).
 fn scalar_term(f: &Func, plan: &Plan, b: BlockId) -> bool {
     let is_scalar = |o: &Opnd| {
@@ -3235,10 +3265,17 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     let id = cfg.order[b as usize];
     let order = |t: BlockId| i32t.const_int(cfg.order[t as usize] as u64, false);
     let mut lp: Option<LaneLoop<'ctx>> = None;
+    // Where the open lane loop ends for warp-synchronous code (`lockstep_meet`).
+    let mut lp_end = blk.insts.len();
     let mut batched = 0;
     for (k, inst) in blk.insts.iter().enumerate() {
         if k < batched {
             continue;
+        }
+        if k >= lp_end {
+            if let Some(l) = lp.take() {
+                close(e, l);
+            }
         }
         e.enter_scope(inst.scope);
         e.span = inst.src.span;
@@ -3297,6 +3334,8 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
                 let end = (k..blk.insts.len())
                     .find(|&j| super::warp_collective::is_collective(blk.insts[j].src) || plan.barriers.iter().any(|(at, _)| *at == (b, j)) || (j > k && crate::lanes::is_tcgen05_meet(blk.insts[j].src)))
                     .unwrap_or(blk.insts.len());
+                let end = lockstep_meet(&blk.insts[..end], k).unwrap_or(end);
+                lp_end = end;
                 let term_ok = end < blk.insts.len() || scalar_term(func, plan, b) || (matches!(blk.term, Term::CondBr { .. }) && !plan.inline.contains_key(&b));
                 let guarded = !(term_ok && unguarded_run(func, plan, b, &blk.insts[k..end]));
                 lp = Some(open_with(e, id, guarded));
