@@ -353,3 +353,40 @@ fn local_addresses_vary_per_lane() {
     let ld = f.blocks.iter().flat_map(|b| b.insts.iter()).find(|i| i.line == 14).unwrap();
     assert!(!matches!(u.access(&f, ld, 0), Some(ptxr::ir::uniformity::Access::Uniform)), "one access per lane, not one per warp");
 }
+
+const WARP_TESTS: &str = "\
+.version 6.4
+.target sm_70
+.address_size 64
+.visible .entry w(.param .u64 p)
+{
+.reg .pred %p<8>;
+.reg .b32 %r<8>;
+mov.u32 %r1, %tid.x;
+setp.gt.u32 %p1, %r1, 31;
+setp.gt.u32 %p2, %r1, 30;
+setp.lt.u32 %p3, %r1, 64;
+setp.ge.s32 %p4, %r1, 48;
+setp.le.u32 %p5, %r1, 95;
+setp.eq.u32 %p6, %r1, 32;
+setp.lt.s32 %p7, %r1, -5;
+ret;
+}
+";
+
+/// A warp of the warp path is 32 consecutive `%tid.x` from a multiple of 32, so a
+/// comparison of `%tid.x` with a constant is the same in every lane exactly when no multiple
+/// of 32 lies strictly inside the range it splits: `> 31`, `< 64`, `<= 95` are; `> 30`,
+/// `>= 48`, `== 32` are not; `< -5` (signed) is false in every lane.
+#[test]
+fn comparisons_of_tid_x_at_warp_boundaries_are_uniform() {
+    let f = func_of(WARP_TESTS);
+    let u = analyze(&f);
+    assert_eq!(at_line(&f, &u, 9), Shape::Uniform);
+    assert_eq!(at_line(&f, &u, 10), Shape::Varying);
+    assert_eq!(at_line(&f, &u, 11), Shape::Uniform);
+    assert_eq!(at_line(&f, &u, 12), Shape::Varying);
+    assert_eq!(at_line(&f, &u, 13), Shape::Uniform);
+    assert_eq!(at_line(&f, &u, 14), Shape::Varying);
+    assert_eq!(at_line(&f, &u, 15), Shape::Uniform);
+}

@@ -209,6 +209,10 @@ pub const STATUS_OK: u32 = 0;
 pub const STATUS_TRAP: u32 = 1;
 pub const STATUS_ASSERT: u32 = 2;
 pub const STATUS_DEADLOCK: u32 = 3;
+/// With [`STATUS_DEADLOCK`] from a warp-path kernel, `status_thread` holds this bit and the
+/// line of the barrier where the phase's first warp waits (`status_line`: where another warp
+/// waits), instead of a thread index.
+pub const DEADLOCK_OTHER_LINE: u32 = 1 << 31;
 pub const STATUS_BRKPT: u32 = 4;
 pub const STATUS_BAD_ADDRESS: u32 = 5;
 pub const STATUS_BAD_BARRIER: u32 = 6;

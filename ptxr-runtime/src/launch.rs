@@ -598,7 +598,13 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         LAST_STATUS.with(|s| s.set(ctx.status));
         let nt = cfg.block;
-        let t = ctx.status_thread;
+        let mut t = ctx.status_thread;
+        // A warp-path deadlock names the other barrier's line (`abi::DEADLOCK_OTHER_LINE`).
+        let other_line = (ctx.status == abi::STATUS_DEADLOCK && t & abi::DEADLOCK_OTHER_LINE != 0).then(|| {
+            let l = t & !abi::DEADLOCK_OTHER_LINE;
+            t = 0;
+            l
+        });
         let tid = (t % nt.0, (t / nt.0) % nt.1, t / (nt.0 * nt.1));
         let whr = format!("{}:{}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{})", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2);
         if ctx.status == abi::STATUS_TIMEOUT {
@@ -624,6 +630,10 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             }
             abi::STATUS_DEADLOCK => {
                 let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                let d = match other_line {
+                    Some(l) if d.is_empty() => format!("warps wait at line {l} and at line {}", ctx.status_line),
+                    _ => d,
+                };
                 let d = if d.is_empty() { String::new() } else { format!(" ({d})") };
                 format!("{whr}: error: deadlock: threads can never all arrive at this synchronization point{d}")
             }

@@ -718,12 +718,6 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
                 }
             }
             if collective {
-                // One membermask for the warp.
-                if let Some(o) = super::warp_collective::membermask(i).and_then(|k| inst.operands.get(k)) {
-                    if !uni.operand_shape(f, o, b as BlockId).is_uniform() {
-                        return Some(format!("{what} (line {}) with a per-lane membermask", inst.line));
-                    }
-                }
                 continue;
             }
             if barrier_id(i).and_then(|k| inst.operands.get(k)).map_or(false, |o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
@@ -1550,6 +1544,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         e.b.build_store(fp, i32t.const_zero()).unwrap();
         let waiting = e.alloca_b.build_alloca(ctx.bool_type(), "phase.waiting").unwrap();
         let phase_bar = e.alloca_b.build_alloca(i32t, "phase.barrier").unwrap();
+        let phase_line = e.alloca_b.build_alloca(i32t, "phase.line").unwrap();
         let mismatch = e.alloca_b.build_alloca(i32t, "phase.mismatch").unwrap();
         let yielded = e.alloca_b.build_alloca(ctx.bool_type(), "phase.yielded").unwrap();
         let hold = e.alloca_b.build_alloca(ctx.bool_type(), "phase.hold").unwrap();
@@ -1607,6 +1602,11 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         e.b.build_store(st, i32t.const_int(super::abi::STATUS_DEADLOCK as u64, false)).unwrap();
         let sl = e.cta_field_ptr(field::STATUS_LINE, None);
         e.b.build_store(sl, mm).unwrap();
+        // The line where the phase's first warp waits, for the message (docs/abi.md).
+        let first = e.b.build_load(i32t, phase_line, "").unwrap().into_int_value();
+        let first = e.b.build_or(first, i32t.const_int(super::abi::DEADLOCK_OTHER_LINE as u64, false), "").unwrap();
+        let stt = e.cta_field_ptr(field::STATUS_THREAD, None);
+        e.b.build_store(stt, first).unwrap();
         e.b.build_unconditional_branch(e.abort_bb).unwrap();
         e.b.position_at_end(ok);
         let again = e.b.build_load(ctx.bool_type(), waiting, "").unwrap().into_int_value();
@@ -1654,7 +1654,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         b2.position_at_end(finished);
         b2.build_store(frame, i32t.const_int(DONE, false)).unwrap();
         b2.build_unconditional_branch(l.latch).unwrap();
-        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, mismatch, yielded, hold, count, multi, red });
+        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, phase_line, mismatch, yielded, hold, count, multi, red });
         e.b.position_at_end(start);
         l
     } else {
@@ -1771,6 +1771,8 @@ pub struct Bars<'ctx> {
     waiting: PointerValue<'ctx>,
     /// The barrier id the warps of this phase wait at (`DONE`: none yet).
     phase_bar: PointerValue<'ctx>,
+    /// The source line of the phase's barrier (where its first warp waits).
+    phase_line: PointerValue<'ctx>,
     /// Line of a barrier whose id differs from the phase's (0: none).
     mismatch: PointerValue<'ctx>,
     /// Some warp yielded at a loop's back edge in this phase ([`YIELD_EVERY`]).
@@ -1821,6 +1823,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     }
     let bars = w(e).bars.as_ref().expect("a kernel with barriers runs in phases");
     let (frame, waiting, phase_bar, mismatch, latch, resume, hold) = (bars.frame, bars.waiting, bars.phase_bar, bars.mismatch, bars.latch, bars.resume, bars.hold);
+    let phase_line = bars.phase_line;
     let yields = !w(e).plan.yields.is_empty();
     let site = bars.sites.len() as u64 + 1;
     // The first warp at a barrier names the phase's barrier; another id is a deadlock.
@@ -1831,6 +1834,9 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     let mm = e.b.build_load(i32t, mismatch, "").unwrap().into_int_value();
     let mm = e.b.build_select(fine, mm, i32t.const_int(line as u64, false), "").unwrap();
     e.b.build_store(mismatch, mm).unwrap();
+    let pl = e.b.build_load(i32t, phase_line, "").unwrap().into_int_value();
+    let pl = e.b.build_select(none, i32t.const_int(line as u64, false), pl, "").unwrap();
+    e.b.build_store(phase_line, pl).unwrap();
     e.b.build_store(phase_bar, id).unwrap();
     e.b.build_store(frame, i32t.const_int(site, false)).unwrap();
     e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();

@@ -4,13 +4,15 @@
 //!
 //! The plan takes a collective only where every live lane of the warp runs it together (a
 //! converged block: outside every divergent branch's region and every loop with a divergent
-//! exit; `warp::sync_obstacle`), with a uniform membermask, in a kernel whose warps are the
+//! exit; `warp::sync_obstacle`), in a kernel whose warps are the
 //! hardware's (`warp::setup` runs the per-thread version of a kernel otherwise). The lanes
 //! taking part are then the warp's active lanes `A` (those waiting for this block: every
 //! lane that has not exited), and the results are those of the per-thread scheduler
 //! (`runtime::warp::complete`), which is this path's oracle in the tests:
 //!
-//! - the participants of lane `l` are `(membermask | 1 << l) & A`;
+//! - the participants of lane `l` are `(membermask | 1 << l) & A`, with lane `l`'s own
+//!   membermask where it may differ per lane (the lanes it names must have the same one:
+//!   [`lane_masks`]);
 //! - a shuffle reads lane `j`'s operand when `j` is in range and active, else the lane's
 //!   own operand (sourcing from an inactive lane is undefined on a GPU);
 //! - vote, match and redux reduce over the participants.
@@ -111,17 +113,24 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     let next = warp::next_lanes(e);
     let here = e.b.build_int_compare(IntPredicate::EQ, next, warp::splat(e, c32(id as u64)), "").unwrap();
     let active = bits_of(e, here);
-    // The membermask, uniform (read once for the warp).
+    // The membermask: read once for the warp where the analysis finds it uniform, else each
+    // lane's own (`Mask::Lanes`).
     let mask = match membermask(i) {
-        Some(_) if matches!(i.opcode.name, "bar" | "barrier") => c32(u32::MAX as u64),
         Some(k) => {
             if k >= ops.len() {
                 return Err(e.err(i.span, format!("`{}` needs a membermask", super::func::instr_name(i))));
             }
-            uniform_operand(e, func, inst, id, k, active)?
+            if per_lane_mask(e, func, inst, id, k) {
+                lane_masks(e, func, inst, id, k, active)?
+            } else if matches!(i.opcode.name, "bar" | "barrier") {
+                Mask::Uniform(c32(u32::MAX as u64))
+            } else {
+                Mask::Uniform(uniform_operand(e, func, inst, id, k, active)?)
+            }
         }
-        None => c32(u32::MAX as u64),
+        None => Mask::Uniform(c32(u32::MAX as u64)),
     };
+    let mask = &mask;
     match i.opcode.name {
         // PTX ISA 9.7.12.2 bar.warp.sync: every lane of the membermask that has not exited
         // is here already.
@@ -251,9 +260,55 @@ fn scalar_operand(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst,
     !matches!(inst.operands[k], crate::ir::Opnd::Name(_)) && vs.iter().all(|v| plan.uniform_web(&plan.key(func, *v)))
 }
 
+/// A collective's membermask.
+enum Mask<'ctx> {
+    /// The same for every lane.
+    Uniform(IntValue<'ctx>),
+    /// Each active lane's own, in a scratch array of 32-bit elements.
+    Lanes(PointerValue<'ctx>),
+}
+
+/// Whether the membermask (operand `k`) of `inst` may differ between lanes (the analysis
+/// does not find it uniform: `__activemask()` or a ballot's result in a register that is a
+/// lane array, a mask computed per lane).
+fn per_lane_mask(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst, id: u32, k: usize) -> bool {
+    let plan = warp::plan_of(e);
+    let Some(b) = plan.uni.cfg.order.iter().position(|&o| o == id) else { return true };
+    inst.operands.get(k).map_or(false, |o| !plan.uni.operand_shape(func, o, b as crate::ir::BlockId).is_uniform())
+}
+
+/// Each active lane's membermask (operand `k` of `inst`). The lanes of a warp meet at a
+/// `.sync` collective with the same membermask value (PTX ISA 9.7.8.5 shfl.sync, 9.7.12.2
+/// bar.warp.sync, ...): every lane here completes it with the lanes its mask names, which
+/// must then have the same mask. A lane that names an active lane with another mask waits
+/// for it for ever on a GPU, and the per-thread scheduler reports the deadlock: so does this.
+fn lane_masks<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, k: usize, active: IntValue<'ctx>) -> R<Mask<'ctx>> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let arr = gather(e, func, inst, id, &[(&inst.src.operands[k], Type::B32, 32)])?[0];
+    let mv = load_vec(e, arr, 32);
+    let bad = per_lane(e, id, 1, "mask.mismatch", |e, lane| {
+        let need = participants(e, &Mask::Lanes(arr), active, lane);
+        let mine = e.b.build_load(i32t, elem(e, arr, 32, lane), "").unwrap().into_int_value();
+        let same = bits_of(e, e.b.build_int_compare(IntPredicate::EQ, mv, warp::splat(e, mine), "").unwrap());
+        let other = e.b.build_and(need, e.b.build_not(same, "").unwrap(), "").unwrap();
+        e.b.build_int_compare(IntPredicate::NE, other, i32t.const_zero(), "").unwrap()
+    });
+    let bv = load_vec(e, bad, 8);
+    let bv = e.b.build_int_compare(IntPredicate::NE, bv, ctx.i8_type().vec_type(LANES).const_zero(), "").unwrap();
+    let any = e.b.build_and(bits_of(e, bv), active, "").unwrap();
+    let any = e.b.build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "mask.mismatch").unwrap();
+    e.abort_if(any, super::abi::STATUS_DEADLOCK);
+    Ok(Mask::Lanes(arr))
+}
+
 /// Lane `lane`'s participants: `(mask | 1 << lane) & active`.
-fn participants<'ctx>(e: &FnEmitter<'ctx, '_, '_>, mask: IntValue<'ctx>, active: IntValue<'ctx>, lane: IntValue<'ctx>) -> IntValue<'ctx> {
+fn participants<'ctx>(e: &FnEmitter<'ctx, '_, '_>, mask: &Mask<'ctx>, active: IntValue<'ctx>, lane: IntValue<'ctx>) -> IntValue<'ctx> {
     let i32t = e.ctx().i32_type();
+    let mask = match *mask {
+        Mask::Uniform(m) => m,
+        Mask::Lanes(arr) => e.b.build_load(i32t, elem(e, arr, 32, lane), "mask").unwrap().into_int_value(),
+    };
     let bit = e.b.build_left_shift(i32t.const_int(1, false), lane, "").unwrap();
     e.b.build_and(e.b.build_or(mask, bit, "").unwrap(), active, "").unwrap()
 }

@@ -304,6 +304,21 @@ impl<'a> Analysis<'_, 'a> {
                 ("and", Some(m)) if m & 31 == 0 => return Shape::Uniform,
                 ("and", Some(m)) if m & 31 == 31 && (m as u64 & 0xffff_ffff) >> 5 == 0 => return Shape::Affine(1),
                 ("rem", Some(32)) => return Shape::Affine(1),
+                // A comparison with a constant whose threshold lies between two warps
+                // (`%tid.x > 31`, `%tid.x < 64`: a branch for the first warps of a block) is
+                // the same in every lane. Every lane's `%tid.x` is below 2^31, so a negative
+                // constant (signed or unsigned) answers alike for all of them too.
+                ("setp", Some(c)) => {
+                    let cmp = i.mods.first().copied().unwrap_or("");
+                    let edge = match cmp {
+                        "lt" | "ge" | "lo" | "hs" => Some(c),
+                        "gt" | "le" | "hi" | "ls" => c.checked_add(1),
+                        _ => None,
+                    };
+                    if edge.map_or(false, |t| t < 0 || t % 32 == 0) {
+                        return Shape::Uniform;
+                    }
+                }
                 _ => {}
             }
         }

@@ -95,6 +95,7 @@ enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOT
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4, FLAG_ALIGNED = 8 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
 enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12, STATUS_CHECK = 14 };
+#define DEADLOCK_OTHER_LINE 0x80000000u
 
 /* The CTA's 16 barriers and the cluster barrier (barrier.cluster.wait: id CLUSTER_BARRIER in
  * the slots, abi.rs). */
@@ -1631,6 +1632,14 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
     if (l.failed) {
         const CtaCtx *c = &l.fail_ctx;
         uint32_t t = c->status_thread;
+        /* A warp-path deadlock names the line where the phase's first warp waits
+         * (abi::DEADLOCK_OTHER_LINE) instead of a thread. */
+        uint32_t other_line = 0;
+        if (c->status == STATUS_DEADLOCK && (t & DEADLOCK_OTHER_LINE)) {
+            other_line = t & ~DEADLOCK_OTHER_LINE;
+            t = 0;
+            if (!l.detail[0]) snprintf(l.detail, sizeof l.detail, "warps wait at line %u and at line %u", other_line, c->status_line);
+        }
         uint32_t tx = t % b[0], ty = (t / b[0]) % b[1], tz = t / (b[0] * b[1]);
         char whr[1024];
         snprintf(whr, sizeof whr, "%s:%u: in kernel `%s`, CTA (%u,%u,%u), thread (%u,%u,%u)", k->file, c->status_line, k->name, c->ctaid[0], c->ctaid[1], c->ctaid[2], tx, ty, tz);
