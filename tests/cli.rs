@@ -368,8 +368,12 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("kernel block_count_positive: simd (warp-vector; the CTA's warps run in phases between its 1 barriers)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/producer_consumer.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel prodcons: thread (`bar.sync` (line 37) is not on the warp path yet)"), "{out}");
+    // Votes in divergent branches run on the warp path; a barrier that lanes a divergent
+    // branch sends elsewhere also reach is not on it.
     let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/vote.ptx", "--report", "--exec", "simd"]);
-    assert!(out.contains("kernel vote: thread (`vote.sync.ballot.b32` (line 39) where lanes that a divergent branch sends elsewhere reach a barrier or warp collective too)"), "{out}");
+    assert!(out.contains("kernel vote: simd (warp-vector)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/deadlock.ptx", "--report", "--exec", "simd"]);
+    assert!(out.contains("kernel dl_shfl: thread (barrier (line 68) where lanes that a divergent branch sends elsewhere reach a barrier or warp collective too)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report", "--exec", "thread"]);
     assert!(out.contains("kernel mandelbrot: thread (forced by --exec thread)"), "{out}");
     let (code, _, err) = ptxr(&["run", "examples/saxpy.ptx", "--kernel", "saxpy", "--exec", "vector"]);
@@ -1342,4 +1346,21 @@ int main(void) {
     let out = c_abi_run(&exe);
     assert!(out.contains("rows24 11 tests/filetests/check/tma.ptx:30:2: in kernel `box_at`, CTA (0,0,0), thread (0,0,0): error: invalid __global__ read of 1984 bytes at 0x") && out.contains(": the last 960 of its bytes past the end of tensor (0x") && out.contains(", 4096 bytes)"), "{out}");
     assert!(out.contains("rows8 0 []"), "{out}");
+}
+
+/// A `.sync` collective whose membermask names lanes at another instruction: the per-thread
+/// path meets them (PTX ISA 9.7.8.5, sm_70 and up); the warp path stops with a message that
+/// says why and names `--exec thread`, never a wrong result.
+#[test]
+fn warp_collective_meeting_at_two_instructions() {
+    let args = ["run", "tests/cli/warp_apart.ptx", "--kernel", "apart", "--block", "32", "--arg", "buf:zero:128"];
+    let (rc, _, err) = ptxr(&[&args[..], &["--exec", "thread"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let (rc, _, err) = ptxr(&[&args[..], &["--exec", "simd"]].concat());
+    assert_ne!(rc, 0);
+    assert!(err.contains("warp_apart.ptx:24") && err.contains("membermask names a lane that is not at this instruction") && err.contains("--exec thread"), "{err}");
+    // Visibly the same mask at both: per thread under --exec auto.
+    let (rc, out, err) = ptxr(&["compile", "--report", "tests/cli/warp_apart.ptx", "-o", &std::env::temp_dir().join("ptxr_warp_apart.o").to_string_lossy()]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("kernel split: thread") && out.contains("the membermask of another `shfl`") && out.contains("kernel apart: simd"), "{out}");
 }

@@ -236,6 +236,9 @@ pub const STATUS_MEMORY_FAULT: u32 = 13;
 /// Code compiled for checking found an access outside the memory the kernel may reach, or a
 /// misaligned one (`check::check_access`; the report is in the launch's detail).
 pub const STATUS_CHECK: u32 = 14;
+/// A `.sync` warp collective on the warp path whose membermask names a live lane that is at
+/// another instruction (`codegen::warp_collective::runs_diverged`).
+pub const STATUS_WARP_APART: u32 = 15;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

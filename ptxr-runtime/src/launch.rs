@@ -639,6 +639,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             }
             abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
             abi::STATUS_SYNC_INDIRECT => format!("{whr}: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)"),
+            abi::STATUS_WARP_APART => format!("{whr}: error: a `.sync` warp collective whose membermask names a lane that is not at this instruction: on the warp path the lanes that reach an instruction together run it, so lanes that wait for others (a mask naming lanes that went elsewhere, which only a collective at another instruction could complete on sm_70 and up) stop here; `--exec thread` runs such meetings (a mask naming only the lanes that take this path runs on either)"),
             abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
             abi::STATUS_BAD_ADDRESS => format!("{whr}: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)"),
             abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)"),

@@ -39,8 +39,9 @@
 //!   saves the webs live across it to its frame ([`setup`], [`finish`]).
 //!
 //! - **Warp collectives** (`warp_collective`: shuffles, votes, ..., and the warp matrix
-//!   instructions) run on all lanes at once where every lane that has not ended runs them
-//!   together; a kernel with collectives also gets its per-thread version, which runs CTAs
+//!   instructions) run on the lanes that reach their block together, all at once (the
+//!   matrix instructions only where every lane that has not ended runs them together:
+//!   `warp_collective::runs_diverged`); a kernel with collectives also gets its per-thread version, which runs CTAs
 //!   whose rows are not hardware warps. Consecutive independent `mma`/`wmma.mma` (a GEMM's
 //!   accumulators) share one pair of exchange loops (`warp_collective::matrix_batch_len`).
 //! - **Lane loops without a per-lane test**: in a converged block the lanes not waiting
@@ -55,8 +56,8 @@
 //!   lockstep result: a lane loop ends where a later lane could otherwise see a value of the
 //!   next step ([`lockstep_meet`]).
 //!
-//! Kernels this path does not take yet (spin loops,
-//! collectives where lanes may have diverged, irreducible control flow, ...), with the
+//! Kernels this path does not take yet (spin loops, CTA barriers where lanes may have
+//! diverged, irreducible control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).
 
@@ -344,6 +345,9 @@ pub struct Plan {
     pub matrix: bool,
     /// How many.
     pub matrix_sites: usize,
+    /// `.param` variables whose scope spans blocks or a barrier: in a kernel whose warps run
+    /// in phases, their lanes' copies live in the warp's frame ([`new_lane_var`]).
+    pub frame_params: HashSet<String>,
 }
 
 impl Plan {
@@ -709,6 +713,27 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
             if !collective && !is_cta_barrier(inst) {
                 return Some(format!("`{}` (line {}) is not on the warp path yet", super::func::instr_name(i), inst.line));
             }
+            // Shuffles, votes, `match`, `redux` and `activemask` also run where lanes may have
+            // diverged: their lanes are those that reach the block together, and a lane whose
+            // membermask names a live lane elsewhere stops the CTA
+            // (`warp_collective::emit`).
+            if super::warp_collective::runs_diverged(i) {
+                // Lanes at two `.sync` collectives of one kind with the same membermask may
+                // meet (sm_70 and up): where the masks are visibly the same (one immediate,
+                // one value), the per-thread path runs the kernel; the warp path stops where
+                // they would meet (`STATUS_WARP_APART`).
+                let diverged = uni.group[b] != uniformity::Group::All || uni.in_divergent_loop(b as BlockId);
+                let mask_of = |j: &crate::ir::Inst<'_>| super::warp_collective::membermask(j.src).and_then(|k| j.operands.get(k)).cloned();
+                if let (true, Some(m)) = (diverged, mask_of(inst).filter(|m| matches!(m, Opnd::Imm(_) | Opnd::Val(_)))) {
+                    // (Lanes elsewhere are in no instruction of this block: the dispatch runs
+                    // a block for every lane waiting there.)
+                    let same = |j: &crate::ir::Inst<'_>| j.src.opcode.name == i.opcode.name && mask_of(j).map_or(false, |n| same_mask(&m, &n));
+                    if f.blocks.iter().enumerate().any(|(c, blk)| c != b && blk.insts.iter().any(same)) {
+                        return Some(format!("{what} (line {}) where lanes may have diverged, with the membermask of another `{}` that lanes elsewhere may meet it at", inst.line, i.opcode.name));
+                    }
+                }
+                continue;
+            }
             if uni.in_divergent_loop(b as BlockId) {
                 return Some(format!("{what} (line {}) in a loop with a divergent exit", inst.line));
             }
@@ -726,6 +751,15 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether two membermask operands are visibly the same: equal immediates, or one value.
+fn same_mask(a: &Opnd, b: &Opnd) -> bool {
+    match (a, b) {
+        (Opnd::Imm(x), Opnd::Imm(y)) => uniformity::parse_int(x).zip(uniformity::parse_int(y)).map_or(x == y, |(p, q)| p as u32 == q as u32),
+        (Opnd::Val(x), Opnd::Val(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// Backward liveness over the IR: each block's live-in values (a phi's operand is used at
@@ -1004,12 +1038,13 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     if let Some(why) = sync_obstacle(f, &uni) {
         return Err(why);
     }
+    // `.param` variables (a call's arguments) have a copy per lane (`new_lane_var`): in the
+    // warp's own storage where their scope lies in one block without a barrier (a call
+    // sequence), so that no other warp of the CTA runs while they hold a value; else, in a
+    // kernel whose warps run in phases, in the warp's frame.
+    let mut frame_params: HashSet<String> = HashSet::new();
     for (k, s) in f.scopes.iter().enumerate() {
-        // `.param` variables (a call's arguments) have a copy per lane (`lane_var`) in the
-        // warp's own storage, which holds them while the warp runs: their scope must lie in
-        // one block without a barrier (a call sequence), so that no other warp of the CTA
-        // runs while they hold a value.
-        if let Some(d) = s.decls.iter().find(|d| d.space == StateSpace::Param) {
+        for d in s.decls.iter().filter(|d| d.space == StateSpace::Param) {
             let within = |mut x: u32| loop {
                 if x as usize == k {
                     break true;
@@ -1022,7 +1057,7 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
             let blocks: HashSet<usize> = f.blocks.iter().enumerate().filter(|(_, b)| b.insts.iter().any(|i| within(i.scope))).map(|(b, _)| b).collect();
             let barrier = blocks.iter().any(|&b| f.blocks[b].insts.iter().any(is_cta_barrier));
             if blocks.len() > 1 || barrier {
-                return Err(format!("declares `{}` in .param space in a scope that spans blocks or a barrier (per-lane variables are only a call's arguments on the warp path)", d.name.name));
+                frame_params.insert(d.name.name.to_string());
             }
         }
     }
@@ -1204,7 +1239,7 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1322,19 +1357,20 @@ pub(crate) fn lane_exit<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> bool {
 /// copy per lane ([`lane_var`]): 32 copies of `size` bytes, `stride` bytes apart (`size`
 /// rounded up to `align`). Returns lane 0's copy.
 ///
-/// A `.param` variable's scope is one block without a barrier (`plan`), so the warp being
-/// run is the only one that uses it: one array in the CTA function's stack serves every
-/// warp. So does one for `.local` variables in a kernel whose warps each run to the end
+/// Where a `.param` variable's scope is one block without a barrier (a call sequence), the
+/// warp being run is the only one that uses it: one array in the CTA function's stack serves
+/// every warp. So does one for other variables in a kernel whose warps each run to the end
 /// before the next starts. Where warps run in phases (CTA barriers, yields), each warp keeps
-/// its `.local` copies in its frame, ahead of the registers [`finish`] lays out there:
+/// its copies of the others (`.local`, `Plan::frame_params`) in its frame, ahead of the registers [`finish`] lays out there:
 /// PTX ISA 5.1.5, local memory is private to each thread and keeps its contents for the
 /// thread's lifetime.
 pub(crate) fn new_lane_var<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, space: StateSpace, size: u32, align: u32, name: &str) -> PointerValue<'ctx> {
     let ctx = e.ctx();
     let stride = (size + align - 1) / align * align;
     let w = e.warp.as_ref().expect("a lane variable on the warp path");
-    let p = match (&w.bars, space) {
-        (Some(bars), StateSpace::Local) => {
+    let in_frame = space == StateSpace::Local || w.plan.frame_params.contains(name);
+    let p = match &w.bars {
+        Some(bars) if in_frame => {
             let off = (FRAME_VARS + w.local_top.get() + align as u64 - 1) / align as u64 * align as u64;
             w.local_top.set(off + stride as u64 * LANES as u64 - FRAME_VARS);
             w.local_align.set(w.local_align.get().max(align));
@@ -1518,6 +1554,9 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let stride_g = e.m.module.add_global(i64t, None, &format!("__ptxr_warp_frame_{}", e.fname));
         stride_g.set_linkage(inkwell::module::Linkage::Internal);
         stride_g.set_constant(true);
+        // `finish` sets the size; a kernel whose emission fails never gets there, and its
+        // module must still verify.
+        stride_g.set_initializer(&i64t.const_zero());
         let stride = e.b.build_load(i64t, stride_g.as_pointer_value(), "warp.frame").unwrap().into_int_value();
         // Every warp starts at the kernel's entry.
         let nw = e.b.build_int_mul(e.b.build_int_mul(warps, nty, "").unwrap(), ntz, "warps").unwrap();

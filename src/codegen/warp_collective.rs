@@ -2,12 +2,14 @@
 //! `redux.sync`, `activemask` and `bar.warp.sync` as operations on the 32 lanes of the warp
 //! at once; `mma`, `wmma.mma` and `ldmatrix` through an exchange array ([`matrix`]).
 //!
-//! The plan takes a collective only where every live lane of the warp runs it together (a
-//! converged block: outside every divergent branch's region and every loop with a divergent
-//! exit; `warp::sync_obstacle`), in a kernel whose warps are the
-//! hardware's (`warp::setup` runs the per-thread version of a kernel otherwise). The lanes
-//! taking part are then the warp's active lanes `A` (those waiting for this block: every
-//! lane that has not exited), and the results are those of the per-thread scheduler
+//! The plan takes a collective in a kernel whose warps are the hardware's (`warp::setup` runs
+//! the per-thread version of a kernel otherwise); the matrix
+//! instructions only where every live lane of the warp runs them together (a converged
+//! block: outside every divergent branch's region and every loop with a divergent exit;
+//! `warp::sync_obstacle`), the others also where lanes may have diverged ([`runs_diverged`]).
+//! The lanes taking part are the warp's active lanes `A` (those waiting for this block:
+//! in a converged block every lane that has not exited), and the results are those of the
+//! per-thread scheduler
 //! (`runtime::warp::complete`), which is this path's oracle in the tests:
 //!
 //! - the participants of lane `l` are `(membermask | 1 << l) & A`, with lane `l`'s own
@@ -26,6 +28,27 @@ use super::warp::{self, LANES};
 use crate::syntax::ast::{Instr, Operand, Type};
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
+
+/// Whether collective `i` runs where the warp's lanes may have diverged (not every live lane
+/// runs its block together): shuffles, votes, `match`, `redux`, `activemask`,
+/// `bar.warp.sync`. The lanes that run it are those the dispatch brings to its block at
+/// once. The dispatch runs the block with the lowest number any lane waits for, and blocks
+/// are numbered so that every edge but a loop's back edge leads to a higher number, while a
+/// loop's lanes run each iteration together: so once a block runs, every lane that reaches it
+/// in this pass is there (a lane elsewhere reaches it only in a later iteration of an
+/// enclosing loop, or never). A lane whose membermask names a live lane that is not there
+/// would wait for it (PTX ISA 9.7.8.5 shfl.sync: "wait until all non-exited threads
+/// corresponding to membermask have executed shfl.sync with the same qualifiers and same
+/// membermask value"), which only a collective of another pass or of another instruction
+/// could release (PTX lets lanes at different `.sync` instructions meet on sm_70 and up;
+/// CUDA calls it undefined: "all non-exited threads named in mask must execute the same
+/// intrinsic with the same mask"): the CTA stops there with `STATUS_WARP_APART`, whose
+/// message points to `--exec thread`, which runs such meetings (`warp::sync_obstacle` sends
+/// kernels whose masks visibly allow one there). The warp matrix instructions, which need
+/// the whole warp, take the warp path only where every live lane runs them together.
+pub fn runs_diverged(i: &Instr) -> bool {
+    matches!(i.opcode.name, "shfl" | "vote" | "match" | "activemask" | "redux") || (matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("warp"))
+}
 
 /// Whether `i` is a warp collective this path runs.
 pub fn is_collective(i: &Instr) -> bool {
@@ -113,6 +136,13 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     let next = warp::next_lanes(e);
     let here = e.b.build_int_compare(IntPredicate::EQ, next, warp::splat(e, c32(id as u64)), "").unwrap();
     let active = bits_of(e, here);
+    // The live lanes (not exited), where they may not all be here (`runs_diverged`).
+    let live = if converged(e, id) {
+        None
+    } else {
+        let done = e.b.build_int_compare(IntPredicate::EQ, next, warp::splat(e, c32(warp::DONE)), "").unwrap();
+        Some(e.b.build_not(bits_of(e, done), "live").unwrap())
+    };
     // The membermask: read once for the warp where the analysis finds it uniform, else each
     // lane's own (`Mask::Lanes`).
     let mask = match membermask(i) {
@@ -121,11 +151,20 @@ pub(super) fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
                 return Err(e.err(i.span, format!("`{}` needs a membermask", super::func::instr_name(i))));
             }
             if per_lane_mask(e, func, inst, id, k) {
-                lane_masks(e, func, inst, id, k, active)?
-            } else if matches!(i.opcode.name, "bar" | "barrier") {
+                lane_masks(e, func, inst, id, k, active, live)?
+            } else if matches!(i.opcode.name, "bar" | "barrier") && live.is_none() {
+                // Every live lane is here.
                 Mask::Uniform(c32(u32::MAX as u64))
             } else {
-                Mask::Uniform(uniform_operand(e, func, inst, id, k, active)?)
+                let m = uniform_operand(e, func, inst, id, k, active)?;
+                if let Some(live) = live {
+                    // A live lane of the membermask that is not here: the lanes here would
+                    // wait for it for ever (`runs_diverged`).
+                    let away = e.b.build_and(e.b.build_and(m, live, "").unwrap(), e.b.build_not(active, "").unwrap(), "").unwrap();
+                    let away = e.b.build_int_compare(IntPredicate::NE, away, c32(0), "mask.away").unwrap();
+                    e.abort_if(away, super::abi::STATUS_WARP_APART);
+                }
+                Mask::Uniform(m)
             }
         }
         None => Mask::Uniform(c32(u32::MAX as u64)),
@@ -260,6 +299,14 @@ fn scalar_operand(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst,
     !matches!(inst.operands[k], crate::ir::Opnd::Name(_)) && vs.iter().all(|v| plan.uniform_web(&plan.key(func, *v)))
 }
 
+/// Whether every live lane runs block `id` (a number in the dispatch order) together: a
+/// converged block outside every loop with a divergent exit.
+fn converged(e: &FnEmitter, id: u32) -> bool {
+    let plan = warp::plan_of(e);
+    let Some(b) = plan.uni.cfg.order.iter().position(|&o| o == id) else { return false };
+    plan.uni.group[b] == crate::ir::uniformity::Group::All && !plan.uni.in_divergent_loop(b as crate::ir::BlockId)
+}
+
 /// A collective's membermask.
 enum Mask<'ctx> {
     /// The same for every lane.
@@ -281,24 +328,39 @@ fn per_lane_mask(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst, 
 /// `.sync` collective with the same membermask value (PTX ISA 9.7.8.5 shfl.sync, 9.7.12.2
 /// bar.warp.sync, ...): every lane here completes it with the lanes its mask names, which
 /// must then have the same mask. A lane that names an active lane with another mask waits
-/// for it for ever on a GPU, and the per-thread scheduler reports the deadlock: so does this.
-fn lane_masks<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, k: usize, active: IntValue<'ctx>) -> R<Mask<'ctx>> {
+/// for it for ever on a GPU, and the per-thread scheduler reports the deadlock: so does this;
+/// one that names a live lane elsewhere stops with `STATUS_WARP_APART` ([`runs_diverged`]).
+fn lane_masks<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, id: u32, k: usize, active: IntValue<'ctx>, live: Option<IntValue<'ctx>>) -> R<Mask<'ctx>> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let arr = gather(e, func, inst, id, &[(&inst.src.operands[k], Type::B32, 32)])?[0];
     let mv = load_vec(e, arr, 32);
-    let bad = per_lane(e, id, 1, "mask.mismatch", |e, lane| {
-        let need = participants(e, &Mask::Lanes(arr), active, lane);
+    // Per lane: bit 0, a lane here with another mask; bit 1 (where not every live lane is
+    // here: `runs_diverged`), a live lane of the mask elsewhere.
+    let bad = per_lane(e, id, 8, "mask.mismatch", |e, lane| {
+        let i8t = e.ctx().i8_type();
+        let need = participants(e, &Mask::Lanes(arr), live.unwrap_or(active), lane);
         let mine = e.b.build_load(i32t, elem(e, arr, 32, lane), "").unwrap().into_int_value();
         let same = bits_of(e, e.b.build_int_compare(IntPredicate::EQ, mv, warp::splat(e, mine), "").unwrap());
-        let other = e.b.build_and(need, e.b.build_not(same, "").unwrap(), "").unwrap();
-        e.b.build_int_compare(IntPredicate::NE, other, i32t.const_zero(), "").unwrap()
+        let here = e.b.build_and(need, active, "").unwrap();
+        let other = e.b.build_and(here, e.b.build_not(same, "").unwrap(), "").unwrap();
+        let other = e.b.build_int_compare(IntPredicate::NE, other, i32t.const_zero(), "").unwrap();
+        let away = e.b.build_and(need, e.b.build_not(active, "").unwrap(), "").unwrap();
+        let away = e.b.build_int_compare(IntPredicate::NE, away, i32t.const_zero(), "").unwrap();
+        let other = e.b.build_int_z_extend(other, i8t, "").unwrap();
+        let away = e.b.build_left_shift(e.b.build_int_z_extend(away, i8t, "").unwrap(), i8t.const_int(1, false), "").unwrap();
+        e.b.build_or(other, away, "").unwrap()
     });
     let bv = load_vec(e, bad, 8);
-    let bv = e.b.build_int_compare(IntPredicate::NE, bv, ctx.i8_type().vec_type(LANES).const_zero(), "").unwrap();
-    let any = e.b.build_and(bits_of(e, bv), active, "").unwrap();
-    let any = e.b.build_int_compare(IntPredicate::NE, any, i32t.const_zero(), "mask.mismatch").unwrap();
-    e.abort_if(any, super::abi::STATUS_DEADLOCK);
+    let on = active_vector(e, active);
+    let v8 = ctx.i8_type().vec_type(LANES);
+    let bv = e.b.build_select(on, bv, v8.const_zero(), "").unwrap();
+    let all = e.intrinsic("llvm.vector.reduce.or", &[v8.into()], &[bv]).into_int_value();
+    let i8t = ctx.i8_type();
+    let away = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(all, i8t.const_int(2, false), "").unwrap(), i8t.const_zero(), "mask.away").unwrap();
+    e.abort_if(away, super::abi::STATUS_WARP_APART);
+    let other = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(all, i8t.const_int(1, false), "").unwrap(), i8t.const_zero(), "mask.mismatch").unwrap();
+    e.abort_if(other, super::abi::STATUS_DEADLOCK);
     Ok(Mask::Lanes(arr))
 }
 
