@@ -187,7 +187,7 @@ fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&
     if let Some(c) = calls.iter().find(|c| sync_funcs.contains(*c)) {
         return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
     }
-    if crate::lanes::lockstep::has_spin_loop(body) {
+    if crate::lanes::lockstep::has_spin_loop(body) || crate::lanes::lockstep::has_spin_loop_warp(body) {
         return Err("spins on shared memory (the per-thread scheduler yields in the loop)".into());
     }
     let plan = plan(f, layout)?;
@@ -723,6 +723,12 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
                 // one value), the per-thread path runs the kernel; the warp path stops where
                 // they would meet (`STATUS_WARP_APART`).
                 let diverged = uni.group[b] != uniformity::Group::All || uni.in_divergent_loop(b as BlockId);
+                // The lanes of a loop start each iteration together only where the loop runs
+                // in lockstep (one latch: `Cfg::lockstep`); with two back edges, lanes of one
+                // iteration reach the header at different times.
+                if diverged && cfg.loops.iter().enumerate().any(|(k, (_, blocks))| blocks.contains(&(b as BlockId)) && !cfg.lockstep(k)) {
+                    return Some(format!("{what} (line {}) where lanes may have diverged, in a loop whose lanes need not start an iteration together (more than one back edge)", inst.line));
+                }
                 let mask_of = |j: &crate::ir::Inst<'_>| super::warp_collective::membermask(j.src).and_then(|k| j.operands.get(k)).cloned();
                 if let (true, Some(m)) = (diverged, mask_of(inst).filter(|m| matches!(m, Opnd::Imm(_) | Opnd::Val(_)))) {
                     // (Lanes elsewhere are in no instruction of this block: the dispatch runs

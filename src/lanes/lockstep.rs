@@ -139,6 +139,20 @@ pub fn has_spin_loop(body: &[Stmt<'_>]) -> bool {
     !yield_branches(body, u32::MAX, usize::MAX).1.is_empty()
 }
 
+/// Whether a body has a spin loop ([`is_spin_loop`]) for the warp path, which runs a warp's
+/// lanes together and another warp only at a barrier: any innermost loop without a CTA
+/// barrier or warp collective, whatever else the body calls, including loops whose reads are
+/// warp-synchronous (`ld.volatile.shared`, a sync point of the per-thread scheduler's
+/// lockstep but not a meeting on the warp path: `codegen::warp::lockstep_meet`).
+pub fn has_spin_loop_warp(body: &[Stmt<'_>]) -> bool {
+    let mut seq: Vec<&Stmt<'_>> = Vec::new();
+    super::flatten(body, &mut seq);
+    innermost_loops(&seq).into_iter().any(|(h, b)| {
+        let meets = seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i) && super::is_lockstep_access(i).is_none()));
+        !meets && is_spin_loop(&seq[h..=b])
+    })
+}
+
 /// A thread yields after this many backward branches taken at a yield point (iterations in
 /// between run thread by thread, and each pass runs this many iterations of every thread:
 /// fewer saves and restores of the loop's registers per iteration, while consecutive threads
