@@ -187,7 +187,7 @@ fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&
     if let Some(c) = calls.iter().find(|c| sync_funcs.contains(*c)) {
         return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
     }
-    if crate::lanes::lockstep::has_spin_loop(body) || crate::lanes::lockstep::has_spin_loop_warp(body) {
+    if crate::lanes::lockstep::has_spin_loop_warp(body) {
         return Err("spins on shared memory (the per-thread scheduler yields in the loop)".into());
     }
     let plan = plan(f, layout)?;

@@ -299,12 +299,12 @@ fn scalar_operand(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst,
     !matches!(inst.operands[k], crate::ir::Opnd::Name(_)) && vs.iter().all(|v| plan.uniform_web(&plan.key(func, *v)))
 }
 
-/// Whether every live lane runs block `id` (a number in the dispatch order) together: a
+/// Whether every live lane runs block `id` (its position in `Cfg::rpo`, the dispatch order) together: a
 /// converged block outside every loop with a divergent exit.
 fn converged(e: &FnEmitter, id: u32) -> bool {
     let plan = warp::plan_of(e);
-    let Some(b) = plan.uni.cfg.order.iter().position(|&o| o == id) else { return false };
-    plan.uni.group[b] == crate::ir::uniformity::Group::All && !plan.uni.in_divergent_loop(b as crate::ir::BlockId)
+    let Some(&b) = plan.uni.cfg.rpo.get(id as usize) else { return false };
+    plan.uni.group[b as usize] == crate::ir::uniformity::Group::All && !plan.uni.in_divergent_loop(b)
 }
 
 /// A collective's membermask.
@@ -320,8 +320,8 @@ enum Mask<'ctx> {
 /// lane array, a mask computed per lane).
 fn per_lane_mask(e: &FnEmitter, func: &crate::ir::Func, inst: &crate::ir::Inst, id: u32, k: usize) -> bool {
     let plan = warp::plan_of(e);
-    let Some(b) = plan.uni.cfg.order.iter().position(|&o| o == id) else { return true };
-    inst.operands.get(k).map_or(false, |o| !plan.uni.operand_shape(func, o, b as crate::ir::BlockId).is_uniform())
+    let Some(&b) = plan.uni.cfg.rpo.get(id as usize) else { return true };
+    inst.operands.get(k).map_or(false, |o| !plan.uni.operand_shape(func, o, b).is_uniform())
 }
 
 /// Each active lane's membermask (operand `k` of `inst`). The lanes of a warp meet at a

@@ -141,7 +141,8 @@ pub fn has_spin_loop(body: &[Stmt<'_>]) -> bool {
 
 /// Whether a body has a spin loop ([`is_spin_loop`]) for the warp path, which runs a warp's
 /// lanes together and another warp only at a barrier: any innermost loop without a CTA
-/// barrier or warp collective, whatever else the body calls, including loops whose reads are
+/// barrier or warp collective, whatever else the body calls (so every loop that
+/// [`has_spin_loop`] finds, and more), including loops whose reads are
 /// warp-synchronous (`ld.volatile.shared`, a sync point of the per-thread scheduler's
 /// lockstep but not a meeting on the warp path: `codegen::warp::lockstep_meet`).
 pub fn has_spin_loop_warp(body: &[Stmt<'_>]) -> bool {
