@@ -1363,4 +1363,9 @@ fn warp_collective_meeting_at_two_instructions() {
     let (rc, out, err) = ptxr(&["compile", "--report", "tests/cli/warp_apart.ptx", "-o", &std::env::temp_dir().join("ptxr_warp_apart.o").to_string_lossy()]);
     assert_eq!(rc, 0, "{err}");
     assert!(out.contains("kernel split: thread") && out.contains("the membermask of another `shfl`") && out.contains("kernel apart: simd"), "{out}");
+    // Per-lane masks that disagree (lanes 16..31 name lanes whose mask is another): a
+    // deadlock reported at the instruction.
+    let (rc, _, err) = ptxr(&["run", "tests/cli/warp_apart.ptx", "--kernel", "mixed", "--block", "32", "--arg", "buf:zero:128", "--exec", "simd"]);
+    assert_ne!(rc, 0);
+    assert!(err.contains("warp_apart.ptx:68") && err.contains("deadlock"), "{err}");
 }
