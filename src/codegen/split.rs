@@ -19,6 +19,10 @@
 //!   clash); partition 0 defines them. The others declare them; constant variables keep their
 //!   initializer there as `available_externally`, so loads from them still fold.
 //!
+//! Partition 0 is the module itself, carved in place on the calling thread while the others
+//! read the bitcode back on threads of their own (benches/mma64's warp kernel, the longest
+//! partition, starts 10-18 ms earlier).
+//!
 //! Splitting pays only when there is more than one root of some size; small modules and
 //! single-kernel modules compile in one piece. `PTXR_JOBS=N` sets the number of threads
 //! (default: the machine's available parallelism; 1 compiles every module in one piece).
@@ -148,6 +152,9 @@ struct Plan {
     /// code generator at -O3 does not (the greedy register allocator is 40% of the code
     /// generation of benches/mma64's per-thread fallback); at -O0 their code takes a third
     /// of the time (0.13 s -> 0.05 s), as it would have had LLVM honoured `optnone` there.
+    /// The partition runs the -O0 pipeline too: the -O3 one skips `optnone` functions but
+    /// still walks them in its module passes (25 ms of benches/mma64's fallback, on the
+    /// core that the kernel's own partition shares), and the fallback is cold code.
     cold: Option<usize>,
 }
 
@@ -353,31 +360,44 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
     let cold = plan.cold;
     let parts: Vec<HashSet<String>> = plan.parts.iter().map(|p| p.iter().map(|&f| renamed.get(&f).cloned().unwrap_or_else(|| name_of(f))).collect()).collect();
     crate::timing::since("split (bitcode)", t_split);
+    // Partition 0 is the module itself, carved in place on this thread (it need not be read
+    // back); the others read the bitcode on threads of their own.
+    let compile = |k: usize, m: &Module| -> anyhow::Result<Vec<u8>> {
+        if cfg!(debug_assertions) {
+            m.verify().map_err(|e| anyhow::anyhow!("internal error: partition {k} does not verify: {e}"))?;
+        }
+        let level = if cold == Some(k) { 0 } else { opt };
+        let tm = target::machine(kind, level, "sm_70")?;
+        crate::timing::phase(&format!("partition {k}: optimize"), || target::optimize(m, &tm, level))?;
+        let obj = crate::timing::phase(&format!("partition {k}: generate code"), || tm.write_to_memory_buffer(m, inkwell::targets::FileType::Object)).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
+        Ok(obj.as_slice().to_vec())
+    };
     let results: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .iter()
             .enumerate()
+            .skip(1)
             .map(|(k, keep)| {
                 let bitcode = &bitcode;
+                let compile = &compile;
                 s.spawn(move || -> anyhow::Result<Vec<u8>> {
                     let t_read = std::time::Instant::now();
                     let ctx = Context::create();
                     let buf = MemoryBuffer::create_from_memory_range(bitcode, "partition");
                     let m = Module::parse_bitcode_from_buffer(&buf, &ctx).map_err(|e| anyhow::anyhow!("internal error: reading a partition back: {e}"))?;
                     externalize(m.as_mut_ptr(), hash);
-                    carve(m.as_mut_ptr(), keep, k == 0);
+                    carve(m.as_mut_ptr(), keep, false);
                     crate::timing::since(&format!("partition {k}: read and carve"), t_read);
-                    if cfg!(debug_assertions) {
-                        m.verify().map_err(|e| anyhow::anyhow!("internal error: partition {k} does not verify: {e}"))?;
-                    }
-                    let tm = target::machine(kind, if cold == Some(k) { 0 } else { opt }, "sm_70")?;
-                    crate::timing::phase(&format!("partition {k}: optimize"), || target::optimize(&m, &tm, opt))?;
-                    let obj = crate::timing::phase(&format!("partition {k}: generate code"), || tm.write_to_memory_buffer(&m, inkwell::targets::FileType::Object)).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
-                    Ok(obj.as_slice().to_vec())
+                    compile(k, &m)
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("internal error: a code generation thread panicked")))).collect()
+        let t_carve = std::time::Instant::now();
+        externalize(raw, hash);
+        carve(raw, &parts[0], true);
+        crate::timing::since("partition 0: carve", t_carve);
+        let first = compile(0, module);
+        std::iter::once(first).chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("internal error: a code generation thread panicked"))))).collect()
     });
     results.into_iter().collect()
 }

@@ -143,7 +143,9 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     module.set_triple(&tm.get_triple());
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     let cpu = !tm.get_triple().as_str().to_string_lossy().starts_with("nvptx");
-    let stages = crate::passes::pipeline_stages(opt, cpu, has_thread_kernel(module));
+    let thread = has_thread_kernel(module);
+    let stages = crate::passes::pipeline_stages(opt, cpu, thread, !thread && has_warp_function(module));
+    crate::passes::lane_locals::scalarize(module);
     for (k, stage) in stages.iter().enumerate() {
         if k > 0 {
             crate::passes::lane_stores::unmask(module);
@@ -187,6 +189,12 @@ fn run_on_warp_functions(module: &Module, tm: &TargetMachine, passes: &str) -> a
         }
     }
     r
+}
+
+/// Whether `module` defines a function of the warp path (`warp::VECTOR_WIDTH_ATTR`).
+fn has_warp_function(module: &Module) -> bool {
+    use inkwell::attributes::AttributeLoc;
+    module.get_functions().any(|f| f.count_basic_blocks() > 0 && f.get_string_attribute(AttributeLoc::Function, super::warp::VECTOR_WIDTH_ATTR).is_some())
 }
 
 /// Whether `module` defines a kernel that runs on the per-thread path and is optimized: a
