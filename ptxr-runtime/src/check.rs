@@ -295,10 +295,7 @@ pub extern "C" fn check_access(cta: *mut CtaCtx, addr: *const u8, size: u32, kin
     cta.status_thread = tid;
     if !cta.host.is_null() {
         let host = unsafe { &*(cta.host as *const crate::host::HostState) };
-        let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
-        if d.is_none() {
-            *d = Some(format!("{col}\u{0}{p}"));
-        }
+        host.set_detail(cta.ctaid, format!("{col}\u{0}{p}"));
     }
     STATUS_CHECK
 }

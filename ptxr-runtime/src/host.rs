@@ -12,8 +12,9 @@ pub struct HostState {
     pub cancel: std::sync::atomic::AtomicU32,
     pub out: Mutex<Vec<u8>>,
     pub assert_msg: Mutex<Option<String>>,
-    /// Extra words for an error (e.g. where the threads of a deadlocked CTA wait).
-    pub detail: Mutex<Option<String>>,
+    /// Extra words for an error (e.g. where the threads of a deadlocked CTA wait), and the
+    /// CTA they are about ([`HostState::set_detail`]).
+    pub detail: Mutex<Option<([u32; 3], String)>>,
     /// Device-side launches: parameter buffers handed out and not yet launched (by
     /// address), then the grids launched, which run when this grid has finished.
     pub buffers: Mutex<Vec<ChildLaunch>>,
@@ -25,6 +26,24 @@ pub struct HostState {
     pub heap: Mutex<Vec<(u64, u64)>>,
     /// A launch of a kernel that cancels cluster launches (`abi::DK_CANCELLABLE`).
     pub clc: Option<Clc>,
+}
+
+impl HostState {
+    /// Records `text` as the detail of an error of CTA `ctaid`: the first one a CTA records,
+    /// and of the CTAs that fail at once (on different threads), that of the CTA first in the
+    /// grid's order, the one whose error the launch reports (`launch::launch`).
+    pub fn set_detail(&self, ctaid: [u32; 3], text: String) {
+        let mut d = self.detail.lock().unwrap_or_else(|e| e.into_inner());
+        let earlier = |a: [u32; 3], b: [u32; 3]| (a[2], a[1], a[0]) < (b[2], b[1], b[0]);
+        if d.as_ref().map_or(true, |(c, _)| earlier(ctaid, *c)) {
+            *d = Some((ctaid, text));
+        }
+    }
+
+    /// The detail recorded for the launch's error, if any.
+    pub fn detail(&self) -> Option<String> {
+        self.detail.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|(_, t)| t.clone())
+    }
 }
 
 /// The clusters of a launch that may cancel cluster launches: each is started exactly once,

@@ -447,10 +447,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                     crate::fault::FAULTED => {
                         ctx.status = abi::STATUS_MEMORY_FAULT;
                         ctx.status_line = 0;
-                        let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
-                        if d.is_none() {
-                            *d = Some(format!("{:#x}", crate::fault::last_fault_address()));
-                        }
+                        host.set_detail(ctx.ctaid, format!("{:#x}", crate::fault::last_fault_address()));
                         1
                     }
                     r => r,
@@ -629,7 +626,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 format!("{whr}: error: device assertion failed: {m}")
             }
             abi::STATUS_DEADLOCK => {
-                let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                let d = host.detail().unwrap_or_default();
                 let d = match other_line {
                     Some(l) if d.is_empty() => format!("warps wait at line {l} and at line {}", ctx.status_line),
                     _ => d,
@@ -645,13 +642,13 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)"),
             abi::STATUS_CHECK => {
                 // `check_access` wrote "COLUMN\0REPORT".
-                let d = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                let d = host.detail().unwrap_or_default();
                 let (col, what) = d.split_once('\0').unwrap_or(("0", d.as_str()));
                 let col = if col == "0" { String::new() } else { format!(":{col}") };
                 format!("{}:{}{col}: in kernel `{name}`, CTA ({},{},{}), thread ({},{},{}): error: {what}", k.file, ctx.status_line, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2], tid.0, tid.1, tid.2)
             }
             abi::STATUS_MEMORY_FAULT => {
-                let at = host.detail.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+                let at = host.detail().unwrap_or_default();
                 format!("{}: in kernel `{name}`, CTA ({},{},{}): error: an illegal memory access at address {at} (a read or write outside all memory the kernel may reach: check buffer sizes and indices)", k.file, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2])
             }
             abi::STATUS_BAD_TENSOR_COPY => format!("{whr}: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative (an NVIDIA GPU stops with an illegal instruction)"),

@@ -194,11 +194,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         if checking(cta) {
             let mut report = |msg: String, t: usize| {
                 let host = unsafe { &*(cta.host as *const super::host::HostState) };
-                let mut d = host.detail.lock().unwrap_or_else(|e| e.into_inner());
-                if d.is_none() {
-                    *d = Some(msg);
-                }
-                drop(d);
+                host.set_detail(cta.ctaid, msg);
                 fail(cta, STATUS_CHECK, slots[t].line, t)
             };
             // synccheck: every thread that waits at a barrier gives the same thread count
@@ -262,10 +258,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
     let exited = slots.iter().filter(|s| s.state == SLOT_EXITED).count();
     if !cta.host.is_null() {
         let host = unsafe { &*(cta.host as *const super::host::HostState) };
-        let mut g = host.detail.lock().unwrap_or_else(|e| e.into_inner());
-        if g.is_none() {
-            *g = Some(format!("waiting at {detail}; {exited} exited"));
-        }
+        host.set_detail(cta.ctaid, format!("waiting at {detail}; {exited} exited"));
     }
     fail(cta, STATUS_DEADLOCK, s.line, t)
 }

@@ -56,8 +56,12 @@
 //!   lockstep result: a lane loop ends where a later lane could otherwise see a value of the
 //!   next step ([`lockstep_meet`]).
 //!
-//! Kernels this path does not take yet (spin loops, CTA barriers where lanes may have
-//! diverged, irreducible control flow, ...), with the
+//! - **Spin loops** that are uniform (every live lane polls the same word and leaves with
+//!   the others) yield the warp at their back edge, so that the warp they wait for runs
+//!   ([`spin_yields`]).
+//!
+//! Kernels this path does not take yet (spin loops that lanes leave apart, CTA barriers
+//! where lanes may have diverged, irreducible control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).
 
@@ -187,10 +191,8 @@ fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&
     if let Some(c) = calls.iter().find(|c| sync_funcs.contains(*c)) {
         return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
     }
-    if crate::lanes::lockstep::has_spin_loop_warp(body) {
-        return Err("spins on shared memory (the per-thread scheduler yields in the loop)".into());
-    }
-    let plan = plan(f, layout)?;
+    let spins = crate::lanes::lockstep::spin_loops_warp(body);
+    let plan = plan(f, layout, &spins)?;
     takes_warp_path(exec, &plan)?;
     Ok(plan)
 }
@@ -901,21 +903,57 @@ fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) ->
         if inner || !memory || !grid || insts().any(is_cta_barrier) {
             continue;
         }
-        let from = cfg.order[*h as usize];
-        let phase = phase_blocks(f, cfg, *h);
-        // What the latch passes on (not what its terminator read: that has run).
-        let mut live: HashSet<u32> = passed_on(f, cfg, latch as usize, live_in);
-        for (b, li) in live_in.iter().enumerate() {
-            if cfg.order[b] != u32::MAX && cfg.order[b] >= from && phase[b] {
-                live.extend(li.iter().copied());
-                live.extend(f.blocks[b].phis.iter().map(|p| p.dst));
-            }
-        }
-        let mut vs: Vec<u32> = live.into_iter().collect();
-        vs.sort();
-        out.push((latch, vs));
+        out.push((latch, kept_across_yield(f, cfg, live_in, *h, latch)));
     }
     out
+}
+
+/// The variables a warp keeps across a yield at `latch`, the latch of the loop headed by `h`:
+/// those live in any block from the loop's header on in dispatch order (the lanes not in
+/// the loop wait in such blocks), and those the latch passes on.
+fn kept_across_yield(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>], h: BlockId, latch: BlockId) -> Vec<u32> {
+    let from = cfg.order[h as usize];
+    let phase = phase_blocks(f, cfg, h);
+    // What the latch passes on (not what its terminator read: that has run).
+    let mut live: HashSet<u32> = passed_on(f, cfg, latch as usize, live_in);
+    for (b, li) in live_in.iter().enumerate() {
+        if cfg.order[b] != u32::MAX && cfg.order[b] >= from && phase[b] {
+            live.extend(li.iter().copied());
+            live.extend(f.blocks[b].phis.iter().map(|p| p.dst));
+        }
+    }
+    let mut vs: Vec<u32> = live.into_iter().collect();
+    vs.sort();
+    vs
+}
+
+/// The headers and latches of the spin loops of `f` (headed by the labels `spins`, from
+/// `lanes::lockstep::spin_loops_warp`), whose back edges yield the warp so that the CTA's
+/// other warps run while it waits for them (a GPU's warps run at once; here one warp runs at
+/// a time, between yields and barriers). Each spin loop must be uniform: run by every live
+/// lane of the warp together (no divergent branch around it), with one latch and no
+/// divergent branch inside (every lane sees the same flag or mbarrier phase, and all leave
+/// together). A lane that spun while others of its warp went on would wait for them where
+/// the warp cannot run them (sm_70's independent thread scheduling lets a GPU do so): such
+/// loops keep the kernel per thread.
+fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<Vec<(BlockId, BlockId)>, String> {
+    let cfg = &uni.cfg;
+    let mut out = Vec::new();
+    for l in spins {
+        let why = |what: &str| format!("spins in loop `{l}`, {what} (the per-thread scheduler yields in the loop)");
+        let Some(h) = f.blocks.iter().position(|b| b.label == Some(*l)) else { return Err(why("which is not a loop")) };
+        let Some(k) = cfg.loops.iter().position(|(x, _)| *x as usize == h) else { return Err(why("which is not a loop")) };
+        let Some(latch) = cfg.latch(k) else { return Err(why("which has two back edges")) };
+        let blocks = &cfg.loops[k].1;
+        if uni.divergent_loop[k] || blocks.iter().any(|&b| uni.divergent[b as usize]) {
+            return Err(why("which lanes may leave at different times"));
+        }
+        if blocks.iter().any(|&b| uni.group[b as usize] != Group::All) {
+            return Err(why("which some lanes of a warp run while others wait elsewhere"));
+        }
+        out.push((h as BlockId, latch));
+    }
+    Ok(out)
 }
 
 /// The blocks where lanes of a warp may be, or wait, while others run block `h`: those
@@ -1036,7 +1074,7 @@ fn exact_affine(inst: &crate::ir::Inst) -> bool {
 }
 
 /// Decides whether kernel `f` can run on the warp path; `Err` says why not.
-pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
+pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     let uni = uniformity::analyze_for(f, layout);
     if !uni.cfg.reducible {
         return Err("irreducible control flow".into());
@@ -1044,6 +1082,7 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     if let Some(why) = sync_obstacle(f, &uni) {
         return Err(why);
     }
+    let spin = spin_yields(f, &uni, spins)?;
     // `.param` variables (a call's arguments) have a copy per lane (`new_lane_var`): in the
     // warp's own storage where their scope lies in one block without a barrier (a call
     // sequence), so that no other warp of the CTA runs while they hold a value; else, in a
@@ -1230,7 +1269,13 @@ pub fn plan(f: &Func, layout: Layout) -> Result<Plan, String> {
     };
     let barriers: Vec<_> = live_across_barriers(f, &uni.cfg, &live_in).into_iter().map(|(at, vs)| (at, kept(vs))).collect();
     let cluster_barrier = barriers.iter().any(|((b, i), _)| f.blocks[*b as usize].insts[*i].src.has_mod("cluster"));
-    let yields = yield_loops(f, &uni.cfg, &live_in).into_iter().map(|(l, vs)| (l, kept(vs))).collect();
+    let mut yields: Vec<(BlockId, Vec<u32>)> = yield_loops(f, &uni.cfg, &live_in);
+    for (h, latch) in spin {
+        if !yields.iter().any(|(l, _)| *l == latch) {
+            yields.push((latch, kept_across_yield(f, &uni.cfg, &live_in, h, latch)));
+        }
+    }
+    let yields = yields.into_iter().map(|(l, vs)| (l, kept(vs))).collect();
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let atomics = |blocks: &[BlockId]| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red")));

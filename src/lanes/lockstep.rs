@@ -139,19 +139,28 @@ pub fn has_spin_loop(body: &[Stmt<'_>]) -> bool {
     !yield_branches(body, u32::MAX, usize::MAX).1.is_empty()
 }
 
-/// Whether a body has a spin loop ([`is_spin_loop`]) for the warp path, which runs a warp's
-/// lanes together and another warp only at a barrier: any innermost loop without a CTA
-/// barrier or warp collective, whatever else the body calls (so every loop that
-/// [`has_spin_loop`] finds, and more), including loops whose reads are
+/// The spin loops ([`is_spin_loop`]) of a body for the warp path, by their header labels:
+/// any innermost loop without a CTA barrier or warp collective, whatever else the body calls
+/// (so every loop that [`has_spin_loop`] finds, and more), including loops whose reads are
 /// warp-synchronous (`ld.volatile.shared`, a sync point of the per-thread scheduler's
-/// lockstep but not a meeting on the warp path: `codegen::warp::lockstep_meet`).
-pub fn has_spin_loop_warp(body: &[Stmt<'_>]) -> bool {
-    let mut seq: Vec<&Stmt<'_>> = Vec::new();
+/// lockstep but not a meeting on the warp path: `codegen::warp::lockstep_meet`). The warp
+/// path runs a kernel with spin loops only where each is uniform (`codegen::warp::plan`).
+pub fn spin_loops_warp<'a>(body: &'a [Stmt<'a>]) -> Vec<&'a str> {
+    let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
     super::flatten(body, &mut seq);
-    innermost_loops(&seq).into_iter().any(|(h, b)| {
-        let meets = seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i) && super::is_lockstep_access(i).is_none()));
-        !meets && is_spin_loop(&seq[h..=b])
-    })
+    innermost_loops(&seq)
+        .into_iter()
+        .filter(|&(h, b)| {
+            let meets = seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i) && super::is_lockstep_access(i).is_none()));
+            !meets && is_spin_loop(&seq[h..=b])
+        })
+        .filter_map(|(h, _)| if let Stmt::Label(l) = seq[h] { Some(l.name) } else { None })
+        .collect()
+}
+
+/// Whether a body has a spin loop for the warp path ([`spin_loops_warp`]).
+pub fn has_spin_loop_warp(body: &[Stmt<'_>]) -> bool {
+    !spin_loops_warp(body).is_empty()
 }
 
 /// A thread yields after this many backward branches taken at a yield point (iterations in
