@@ -306,7 +306,7 @@ ret;
 fn pointers_stepped_from_a_lane_address_are_anchored() {
     use ptxr::codegen::warp::{plan, Layout};
     let f = func_of(ANCHORED);
-    let rows = plan(&f, Layout::Rows).unwrap();
+    let rows = plan(&f, Layout::Rows, &[]).unwrap();
     let web = |reg: &str| -> Vec<(u32, String)> { rows.anchored.keys().filter(|k| k.1.split('#').next() == Some(reg)).cloned().collect() };
     let r_of = |reg: &str| -> Vec<String> { rows.anchored.iter().filter(|(k, _)| k.1.split('#').next() == Some(reg)).map(|(_, r)| rows.key(&f, *r).1.split('#').next().unwrap().to_string()).collect() };
     assert_eq!(web("%rd3").len(), 1, "the stepped pointer: {:?}", rows.anchored);
@@ -314,7 +314,7 @@ fn pointers_stepped_from_a_lane_address_are_anchored() {
     assert_eq!(r_of("%rd5"), vec!["%rd2"], "a uniform offset from it");
     assert!(web("%rd8").is_empty() && rows.remat.iter().any(|v| rows.key(&f, *v).1.starts_with("%rd8#")), "recomputed where read");
     assert!(!rows.affine.keys().any(|k| k.1.starts_with("%rd3#")), "not exactly affine");
-    let tile = plan(&f, Layout::Tile).unwrap();
+    let tile = plan(&f, Layout::Tile, &[]).unwrap();
     assert!(tile.anchored.is_empty(), "{:?}", tile.anchored);
 }
 
@@ -389,4 +389,65 @@ fn comparisons_of_tid_x_at_warp_boundaries_are_uniform() {
     assert_eq!(at_line(&f, &u, 13), Shape::Uniform);
     assert_eq!(at_line(&f, &u, 14), Shape::Varying);
     assert_eq!(at_line(&f, &u, 15), Shape::Uniform);
+}
+
+/// Spin loops on the warp path (`codegen::warp::plan` with the spin loops' labels): a loop
+/// every live lane polls (the flag's address is uniform, `%tid.x < 64` splits warps, not
+/// lanes) yields at its back edge; a lock each lane retries (`atom.cas` results vary, so the
+/// exit is divergent) and a poll inside a branch only some lanes take keep the kernel per
+/// thread, with the reason.
+#[test]
+fn uniform_spin_loops_yield_and_others_stay_per_thread() {
+    use ptxr::codegen::warp::{plan, Layout};
+    const SPIN: &str = "\
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<8>;
+.reg .pred %p<4>;
+.shared .u32 flag;
+mov.u32 %r1, %tid.x;
+setp.lt.u32 %p1, %r1, 64;
+@%p1 bra WAIT;
+st.volatile.shared.u32 [flag], 1;
+bra DONE;
+WAIT:
+ld.volatile.shared.u32 %r2, [flag];
+setp.eq.u32 %p2, %r2, 0;
+@%p2 bra WAIT;
+DONE:
+ret;
+}
+";
+    let f = func_of(SPIN);
+    let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
+    let wait = f.blocks.iter().position(|b| b.label == Some("WAIT")).unwrap() as u32;
+    assert!(p.yields.iter().any(|(l, _)| *l == wait), "the poll's back edge yields: {:?}", p.yields);
+    // The same poll where lane 0 alone waits.
+    let f = func_of(&SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;"));
+    let why = plan(&f, Layout::Rows, &["WAIT"]).err().expect("per thread");
+    assert!(why.contains("spins in loop `WAIT`, which some lanes of a warp run while others wait elsewhere"), "{why}");
+    // A lock: each lane retries its own compare-and-swap.
+    const LOCK: &str = "\
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<8>;
+.reg .pred %p<4>;
+.shared .u32 lock;
+TRY:
+atom.shared.cas.b32 %r1, [lock], 0, 1;
+setp.ne.u32 %p1, %r1, 0;
+@%p1 bra TRY;
+st.volatile.shared.u32 [lock], 0;
+ret;
+}
+";
+    let f = func_of(LOCK);
+    let why = plan(&f, Layout::Rows, &["TRY"]).err().expect("per thread");
+    assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times"), "{why}");
 }
