@@ -363,11 +363,14 @@ fn report_names_each_kernels_execution_path_and_why() {
     // not, or for instructions not on it yet, the reason names the instruction.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_vote.nvrtc.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel warp_vote: simd (warp-vector)"), "{out}");
-    // `bar.red` (__syncthreads_count) is a barrier of the warp path; a barrier with a thread
-    // count is not on it yet.
+    // `bar.red` (__syncthreads_count) is a barrier of the warp path; barriers with a thread
+    // count are too (codegen::warp::Counted), but not `bar.red` with a count, nor `bar.red`
+    // in a kernel with counted barriers.
     assert!(out.contains("kernel block_count_positive: simd (warp-vector; the CTA's warps run in phases between its 1 barriers)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/producer_consumer.ptx", "--report", "--exec", "simd"]);
-    assert!(out.contains("kernel prodcons: thread (`bar.sync` (line 37) is not on the warp path yet)"), "{out}");
+    assert!(out.contains("kernel prodcons: thread (`bar.red.popc.u32` (line 53) is not on the warp path yet)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/named_barriers.ptx", "--report"]);
+    assert!(out.contains("kernel ws: simd (warp-vector; the CTA's warps run in phases between its 3 barriers)"), "{out}");
     // Votes in divergent branches run on the warp path; a barrier that lanes a divergent
     // branch sends elsewhere also reach is not on it.
     let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/vote.ptx", "--report", "--exec", "simd"]);

@@ -299,6 +299,9 @@ pub struct Plan {
     /// The latches of the loops whose back edges yield to the CTA's next warp
     /// ([`YIELD_EVERY`]), each with the variables a warp keeps in its frame there.
     pub yields: Vec<(BlockId, Vec<(u32, String)>)>,
+    /// Some barrier counts threads (`bar.sync a, b`, `bar.arrive a, b`): the warps wait by
+    /// count ([`Counted`]).
+    pub counted: bool,
     /// Webs that hold a value read before any write on some path (`Def::Undef`): their
     /// storage starts zeroed, so that such a read is some value (a GPU's register holds
     /// whatever it held) and not LLVM's undefined value, a branch on which is undefined
@@ -657,7 +660,20 @@ fn inline_regions(f: &Func, uni: &Uniformity) -> HashMap<BlockId, (Vec<BlockId>,
 /// `barrier.cluster.wait` (PTX ISA 8.x), where the CTA's warps meet before its cluster does.
 fn is_cta_barrier(inst: &crate::ir::Inst) -> bool {
     let i = inst.src;
-    matches!(i.opcode.name, "bar" | "barrier") && !i.has_mod("warp") && !i.has_mod("arrive") && if i.has_mod("red") { i.operands.len() == 3 } else { i.operands.len() <= 1 }
+    matches!(i.opcode.name, "bar" | "barrier") && !i.has_mod("warp") && !i.has_mod("arrive") && if i.has_mod("red") { i.operands.len() == 3 } else { i.operands.len() <= 2 }
+}
+
+/// `bar.arrive a, b` / `barrier.arrive a, b` (PTX ISA 9.7.12.1): the warp's threads count
+/// towards barrier `a` and go on.
+fn is_arrive(inst: &crate::ir::Inst) -> bool {
+    let i = inst.src;
+    matches!(i.opcode.name, "bar" | "barrier") && i.has_mod("arrive") && !i.has_mod("warp") && !i.has_mod("cluster") && !i.has_mod("red") && i.operands.len() == 2
+}
+
+/// A CTA barrier with a thread count (`bar.sync a, b`), or an arrival: the kernel's warps
+/// then wait at barriers by count ([`Counted`]).
+fn is_counted(inst: &crate::ir::Inst) -> bool {
+    is_arrive(inst) || (is_cta_barrier(inst) && !inst.src.has_mod("red") && inst.src.operands.len() == 2)
 }
 
 /// The barrier id operand of CTA barrier `i` (`bar.red d, a, c`: `a`).
@@ -712,7 +728,7 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
             }
             let collective = super::warp_collective::is_collective(i);
             let what = if collective { format!("`{}`", super::func::instr_name(i)) } else { "barrier".to_string() };
-            if !collective && !is_cta_barrier(inst) {
+            if !collective && !is_cta_barrier(inst) && !is_arrive(inst) {
                 return Some(format!("`{}` (line {}) is not on the warp path yet", super::func::instr_name(i), inst.line));
             }
             // Shuffles, votes, `match`, `redux` and `activemask` also run where lanes may have
@@ -755,6 +771,9 @@ fn sync_obstacle(f: &Func, uni: &Uniformity) -> Option<String> {
             }
             if barrier_id(i).and_then(|k| inst.operands.get(k)).map_or(false, |o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
                 return Some(format!("barrier (line {}) with a per-lane barrier id", inst.line));
+            }
+            if is_counted(inst) && inst.operands.get(1).map_or(false, |o| !uni.operand_shape(f, o, b as BlockId).is_uniform()) {
+                return Some(format!("barrier (line {}) with a per-lane thread count", inst.line));
             }
         }
     }
@@ -1083,6 +1102,13 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
         return Err(why);
     }
     let spin = spin_yields(f, &uni, spins)?;
+    let all = || f.blocks.iter().flat_map(|b| b.insts.iter());
+    let counted = all().any(is_counted);
+    if counted {
+        if let Some(i) = all().find(|i| matches!(i.src.opcode.name, "bar" | "barrier") && (i.src.has_mod("red") || i.src.has_mod("cluster"))) {
+            return Err(format!("`{}` (line {}) in a kernel with barriers that count threads is not on the warp path yet", super::func::instr_name(i.src), i.line));
+        }
+    }
     // `.param` variables (a call's arguments) have a copy per lane (`new_lane_var`): in the
     // warp's own storage where their scope lies in one block without a barrier (a call
     // sequence), so that no other warp of the CTA runs while they hold a value; else, in a
@@ -1290,7 +1316,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1627,6 +1653,25 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let ib = ctx.append_basic_block(e.f, "frames.init.body");
         let phase = ctx.append_basic_block(e.f, "phase");
         let k = crate::lanes::index_loop(&e.b, [ih, setup, ib], nw, ib, phase, "w");
+        // Barriers that count threads: no arrivals yet, every warp unfinished.
+        let counted = plan.counted.then(|| {
+            let arr = |name: &str, t: inkwell::types::IntType<'ctx>| {
+                let a = e.alloca_b.build_alloca(t.array_type(BARRIER_IDS), name).unwrap();
+                e.b.build_memset(a, 4, ctx.i8_type().const_zero(), i32t.const_int(BARRIER_IDS as u64 * (t.get_bit_width() as u64).div_ceil(8), false)).unwrap();
+                a
+            };
+            let c = Counted {
+                arrived: arr("bar.arrived", i32t),
+                released: arr("bar.released", i32t),
+                need: arr("bar.need", i32t),
+                all_waiting: arr("bar.all.waiting", i32t),
+                all_release: arr("bar.all.release", ctx.bool_type()),
+                unfinished: e.alloca_b.build_alloca(i32t, "warps.unfinished").unwrap(),
+                progress: e.alloca_b.build_alloca(ctx.bool_type(), "phase.progress").unwrap(),
+            };
+            e.b.build_store(c.unfinished, nw).unwrap();
+            c
+        });
         e.b.build_unconditional_branch(ih).unwrap();
         e.b.position_before(&ib.get_first_instruction().unwrap());
         let off = e.b.build_int_mul(e.b.build_int_z_extend(k, i64t, "").unwrap(), stride, "").unwrap();
@@ -1673,6 +1718,32 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let pb = e.b.build_select(held, pb, i32t.const_int(DONE, false).into(), "").unwrap();
         e.b.build_store(phase_bar, pb).unwrap();
         e.b.build_store(mismatch, i32t.const_zero()).unwrap();
+        if let Some(c) = counted {
+            // The barriers this phase releases ([`Counted`]).
+            e.b.build_store(hold, ctx.bool_type().const_zero()).unwrap();
+            e.b.build_store(c.progress, ctx.bool_type().const_zero()).unwrap();
+            e.b.build_store(phase_line, i32t.const_zero()).unwrap();
+            let unfinished = e.b.build_load(i32t, c.unfinished, "").unwrap().into_int_value();
+            for id in 0..BARRIER_IDS as u64 {
+                let at = |a: PointerValue<'ctx>, t: inkwell::types::IntType<'ctx>| unsafe { e.b.build_in_bounds_gep(t.array_type(BARRIER_IDS), a, &[i32t.const_zero(), i32t.const_int(id, false)], "").unwrap() };
+                let (pa, pr, pn) = (at(c.arrived, i32t), at(c.released, i32t), at(c.need, i32t));
+                let arrived = e.b.build_load(i32t, pa, "").unwrap().into_int_value();
+                let released = e.b.build_load(i32t, pr, "").unwrap().into_int_value();
+                let need = e.b.build_load(i32t, pn, "").unwrap().into_int_value();
+                // Every `need` threads that have arrived complete a use of the barrier.
+                let some = e.b.build_int_compare(IntPredicate::NE, need, i32t.const_zero(), "").unwrap();
+                let div = e.b.build_select(some, need, i32t.const_int(1, false), "").unwrap().into_int_value();
+                let uses = e.b.build_int_unsigned_div(e.b.build_int_sub(arrived, released, "").unwrap(), div, "").unwrap();
+                let uses = e.b.build_select(some, uses, i32t.const_zero(), "").unwrap().into_int_value();
+                e.b.build_store(pr, e.b.build_int_add(released, e.b.build_int_mul(uses, need, "").unwrap(), "").unwrap()).unwrap();
+                // Without a count: every warp that has not ended waits there.
+                let pw = at(c.all_waiting, i32t);
+                let w = e.b.build_load(i32t, pw, "").unwrap().into_int_value();
+                let all = e.b.build_and(e.b.build_int_compare(IntPredicate::NE, w, i32t.const_zero(), "").unwrap(), e.b.build_int_compare(IntPredicate::EQ, w, unfinished, "").unwrap(), "").unwrap();
+                e.b.build_store(at(c.all_release, ctx.bool_type()), all).unwrap();
+                e.b.build_store(pw, e.b.build_select(all, i32t.const_zero(), w, "").unwrap()).unwrap();
+            }
+        }
         let l = crate::lanes::cta_loops_n(e, phase, warps, "warp", group, rows);
         // After the last warp: another phase while warps wait at a barrier.
         let done = l.done;
@@ -1684,6 +1755,19 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let ok = ctx.append_basic_block(e.f, "phase.end");
         let mm = e.b.build_load(i32t, mismatch, "").unwrap().into_int_value();
         let is_bad = e.b.build_int_compare(IntPredicate::NE, mm, i32t.const_zero(), "").unwrap();
+        let (is_bad, mm) = match counted {
+            // By count: a phase in which no warp went on, while warps wait, ends nothing.
+            Some(c) => {
+                let w = e.b.build_load(ctx.bool_type(), waiting, "").unwrap().into_int_value();
+                let p = e.b.build_load(ctx.bool_type(), c.progress, "").unwrap().into_int_value();
+                let y = e.b.build_load(ctx.bool_type(), yielded, "").unwrap().into_int_value();
+                let on = e.b.build_or(p, y, "").unwrap();
+                let stuck = e.b.build_and(w, e.b.build_not(on, "").unwrap(), "bar.stuck").unwrap();
+                let pl = e.b.build_load(i32t, phase_line, "").unwrap().into_int_value();
+                (e.b.build_or(is_bad, stuck, "").unwrap(), e.b.build_select(is_bad, mm, pl, "").unwrap().into_int_value())
+            }
+            None => (is_bad, mm),
+        };
         e.b.build_conditional_branch(is_bad, bad, ok).unwrap();
         e.b.position_at_end(bad);
         // PTX ISA 9.7.12.1: every thread of the CTA waits at barrier a until all arrive;
@@ -1694,7 +1778,8 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         e.b.build_store(sl, mm).unwrap();
         // The line where the phase's first warp waits, for the message (docs/abi.md).
         let first = e.b.build_load(i32t, phase_line, "").unwrap().into_int_value();
-        let first = e.b.build_or(first, i32t.const_int(super::abi::DEADLOCK_OTHER_LINE as u64, false), "").unwrap();
+        // (Barriers that count threads: the line where the phase's first warp waits.)
+        let first = if counted.is_some() { i32t.const_zero() } else { e.b.build_or(first, i32t.const_int(super::abi::DEADLOCK_OTHER_LINE as u64, false), "").unwrap() };
         let stt = e.cta_field_ptr(field::STATUS_THREAD, None);
         e.b.build_store(stt, first).unwrap();
         e.b.build_unconditional_branch(e.abort_bb).unwrap();
@@ -1743,9 +1828,16 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let b2 = ctx.create_builder();
         b2.position_at_end(finished);
         b2.build_store(frame, i32t.const_int(DONE, false)).unwrap();
+        if let Some(c) = counted {
+            let u = b2.build_load(i32t, c.unfinished, "").unwrap().into_int_value();
+            b2.build_store(c.unfinished, b2.build_int_sub(u, i32t.const_int(1, false), "").unwrap()).unwrap();
+        }
         b2.build_unconditional_branch(l.latch).unwrap();
-        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, phase_line, mismatch, yielded, hold, count, multi, red });
+        bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, phase_line, mismatch, yielded, hold, count, multi, red, counted });
         e.b.position_at_end(start);
+        if let Some(c) = counted {
+            e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
+        }
         l
     } else {
         let l = crate::lanes::cta_loops_n(e, setup, warps, "warp", None, rows);
@@ -1875,7 +1967,43 @@ pub struct Bars<'ctx> {
     multi: IntValue<'ctx>,
     /// The kernel has `bar.red`: its counts.
     red: Option<RedCounts<'ctx>>,
+    /// The kernel has barriers that count threads: their state.
+    counted: Option<Counted<'ctx>>,
 }
+
+/// Barrier ids of a CTA (PTX ISA 9.7.12.1: 0..15).
+const BARRIER_IDS: u32 = 16;
+
+/// The CTA's barriers where some barrier counts threads (PTX ISA 9.7.12.1 `bar.sync a, b`,
+/// `bar.arrive a, b`: warp-specialized kernels, where producer and consumer warps meet at
+/// named barriers of their own). Per barrier id: the threads that have arrived and those
+/// released so far, and the count of the latest arrival. A warp waiting at a counted barrier
+/// keeps its ticket (the threads that arrived before it) in its frame; each phase starts by
+/// completing as many uses of each barrier as the arrivals fill (`need` threads each), and a
+/// warp goes on once its ticket lies below the threads released, so warps that arrive for
+/// a later use wait for it. A barrier without a count (`bar.sync a`) waits for every thread
+/// of the CTA that has not ended: it is released when every warp that has not ended waits
+/// there. A phase in which no warp goes on while warps wait is a deadlock.
+#[derive(Clone, Copy)]
+struct Counted<'ctx> {
+    arrived: PointerValue<'ctx>,
+    released: PointerValue<'ctx>,
+    need: PointerValue<'ctx>,
+    /// Per id: the warps waiting at it without a count.
+    all_waiting: PointerValue<'ctx>,
+    /// Per id: this phase releases the warps waiting at it without a count.
+    all_release: PointerValue<'ctx>,
+    /// Warps of the CTA that have not ended.
+    unfinished: PointerValue<'ctx>,
+    /// Some warp went on in this phase.
+    progress: PointerValue<'ctx>,
+}
+
+/// Frame offsets of a warp waiting at a barrier in a kernel with counted barriers: its
+/// ticket, the barrier id, and whether the barrier counts (1) or waits for all (0).
+const FRAME_TICKET: u64 = 4;
+const FRAME_BAR_ID: u64 = 8;
+const FRAME_BAR_KIND: u64 = 12;
 
 /// Frame offsets: the resume site, then `next` and the carry flags.
 const FRAME_NEXT: u64 = 16;
@@ -1906,6 +2034,9 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
         None => e.b.build_and(id, i32t.const_int(15, false), "").unwrap(),
     };
     let line = e.line();
+    if let Some(c) = w(e).bars.as_ref().and_then(|b| b.counted) {
+        return counted_barrier(e, func, inst, at, live, id, c);
+    }
     // PTX ISA 9.7.12.1 bar.red: the warp adds its lanes' predicates to the CTA's counts
     // before it waits ([`RedCounts`]).
     if i.has_mod("red") {
@@ -1958,6 +2089,136 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     if i.has_mod("red") {
         red_result(e, func, inst, at.0)?;
     }
+    Ok(())
+}
+
+/// The barrier id of CTA barrier or arrival `inst` (uniform), read once for the warp.
+fn barrier_id_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>) -> R<IntValue<'ctx>> {
+    let i32t = e.ctx().i32_type();
+    let i = inst.src;
+    let id = match barrier_id(i).and_then(|k| i.operands.get(k)) {
+        Some(op) => {
+            bind(e, func, i, inst.scope, &inst.reads(), &[]);
+            let v = e.read_int(op, crate::syntax::ast::Type::U32);
+            e.overrides.clear();
+            v?
+        }
+        None => i32t.const_zero(),
+    };
+    Ok(match id.get_zero_extended_constant() {
+        Some(c) if c > 15 => return Err(e.err(i.span, format!("barrier id {c} is out of range (0..15)"))),
+        Some(_) => id,
+        None => e.b.build_and(id, i32t.const_int(15, false), "").unwrap(),
+    })
+}
+
+/// The arrival of the warp's lanes (those running block `b`) at barrier `id` with thread
+/// count operand 1 of `inst` (PTX ISA 9.7.12.1: a multiple of the warp size, at most the
+/// CTA's threads; else the launch stops as the per-thread scheduler stops it): adds them to
+/// the barrier's arrivals ([`Counted`]) and returns the warp's ticket, the arrivals before.
+fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId, id: IntValue<'ctx>, c: Counted<'ctx>) -> R<IntValue<'ctx>> {
+    use super::abi::field;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let i = inst.src;
+    bind(e, func, i, inst.scope, &inst.reads(), &[]);
+    let n = e.read_int(&i.operands[1], crate::syntax::ast::Type::U32);
+    e.overrides.clear();
+    let n = n?;
+    let nt: Vec<IntValue<'ctx>> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
+    let threads = e.b.build_int_mul(e.b.build_int_mul(nt[0], nt[1], "").unwrap(), nt[2], "cta.threads").unwrap();
+    let ragged = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(n, i32t.const_int(31, false), "").unwrap(), i32t.const_zero(), "").unwrap();
+    let bad = e.b.build_or(e.b.build_or(ragged, e.b.build_int_compare(IntPredicate::UGT, n, threads, "").unwrap(), "").unwrap(), e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_zero(), "").unwrap(), "bar.bad.count").unwrap();
+    e.abort_if(bad, super::abi::STATUS_BAD_BARRIER);
+    // The lanes here: every live lane of the warp (the plan puts barriers only there).
+    let bid = w(e).plan.uni.cfg.order[b as usize];
+    let here = e.b.build_int_compare(IntPredicate::EQ, next_lanes(e), splat(e, i32t.const_int(bid as u64, false)), "").unwrap();
+    let bits = e.b.build_bit_cast(here, i32t, "").unwrap().into_int_value();
+    let lanes = e.intrinsic("llvm.ctpop", &[i32t.into()], &[bits.into()]).into_int_value();
+    let at = |a: PointerValue<'ctx>| unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), a, &[i32t.const_zero(), id], "").unwrap() };
+    let (pa, pn) = (at(c.arrived), at(c.need));
+    let ticket = e.b.build_load(i32t, pa, "bar.ticket").unwrap().into_int_value();
+    e.b.build_store(pa, e.b.build_int_add(ticket, lanes, "").unwrap()).unwrap();
+    e.b.build_store(pn, n).unwrap();
+    Ok(ticket)
+}
+
+/// PTX ISA 9.7.12.1 `bar.arrive a, b` in a kernel whose barriers count threads: the warp's
+/// lanes arrive and go on.
+fn arrive<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId) -> R<()> {
+    let id = barrier_id_value(e, func, inst)?;
+    let Some(c) = w(e).bars.as_ref().and_then(|x| x.counted) else { return Ok(()) };
+    count_arrival(e, func, inst, b, id, c)?;
+    Ok(())
+}
+
+/// A CTA barrier in a kernel whose barriers count threads ([`Counted`]): the warp arrives
+/// (by count, or as one of the warps a barrier without a count waits for), saves its frame
+/// with its ticket and stops; in each later phase it goes on if the barrier has released it,
+/// else it waits on.
+fn counted_barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, at: (BlockId, usize), live: Vec<(u32, String)>, id: IntValue<'ctx>, c: Counted<'ctx>) -> R<()> {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let line = e.line();
+    let counts = inst.src.operands.len() == 2;
+    let ticket = if counts {
+        count_arrival(e, func, inst, at.0, id, c)?
+    } else {
+        let pw = unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), c.all_waiting, &[i32t.const_zero(), id], "").unwrap() };
+        let wv = e.b.build_load(i32t, pw, "").unwrap().into_int_value();
+        e.b.build_store(pw, e.b.build_int_add(wv, i32t.const_int(1, false), "").unwrap()).unwrap();
+        i32t.const_zero()
+    };
+    let bars = w(e).bars.as_ref().expect("a kernel with barriers runs in phases");
+    let (frame, waiting, latch, resume, phase_line) = (bars.frame, bars.waiting, bars.latch, bars.resume, bars.phase_line);
+    let site = bars.sites.len() as u64 + 1;
+    let word = |e: &FnEmitter<'ctx, '_, '_>, off: u64| unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frame, &[i64t.const_int(off, false)], "").unwrap() };
+    e.b.build_store(word(e, FRAME_TICKET), ticket).unwrap();
+    e.b.build_store(word(e, FRAME_BAR_ID), id).unwrap();
+    e.b.build_store(word(e, FRAME_BAR_KIND), i32t.const_int(counts as u64, false)).unwrap();
+    // The line where the phase's first warp waits (a deadlock's message).
+    let note_line = |e: &FnEmitter<'ctx, '_, '_>| {
+        let pl = e.b.build_load(i32t, phase_line, "").unwrap().into_int_value();
+        let first = e.b.build_int_compare(IntPredicate::EQ, pl, i32t.const_zero(), "").unwrap();
+        e.b.build_store(phase_line, e.b.build_select(first, i32t.const_int(line as u64, false), pl, "").unwrap()).unwrap();
+    };
+    note_line(e);
+    e.b.build_store(frame, i32t.const_int(site, false)).unwrap();
+    e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();
+    let save = ctx.append_basic_block(e.f, "bar.save");
+    let restore = ctx.append_basic_block(e.f, "bar.restore");
+    let cont = ctx.append_basic_block(e.f, "bar.resume");
+    let check = ctx.append_basic_block(e.f, "bar.check");
+    let stay = ctx.append_basic_block(e.f, "bar.held");
+    e.b.build_unconditional_branch(save).unwrap();
+    e.b.position_at_end(save);
+    e.b.build_unconditional_branch(latch).unwrap();
+    // In a later phase: released?
+    e.b.position_at_end(check);
+    let t = e.b.build_load(i32t, word(e, FRAME_TICKET), "").unwrap().into_int_value();
+    let k = e.b.build_load(i32t, word(e, FRAME_BAR_ID), "").unwrap().into_int_value();
+    let released = {
+        let p = unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), c.released, &[i32t.const_zero(), k], "").unwrap() };
+        let r = e.b.build_load(i32t, p, "").unwrap().into_int_value();
+        e.b.build_int_compare(IntPredicate::ULT, t, r, "").unwrap()
+    };
+    let go = if counts {
+        released
+    } else {
+        let p = unsafe { e.b.build_in_bounds_gep(ctx.bool_type().array_type(BARRIER_IDS), c.all_release, &[i32t.const_zero(), k], "").unwrap() };
+        e.b.build_load(ctx.bool_type(), p, "").unwrap().into_int_value()
+    };
+    e.b.build_conditional_branch(go, restore, stay).unwrap();
+    e.b.position_at_end(stay);
+    e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();
+    note_line(e);
+    e.b.build_unconditional_branch(latch).unwrap();
+    e.b.position_at_end(restore);
+    e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
+    e.b.build_unconditional_branch(cont).unwrap();
+    unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), check.as_mut_ptr()) };
+    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, Some(at)));
+    e.b.position_at_end(cont);
     Ok(())
 }
 
@@ -3388,6 +3649,13 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
                 continue;
             }
             super::warp_collective::emit(e, func, inst, id)?;
+            continue;
+        }
+        if is_arrive(inst) {
+            if let Some(l) = lp.take() {
+                close(e, l);
+            }
+            arrive(e, func, inst, b)?;
             continue;
         }
         if let Some((_, live)) = plan.barriers.iter().find(|(at, _)| *at == (b, k)) {
