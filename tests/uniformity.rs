@@ -451,3 +451,39 @@ ret;
     let why = plan(&f, Layout::Rows, &["TRY"]).err().expect("per thread");
     assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times"), "{why}");
 }
+
+/// `shfl.sync.idx` from lane 0 with c = 31 of a uniform value is uniform (every lane reads
+/// lane 0, which every warp has; an inactive source gives a lane its own, the same); from
+/// another lane, with segments (c = 0x101f), or
+/// of a varying value, it varies. So a branch on the broadcast warp number does not diverge.
+#[test]
+fn a_broadcast_from_lane_zero_of_a_uniform_value_is_uniform() {
+    const K: &str = "\
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<12>;
+.reg .pred %p<4>;
+mov.u32 %r1, %tid.x;
+shr.u32 %r2, %r1, 5;
+shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;
+shfl.sync.idx.b32 %r4, %r2, 3, 31, -1;
+shfl.sync.idx.b32 %r5, %r1, 0, 31, -1;
+shfl.sync.idx.b32 %r6, %r2, 0, 0x101f, -1;
+setp.lt.u32 %p1, %r3, 4;
+@%p1 bra DONE;
+add.u32 %r7, %r3, 1;
+DONE:
+ret;
+}
+";
+    let f = func_of(K);
+    let u = analyze(&f);
+    assert_eq!(at_line(&f, &u, 10), Shape::Uniform, "lane 0's uniform value");
+    assert_eq!(at_line(&f, &u, 11), Shape::Varying, "lane 3, which a partial warp may lack (0 there)");
+    assert_eq!(at_line(&f, &u, 12), Shape::Varying, "lane 0 of a varying value: lanes whose source is inactive read their own");
+    assert_eq!(at_line(&f, &u, 13), Shape::Varying, "segments");
+    assert!(!u.divergent[block_of_line(&f, 14)], "the branch on the broadcast");
+}

@@ -272,6 +272,16 @@ impl<'a> Analysis<'_, 'a> {
 
     /// The shape of an instruction's results from its operands.
     fn transfer(&self, inst: &super::Inst, at: BlockId) -> Shape {
+        // PTX ISA 9.7.8.5 shfl.sync.idx with source lane 0 and c = 31 (no segments): every
+        // lane reads lane 0's `a`, which every warp has; a lane whose source is not active
+        // reads its own, the same where `a` is uniform (`__shfl_sync(~0, warp_id, 0)`, the
+        // broadcast of the warp's number with which Triton's warp-specialized kernels start).
+        if inst.src.opcode.name == "shfl" && inst.src.has_mod("idx") && inst.defs.len() == 1 && inst.operands.len() >= 4 {
+            let imm = |o: &Opnd| if let Opnd::Imm(s) = o { parse_int(s) } else { None };
+            if imm(&inst.operands[2]) == Some(0) && imm(&inst.operands[3]) == Some(31) && self.view().operand(&inst.operands[1], at).is_uniform() {
+                return Shape::Uniform;
+            }
+        }
         if always_varying(self.f, inst) {
             return Shape::Varying;
         }
