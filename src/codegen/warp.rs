@@ -2017,22 +2017,7 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let i = inst.src;
-    let id = match barrier_id(i).and_then(|k| i.operands.get(k)) {
-        _ if i.has_mod("cluster") => i32t.const_int(super::abi::CLUSTER_BARRIER as u64, false),
-        Some(op) => {
-            bind(e, func, i, inst.scope, &inst.reads(), &[]);
-            let v = e.read_int(op, crate::syntax::ast::Type::U32);
-            e.overrides.clear();
-            v?
-        }
-        None => i32t.const_zero(),
-    };
-    // Ids are 0..15; a register's value is taken modulo 16 as the per-thread scheduler does.
-    let id = match id.get_zero_extended_constant() {
-        Some(c) if c > 15 && !i.has_mod("cluster") => return Err(e.err(i.span, format!("barrier id {c} is out of range (0..15)"))),
-        Some(_) => id,
-        None => e.b.build_and(id, i32t.const_int(15, false), "").unwrap(),
-    };
+    let id = if i.has_mod("cluster") { i32t.const_int(super::abi::CLUSTER_BARRIER as u64, false) } else { barrier_id_value(e, func, inst)? };
     let line = e.line();
     if let Some(c) = w(e).bars.as_ref().and_then(|b| b.counted) {
         return counted_barrier(e, func, inst, at, live, id, c);
@@ -2092,7 +2077,8 @@ fn barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>
     Ok(())
 }
 
-/// The barrier id of CTA barrier or arrival `inst` (uniform), read once for the warp.
+/// The barrier id of CTA barrier or arrival `inst` (uniform), read once for the warp. Ids
+/// are 0..15; a register's value is taken modulo 16, as the per-thread scheduler does.
 fn barrier_id_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>) -> R<IntValue<'ctx>> {
     let i32t = e.ctx().i32_type();
     let i = inst.src;
