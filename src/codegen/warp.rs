@@ -2100,7 +2100,7 @@ fn barrier_id_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir:
 
 /// The arrival of the warp's lanes (those running block `b`) at barrier `id` with thread
 /// count operand 1 of `inst` (PTX ISA 9.7.12.1: a multiple of the warp size, at most the
-/// CTA's threads; else the launch stops as the per-thread scheduler stops it): adds them to
+/// CTA's warps' threads; else the launch stops as the per-thread scheduler stops it): adds them to
 /// the barrier's arrivals ([`Counted`]) and returns the warp's ticket, the arrivals before.
 fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId, id: IntValue<'ctx>, c: Counted<'ctx>) -> R<IntValue<'ctx>> {
     use super::abi::field;
@@ -2113,6 +2113,9 @@ fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
     let n = n?;
     let nt: Vec<IntValue<'ctx>> = (0..3).map(|k| e.load_cta_u32(field::NTID, Some(k))).collect();
     let threads = e.b.build_int_mul(e.b.build_int_mul(nt[0], nt[1], "").unwrap(), nt[2], "cta.threads").unwrap();
+    // (The CTA's warps: a partial last warp counts whole, as the per-thread scheduler's
+    // bound does.)
+    let threads = e.b.build_and(e.b.build_int_add(threads, i32t.const_int(31, false), "").unwrap(), i32t.const_int(!31u32 as u64, false), "cta.warp.threads").unwrap();
     let ragged = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(n, i32t.const_int(31, false), "").unwrap(), i32t.const_zero(), "").unwrap();
     let bad = e.b.build_or(e.b.build_or(ragged, e.b.build_int_compare(IntPredicate::UGT, n, threads, "").unwrap(), "").unwrap(), e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_zero(), "").unwrap(), "bar.bad.count").unwrap();
     e.abort_if(bad, super::abi::STATUS_BAD_BARRIER);
@@ -2146,7 +2149,8 @@ fn counted_barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     let ctx = e.ctx();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
     let line = e.line();
-    let counts = inst.src.operands.len() == 2;
+    // (`bar.sync a, 0`: no count, as the per-thread scheduler takes it.)
+    let counts = inst.src.operands.len() == 2 && !matches!(inst.operands.get(1), Some(Opnd::Imm(x)) if uniformity::parse_int(x) == Some(0));
     let ticket = if counts {
         count_arrival(e, func, inst, at.0, id, c)?
     } else {
