@@ -156,6 +156,8 @@ struct Plan {
     /// still walks them in its module passes (25 ms of benches/mma64's fallback, on the
     /// core that the kernel's own partition shares), and the fallback is cold code.
     cold: Option<usize>,
+    /// Each partition's estimated cost (LLVM instructions, weighted as in [`plan`]).
+    weights: Vec<usize>,
 }
 
 /// Decides the partitions of `m` for `jobs` threads; `None`: compile it in one piece.
@@ -213,11 +215,14 @@ fn plan(m: LLVMModuleRef, jobs: usize, min_instrs: usize) -> Option<Plan> {
         load[k] += w;
         parts[k].extend(names);
     }
+    let mut weights = load;
     let cold = (!cold.is_empty()).then(|| {
+        // Code generation at -O0 takes about a third of the time per instruction.
+        weights.push(cold.iter().map(|(w, _)| w / 3).sum());
         parts.push(cold.into_iter().flat_map(|(_, fs)| fs).collect());
         parts.len() - 1
     });
-    Some(Plan { parts, cold })
+    Some(Plan { parts, cold, weights })
 }
 
 /// FNV-1a of the module's bitcode: the suffix that makes its internal names unique.
@@ -372,23 +377,33 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
         let obj = crate::timing::phase(&format!("partition {k}: generate code"), || tm.write_to_memory_buffer(m, inkwell::targets::FileType::Object)).map_err(|e| anyhow::anyhow!("code generation failed: {e}"))?;
         Ok(obj.as_slice().to_vec())
     };
+    // The other partitions run on threads of their own, or, where partition 0 costs as
+    // much as all of them together, one after another on one thread: then they do not take
+    // time from partition 0 on its core (benches/mma64: its warp kernel against the
+    // per-thread fallback and the matrix helpers, 0.185-0.199 s -> 0.162-0.165 s, median of
+    // 10). Balanced partitions (several large kernels) keep a thread each.
+    let rest: usize = plan.weights.iter().skip(1).sum();
+    let threads = if plan.weights.first().map_or(false, |&w0| w0 >= rest) { 1 } else { parts.len().saturating_sub(1).max(1) };
     let results: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = parts
-            .iter()
-            .enumerate()
-            .skip(1)
-            .map(|(k, keep)| {
-                let bitcode = &bitcode;
-                let compile = &compile;
-                s.spawn(move || -> anyhow::Result<Vec<u8>> {
-                    let t_read = std::time::Instant::now();
-                    let ctx = Context::create();
-                    let buf = MemoryBuffer::create_from_memory_range(bitcode, "partition");
-                    let m = Module::parse_bitcode_from_buffer(&buf, &ctx).map_err(|e| anyhow::anyhow!("internal error: reading a partition back: {e}"))?;
-                    externalize(m.as_mut_ptr(), hash);
-                    carve(m.as_mut_ptr(), keep, false);
-                    crate::timing::since(&format!("partition {k}: read and carve"), t_read);
-                    compile(k, &m)
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (bitcode, compile, parts) = (&bitcode, &compile, &parts);
+                s.spawn(move || -> Vec<(usize, anyhow::Result<Vec<u8>>)> {
+                    let mut out = Vec::new();
+                    for (k, keep) in parts.iter().enumerate().skip(1).filter(|(k, _)| (k - 1) % threads == t) {
+                        let one = || -> anyhow::Result<Vec<u8>> {
+                            let t_read = std::time::Instant::now();
+                            let ctx = Context::create();
+                            let buf = MemoryBuffer::create_from_memory_range(bitcode, "partition");
+                            let m = Module::parse_bitcode_from_buffer(&buf, &ctx).map_err(|e| anyhow::anyhow!("internal error: reading a partition back: {e}"))?;
+                            externalize(m.as_mut_ptr(), hash);
+                            carve(m.as_mut_ptr(), keep, false);
+                            crate::timing::since(&format!("partition {k}: read and carve"), t_read);
+                            compile(k, &m)
+                        };
+                        out.push((k, one()));
+                    }
+                    out
                 })
             })
             .collect();
@@ -396,8 +411,15 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
         externalize(raw, hash);
         carve(raw, &parts[0], true);
         crate::timing::since("partition 0: carve", t_carve);
-        let first = compile(0, module);
-        std::iter::once(first).chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("internal error: a code generation thread panicked"))))).collect()
+        let mut all: Vec<(usize, anyhow::Result<Vec<u8>>)> = vec![(0, compile(0, module))];
+        for h in handles {
+            match h.join() {
+                Ok(rs) => all.extend(rs),
+                Err(_) => all.push((usize::MAX, Err(anyhow::anyhow!("internal error: a code generation thread panicked")))),
+            }
+        }
+        all.sort_by_key(|(k, _)| *k);
+        all.into_iter().map(|(_, r)| r).collect()
     });
     results.into_iter().collect()
 }
