@@ -1829,8 +1829,10 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         b2.position_at_end(finished);
         b2.build_store(frame, i32t.const_int(DONE, false)).unwrap();
         if let Some(c) = counted {
+            // One warp fewer for the barriers without a count to wait for.
             let u = b2.build_load(i32t, c.unfinished, "").unwrap().into_int_value();
             b2.build_store(c.unfinished, b2.build_int_sub(u, i32t.const_int(1, false), "").unwrap()).unwrap();
+            b2.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
         }
         b2.build_unconditional_branch(l.latch).unwrap();
         bars = Some(Bars { frame, stride: stride_g, resume: sw, sites: Vec::new(), latch: l.latch, finished, waiting, phase_bar, phase_line, mismatch, yielded, hold, count, multi, red, counted });
@@ -1995,7 +1997,7 @@ struct Counted<'ctx> {
     all_release: PointerValue<'ctx>,
     /// Warps of the CTA that have not ended.
     unfinished: PointerValue<'ctx>,
-    /// Some warp went on in this phase.
+    /// Some warp went on in this phase (started, resumed, arrived at a barrier or ended).
     progress: PointerValue<'ctx>,
 }
 
@@ -2129,6 +2131,8 @@ fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
     let ticket = e.b.build_load(i32t, pa, "bar.ticket").unwrap().into_int_value();
     e.b.build_store(pa, e.b.build_int_add(ticket, lanes, "").unwrap()).unwrap();
     e.b.build_store(pn, n).unwrap();
+    // An arrival may complete a use of the barrier: the phase is not stuck.
+    e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
     Ok(ticket)
 }
 
@@ -2157,6 +2161,7 @@ fn counted_barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
         let pw = unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), c.all_waiting, &[i32t.const_zero(), id], "").unwrap() };
         let wv = e.b.build_load(i32t, pw, "").unwrap().into_int_value();
         e.b.build_store(pw, e.b.build_int_add(wv, i32t.const_int(1, false), "").unwrap()).unwrap();
+        e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
         i32t.const_zero()
     };
     let bars = w(e).bars.as_ref().expect("a kernel with barriers runs in phases");
@@ -2317,6 +2322,9 @@ fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: Ba
     e.b.build_store(yielded, ctx.bool_type().const_all_ones()).unwrap();
     e.b.build_unconditional_branch(latch).unwrap();
     e.b.position_at_end(restore);
+    if let Some(c) = w(e).bars.as_ref().and_then(|x| x.counted) {
+        e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
+    }
     e.b.build_unconditional_branch(header).unwrap();
     unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), restore.as_mut_ptr()) };
     e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, None));
