@@ -20,8 +20,8 @@
 //!   initializer there as `available_externally`, so loads from them still fold.
 //!
 //! Partition 0 is the module itself, carved in place on the calling thread while the others
-//! read the bitcode back on threads of their own (benches/mma64's warp kernel, the longest
-//! partition, starts 10-18 ms earlier).
+//! read the bitcode back (benches/mma64's warp kernel, the longest partition, starts 10-18 ms
+//! earlier): on threads of their own, or on one thread where partition 0 outweighs them all.
 //!
 //! Splitting pays only when there is more than one root of some size; small modules and
 //! single-kernel modules compile in one piece. `PTXR_JOBS=N` sets the number of threads
@@ -366,7 +366,7 @@ pub fn objects_with(module: &Module, kind: TargetKind, opt: u32, jobs: usize, mi
     let parts: Vec<HashSet<String>> = plan.parts.iter().map(|p| p.iter().map(|&f| renamed.get(&f).cloned().unwrap_or_else(|| name_of(f))).collect()).collect();
     crate::timing::since("split (bitcode)", t_split);
     // Partition 0 is the module itself, carved in place on this thread (it need not be read
-    // back); the others read the bitcode on threads of their own.
+    // back).
     let compile = |k: usize, m: &Module| -> anyhow::Result<Vec<u8>> {
         if cfg!(debug_assertions) {
             m.verify().map_err(|e| anyhow::anyhow!("internal error: partition {k} does not verify: {e}"))?;

@@ -2002,10 +2002,9 @@ struct Counted<'ctx> {
 }
 
 /// Frame offsets of a warp waiting at a barrier in a kernel with counted barriers: its
-/// ticket, the barrier id, and whether the barrier counts (1) or waits for all (0).
+/// ticket and the barrier id (whether the barrier counts is the site's own).
 const FRAME_TICKET: u64 = 4;
 const FRAME_BAR_ID: u64 = 8;
-const FRAME_BAR_KIND: u64 = 12;
 
 /// Frame offsets: the resume site, then `next` and the carry flags.
 const FRAME_NEXT: u64 = 16;
@@ -2170,7 +2169,6 @@ fn counted_barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     let word = |e: &FnEmitter<'ctx, '_, '_>, off: u64| unsafe { e.b.build_in_bounds_gep(ctx.i8_type(), frame, &[i64t.const_int(off, false)], "").unwrap() };
     e.b.build_store(word(e, FRAME_TICKET), ticket).unwrap();
     e.b.build_store(word(e, FRAME_BAR_ID), id).unwrap();
-    e.b.build_store(word(e, FRAME_BAR_KIND), i32t.const_int(counts as u64, false)).unwrap();
     // The line where the phase's first warp waits (a deadlock's message).
     let note_line = |e: &FnEmitter<'ctx, '_, '_>| {
         let pl = e.b.build_load(i32t, phase_line, "").unwrap().into_int_value();
@@ -2190,15 +2188,12 @@ fn counted_barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     e.b.build_unconditional_branch(latch).unwrap();
     // In a later phase: released?
     e.b.position_at_end(check);
-    let t = e.b.build_load(i32t, word(e, FRAME_TICKET), "").unwrap().into_int_value();
     let k = e.b.build_load(i32t, word(e, FRAME_BAR_ID), "").unwrap().into_int_value();
-    let released = {
+    let go = if counts {
+        let t = e.b.build_load(i32t, word(e, FRAME_TICKET), "").unwrap().into_int_value();
         let p = unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), c.released, &[i32t.const_zero(), k], "").unwrap() };
         let r = e.b.build_load(i32t, p, "").unwrap().into_int_value();
         e.b.build_int_compare(IntPredicate::ULT, t, r, "").unwrap()
-    };
-    let go = if counts {
-        released
     } else {
         let p = unsafe { e.b.build_in_bounds_gep(ctx.bool_type().array_type(BARRIER_IDS), c.all_release, &[i32t.const_zero(), k], "").unwrap() };
         e.b.build_load(ctx.bool_type(), p, "").unwrap().into_int_value()

@@ -158,11 +158,6 @@ pub fn spin_loops_warp<'a>(body: &'a [Stmt<'a>]) -> Vec<&'a str> {
         .collect()
 }
 
-/// Whether a body has a spin loop for the warp path ([`spin_loops_warp`]).
-pub fn has_spin_loop_warp(body: &[Stmt<'_>]) -> bool {
-    !spin_loops_warp(body).is_empty()
-}
-
 /// A thread yields after this many backward branches taken at a yield point (iterations in
 /// between run thread by thread, and each pass runs this many iterations of every thread:
 /// fewer saves and restores of the loop's registers per iteration, while consecutive threads
