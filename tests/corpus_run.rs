@@ -1826,6 +1826,66 @@ fn atomics() {
     rep.finish();
 }
 
+// ----------------------------------------------------------------------- CAS retry loops
+
+#[test]
+fn cas_loops() {
+    let mut rep = Report::new("cas_loops");
+    for_variants(&mut rep, "cas_loops", |rep, l, v| {
+        // (1, 1): one thread; (64, 64): two full warps on one word; (1000, 96): three warps
+        // per CTA, a partial CTA; (5000, 1024): CTAs running at once on every core.
+        for &(n, block) in &[(1usize, 1u32), (64, 64), (1000, 96), (5000, 1024), (33, 256)] {
+            let grid = div_up(n, block as usize);
+            rep.case(format!("{v} cas_max_f32 n={n} block={block}"), || {
+                let mut r = Rng::new(211 + n as u64);
+                // Values in [-100, 100) with repeats (equal values take the early exit).
+                let x: Vec<f32> = (0..n).map(|_| (r.range(-400, 400) as f32) * 0.25).collect();
+                let init = [f32::NEG_INFINITY; 5];
+                let mut args = [buf(&x), buf(&init), s32(n as i64)];
+                launch(l, "cas_max_f32", d1(grid), d1(block), &mut args)?;
+                let got: Vec<f32> = read(&args[1]);
+                let mut want = [f32::NEG_INFINITY; 5];
+                for (i, &e) in x.iter().enumerate() {
+                    want[0] = want[0].max(e);
+                    want[1 + (i & 3)] = want[1 + (i & 3)].max(e);
+                }
+                exact("out", &got, &want)
+            });
+            rep.case(format!("{v} cas_add_f64 n={n} block={block}"), || {
+                let mut r = Rng::new(223 + n as u64);
+                // Integers below 2^20: every partial sum is exact in a double.
+                let x: Vec<f64> = (0..n).map(|_| r.range(-(1 << 20), 1 << 20) as f64).collect();
+                let mut args = [buf(&x), buf(&[0.5f64]), s32(n as i64)];
+                launch(l, "cas_add_f64", d1(grid), d1(block), &mut args)?;
+                let got: Vec<f64> = read(&args[1]);
+                let want = 0.5 + x.iter().map(|&e| e as i64).sum::<i64>() as f64;
+                exact("sum", &got, &[want])
+            });
+            rep.case(format!("{v} cas_sat_add n={n} block={block}"), || {
+                let mut r = Rng::new(227 + n as u64);
+                let x: Vec<u32> = (0..n).map(|_| r.u32() >> 8).collect();
+                // A cap that some bins reach and others do not.
+                let cap: u32 = ((n as u64 / 8) * (1 << 23)).clamp(50, u32::MAX as u64) as u32;
+                let init: [u32; 8] = [0, 1, 2, 3, cap, cap.saturating_sub(7), 100, 0];
+                let mut args = [buf(&x), buf(&init), ArgSpec::Scalar(Type::U32, cap as u64), s32(n as i64)];
+                launch(l, "cas_sat_add", d1(grid), d1(block), &mut args)?;
+                let got: Vec<u32> = read(&args[1]);
+                let mut total: Vec<u64> = init.iter().map(|&e| e as u64).collect();
+                let mut touched = [false; 8];
+                for &e in &x {
+                    total[(e & 7) as usize] += (e >> 3) as u64;
+                    touched[(e & 7) as usize] = true;
+                }
+                // A bin that some thread updates ends at min(sum, cap) (each update stores at
+                // most the cap); the others keep their initial value.
+                let want: Vec<u32> = (0..8).map(|b| if touched[b] { total[b].min(cap as u64) as u32 } else { init[b] }).collect();
+                exact("bins", &got, &want)
+            });
+        }
+    });
+    rep.finish();
+}
+
 // ------------------------------------------------------------------------- self-checks (refs)
 
 #[test]
@@ -1926,6 +1986,9 @@ fn every_corpus_kernel_is_covered() {
         "int_to_float",
         "atomic_stats",
         "atomic_scatter_add",
+        "cas_max_f32",
+        "cas_add_f64",
+        "cas_sat_add",
         "wmma_gemm",
         "wmma_gemm_h",
     ];

@@ -487,3 +487,49 @@ ret;
     assert_eq!(at_line(&f, &u, 13), Shape::Varying, "segments");
     assert!(!u.divergent[block_of_line(&f, 14)], "the branch on the broadcast");
 }
+
+/// Compare-and-swap retry loops (`lanes::lockstep::is_cas_retry`) are not spin loops: they
+/// go round again only when another thread's swap succeeded, so they run on the warp path as
+/// divergent loops. Loops whose CAS can only succeed after another thread acts (a lock with
+/// a constant compare value, a loop that repeats while the swap succeeds, a compare value
+/// never renewed or renewed from elsewhere, a second way back) stay spin loops.
+#[test]
+fn cas_retry_loops_are_not_spin_loops() {
+    let spins = |body: &str| -> bool {
+        let text = format!(
+            ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<8>;\n.reg .pred %p<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [p];\nld.global.u32 %r1, [%rd1];\n{body}\nOUT:\nret;\n}}\n"
+        );
+        let (m, diags) = ptxr::syntax::parse_module(&text);
+        assert!(diags.is_empty(), "{text}: {diags:?}");
+        let ptxr::syntax::ast::Item::Func(f) = m.items.iter().find(|i| matches!(i, ptxr::syntax::ast::Item::Func(_))).unwrap() else { unreachable!() };
+        let found = ptxr::lanes::lockstep::spin_loops_warp(f.body.as_ref().unwrap());
+        assert!(found.is_empty() || found == ["L"], "{found:?}");
+        !found.is_empty()
+    };
+    // Retry loops: NVRTC's form (`setp.ne`, then the copy of the old value).
+    assert!(!spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;"));
+    // `setp.eq` and a negated guard; operands in the other order.
+    assert!(!spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.eq.s32 %p1, %r1, %r3;\nmov.u32 %r1, %r3;\n@!%p1 bra L;"));
+    // Leaving on success, then an unconditional way back.
+    assert!(!spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.eq.s32 %p1, %r3, %r1;\n@%p1 bra OUT;\nmov.u32 %r1, %r3;\nbra L;"));
+    // An early exit before the CAS (`while (v > old)`), the float maximum.
+    assert!(!spins("L:\nsetp.ge.u32 %p2, %r1, 77;\n@%p2 bra OUT;\natom.global.cas.b32 %r3, [%rd1], %r1, 77;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;"));
+    // The compare value loaded afresh from the CAS's address in every iteration.
+    assert!(!spins("L:\nld.volatile.global.u32 %r1, [%rd1];\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\n@%p1 bra L;"));
+
+    // Spin loops: a lock (constant compare value: only its holder's release ends the wait).
+    assert!(spins("L:\natom.global.cas.b32 %r3, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r3, 0;\n@%p1 bra L;"));
+    // Going round while the swap succeeds: waiting for another thread to change the word.
+    assert!(spins("L:\natom.global.cas.b32 %r3, [%rd1], %r1, %r1;\nsetp.eq.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;"));
+    // The compare value never renewed (waits for the word to come back to it).
+    assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\n@%p1 bra L;"));
+    // Renewed from another register, or loaded from another address.
+    assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r2;\n@%p1 bra L;"));
+    assert!(spins("L:\nld.volatile.global.u32 %r1, [%rd1+4];\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\n@%p1 bra L;"));
+    // The copy before the test (the test then compares equal values).
+    assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nmov.u32 %r1, %r3;\nsetp.ne.s32 %p1, %r3, %r1;\n@%p1 bra L;"));
+    // A CAS that an iteration may skip (a label between it and the way back).
+    assert!(spins("L:\n@%p3 bra M;\natom.global.cas.b32 %r3, [%rd1], %r1, 5;\nsetp.ne.s32 %p1, %r3, %r1;\nM:\nmov.u32 %r1, %r3;\n@%p1 bra L;"));
+    // A second way back from after the loop.
+    assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;\nld.volatile.global.u32 %r4, [%rd1+8];\nsetp.eq.s32 %p2, %r4, 0;\n@%p2 bra L;"));
+}

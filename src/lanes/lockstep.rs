@@ -53,7 +53,7 @@ pub fn yield_branches<'a>(body: &'a [Stmt<'a>], max_sites: u32, max_size: usize)
         }
         let Stmt::Instr(i) = seq[b] else { unreachable!() };
         out.insert(i as *const Instr<'a>);
-        if is_spin_loop(&seq[h..=b]) {
+        if is_spin_loop(&seq, h, b) {
             spin.insert(i as *const Instr<'a>);
         }
     }
@@ -101,15 +101,20 @@ fn is_shared_read(i: &Instr) -> bool {
 /// Whether the loop `seq[h..=b]` (a header label to its backward branch) is a spin loop: it
 /// sleeps (`nanosleep`), or one of its branches depends on a value read by
 /// [`is_shared_read`] in the loop — waiting for a flag that another thread sets, or retrying
-/// a lock (`atom.cas`) that another thread holds.
+/// a lock (`atom.cas`) that another thread holds — unless it is a compare-and-swap retry
+/// loop ([`is_cas_retry`]), which waits for no one.
 /// The dependence follows registers through the loop's instructions (twice round, for
 /// values carried to the next iteration) and their guards.
-fn is_spin_loop(seq: &[&Stmt<'_>]) -> bool {
+fn is_spin_loop(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
+    let seq = &all[h..=b];
     let instrs: Vec<&Instr> = seq.iter().filter_map(|s| if let Stmt::Instr(i) = s { Some(i) } else { None }).collect();
     // PTX ISA 9.7.17.2 nanosleep suspends the thread: a loop that sleeps waits for other
     // threads (a backoff loop inside a polling loop, whose poll is then not innermost).
     if instrs.iter().any(|i| i.opcode.name == "nanosleep") {
         return true;
+    }
+    if is_cas_retry(all, h, b) {
+        return false;
     }
     let mut tainted: HashSet<&str> = HashSet::new();
     for i in &instrs {
@@ -128,6 +133,138 @@ fn is_spin_loop(seq: &[&Stmt<'_>]) -> bool {
         }
     }
     instrs.iter().any(|i| i.opcode.name == "bra" && i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)))
+}
+
+/// Whether the innermost loop `all[h..=b]` is a compare-and-swap retry loop, the lock-free
+/// update that CUDA's `atomicCAS` idiom compiles to (`old = *p; do { assumed = old; old =
+/// atomicCAS(p, assumed, f(assumed)); } while (old != assumed);`, also LLVM's expansion of
+/// atomic read-modify-writes that PTX lacks):
+/// - its backward branch `b` is its only way back to the header (no other branch reaches
+///   the header from after it, none enters the loop past the header, no `brx`);
+/// - an `atom.cas` runs in every iteration that reaches `b` (straight-line code from it to
+///   `b`), and `b` goes back only when that CAS failed: `b` is guarded by "failed", or an
+///   exit taken on "succeeded" stands between the test and `b` (`while (v > old) { ...; if
+///   (old == assumed) break; }`). The test is `setp.eq`/`setp.ne` of the CAS's result and
+///   its compare operand (PTX ISA 9.7.12.5 atom: the old value, which equals the compare
+///   operand exactly when the swap happened);
+/// - the CAS's compare operand is, at every iteration after the first, the value the
+///   location held: the loop writes it only with `mov cmp, old` after the test, or with a
+///   load from the CAS's own address on the way from the header to the CAS.
+///
+/// Such a loop goes round again only when another swap on the location succeeded since
+/// this thread last read it, so among the threads running it some thread completes each
+/// round: it waits for no thread that is not running. The warp path runs it as any loop
+/// whose lanes leave at different times (the CAS lane by lane under the loop's mask; in
+/// every round the first lane whose compare value is current swaps), and the per-thread
+/// path runs it without yielding. Waiting for a lock (`atom.cas` with a constant compare
+/// operand: it succeeds only after another thread releases the lock) is not such a loop.
+fn is_cas_retry(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
+    fn name<'a>(op: Option<&Operand<'a>>) -> Option<&'a str> {
+        if let Some(Operand::Name(id, None)) = op { Some(id.name) } else { None }
+    }
+    let (Stmt::Label(head), Stmt::Instr(back)) = (all[h], all[b]) else { return false };
+    let instr = |k: usize| if let Stmt::Instr(i) = all[k] { Some(i) } else { None };
+    let writes = |k: usize, r: &str| instr(k).map_or(false, |i| super::remat::writes(i).contains(&r));
+    // Control: one way back (the branch `b`), one way in (the header).
+    let inner: HashSet<&str> = all[h + 1..=b].iter().filter_map(|s| if let Stmt::Label(l) = s { Some(l.name) } else { None }).collect();
+    let outside = |t: &str| t != head.name && !inner.contains(t);
+    for (k, s) in all.iter().enumerate() {
+        match s {
+            Stmt::BranchTargets { .. } => return false,
+            Stmt::Instr(i) if i.opcode.name == "brx" && (h..=b).contains(&k) => return false,
+            Stmt::Instr(i) if i.opcode.name == "bra" => {
+                let Some(t) = name(i.operands.first()) else { return false };
+                if (t == head.name && k > h && k != b) || (inner.contains(t) && !(h..=b).contains(&k)) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    if back.opcode.name != "bra" || name(back.operands.first()) != Some(head.name) {
+        return false;
+    }
+    // The CAS: the last `atom.cas` before `b`, with straight-line code from it to `b` (no
+    // label; branches only guarded ones that leave the loop).
+    let Some(c) = (h + 1..b).rev().find(|&k| instr(k).map_or(false, |i| i.opcode.name == "atom" && i.has_mod("cas"))) else { return false };
+    let cas = instr(c).unwrap();
+    let (Some(old), Some(Operand::Mem(addr)), Some(expected)) = (name(cas.operands.first()), cas.operands.get(1), name(cas.operands.get(2))) else { return false };
+    if cas.guard.is_some() || cas.operands.len() != 4 || old == expected {
+        return false;
+    }
+    for k in c + 1..b {
+        match all[k] {
+            Stmt::Label(_) => return false,
+            Stmt::Instr(i) if matches!(i.opcode.name, "bra" | "brx" | "call" | "ret" | "exit" | "trap") => {
+                if i.opcode.name != "bra" || i.guard.is_none() || !name(i.operands.first()).map_or(false, outside) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        if writes(k, old) {
+            return false;
+        }
+    }
+    // Tests of the swap: `setp.{eq,ne}` of `old` and `expected` (either order) on integers,
+    // by their position and the predicate's value when the CAS failed.
+    let mut failed_when: Vec<(usize, &str, bool)> = Vec::new();
+    for k in c + 1..b {
+        let Some(t) = instr(k) else { continue };
+        let int = t.mods.iter().any(|m| matches!(*m, "b16" | "b32" | "b64" | "s16" | "s32" | "s64" | "u16" | "u32" | "u64"));
+        let pair = (name(t.operands.get(1)), name(t.operands.get(2)));
+        let compares = pair == (Some(old), Some(expected)) || pair == (Some(expected), Some(old));
+        // `expected` must still hold the compare operand here.
+        let kept = !(c + 1..k).any(|j| writes(j, expected));
+        if t.opcode.name == "setp" && t.guard.is_none() && int && t.operands.len() == 3 && compares && kept {
+            let Some(p) = name(t.operands.first()) else { continue };
+            match t.mods.first() {
+                Some(&"ne") => failed_when.push((k, p, true)),
+                Some(&"eq") => failed_when.push((k, p, false)),
+                _ => {}
+            }
+        }
+    }
+    // The predicate `p` of test `s`, read at `k`, still holds the test's value.
+    let holds = |s: usize, p: &str, k: usize| !(s + 1..k).any(|j| writes(j, p));
+    let guard_is = |i: &Instr<'_>, failed: bool| {
+        i.guard.map_or(false, |g| failed_when.iter().any(|&(s, p, f)| g.pred.name == p && (g.negated != f) == failed && holds(s, p, b)))
+    };
+    let back_on_failure = guard_is(back, true);
+    let exit_on_success = (c + 1..b).any(|k| {
+        instr(k).map_or(false, |i| {
+            i.opcode.name == "bra" && name(i.operands.first()).map_or(false, outside) && i.guard.map_or(false, |g| failed_when.iter().any(|&(s, p, f)| s < k && g.pred.name == p && (g.negated != f) == false && holds(s, p, k)))
+        })
+    });
+    if !back_on_failure && !exit_on_success {
+        return false;
+    }
+    // The compare operand renewed: after the test, only by `mov expected, old`; from the
+    // header to the CAS, only by an unguarded load of the CAS's address (its base register
+    // unchanged in the loop) that every iteration runs (no label before it).
+    let first_test = failed_when.iter().map(|t| t.0).min().unwrap_or(b);
+    let mut renewed = false;
+    for k in h + 1..b {
+        let Some(i) = instr(k) else { continue };
+        if k == c || !super::remat::writes(i).contains(&expected) {
+            continue;
+        }
+        if k > c {
+            let is_mov = i.opcode.name == "mov" && i.guard.is_none() && k > first_test && name(i.operands.get(1)) == Some(old) && super::remat::writes(i).len() == 1;
+            if !is_mov {
+                return false;
+            }
+        } else {
+            let same_addr = matches!(i.operands.get(1), Some(Operand::Mem(a)) if a.base.map(|x| x.name) == addr.base.map(|x| x.name) && a.offset == addr.offset);
+            let straight = all[h + 1..k].iter().all(|s| !matches!(s, Stmt::Label(_)));
+            let base_kept = addr.base.map_or(true, |x| !(h..=b).any(|j| writes(j, x.name)));
+            if i.opcode.name != "ld" || i.guard.is_some() || !same_addr || !straight || !base_kept {
+                return false;
+            }
+        }
+        renewed = true;
+    }
+    renewed
 }
 
 /// Whether a body has a spin loop (see [`yield_branches`] and [`is_spin_loop`]), such as
@@ -152,7 +289,7 @@ pub fn spin_loops_warp<'a>(body: &'a [Stmt<'a>]) -> Vec<&'a str> {
         .into_iter()
         .filter(|&(h, b)| {
             let meets = seq[h..b].iter().any(|s| matches!(s, Stmt::Instr(i) if super::is_sync(i) && super::is_lockstep_access(i).is_none()));
-            !meets && is_spin_loop(&seq[h..=b])
+            !meets && is_spin_loop(&seq, h, b)
         })
         .filter_map(|(h, _)| if let Stmt::Label(l) = seq[h] { Some(l.name) } else { None })
         .collect()

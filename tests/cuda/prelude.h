@@ -92,6 +92,10 @@ __PD int atomicMax(int *p, int v) { return __nvvm_atom_max_gen_i(p, v); }
 __PD int atomicMin(int *p, int v) { return __nvvm_atom_min_gen_i(p, v); }
 __PD int atomicCAS(int *p, int c, int v) { return __nvvm_atom_cas_gen_i(p, c, v); }
 __PD int atomicExch(int *p, int v) { return __nvvm_atom_xchg_gen_i(p, v); }
+__PD unsigned long long atomicCAS(unsigned long long *p, unsigned long long c,
+                                  unsigned long long v) {
+  return (unsigned long long)__nvvm_atom_cas_gen_ll((long long *)p, (long long)c, (long long)v);
+}
 
 // --- integer intrinsics
 // (clang's __nvvm_* set has no popc/clz/brev: those are libdevice __nv_* functions; the
@@ -144,6 +148,8 @@ __PD float __int2float_rz(int x) { return __nvvm_i2f_rz(x); }
 __PD float __uint2float_rn(unsigned x) { return __nvvm_ui2f_rn(x); }
 __PD int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
 __PD float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+__PD long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+__PD double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
 __PD double sqrt(double x) { return __nvvm_sqrt_rn_d(x); }
 __PD double fabs(double x) { return __nvvm_fabs_d(x); }
 __PD double fma(double a, double b, double c) { return __nvvm_fma_rn_d(a, b, c); }
