@@ -246,8 +246,6 @@ pub struct SyncState<'ctx> {
     pub sites: Vec<crate::lanes::SiteInfo>,
     /// Whether the kernel has `bar.arrive` (its arrivals are counted by the runtime).
     pub has_arrive: bool,
-    /// Warp-major passes of a chain of shuffles (`lanes::warp_chain`), once emitted.
-    pub warp: Option<crate::lanes::WarpMode<'ctx>>,
     /// The general loop (its dispatch switches on the thread's resume point).
     pub general: Option<crate::lanes::ThreadLoop<'ctx>>,
 }
@@ -571,8 +569,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         // The region copies of a kernel with synchronization (see `lanes`): the same body
         // again per resume point, each in a thread loop of its own, with fresh labels and
         // scopes (its storage is replayed).
-        let copy = |e: &mut FnEmitter<'ctx, 'a, '_>, site: u32, warp: bool| -> R<()> {
-            let start = crate::lanes::begin_copy(e, site, warp);
+        let copy = |e: &mut FnEmitter<'ctx, 'a, '_>, site: u32| -> R<()> {
+            let start = crate::lanes::begin_copy(e, site);
             e.regs.clear();
             e.irs.slots.clear();
             e.vars = vars.clone();
@@ -583,16 +581,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         };
         if let Some(sites) = crate::lanes::wants_copies(&e) {
             for site in 0..=sites {
-                copy(&mut e, site, false)?;
-            }
-            // The same passes warp by warp, where every sync point is a shuffle that leads
-            // to the next (see `lanes::warp_chain`).
-            if let Some(chain) = crate::lanes::warp_chain(&e) {
-                crate::lanes::begin_warp_mode(&mut e, chain.clone());
-                for site in chain {
-                    copy(&mut e, site, true)?;
-                }
-                crate::lanes::set_view(e.sync.as_mut().unwrap(), false);
+                copy(&mut e, site)?;
             }
         }
     }

@@ -286,10 +286,6 @@ pub struct ThreadLoop<'ctx> {
     pub t64: IntValue<'ctx>,
     /// The thread index in i32 (lane arithmetic in 32-bit vector lanes).
     pub t32: IntValue<'ctx>,
-    /// The thread's index in the CTA (i64, i32): `t64`/`t32` except in a warp copy, whose
-    /// columns are indexed by the lane (see `WarpMode`).
-    pub tg64: IntValue<'ctx>,
-    pub tg32: IntValue<'ctx>,
     pub frame_t: inkwell::values::PointerValue<'ctx>,
     pub slot_t: inkwell::values::PointerValue<'ctx>,
 }
@@ -358,7 +354,7 @@ fn thread_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBl
         b.build_unconditional_branch(dispatch).unwrap();
     }
     let frame_t = loop_tail(e, &b, [dispatch, exit, next], t64, t64);
-    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, t32, tg64: t64, tg32: t32, frame_t, slot_t }
+    ThreadLoop { entry, dispatch, next, exit, done, tid: [xv, yv, zv], t64, t32, frame_t, slot_t }
 }
 
 /// What every thread loop ends with: in `dispatch`, the frame of thread `t` (the frame size
@@ -557,7 +553,6 @@ pub fn setup_scheduler<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<
         yield_count: None,
         sites: Vec::new(),
         has_arrive: false,
-        warp: None,
     });
     let general = thread_loop(e, "sched", resolve, true);
     enter_loop(e, &general);
@@ -615,12 +610,11 @@ pub fn wants_copies(e: &FnEmitter<'_, '_, '_>) -> Option<u32> {
 }
 
 /// Starts region copy `site` (0: the start of the body): a thread loop whose body the
-/// caller emits next, from the returned block. `warp`: the warp copy of [`WarpMode`], a
-/// loop over the lanes of the current warp.
-pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32, warp: bool) -> BasicBlock<'ctx> {
+/// caller emits next, from the returned block.
+pub fn begin_copy<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, site: u32) -> BasicBlock<'ctx> {
     let resolve = e.sync.as_ref().unwrap().resolve_bb;
-    let name = format!("{}region{site}", if warp { "w" } else { "" });
-    let l = if warp { warp_loop(e, &name, resolve) } else { thread_loop(e, &name, resolve, false) };
+    let name = format!("region{site}");
+    let l = thread_loop(e, &name, resolve, false);
     enter_loop(e, &l);
     let start = e.ctx().append_basic_block(e.f, &format!("{name}.body"));
     let st = e.sync.as_mut().unwrap();
@@ -890,7 +884,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // all its sync points: every register live across any of them, so that its code grows with
     // the registers plus the sites rather than with their product (a GEMM with 64 `mma.sync`
     // has 128 sites and ~200 live registers).
-    let shared = thread_version && st.copies.is_empty() && st.warp.is_none();
+    let shared = thread_version && st.copies.is_empty();
     let ind: std::collections::HashMap<usize, usize> = ind_regs.iter().filter(|_| !shared).filter_map(|(p, n)| regs.iter().position(|r| r == p).filter(|&k| consts[k].is_none()).map(|k| (k, *n))).collect();
     let mut deferred: Vec<Deferred> = Vec::new();
     // Registers that every sync point they are live across is a shuffle handing over their
@@ -938,12 +932,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         None => spills,
     };
     for &(leave, resume, t, site, copy) in &spills {
-        // A warp copy keeps its columns in the warp's area, except where the chain is
-        // entered: the registers come from the CTA-wide pass before it.
-        let warp = is_warp_copy(st, copy);
-        let entered = warp && is_chain_entry(st, copy, site);
-        let t = if entered { st.fast[copy - 1].1.tg64 } else { t };
-        set_view(st, warp && !entered);
         let set = &per_site[&site];
         for (k, &(p, ty, size)) in st.regs.iter().enumerate() {
             if !set.has(k) {
@@ -977,10 +965,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             // so an i1 column would not vectorize as consecutive accesses.
             let pred = ty == ctx.bool_type().into();
             let i8t = ctx.i8_type();
-            // The first warp copy saves every live register: the warp's area holds nothing
-            // from before the chain.
-            let first_warp = st.warp.as_ref().map_or(false, |w| copy == w.first + 1);
-            if copy == 0 || written[copy - 1].has(k) || first_warp {
+            if copy == 0 || written[copy - 1].has(k) {
                 b.position_before(&leave.get_terminator().unwrap());
                 let cp = col_ptr(&b, st, ctx, (off, size), t);
                 let v = b.build_load(ty, p, "").unwrap();
@@ -998,11 +983,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             b.build_store(p, v).unwrap();
         }
     }
-    set_view(st, false);
-    // The warp's column area lives on the CPU thread's stack: a kernel with a very large
-    // one keeps the CTA-wide passes (its warp copies stay unreachable).
-    let warp_bytes = 32 * ((columns + 15) / 16 * 16);
-    let warp_ok = st.warp.is_some() && warp_bytes <= MAX_WARP_AREA;
     // A multiple of the largest alignment a `.local` variable asks for (PTX ISA 5.4.5
     // `.align`): the runtime aligns the frames to it, so every thread's copy is aligned.
     let fa = st.frame_align.max(16);
@@ -1037,20 +1017,8 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     }
     // The first pass: every thread starts at the beginning of the body.
     b.position_at_end(st.start_bb);
-    // Warp copies (see `WarpMode`) come after the CTA-wide copies in `fast`.
-    let ncopies = st.warp.as_ref().map_or(st.fast.len(), |w| w.first);
-    let first = st.fast[..ncopies].iter().find(|f| f.0 == 0).map_or(general.entry, |f| f.1.entry);
+    let first = st.fast.iter().find(|f| f.0 == 0).map_or(general.entry, |f| f.1.entry);
     b.build_unconditional_branch(first).unwrap();
-    if let Some(w) = &st.warp {
-        b.position_at_end(w.head);
-        b.build_unconditional_branch(st.fast[w.first].1.entry).unwrap();
-        for ci in w.first..st.fast.len() {
-            let done = st.fast[ci].1.done;
-            done.get_terminator().unwrap().erase_from_basic_block();
-            b.position_at_end(done);
-            b.build_unconditional_branch(st.fast.get(ci + 1).map_or(w.latch, |n| n.1.entry)).unwrap();
-        }
-    }
 
     // After a pass: complete in generated code if every thread stopped at one site...
     let stt = slot_type(ctx);
@@ -1087,9 +1055,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // Where a pass of each region copy starts (its thread loop, or the check before it).
     let mut entry_of: Vec<BasicBlock> = st.fast.iter().map(|f| f.1.entry).collect();
     for (ci, (site, l)) in st.fast.iter().enumerate() {
-        if ci >= ncopies {
-            continue;
-        }
         let Some(set) = per_site.get(site) else { continue };
         // Only the registers the copy reads: one it just carries keeps its column.
         let mut ks: Vec<usize> = ind.keys().copied().filter(|&k| set.has(k) && read[ci].has(k) && offset[k].is_some()).collect();
@@ -1158,9 +1123,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     let mut cases = Vec::new();
     let mut complete_bb = std::collections::HashMap::new();
     for (ci, (site, _)) in st.fast.iter().enumerate() {
-        if ci >= ncopies {
-            continue;
-        }
         let Some(si) = st.sites.get((*site as usize).wrapping_sub(1)) else { continue };
         if !completes_inline(si, st.has_arrive) {
             continue;
@@ -1173,17 +1135,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
             loops.push(shfl_inline(&b, st, ctx, f, si, a_col(st, *site)));
         }
         b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
-        match &st.warp {
-            // Warp by warp when every warp lies in one row of the block.
-            Some(w) if warp_ok && w.chain[0] == *site => {
-                let rem = b.build_and(st.ntid[0], i32t.const_int(31, false), "").unwrap();
-                let rows = b.build_int_compare(IntPredicate::EQ, rem, i32t.const_zero(), "warp.rows").unwrap();
-                b.build_conditional_branch(rows, w.entry, entry_of[ci]).unwrap();
-            }
-            _ => {
-                b.build_unconditional_branch(entry_of[ci]).unwrap();
-            }
-        }
+        b.build_unconditional_branch(entry_of[ci]).unwrap();
     }
     b.position_at_end(inline_bb);
     b.build_switch(first, slow, &cases).unwrap();
@@ -1191,9 +1143,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     // scan of the SITE column after its pass: it goes straight to `j`'s completion (or
     // ends the CTA), and its threads need not write their site.
     for (ci, (r, leaves)) in reach.iter().enumerate() {
-        if ci >= ncopies {
-            continue;
-        }
         let to = match r.outcome() {
             Outcome::Site(j) => match complete_bb.get(&j) {
                 Some(&bb) => {
@@ -1305,9 +1254,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
     b.build_store(all_run_p, ctx.bool_type().const_all_ones()).unwrap();
     let mut cases = vec![(i32t.const_int(abi::RESOLVE_CONTINUE as u64, false), general.entry)];
     for (ci, (site, _)) in st.fast.iter().enumerate() {
-        if ci >= ncopies {
-            continue;
-        }
         // A fused copy computes results itself; the runtime's are in the columns, which the
         // general loop reads.
         if *site != 0 && !fused[ci] {
@@ -1322,10 +1268,7 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
         if !fused[ci] {
             continue;
         }
-        // The chain's entry reads the operands the CTA-wide pass left.
-        let entered = ci >= ncopies && is_chain_entry(st, ci + 1, *site);
-        set_view(st, ci >= ncopies && !entered);
-        let (t64, t32) = if entered { (l.tg64, l.tg32) } else { (l.t64, l.t32) };
+        let (t64, t32) = (l.t64, l.t32);
         let si = &st.sites[*site as usize - 1];
         let Some(resume) = st.spills.iter().find(|s| s.4 == ci + 1 && s.3 == *site).map(|s| s.1) else { continue };
         let Some(cont) = resume.get_terminator().and_then(|t| t.get_operand(0)).and_then(|o| o.block()) else { continue };
@@ -1341,18 +1284,6 @@ pub fn finish_scheduler(e: &mut FnEmitter<'_, '_, '_>) -> u32 {
                 unsafe { inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(load.as_value_ref(), with.as_value_ref()) };
                 load.erase_from_basic_block();
             }
-        }
-    }
-    set_view(st, false);
-    if let Some(w) = st.warp.as_ref().filter(|_| warp_ok) {
-        // The warp's column area, now that the columns are known.
-        let area = e.alloca_b.build_alloca(ctx.i8_type().array_type(warp_bytes), "warp.columns").unwrap();
-        let _ = area.as_instruction().unwrap().set_alignment(64);
-        unsafe {
-            use inkwell::values::AsValueRef;
-            let old = w.area.as_instruction().unwrap();
-            inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(old.as_value_ref(), area.as_value_ref());
-            old.erase_from_basic_block();
         }
     }
     // Each of these loops touches only its own thread's slot and columns, or reads columns
@@ -1700,163 +1631,4 @@ fn record_result<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, pred:
 /// The column of the operand `a` of site `site`: its own for a shuffle, else the shared one.
 fn a_col(st: &crate::codegen::func::SyncState<'_>, site: u32) -> (u32, u32) {
     st.shfl_cols.iter().find(|c| c.0 == site).map_or(col::A, |c| (c.1, 4))
-}
-
-/// Warp-major passes. A kernel whose passes form a chain — the first pass ends with every
-/// thread at one shuffle, the pass after it at the next one, and so on until every thread
-/// ends, with no other sync point (a warp-level reduction or scan) — gives the same results
-/// when each warp runs the rest of the chain before the next warp starts: a shuffle reads
-/// only its own warp's operands, and without a barrier nothing orders the warps of a CTA
-/// (PTX ISA 6.4 section 3.2). The region copies after the first are emitted again for that
-/// order, each a loop over the 32 lanes of one warp, with the warp's columns in an array of
-/// the kernel's own frame (`area`): LLVM unrolls the lane loops and keeps the columns in
-/// registers, so a shuffle becomes a permutation of values instead of a pass over the CTA's
-/// memory. The first pass stays CTA-wide (its vectorized thread loop keeps the kernel's
-/// loads consecutive, where unrolled lanes would become gathers); the first warp copy reads
-/// what it left in the CTA's columns and saves every live register to the warp's. The
-/// chain runs warp by warp when every warp lies in one row of the block (`%ntid.x` a
-/// multiple of 32), in the CTA-wide copies otherwise.
-pub struct WarpMode<'ctx> {
-    /// The sites of the chain after the first pass, in order.
-    pub chain: Vec<u32>,
-    /// Index in `SyncState::fast` of the chain's first warp copy (the others follow).
-    pub first: usize,
-    /// The warp loop: its entry, its head (where `t0` and the warp's `%tid` start are
-    /// computed) and its latch.
-    pub entry: BasicBlock<'ctx>,
-    pub head: BasicBlock<'ctx>,
-    pub latch: BasicBlock<'ctx>,
-    /// The warp's first thread index and its `%tid` (lane 0).
-    pub t0: IntValue<'ctx>,
-    pub tid0: [IntValue<'ctx>; 3],
-    /// A stand-in for the warp's column area, replaced once its size is known.
-    pub area: inkwell::values::PointerValue<'ctx>,
-    /// The CTA-wide column view (`soa_base`, `nt64`, `nthreads`), restored after the warp
-    /// copies.
-    pub cta_view: (inkwell::values::PointerValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>),
-}
-
-/// The chain of sites of a kernel that can run warp by warp (see [`WarpMode`]), if it is one.
-pub fn warp_chain(e: &FnEmitter<'_, '_, '_>) -> Option<Vec<u32>> {
-    let st = e.sync.as_ref()?;
-    if !e.yields.is_empty() || !e.spin_yields.is_empty() || !e.remat_induction.is_empty() || st.has_arrive || st.warp.is_some() {
-        return None;
-    }
-    let reach = |ci: usize| {
-        let (entry, next, exit) = st.copies[ci];
-        let leaves: Vec<(BasicBlock, u32, usize)> = st.spills.iter().enumerate().filter(|(_, s)| s.4 == ci + 1).map(|(k, s)| (s.0, s.3, k)).collect();
-        copy_reach(entry, next, exit, &leaves)
-    };
-    let copy_of = |site: u32| st.fast.iter().position(|f| f.0 == site);
-    let mut chain = Vec::new();
-    let mut ci = copy_of(0)?;
-    loop {
-        match reach(ci).outcome() {
-            Outcome::Exit => return (!chain.is_empty()).then_some(chain),
-            Outcome::Site(j) => {
-                let si = st.sites.get((j as usize).wrapping_sub(1))?;
-                if si.kind != abi::SYNC_SHFL || !completes_inline(si, false) || chain.contains(&j) {
-                    return None;
-                }
-                let cj = copy_of(j)?;
-                // The copy computes the shuffle where its threads resume (`fused` in
-                // `finish_scheduler`).
-                let r = reach(cj);
-                if r.unknown || r.sites.contains(&j) {
-                    return None;
-                }
-                chain.push(j);
-                ci = cj;
-            }
-            Outcome::Mixed => return None,
-        }
-    }
-}
-
-/// Makes the column view the warp's (`warp`) or the CTA's.
-pub fn set_view(st: &mut crate::codegen::func::SyncState<'_>, warp: bool) {
-    let Some(w) = &st.warp else { return };
-    let i64t = st.nt64.get_type();
-    let i32t = st.nthreads.get_type();
-    (st.soa_base, st.nt64, st.nthreads) = if warp { (w.area, i64t.const_int(32, false), i32t.const_int(32, false)) } else { w.cta_view };
-}
-
-/// The largest column area of a warp (bytes) for which the warp copies run.
-const MAX_WARP_AREA: u32 = 64 * 1024;
-
-/// Whether region copy `copy` (1-based, as in `spills`) is a warp copy.
-fn is_warp_copy(st: &crate::codegen::func::SyncState<'_>, copy: usize) -> bool {
-    st.warp.as_ref().map_or(false, |w| copy > w.first)
-}
-
-/// Whether `site` of region copy `copy` is where the warp chain is entered (its first warp
-/// copy, resuming at its own site).
-fn is_chain_entry(st: &crate::codegen::func::SyncState<'_>, copy: usize, site: u32) -> bool {
-    st.warp.as_ref().map_or(false, |w| copy == w.first + 1 && site == w.chain[0])
-}
-
-/// Sets up the warp loop of [`WarpMode`] before its copies are emitted.
-pub fn begin_warp_mode(e: &mut FnEmitter<'_, '_, '_>, chain: Vec<u32>) {
-    let ctx = e.ctx();
-    let i32t = ctx.i32_type();
-    let f = e.f;
-    let area = e.alloca_b.build_alloca(ctx.i8_type(), "warp.columns").unwrap();
-    let st = e.sync.as_mut().unwrap();
-    let b = ctx.create_builder();
-    let entry = ctx.append_basic_block(f, "warps");
-    let head = ctx.append_basic_block(f, "warp");
-    let latch = ctx.append_basic_block(f, "warp.next");
-    b.position_at_end(entry);
-    b.build_unconditional_branch(head).unwrap();
-    b.position_at_end(head);
-    let w = b.build_phi(i32t, "w").unwrap();
-    let wv = w.as_basic_value().into_int_value();
-    let t0 = exact(b.build_int_mul(wv, i32t.const_int(32, false), "t0").unwrap());
-    // A warp lies in one row: t0 = (z * ntid.y + y) * ntid.x + x0.
-    let row = b.build_int_unsigned_div(t0, st.ntid[0], "row").unwrap();
-    let x0 = b.build_int_sub(t0, b.build_int_mul(row, st.ntid[0], "").unwrap(), "x0").unwrap();
-    let y0 = b.build_int_unsigned_rem(row, st.ntid[1], "y0").unwrap();
-    let z0 = b.build_int_unsigned_div(row, st.ntid[1], "z0").unwrap();
-    b.position_at_end(latch);
-    let w1 = exact(b.build_int_add(wv, i32t.const_int(1, false), "").unwrap());
-    let nw = b.build_right_shift(st.nthreads, i32t.const_int(5, false), false, "nwarps").unwrap();
-    let more = b.build_int_compare(IntPredicate::ULT, w1, nw, "").unwrap();
-    b.build_conditional_branch(more, head, st.done_bb).unwrap();
-    w.add_incoming(&[(&i32t.const_zero(), entry), (&w1, latch)]);
-    st.warp = Some(WarpMode { chain, first: st.fast.len(), entry, head, latch, t0, tid0: [x0, y0, z0], area, cta_view: (st.soa_base, st.nt64, st.nthreads) });
-    set_view(st, true);
-}
-
-/// The loop over the 32 lanes of the warp of [`WarpMode`]: `t64`/`t32` are the lane (the
-/// index in the warp's columns); the frame is the thread's.
-fn warp_loop<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, after: BasicBlock<'ctx>) -> ThreadLoop<'ctx> {
-    let ctx = e.ctx();
-    let i32t = ctx.i32_type();
-    let i64t = ctx.i64_type();
-    let f = e.f;
-    let st = e.sync.as_ref().expect("sync kernel");
-    let w = st.warp.as_ref().expect("warp mode");
-    let entry = ctx.append_basic_block(f, name);
-    let head = ctx.append_basic_block(f, &format!("{name}.head"));
-    let fast = ctx.append_basic_block(f, &format!("{name}.lane"));
-    let dispatch = ctx.append_basic_block(f, &format!("{name}.dispatch"));
-    let next = ctx.append_basic_block(f, &format!("{name}.next"));
-    let exit = ctx.append_basic_block(f, &format!("{name}.exit"));
-    let done = ctx.append_basic_block(f, &format!("{name}.done"));
-    let b = ctx.create_builder();
-    b.position_at_end(done);
-    b.build_unconditional_branch(after).unwrap();
-    b.position_at_end(entry);
-    b.build_unconditional_branch(head).unwrap();
-    let lane = index_loop(&b, [head, entry, next], i32t.const_int(32, false), fast, done, "lane");
-    b.position_at_end(fast);
-    let x = exact(b.build_int_add(w.tid0[0], lane, "tid.x").unwrap());
-    let t32g = exact(b.build_int_add(w.t0, lane, "t32").unwrap());
-    let t64g = b.build_int_z_extend(t32g, i64t, "t").unwrap();
-    let lane64 = b.build_int_z_extend(lane, i64t, "lane64").unwrap();
-    let slot_t = unsafe { b.build_in_bounds_gep(slot_type(ctx), st.slots, &[t64g], "slot").unwrap() };
-    b.build_unconditional_branch(dispatch).unwrap();
-    let tid = [x, w.tid0[1], w.tid0[2]];
-    let frame_t = loop_tail(e, &b, [dispatch, exit, next], t64g, lane64);
-    ThreadLoop { entry, dispatch, next, exit, done, tid, t64: lane64, t32: lane, tg64: t64g, tg32: t32g, frame_t, slot_t }
 }
