@@ -490,7 +490,7 @@ ret;
 
 /// Compare-and-swap retry loops (`lanes::lockstep::is_cas_retry`) are not spin loops: they
 /// go round again only when another thread's swap succeeded, so they run on the warp path as
-/// divergent loops. Loops whose CAS can only succeed after another thread acts (a lock with
+/// divergent loops; nor is a loop whose branch on an atomic only skips work. Loops whose CAS can only succeed after another thread acts (a lock with
 /// a constant compare value, a loop that repeats while the swap succeeds, a compare value
 /// never renewed or renewed from elsewhere, a second way back) stay spin loops.
 #[test]
@@ -530,6 +530,14 @@ fn cas_retry_loops_are_not_spin_loops() {
     assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nmov.u32 %r1, %r3;\nsetp.ne.s32 %p1, %r3, %r1;\n@%p1 bra L;"));
     // A CAS that an iteration may skip (a label between it and the way back).
     assert!(spins("L:\n@%p3 bra M;\natom.global.cas.b32 %r3, [%rd1], %r1, 5;\nsetp.ne.s32 %p1, %r3, %r1;\nM:\nmov.u32 %r1, %r3;\n@%p1 bra L;"));
+    // A loop over a node's edges whose `atomicCAS` only decides whether to count: its trip
+    // count does not depend on the atomic (a breadth-first search step).
+    assert!(!spins("L:\natom.global.cas.b32 %r3, [%rd1], -1, 7;\nsetp.ne.s32 %p1, %r3, -1;\n@%p1 bra SKIP;\natom.global.add.u32 %r4, [%rd1+4], 1;\nSKIP:\nadd.s32 %r1, %r1, 1;\nsetp.lt.s32 %p2, %r1, 9;\n@%p2 bra L;"));
+    // ... but a loop that leaves only once a lock was taken, through a flag set under the
+    // branch on the CAS (`while (!done) if (atomicCAS(&lock, 0, 1) == 0) { ...; done = 1; }`),
+    // or from inside the skipped part, spins.
+    assert!(spins("mov.u32 %r5, 0;\nL:\natom.global.cas.b32 %r3, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r3, 0;\n@%p1 bra SKIP;\natom.global.exch.b32 %r4, [%rd1], 0;\nmov.u32 %r5, 1;\nSKIP:\nsetp.eq.s32 %p2, %r5, 0;\n@%p2 bra L;"));
+    assert!(spins("L:\natom.global.cas.b32 %r3, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r3, 0;\n@%p1 bra SKIP;\natom.global.exch.b32 %r4, [%rd1], 0;\nbra OUT;\nSKIP:\nadd.s32 %r1, %r1, 1;\nbra L;"));
     // A second way back from after the loop.
     assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;\nld.volatile.global.u32 %r4, [%rd1+8];\nsetp.eq.s32 %p2, %r4, 0;\n@%p2 bra L;"));
 }

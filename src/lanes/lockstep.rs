@@ -99,25 +99,29 @@ fn is_shared_read(i: &Instr) -> bool {
 }
 
 /// Whether the loop `seq[h..=b]` (a header label to its backward branch) is a spin loop: it
-/// sleeps (`nanosleep`), or one of its branches depends on a value read by
-/// [`is_shared_read`] in the loop — waiting for a flag that another thread sets, or retrying
-/// a lock (`atom.cas`) that another thread holds — unless it is a compare-and-swap retry
-/// loop ([`is_cas_retry`]), which waits for no one.
-/// The dependence follows registers through the loop's instructions (twice round, for
-/// values carried to the next iteration) and their guards.
+/// sleeps (`nanosleep`), or whether it goes round again or leaves depends on a value read
+/// by [`is_shared_read`] in the loop — waiting for a flag that another thread sets, or
+/// retrying a lock (`atom.cas`) that another thread holds — unless it is a compare-and-swap
+/// retry loop ([`is_cas_retry`]), which waits for no one.
+/// The dependence follows registers through the loop's instructions (round and round, for
+/// values carried to the next iteration), their guards, and control: the instructions that
+/// a dependent forward branch inside the loop skips depend on it too. A loop whose branch
+/// on an atomic's result only skips work (a graph search's `if (atomicCAS(&level[v], -1, l)
+/// == -1) count++` over a node's edges) and whose trip count does not depend on it is no
+/// spin loop.
 fn is_spin_loop(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
     let seq = &all[h..=b];
-    let instrs: Vec<&Instr> = seq.iter().filter_map(|s| if let Stmt::Instr(i) = s { Some(i) } else { None }).collect();
+    let instrs: Vec<(usize, &Instr)> = seq.iter().enumerate().filter_map(|(k, s)| if let Stmt::Instr(i) = s { Some((h + k, i)) } else { None }).collect();
     // PTX ISA 9.7.17.2 nanosleep suspends the thread: a loop that sleeps waits for other
     // threads (a backoff loop inside a polling loop, whose poll is then not innermost).
-    if instrs.iter().any(|i| i.opcode.name == "nanosleep") {
+    if instrs.iter().any(|(_, i)| i.opcode.name == "nanosleep") {
         return true;
     }
     if is_cas_retry(all, h, b) {
         return false;
     }
     let mut tainted: HashSet<&str> = HashSet::new();
-    for i in &instrs {
+    for (_, i) in &instrs {
         if is_shared_read(i) {
             tainted.extend(super::remat::writes(i));
         }
@@ -125,14 +129,46 @@ fn is_spin_loop(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
     if tainted.is_empty() {
         return false;
     }
-    for _ in 0..2 {
-        for i in &instrs {
-            if i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)) || super::remat::reads(i).iter().any(|r| tainted.contains(r)) {
-                tainted.extend(super::remat::writes(i));
+    let labels: HashMap<&str, usize> = all.iter().enumerate().filter_map(|(k, s)| if let Stmt::Label(l) = s { Some((l.name, k)) } else { None }).collect();
+    let target = |i: &Instr| -> Option<usize> {
+        match i.operands.first() {
+            Some(Operand::Name(l, None)) => labels.get(l.name).copied(),
+            _ => None,
+        }
+    };
+    // Forward ranges (branch, target) inside the loop that a dependent branch skips.
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    let depends = |k: usize, i: &Instr, tainted: &HashSet<&str>, ranges: &[(usize, usize)]| {
+        ranges.iter().any(|&(a, z)| a < k && k < z) || i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)) || super::remat::reads(i).iter().any(|r| tainted.contains(r))
+    };
+    loop {
+        let (n_taint, n_ranges) = (tainted.len(), ranges.len());
+        for &(k, i) in &instrs {
+            if !depends(k, i, &tainted, &ranges) {
+                continue;
+            }
+            tainted.extend(super::remat::writes(i));
+            if i.opcode.name == "bra" {
+                if let Some(t) = target(i).filter(|&t| k < t && t <= b) {
+                    if !ranges.contains(&(k, t)) {
+                        ranges.push((k, t));
+                    }
+                }
             }
         }
+        if tainted.len() == n_taint && ranges.len() == n_ranges {
+            break;
+        }
     }
-    instrs.iter().any(|i| i.opcode.name == "bra" && i.guard.as_ref().map_or(false, |g| tainted.contains(g.pred.name)))
+    // A dependent way back to the header or out of the loop.
+    instrs.iter().any(|&(k, i)| {
+        let leaves = match i.opcode.name {
+            "bra" => target(i).map_or(true, |t| t == h || t < h || t > b),
+            "brx" | "ret" | "exit" | "trap" => true,
+            _ => false,
+        };
+        leaves && depends(k, i, &tainted, &ranges)
+    })
 }
 
 /// Whether the innermost loop `all[h..=b]` is a compare-and-swap retry loop, the lock-free
