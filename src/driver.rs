@@ -423,6 +423,10 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
                 let _ = writeln!(out, "  grid-stride loops whose iterations the CTA's warps interleave, {} iterations at a time: {} (latches at lines {})", crate::codegen::warp::YIELD_EVERY, p.yields.len(), lines.join(", "));
             }
+            if !p.parks.is_empty() {
+                let loops: Vec<String> = p.parks.iter().map(|(h, _, _)| format!("`{}`", irf.blocks[*h as usize].label.unwrap_or("?"))).collect();
+                let _ = writeln!(out, "  spin loops whose lanes park at the header while the warp's other lanes run on (lanes leave them apart): {}", loops.join(", "));
+            }
             if !p.inline.is_empty() {
                 let blocks: usize = p.inline.values().map(|(r, _)| r.len()).sum();
                 let _ = writeln!(out, "  divergent branches whose region runs inside their lane loop: {} ({blocks} blocks)", p.inline.len());

@@ -394,8 +394,8 @@ fn comparisons_of_tid_x_at_warp_boundaries_are_uniform() {
 /// Spin loops on the warp path (`codegen::warp::plan` with the spin loops' labels): a loop
 /// every live lane polls (the flag's address is uniform, `%tid.x < 64` splits warps, not
 /// lanes) yields at its back edge; a lock each lane retries (`atom.cas` results vary, so the
-/// exit is divergent) and a poll inside a branch only some lanes take keep the kernel per
-/// thread, with the reason.
+/// exit is divergent) and a poll inside a branch only some lanes take park their lanes,
+/// unless a CTA barrier or an enclosing loop keeps the kernel per thread (with the reason).
 #[test]
 fn uniform_spin_loops_yield_and_others_stay_per_thread() {
     use ptxr::codegen::warp::{plan, Layout};
@@ -425,10 +425,20 @@ ret;
     let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
     let wait = f.blocks.iter().position(|b| b.label == Some("WAIT")).unwrap() as u32;
     assert!(p.yields.iter().any(|(l, _)| *l == wait), "the poll's back edge yields: {:?}", p.yields);
-    // The same poll where lane 0 alone waits.
+    assert!(p.parks.is_empty());
+    // The same poll where lane 0 alone waits: its lanes park, and every block from the loop
+    // on is run by no known group of lanes.
     let f = func_of(&SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;"));
+    let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
+    assert_eq!(p.parks.iter().map(|(h, _, _)| *h).collect::<Vec<_>>(), vec![wait]);
+    let done = f.blocks.iter().position(|b| b.label == Some("DONE")).unwrap();
+    assert_eq!(p.uni.group[done], Group::Mixed);
+    assert!(p.yields.is_empty());
+    // ... but not in a kernel with a CTA barrier, where lanes running apart would reach it
+    // apart.
+    let f = func_of(&SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;").replace("DONE:\nret;", "DONE:\nbar.sync 0;\nret;"));
     let why = plan(&f, Layout::Rows, &["WAIT"]).err().expect("per thread");
-    assert!(why.contains("spins in loop `WAIT`, which some lanes of a warp run while others wait elsewhere"), "{why}");
+    assert!(why.contains("spins in loop `WAIT`, which some lanes of a warp run while others wait elsewhere, in a kernel with a CTA barrier (line"), "{why}");
     // A lock: each lane retries its own compare-and-swap.
     const LOCK: &str = "\
 .version 7.0
@@ -448,8 +458,12 @@ ret;
 }
 ";
     let f = func_of(LOCK);
+    let p = plan(&f, Layout::Rows, &["TRY"]).unwrap();
+    assert_eq!(p.parks.len(), 1);
+    // Inside another loop (a lane coming round would meet the parked ones): per thread.
+    let f = func_of(&LOCK.replace("TRY:\n", "OUTER:\nTRY:\n").replace("st.volatile.shared.u32 [lock], 0;\n", "st.volatile.shared.u32 [lock], 0;\nadd.u32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, 3;\n@%p2 bra OUTER;\n"));
     let why = plan(&f, Layout::Rows, &["TRY"]).err().expect("per thread");
-    assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times"), "{why}");
+    assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times, inside another loop"), "{why}");
 }
 
 /// `shfl.sync.idx` from lane 0 with c = 31 of a uniform value is uniform (every lane reads

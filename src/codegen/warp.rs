@@ -81,6 +81,9 @@ use std::collections::{HashMap, HashSet};
 pub const LANES: u32 = 32;
 /// `next[l]` of a lane that has exited.
 pub const DONE: u64 = 0xFFFF_FFFF;
+/// `next[l]` of a lane parked at the header of a spin loop ([`Plan::parks`]) is this plus
+/// the header's number: after every block, before `DONE`.
+pub const PARKED: u64 = 0x8000_0000;
 /// Metadata kind on the allocas that hold one element per lane (`passes::parallel_lanes`
 /// lets the lane loops access them in parallel).
 pub const LANE_ARRAY: &str = "ptxr.lanes";
@@ -299,6 +302,11 @@ pub struct Plan {
     /// The latches of the loops whose back edges yield to the CTA's next warp
     /// ([`YIELD_EVERY`]), each with the variables a warp keeps in its frame there.
     pub yields: Vec<(BlockId, Vec<(u32, String)>)>,
+    /// Spin loops whose lanes park ([`spin_yields`]): header, latch, and the variables a warp
+    /// keeps in its frame when it yields with only parked lanes left. A lane that goes round
+    /// again records `PARKED + header` as its next block, which the dispatch reaches only
+    /// once no lane waits for a real block ([`unpark`]).
+    pub parks: Vec<(BlockId, BlockId, Vec<(u32, String)>)>,
     /// Some barrier counts threads (`bar.sync a, b`, `bar.arrive a, b`): the warps wait by
     /// count ([`Counted`]).
     pub counted: bool,
@@ -949,30 +957,53 @@ fn kept_across_yield(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32
 /// The headers and latches of the spin loops of `f` (headed by the labels `spins`, from
 /// `lanes::lockstep::spin_loops_warp`), whose back edges yield the warp so that the CTA's
 /// other warps run while it waits for them (a GPU's warps run at once; here one warp runs at
-/// a time, between yields and barriers). Each spin loop must be uniform: run by every live
-/// lane of the warp together (no divergent branch around it), with one latch and no
-/// divergent branch inside (every lane sees the same flag or mbarrier phase, and all leave
-/// together). A lane that spun while others of its warp went on would wait for them where
-/// the warp cannot run them (sm_70's independent thread scheduling lets a GPU do so): such
-/// loops keep the kernel per thread.
-fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<Vec<(BlockId, BlockId)>, String> {
+/// a time, between yields and barriers). A uniform spin loop — run by every live lane of
+/// the warp together (no divergent branch around it), with one latch and no divergent
+/// branch inside (every lane sees the same flag or mbarrier phase, and all leave together)
+/// — yields at its back edge (the first list). Any other spin loop *parks* its lanes (the
+/// second list, [`Plan::parks`]): a lane that would go round again waits at the loop's
+/// header while the warp's other lanes run on, possibly to the lane it waits for (a lock
+/// another lane holds, a flag another lane sets: sm_70's independent thread scheduling lets
+/// a GPU run them); once only parked lanes are left, the warp yields and they go round
+/// again. Lanes then run the blocks after the loop at different times, which the warp path
+/// allows only without CTA barriers and warp collectives, and where no other loop encloses
+/// the spin loop (a lane coming round an outer loop would meet the parked ones): else the
+/// kernel stays per thread.
+fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(BlockId, BlockId)>, Vec<(BlockId, BlockId)>), String> {
     let cfg = &uni.cfg;
     let mut out = Vec::new();
+    let mut parks = Vec::new();
     for l in spins {
         let why = |what: &str| format!("spins in loop `{l}`, {what} (the per-thread scheduler yields in the loop)");
         let Some(h) = f.blocks.iter().position(|b| b.label == Some(*l)) else { return Err(why("which is not a loop")) };
         let Some(k) = cfg.loops.iter().position(|(x, _)| *x as usize == h) else { return Err(why("which is not a loop")) };
         let Some(latch) = cfg.latch(k) else { return Err(why("which has two back edges")) };
         let blocks = &cfg.loops[k].1;
-        if uni.divergent_loop[k] || blocks.iter().any(|&b| uni.divergent[b as usize]) {
-            return Err(why("which lanes may leave at different times"));
+        let apart = if uni.divergent_loop[k] || blocks.iter().any(|&b| uni.divergent[b as usize]) {
+            Some("which lanes may leave at different times")
+        } else if blocks.iter().any(|&b| uni.group[b as usize] != Group::All) {
+            Some("which some lanes of a warp run while others wait elsewhere")
+        } else {
+            None
+        };
+        let Some(apart) = apart else {
+            out.push((h as BlockId, latch));
+            continue;
+        };
+        // Parking: lanes run apart from the loop on.
+        let all = || f.blocks.iter().flat_map(|b| b.insts.iter());
+        if let Some(i) = all().find(|i| is_cta_barrier(i)) {
+            return Err(why(&format!("{apart}, in a kernel with a CTA barrier (line {})", i.line)));
         }
-        if blocks.iter().any(|&b| uni.group[b as usize] != Group::All) {
-            return Err(why("which some lanes of a warp run while others wait elsewhere"));
+        if let Some(i) = all().find(|i| super::warp_collective::is_collective(i.src)) {
+            return Err(why(&format!("{apart}, in a kernel with warp-level `{}` (line {})", super::func::instr_name(i.src), i.line)));
         }
-        out.push((h as BlockId, latch));
+        if cfg.loops.iter().any(|(h2, b2)| *h2 as usize != h && b2.contains(&(h as BlockId))) {
+            return Err(why(&format!("{apart}, inside another loop")));
+        }
+        parks.push((h as BlockId, latch));
     }
-    Ok(out)
+    Ok((out, parks))
 }
 
 /// The blocks where lanes of a warp may be, or wait, while others run block `h`: those
@@ -1101,7 +1132,18 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     if let Some(why) = sync_obstacle(f, &uni) {
         return Err(why);
     }
-    let spin = spin_yields(f, &uni, spins)?;
+    let (spin, parks) = spin_yields(f, &uni, spins)?;
+    // With parking loops, lanes run the blocks from the first such loop on at different
+    // times: none of them is run by a known group of lanes (no scalar instructions, no
+    // lane loop without its per-lane test there).
+    let mut uni = uni;
+    if let Some(first) = parks.iter().map(|(h, _)| uni.cfg.order[*h as usize]).min() {
+        for b in 0..f.blocks.len() {
+            if uni.cfg.order[b] != u32::MAX && uni.cfg.order[b] >= first {
+                uni.group[b] = Group::Mixed;
+            }
+        }
+    }
     let all = || f.blocks.iter().flat_map(|b| b.insts.iter());
     let counted = all().any(is_counted);
     if counted {
@@ -1302,6 +1344,13 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
         }
     }
     let yields = yields.into_iter().map(|(l, vs)| (l, kept(vs))).collect();
+    // Where only parked lanes are left, they may be at any parking loop's header: the
+    // warp keeps what any of them needs.
+    let mut parked_live: Vec<u32> = parks.iter().flat_map(|&(h, latch)| kept_across_yield(f, &uni.cfg, &live_in, h, latch)).collect();
+    parked_live.sort();
+    parked_live.dedup();
+    let parked_live = kept(parked_live);
+    let parks = parks.into_iter().map(|(h, latch)| (h, latch, parked_live.clone())).collect();
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
     let atomics = |blocks: &[BlockId]| blocks.iter().any(|b| f.blocks[*b as usize].insts.iter().any(|i| matches!(i.src.opcode.name, "atom" | "red")));
@@ -1316,7 +1365,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -1617,7 +1666,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     };
     let next = lane_array(e, i32t.into(), "next");
     let carry = lane_array(e, ctx.bool_type().into(), "cc.cf.lanes");
-    let phased = !plan.barriers.is_empty() || !plan.yields.is_empty();
+    let phased = !plan.barriers.is_empty() || !plan.yields.is_empty() || !plan.parks.is_empty();
     let has_cluster_barrier = plan.cluster_barrier;
     let mut bars = None;
     let mut group: Option<IntValue<'ctx>> = None;
@@ -3556,6 +3605,11 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
         // inkwell builds a switch with all its cases at once; the blocks exist only now.
         unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), code[b as usize].unwrap().as_mut_ptr()) };
     }
+    for &(h, _, _) in &plan.parks {
+        let case = i32t.const_int(PARKED + cfg.order[h as usize] as u64, false);
+        let to = unpark(e, h);
+        unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), to.as_mut_ptr()) };
+    }
     e.b.build_unconditional_branch(code[0].expect("entry block")).unwrap();
     for &b in cfg.rpo.iter().filter(|b| !plan.inlined[**b as usize]) {
         e.b.position_at_end(code[b as usize].unwrap());
@@ -3732,6 +3786,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             }
             _ => (i32t.const_int(DONE, false), None),
         };
+        let succ = park_succ(e, plan, b, succ);
         let exits = matches!(blk.term, Term::Ret(_) | Term::Exit | Term::Unreachable);
         if !(exits && all_exit) {
             let all = e.b.build_load(v32, next, "").unwrap().into_vector_value();
@@ -3806,6 +3861,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         }
         _ => unreachable!("scalar_term covers the other terminators"),
     };
+    let succ = park_succ(e, plan, b, succ);
     let at = unsafe { e.b.build_in_bounds_gep(i32t.array_type(LANES), next, &[i32t.const_zero(), lane], "").unwrap() };
     if lp.as_ref().unwrap().guarded {
         // Stored when the loop closes.
@@ -3822,7 +3878,8 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     // wait after it), so the warp goes there without the dispatch. Whether any lane does is
     // a reduction in the lane loop (reading `next` back as a vector right after the lanes
     // wrote it one by one would stall on store forwarding).
-    let header = cfg.loops.iter().enumerate().find(|(k, (h, _))| cfg.latch(*k) == Some(b) && cfg.lockstep(*k) && blk.term.succs().contains(h)).map(|(_, (h, _))| *h);
+    let parks = plan.parks.iter().any(|p| p.1 == b);
+    let header = cfg.loops.iter().enumerate().find(|(k, (h, _))| !parks && cfg.latch(*k) == Some(b) && cfg.lockstep(*k) && blk.term.succs().contains(h)).map(|(_, (h, _))| *h);
     let again = header.filter(|h| code[*h as usize].is_some()).map(|h| {
         let flag = e.alloca_b.build_alloca(e.ctx().bool_type(), "again").unwrap();
         let pre = lp.as_ref().unwrap().pre;
@@ -3855,6 +3912,64 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         }
     }
     Ok(())
+}
+
+/// A lane's next block `succ` leaving block `b`: at the latch of a parking loop
+/// ([`Plan::parks`]), a lane that goes round again parks at the header instead.
+fn park_succ<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, plan: &Plan, b: BlockId, succ: IntValue<'ctx>) -> IntValue<'ctx> {
+    let Some(&(h, _, _)) = plan.parks.iter().find(|p| p.1 == b) else { return succ };
+    let i32t = e.ctx().i32_type();
+    let oh = plan.uni.cfg.order[h as usize] as u64;
+    let again = e.b.build_int_compare(IntPredicate::EQ, succ, i32t.const_int(oh, false), "spin.again").unwrap();
+    e.b.build_select(again, i32t.const_int(PARKED + oh, false), succ, "park").unwrap().into_int_value()
+}
+
+/// The dispatch's case for the lanes parked at the header `h` of a spin loop
+/// ([`Plan::parks`]), which it reaches once every lane that has not ended is parked: every
+/// [`YIELD_EVERY`]th time, when the CTA has other warps, the warp first yields (saving its
+/// frame as a barrier does) so that the warp its lanes wait for runs; then the lanes parked
+/// at `h` go round again. Lanes parked at another loop's header stay parked.
+fn unpark<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, h: BlockId) -> BasicBlock<'ctx> {
+    let plan = w(e).plan.clone();
+    let live = plan.parks.iter().find(|p| p.0 == h).expect("a parking loop").2.clone();
+    let oh = plan.uni.cfg.order[h as usize] as u64;
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let v32 = i32t.vec_type(LANES);
+    let (next, dispatch) = (w(e).next, w(e).dispatch);
+    let bars = w(e).bars.as_ref().expect("a kernel with parking loops runs in phases");
+    let (frame, waiting, yielded, count, multi, latch, resume) = (bars.frame, bars.waiting, bars.yielded, bars.count, bars.multi, bars.latch, bars.resume);
+    let site = bars.sites.len() as u64 + 1;
+    let cur = e.b.get_insert_block();
+    let check = ctx.append_basic_block(e.f, "park.check");
+    let save = ctx.append_basic_block(e.f, "park.save");
+    let restore = ctx.append_basic_block(e.f, "park.restore");
+    let go = ctx.append_basic_block(e.f, "park.again");
+    e.b.position_at_end(check);
+    let c = e.b.build_load(i32t, count, "").unwrap().into_int_value();
+    let c = e.b.build_int_add(c, i32t.const_int(1, false), "").unwrap();
+    let now = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, c, i32t.const_int(YIELD_EVERY, false), "").unwrap(), multi, "yield.now").unwrap();
+    e.b.build_store(count, e.b.build_select(now, i32t.const_zero(), c, "").unwrap()).unwrap();
+    e.b.build_conditional_branch(now, save, go).unwrap();
+    e.b.position_at_end(save);
+    e.b.build_store(frame, i32t.const_int(site, false)).unwrap();
+    e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();
+    e.b.build_store(yielded, ctx.bool_type().const_all_ones()).unwrap();
+    e.b.build_unconditional_branch(latch).unwrap();
+    e.b.position_at_end(restore);
+    e.b.build_unconditional_branch(go).unwrap();
+    e.b.position_at_end(go);
+    let all = e.b.build_load(v32, next, "next").unwrap().into_vector_value();
+    let parked = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(PARKED + oh, false)), "parked").unwrap();
+    let upd = e.b.build_select(parked, splat(e, i32t.const_int(oh, false)), all, "unpark").unwrap();
+    e.b.build_store(next, upd).unwrap();
+    e.b.build_unconditional_branch(dispatch).unwrap();
+    unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), restore.as_mut_ptr()) };
+    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, None));
+    if let Some(cur) = cur {
+        e.b.position_at_end(cur);
+    }
+    check
 }
 
 /// Whether the lanes of block `b` that go to `t` may go there directly, without the
