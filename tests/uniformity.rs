@@ -395,7 +395,8 @@ fn comparisons_of_tid_x_at_warp_boundaries_are_uniform() {
 /// every live lane polls (the flag's address is uniform, `%tid.x < 64` splits warps, not
 /// lanes) yields at its back edge; a lock each lane retries (`atom.cas` results vary, so the
 /// exit is divergent) and a poll inside a branch only some lanes take park their lanes,
-/// unless a CTA barrier or an enclosing loop keeps the kernel per thread (with the reason).
+/// unless a CTA barrier after the loop or an enclosing loop keeps the kernel per thread (with
+/// the reason).
 #[test]
 fn uniform_spin_loops_yield_and_others_stay_per_thread() {
     use ptxr::codegen::warp::{plan, Layout};
@@ -438,7 +439,10 @@ ret;
     // apart.
     let f = func_of(&SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;").replace("DONE:\nret;", "DONE:\nbar.sync 0;\nret;"));
     let why = plan(&f, Layout::Rows, &["WAIT"]).err().expect("per thread");
-    assert!(why.contains("spins in loop `WAIT`, which some lanes of a warp run while others wait elsewhere, in a kernel with a CTA barrier (line"), "{why}");
+    assert!(why.contains("spins in loop `WAIT`, which some lanes of a warp run while others wait elsewhere, with a CTA barrier after it (line"), "{why}");
+    // A barrier before the loop, which every lane passes before any parks, is no obstacle.
+    let f = func_of(&SPIN.replace("setp.eq.u32 %p1, %r1, 0;", "").replace("setp.lt.u32 %p1, %r1, 64;", "bar.sync 0;\nsetp.eq.u32 %p1, %r1, 0;"));
+    assert_eq!(plan(&f, Layout::Rows, &["WAIT"]).unwrap().parks.len(), 1);
     // A lock: each lane retries its own compare-and-swap.
     const LOCK: &str = "\
 .version 7.0

@@ -58,10 +58,13 @@
 //!
 //! - **Spin loops** that are uniform (every live lane polls the same word and leaves with
 //!   the others) yield the warp at their back edge, so that the warp they wait for runs
-//!   ([`spin_yields`]).
+//!   ([`spin_yields`]). In others the lanes that go round again park at the header
+//!   ([`PARKED`], [`Plan::parks`]) while the warp's other lanes run on, and the warp yields
+//!   when only parked lanes are left ([`unpark`]).
 //!
-//! Kernels this path does not take yet (spin loops that lanes leave apart, CTA barriers
-//! where lanes may have diverged, irreducible control flow, ...), with the
+//! Kernels this path does not take yet (spin loops that lanes leave apart in kernels with
+//! CTA barriers or warp collectives, CTA barriers where lanes may have diverged,
+//! irreducible control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).
 
@@ -966,9 +969,9 @@ fn kept_across_yield(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32
 /// another lane holds, a flag another lane sets: sm_70's independent thread scheduling lets
 /// a GPU run them); once only parked lanes are left, the warp yields and they go round
 /// again. Lanes then run the blocks after the loop at different times, which the warp path
-/// allows only without CTA barriers and warp collectives, and where no other loop encloses
-/// the spin loop (a lane coming round an outer loop would meet the parked ones): else the
-/// kernel stays per thread.
+/// allows only without CTA barriers and warp collectives from the first such loop on (in
+/// dispatch order), and where no other loop encloses the spin loop (a lane coming round an
+/// outer loop would meet the parked ones): else the kernel stays per thread.
 fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(BlockId, BlockId)>, Vec<(BlockId, BlockId)>), String> {
     let cfg = &uni.cfg;
     let mut out = Vec::new();
@@ -991,19 +994,29 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
             continue;
         };
         // Parking: lanes run apart from the loop on.
-        let all = || f.blocks.iter().flat_map(|b| b.insts.iter());
-        if let Some(i) = all().find(|i| is_cta_barrier(i)) {
-            return Err(why(&format!("{apart}, in a kernel with a CTA barrier (line {})", i.line)));
-        }
-        if let Some(i) = all().find(|i| super::warp_collective::is_collective(i.src)) {
-            return Err(why(&format!("{apart}, in a kernel with warp-level `{}` (line {})", super::func::instr_name(i.src), i.line)));
-        }
         if cfg.loops.iter().any(|(h2, b2)| *h2 as usize != h && b2.contains(&(h as BlockId))) {
             return Err(why(&format!("{apart}, inside another loop")));
         }
-        parks.push((h as BlockId, latch));
+        parks.push((h as BlockId, latch, why(apart)));
     }
-    Ok((out, parks))
+    // CTA barriers and warp collectives only before the first parking loop (every lane
+    // passes them before any parks): a lane may reach any block after it apart.
+    if let Some(first) = parks.iter().map(|(h, _, _)| cfg.order[*h as usize]).min() {
+        for (b, blk) in f.blocks.iter().enumerate() {
+            if cfg.order[b] == u32::MAX || cfg.order[b] < first {
+                continue;
+            }
+            let why = &parks[0].2;
+            let why = why.strip_suffix(" (the per-thread scheduler yields in the loop)").unwrap_or(why);
+            if let Some(i) = blk.insts.iter().find(|i| is_cta_barrier(i)) {
+                return Err(format!("{why}, with a CTA barrier after it (line {}) (the per-thread scheduler yields in the loop)", i.line));
+            }
+            if let Some(i) = blk.insts.iter().find(|i| super::warp_collective::is_collective(i.src)) {
+                return Err(format!("{why}, with warp-level `{}` after it (line {}) (the per-thread scheduler yields in the loop)", super::func::instr_name(i.src), i.line));
+            }
+        }
+    }
+    Ok((out, parks.into_iter().map(|(h, l, _)| (h, l)).collect()))
 }
 
 /// The blocks where lanes of a warp may be, or wait, while others run block `h`: those
