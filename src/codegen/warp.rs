@@ -1148,12 +1148,23 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     let (spin, parks) = spin_yields(f, &uni, spins)?;
     // With parking loops, lanes run the blocks from the first such loop on at different
     // times: none of them is run by a known group of lanes (no scalar instructions, no
-    // lane loop without its per-lane test there).
+    // lane loop without its per-lane test there), and a value defined there is the same for
+    // the lanes that run its instruction together, not for all: read at different times
+    // (a volatile load of one word), it may differ from lane to lane.
     let mut uni = uni;
     if let Some(first) = parks.iter().map(|(h, _)| uni.cfg.order[*h as usize]).min() {
+        let after = |b: usize| uni.cfg.order[b] != u32::MAX && uni.cfg.order[b] >= first;
+        let late: Vec<bool> = (0..f.blocks.len()).map(after).collect();
         for b in 0..f.blocks.len() {
-            if uni.cfg.order[b] != u32::MAX && uni.cfg.order[b] >= first {
+            if late[b] {
                 uni.group[b] = Group::Mixed;
+            }
+        }
+        for (k, v) in f.values.iter().enumerate() {
+            if let Def::Inst { block, .. } | Def::Phi { block } = v.def {
+                if late[block as usize] {
+                    uni.values[k] = Shape::Varying;
+                }
             }
         }
     }
