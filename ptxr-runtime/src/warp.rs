@@ -222,14 +222,20 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
         if st != STATUS_OK {
             return fail(cta, st, slots[first].line, first);
         }
+        // A barrier with a count completes with `b` arrivals (9.7.12.1) and is reinitialized:
+        // the arrivals past them, in thread order, wait for its next use (where more threads
+        // than `b` reach it, the last ones wait for threads that may never come, as on a GPU).
+        let quota = if count == 0 { usize::MAX } else { (count - sched.arrived[id].min(count)) as usize };
+        let released: Vec<usize> = (0..n).filter(|&t| slots[t].state == SLOT_WAITING && slots[t].kind == SYNC_BAR && bar_index(slots[t].bar_id) == id).take(quota).collect();
         let (mut popc, mut all, mut any) = (0u64, true, false);
-        for s in slots.iter().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && bar_index(s.bar_id) == id) {
-            let p = s.a != 0;
+        for &t in &released {
+            let p = slots[t].a != 0;
             popc += p as u64;
             all &= p;
             any |= p;
         }
-        for s in slots.iter_mut().filter(|s| s.state == SLOT_WAITING && s.kind == SYNC_BAR && bar_index(s.bar_id) == id) {
+        for &t in &released {
+            let s = &mut slots[t];
             match s.mode {
                 1 => s.result = popc,
                 2 => s.pred = all as u32,
@@ -238,7 +244,7 @@ pub fn resolve_slots(slots: &mut [SyncSlot], sched: &mut Sched, cta: &mut CtaCtx
             }
             s.state = SLOT_RUNNABLE;
         }
-        sched.arrived[id] = 0;
+        sched.arrived[id] = if count == 0 { 0 } else { sched.arrived[id].saturating_sub(count) };
         progress = true;
     }
     if progress {

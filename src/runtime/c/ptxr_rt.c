@@ -321,19 +321,25 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
             uint32_t st = host_cluster_sync(cta);
             if (st != STATUS_OK) return fail(cta, st, slots[first].line, first);
         }
-        /* bar.red: reduce the predicates of the waiting threads. */
+        /* A barrier with a count completes with `b` arrivals (9.7.12.1) and is reinitialized:
+         * the arrivals past them, in thread order, wait for its next use. */
+        size_t quota = count == 0 ? (size_t)-1 : (size_t)(count - (sched->arrived[id] < count ? sched->arrived[id] : count));
+        /* bar.red: reduce the predicates of the released threads. */
         uint64_t popc = 0;
         int all = 1, any = 0;
-        for (size_t t = 0; t < n; t++) {
+        size_t taken = 0;
+        for (size_t t = 0; t < n && taken < quota; t++) {
             const SyncSlot *s = &slots[t];
             if (s->state == SLOT_WAITING && s->kind == SYNC_BAR && bar_index(s->bar_id) == id) {
                 int pr = s->a != 0;
                 popc += (uint64_t)pr;
                 all = all && pr;
                 any = any || pr;
+                taken++;
             }
         }
-        for (size_t t = 0; t < n; t++) {
+        taken = 0;
+        for (size_t t = 0; t < n && taken < quota; t++) {
             SyncSlot *s = &slots[t];
             if (!(s->state == SLOT_WAITING && s->kind == SYNC_BAR && bar_index(s->bar_id) == id)) continue;
             switch (s->mode) {
@@ -343,8 +349,9 @@ static uint32_t resolve_slots(SyncSlot *slots, size_t n, Sched *sched, CtaCtx *c
             default: break;
             }
             s->state = SLOT_RUNNABLE;
+            taken++;
         }
-        sched->arrived[id] = 0;
+        sched->arrived[id] = count == 0 ? 0 : (sched->arrived[id] > count ? sched->arrived[id] - count : 0);
         progress = 1;
     }
     if (progress) return RESOLVE_CONTINUE;
