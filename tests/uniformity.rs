@@ -395,8 +395,8 @@ fn comparisons_of_tid_x_at_warp_boundaries_are_uniform() {
 /// every live lane polls (the flag's address is uniform, `%tid.x < 64` splits warps, not
 /// lanes) yields at its back edge; a lock each lane retries (`atom.cas` results vary, so the
 /// exit is divergent) and a poll inside a branch only some lanes take park their lanes,
-/// unless a CTA barrier after the loop or an enclosing loop keeps the kernel per thread (with
-/// the reason).
+/// unless a value computed apart and read after the barrier that follows, or an enclosing
+/// loop keep the kernel per thread (with the reason).
 #[test]
 fn uniform_spin_loops_yield_and_others_stay_per_thread() {
     use ptxr::codegen::warp::{plan, Layout};
@@ -435,11 +435,21 @@ ret;
     let done = f.blocks.iter().position(|b| b.label == Some("DONE")).unwrap();
     assert_eq!(p.uni.group[done], Group::Mixed);
     assert!(p.yields.is_empty());
-    // ... but not in a kernel with a CTA barrier, where lanes running apart would reach it
-    // apart.
-    let f = func_of(&SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;").replace("DONE:\nret;", "DONE:\nbar.sync 0;\nret;"));
+    // A CTA barrier after the loop: lanes that reach it while others are parked wait there
+    // for them (the barrier ends the blocks run apart: a block after it is converged).
+    let lane0 = SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;");
+    let f = func_of(&lane0.replace("DONE:\nret;", "DONE:\nbar.sync 0;\nbra.uni AFTER;\nAFTER:\nret;"));
+    let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
+    let done = f.blocks.iter().position(|b| b.label == Some("DONE")).unwrap();
+    let after = f.blocks.iter().position(|b| b.label == Some("AFTER")).unwrap();
+    assert_eq!(p.park_barrier, Some((done as u32, 0)));
+    assert_eq!(p.uni.group[done], Group::Mixed);
+    assert_eq!(p.uni.group[after], Group::All);
+    // ... but not a value the lanes compute apart (a load of the flag, the same word for
+    // every lane but read at different times) read after the barrier.
+    let f = func_of(&lane0.replace("bra DONE;", "ld.volatile.shared.u32 %r2, [flag];\nbra DONE;").replace("DONE:\nret;", "DONE:\nbar.sync 0;\nadd.u32 %r3, %r2, 1;\nret;"));
     let why = plan(&f, Layout::Rows, &["WAIT"]).err().expect("per thread");
-    assert!(why.contains("spins in loop `WAIT`, which some lanes of a warp run while others wait elsewhere, with a CTA barrier after it (line"), "{why}");
+    assert!(why.contains("whose lanes compute `%r2` apart, which is read after the barrier that follows"), "{why}");
     // A barrier before the loop, which every lane passes before any parks, is no obstacle.
     let f = func_of(&SPIN.replace("setp.eq.u32 %p1, %r1, 0;", "").replace("setp.lt.u32 %p1, %r1, 64;", "bar.sync 0;\nsetp.eq.u32 %p1, %r1, 0;"));
     assert_eq!(plan(&f, Layout::Rows, &["WAIT"]).unwrap().parks.len(), 1);

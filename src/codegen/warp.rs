@@ -310,6 +310,9 @@ pub struct Plan {
     /// again records `PARKED + header` as its next block, which the dispatch reaches only
     /// once no lane waits for a real block ([`unpark`]).
     pub parks: Vec<(BlockId, BlockId, Vec<(u32, String)>)>,
+    /// The CTA barrier after the parking loops, if any ([`park_barrier`]): lanes that reach it
+    /// while others of their warp are parked wait there for them ([`park_at_barrier`]).
+    pub park_barrier: Option<(BlockId, usize)>,
     /// Some barrier counts threads (`bar.sync a, b`, `bar.arrive a, b`): the warps wait by
     /// count ([`Counted`]).
     pub counted: bool,
@@ -972,7 +975,7 @@ fn kept_across_yield(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32
 /// allows only without CTA barriers and warp collectives from the first such loop on (in
 /// dispatch order), and where no other loop encloses the spin loop (a lane coming round an
 /// outer loop would meet the parked ones): else the kernel stays per thread.
-fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(BlockId, BlockId)>, Vec<(BlockId, BlockId)>), String> {
+fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(BlockId, BlockId)>, Vec<(BlockId, BlockId, String)>), String> {
     let cfg = &uni.cfg;
     let mut out = Vec::new();
     let mut parks = Vec::new();
@@ -999,24 +1002,94 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
         }
         parks.push((h as BlockId, latch, why(apart)));
     }
-    // CTA barriers and warp collectives only before the first parking loop (every lane
-    // passes them before any parks): a lane may reach any block after it apart.
-    if let Some(first) = parks.iter().map(|(h, _, _)| cfg.order[*h as usize]).min() {
-        for (b, blk) in f.blocks.iter().enumerate() {
-            if cfg.order[b] == u32::MAX || cfg.order[b] < first {
-                continue;
+    Ok((out, parks))
+}
+
+/// The blocks that lanes of a warp may run while other lanes of it are parked in a spin
+/// loop of `parks` (`Plan::parks`): those of the loops' phases (`phase_blocks`: up to the
+/// barriers that end them) from the first such loop on in dispatch order. Lanes pass the
+/// blocks before it together, and a barrier after it together (`park_at_barrier`).
+fn late_blocks(f: &Func, cfg: &crate::ir::cfg::Cfg, parks: &[(BlockId, BlockId, String)]) -> Vec<bool> {
+    let n = f.blocks.len();
+    let Some(first) = parks.iter().map(|p| cfg.order[p.0 as usize]).min() else { return vec![false; n] };
+    let mut phase = vec![false; n];
+    for p in parks {
+        phase.iter_mut().zip(phase_blocks(f, cfg, p.0)).for_each(|(o, x)| *o |= x);
+    }
+    (0..n).map(|b| cfg.order[b] != u32::MAX && cfg.order[b] >= first && phase[b]).collect()
+}
+
+/// Whether value `v` is defined where lanes run apart ([`late_blocks`]): in a late block,
+/// before the barrier that ends the phase if the block holds it.
+fn late_value(f: &Func, late: &[bool], bar: Option<(BlockId, usize)>, v: u32) -> bool {
+    match f.values[v as usize].def {
+        Def::Inst { block, inst } => late[block as usize] && !bar.is_some_and(|(b, k)| b == block && inst as usize > k),
+        Def::Phi { block } => late[block as usize],
+        _ => false,
+    }
+}
+
+/// The CTA barrier that lanes reach after a parking loop (`Plan::park_barrier`): at most
+/// one barrier instruction in the late blocks, a plain `bar.sync`/`barrier.sync` for the
+/// whole CTA, where lanes that arrive while others of their warp are parked wait for them
+/// ([`park_at_barrier`]). No warp collective in the late blocks, and no value computed
+/// there with one value for the warp is read after the barrier (its lanes may have read
+/// it at different times, which the code after the barrier, planned with the value the
+/// same in every lane, would not see).
+fn park_barrier(f: &Func, uni: &Uniformity, parks: &[(BlockId, BlockId, String)], late: &[bool]) -> Result<Option<(BlockId, usize)>, String> {
+    let Some(first) = parks.iter().min_by_key(|p| uni.cfg.order[p.0 as usize]) else { return Ok(None) };
+    let why = first.2.strip_suffix(" (the per-thread scheduler yields in the loop)").unwrap_or(&first.2);
+    let err = |what: String| Err(format!("{why}, {what} (the per-thread scheduler yields in the loop)"));
+    let mut site: Option<(BlockId, usize)> = None;
+    for &b in &uni.cfg.rpo {
+        if !late[b as usize] {
+            continue;
+        }
+        for (k, i) in f.blocks[b as usize].insts.iter().enumerate() {
+            if super::warp_collective::is_collective(i.src) {
+                return err(format!("with warp-level `{}` after it (line {})", super::func::instr_name(i.src), i.line));
             }
-            let why = &parks[0].2;
-            let why = why.strip_suffix(" (the per-thread scheduler yields in the loop)").unwrap_or(why);
-            if let Some(i) = blk.insts.iter().find(|i| is_cta_barrier(i)) {
-                return Err(format!("{why}, with a CTA barrier after it (line {}) (the per-thread scheduler yields in the loop)", i.line));
-            }
-            if let Some(i) = blk.insts.iter().find(|i| super::warp_collective::is_collective(i.src)) {
-                return Err(format!("{why}, with warp-level `{}` after it (line {}) (the per-thread scheduler yields in the loop)", super::func::instr_name(i.src), i.line));
+            if is_cta_barrier(i) || is_arrive(i) {
+                if is_counted(i) || i.src.has_mod("red") || i.src.has_mod("cluster") {
+                    return err(format!("with `{}` after it (line {})", super::func::instr_name(i.src), i.line));
+                }
+                if site.is_some() {
+                    return err(format!("with more than one CTA barrier after it (line {})", i.line));
+                }
+                site = Some((b, k));
+                // What follows the barrier in its block is past the phase.
+                break;
             }
         }
     }
-    Ok((out, parks.into_iter().map(|(h, l, _)| (h, l)).collect()))
+    for (b, blk) in f.blocks.iter().enumerate() {
+        let outside = |k: usize| !late[b] || site.is_some_and(|(sb, sk)| sb as usize == b && k > sk);
+        let mut reads: Vec<(u32, u32)> = Vec::new();
+        for (k, inst) in blk.insts.iter().enumerate() {
+            if outside(k) {
+                reads.extend(inst.reads().into_iter().map(|v| (v, inst.line)));
+            }
+        }
+        if outside(usize::MAX) {
+            for phi in &blk.phis {
+                reads.extend(phi.incoming.iter().map(|(_, v)| (*v, 0)));
+            }
+            let mut vs = Vec::new();
+            match &blk.term {
+                Term::CondBr { cond, .. } => cond.values(&mut vs),
+                Term::Switch { index, .. } => index.values(&mut vs),
+                _ => {}
+            }
+            reads.extend(vs.into_iter().map(|v| (v, 0)));
+        }
+        for (v, line) in reads {
+            if late_value(f, late, site, v) && matches!(uni.values[v as usize], Shape::Uniform | Shape::Affine(_) | Shape::Unknown) {
+                let at = if line == 0 { String::new() } else { format!(" (line {line})") };
+                return err(format!("whose lanes compute `{}` apart, which is read after the barrier that follows{at}", f.values[v as usize].var.1));
+            }
+        }
+    }
+    Ok(site)
 }
 
 /// The blocks where lanes of a warp may be, or wait, while others run block `h`: those
@@ -1146,28 +1219,26 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
         return Err(why);
     }
     let (spin, parks) = spin_yields(f, &uni, spins)?;
-    // With parking loops, lanes run the blocks from the first such loop on at different
-    // times: none of them is run by a known group of lanes (no scalar instructions, no
-    // lane loop without its per-lane test there), and a value defined there is the same for
-    // the lanes that run its instruction together, not for all: read at different times
-    // (a volatile load of one word), it may differ from lane to lane.
+    // With parking loops, lanes run the blocks from the first such loop to the barrier that
+    // ends its phase (`late_blocks`) at different times: none of them is run by a known
+    // group of lanes (no scalar instructions, no lane loop without its per-lane test
+    // there), and a value defined there is the same for the lanes that run its instruction
+    // together, not for all: read at different times (a volatile load of one word), it may
+    // differ from lane to lane.
+    let late = late_blocks(f, &uni.cfg, &parks);
+    let park_barrier = park_barrier(f, &uni, &parks, &late)?;
     let mut uni = uni;
-    if let Some(first) = parks.iter().map(|(h, _)| uni.cfg.order[*h as usize]).min() {
-        let after = |b: usize| uni.cfg.order[b] != u32::MAX && uni.cfg.order[b] >= first;
-        let late: Vec<bool> = (0..f.blocks.len()).map(after).collect();
-        for b in 0..f.blocks.len() {
-            if late[b] {
-                uni.group[b] = Group::Mixed;
-            }
-        }
-        for (k, v) in f.values.iter().enumerate() {
-            if let Def::Inst { block, .. } | Def::Phi { block } = v.def {
-                if late[block as usize] {
-                    uni.values[k] = Shape::Varying;
-                }
-            }
+    for b in 0..f.blocks.len() {
+        if late[b] {
+            uni.group[b] = Group::Mixed;
         }
     }
+    for v in 0..f.values.len() {
+        if late_value(f, &late, park_barrier, v as u32) {
+            uni.values[v] = Shape::Varying;
+        }
+    }
+    let parks: Vec<(BlockId, BlockId)> = parks.into_iter().map(|(h, l, _)| (h, l)).collect();
     let all = || f.blocks.iter().flat_map(|b| b.insts.iter());
     let counted = all().any(is_counted);
     if counted {
@@ -1373,7 +1444,13 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     let mut parked_live: Vec<u32> = parks.iter().flat_map(|&(h, latch)| kept_across_yield(f, &uni.cfg, &live_in, h, latch)).collect();
     parked_live.sort();
     parked_live.dedup();
-    let parked_live = kept(parked_live);
+    let mut parked_live = kept(parked_live);
+    // Lanes parked at the barrier after the loops keep what is live across it.
+    if let Some((_, live)) = park_barrier.and_then(|at| barriers.iter().find(|(x, _)| *x == at)) {
+        parked_live.extend(live.iter().cloned());
+        parked_live.sort();
+        parked_live.dedup();
+    }
     let parks = parks.into_iter().map(|(h, latch)| (h, latch, parked_live.clone())).collect();
     // Loops without barriers: at least one, none with atomics or reductions.
     let own: Vec<&Vec<BlockId>> = uni.cfg.loops.iter().map(|(_, b)| b).filter(|blocks| blocks.iter().all(|b| f.blocks[*b as usize].insts.iter().all(|i| !is_cta_barrier(i)))).collect();
@@ -1389,7 +1466,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -3733,6 +3810,9 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             if let Some(l) = lp.take() {
                 close(e, l);
             }
+            if plan.park_barrier == Some((b, k)) {
+                park_at_barrier(e, plan, b);
+            }
             barrier(e, func, inst, (b, k), live.clone())?;
             continue;
         }
@@ -3946,6 +4026,43 @@ fn park_succ<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, plan: &Plan, b: BlockId, suc
     let oh = plan.uni.cfg.order[h as usize] as u64;
     let again = e.b.build_int_compare(IntPredicate::EQ, succ, i32t.const_int(oh, false), "spin.again").unwrap();
     e.b.build_select(again, i32t.const_int(PARKED + oh, false), succ, "park").unwrap().into_int_value()
+}
+
+/// Before the barrier after the parking loops ([`Plan::park_barrier`], in block `b`): while
+/// lanes of the warp are parked in a spin loop, the lanes here park at the barrier
+/// (`next = PARKED + blocks`, after every spin loop's value) and the dispatch runs the
+/// others; once none is parked in a loop (here, or from the dispatch's case for the
+/// barrier), the lanes parked at the barrier rejoin the block and every live lane of the
+/// warp goes on to the barrier together.
+fn park_at_barrier<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, plan: &Plan, b: BlockId) {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let v32 = i32t.vec_type(LANES);
+    let (next, dispatch, sw) = (w(e).next, w(e).dispatch, w(e).dispatch_switch);
+    let id = plan.uni.cfg.order[b as usize] as u64;
+    let at_bar = PARKED + plan.uni.cfg.order.len() as u64;
+    let park = ctx.append_basic_block(e.f, "bar.park");
+    let rejoin = ctx.append_basic_block(e.f, "bar.rejoin");
+    let go = ctx.append_basic_block(e.f, "bar.all");
+    let all = e.b.build_load(v32, next, "next").unwrap().into_vector_value();
+    let lo = e.b.build_int_compare(IntPredicate::UGE, all, splat(e, i32t.const_int(PARKED, false)), "").unwrap();
+    let hi = e.b.build_int_compare(IntPredicate::ULT, all, splat(e, i32t.const_int(at_bar, false)), "").unwrap();
+    let spinning = e.b.build_and(lo, hi, "spinning").unwrap();
+    let any = e.intrinsic("llvm.vector.reduce.or", &[spinning.get_type().into()], &[spinning.into()]).into_int_value();
+    e.b.build_conditional_branch(any, park, rejoin).unwrap();
+    e.b.position_at_end(park);
+    let here = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(id, false)), "here").unwrap();
+    let upd = e.b.build_select(here, splat(e, i32t.const_int(at_bar, false)), all, "").unwrap();
+    e.b.build_store(next, upd).unwrap();
+    e.b.build_unconditional_branch(dispatch).unwrap();
+    e.b.position_at_end(rejoin);
+    let all = e.b.build_load(v32, next, "next").unwrap().into_vector_value();
+    let waited = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(at_bar, false)), "").unwrap();
+    let upd = e.b.build_select(waited, splat(e, i32t.const_int(id, false)), all, "").unwrap();
+    e.b.build_store(next, upd).unwrap();
+    e.b.build_unconditional_branch(go).unwrap();
+    unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(at_bar, false)), rejoin.as_mut_ptr()) };
+    e.b.position_at_end(go);
 }
 
 /// The dispatch's case for the lanes parked at the header `h` of a spin loop
