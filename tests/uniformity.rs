@@ -477,7 +477,12 @@ ret;
     // Inside another loop (a lane coming round would meet the parked ones): per thread.
     let f = func_of(&LOCK.replace("TRY:\n", "OUTER:\nTRY:\n").replace("st.volatile.shared.u32 [lock], 0;\n", "st.volatile.shared.u32 [lock], 0;\nadd.u32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, 3;\n@%p2 bra OUTER;\n"));
     let why = plan(&f, Layout::Rows, &["TRY"]).err().expect("per thread");
-    assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times, inside another loop"), "{why}");
+    assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times, inside another loop that it can come round without a CTA barrier"), "{why}");
+    // The same with a barrier on the way round (a persistent kernel's loop over work items).
+    let f = func_of(&LOCK.replace("TRY:\n", "OUTER:\nTRY:\n").replace("st.volatile.shared.u32 [lock], 0;\n", "st.volatile.shared.u32 [lock], 0;\nbar.sync 0;\nadd.u32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, 3;\n@%p2 bra OUTER;\n"));
+    let p = plan(&f, Layout::Rows, &["TRY"]).unwrap();
+    assert_eq!(p.parks.len(), 1);
+    assert!(p.park_barrier.is_some());
 }
 
 /// `shfl.sync.idx` from lane 0 with c = 31 of a uniform value is uniform (every lane reads

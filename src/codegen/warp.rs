@@ -972,9 +972,9 @@ fn kept_across_yield(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32
 /// another lane holds, a flag another lane sets: sm_70's independent thread scheduling lets
 /// a GPU run them); once only parked lanes are left, the warp yields and they go round
 /// again. Lanes then run the blocks after the loop at different times, which the warp path
-/// allows only without CTA barriers and warp collectives from the first such loop on (in
-/// dispatch order), and where no other loop encloses the spin loop (a lane coming round an
-/// outer loop would meet the parked ones): else the kernel stays per thread.
+/// allows up to the CTA barrier that ends the loop's phase ([`park_barrier`]), and inside
+/// another loop only where every way round it passes a CTA barrier (a lane coming round
+/// would meet the parked ones): else the kernel stays per thread.
 fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(BlockId, BlockId)>, Vec<(BlockId, BlockId, String)>), String> {
     let cfg = &uni.cfg;
     let mut out = Vec::new();
@@ -996,9 +996,30 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
             out.push((h as BlockId, latch));
             continue;
         };
-        // Parking: lanes run apart from the loop on.
-        if cfg.loops.iter().any(|(h2, b2)| *h2 as usize != h && b2.contains(&(h as BlockId))) {
-            return Err(why(&format!("{apart}, inside another loop")));
+        // Parking: lanes run apart from the loop on, up to the barrier that ends its phase.
+        // Around an enclosing loop, a lane that came round again would meet the parked
+        // ones: every way from the spin loop back to the enclosing loop's header must pass
+        // a CTA barrier (a persistent kernel's loop over work items).
+        let barrier_block = |b: BlockId| f.blocks[b as usize].insts.iter().any(is_cta_barrier);
+        for (h2, b2) in cfg.loops.iter().filter(|(h2, b2)| *h2 as usize != h && b2.contains(&(h as BlockId))) {
+            let mut seen: HashSet<BlockId> = HashSet::new();
+            let mut work: Vec<BlockId> = blocks.iter().flat_map(|&b| cfg.succs[b as usize].iter().copied()).filter(|t| !blocks.contains(t)).collect();
+            let mut around = false;
+            while let Some(b) = work.pop() {
+                if !b2.contains(&b) || !seen.insert(b) {
+                    continue;
+                }
+                if b == *h2 {
+                    around = true;
+                    break;
+                }
+                if !barrier_block(b) {
+                    work.extend(cfg.succs[b as usize].iter().copied());
+                }
+            }
+            if around {
+                return Err(why(&format!("{apart}, inside another loop that it can come round without a CTA barrier")));
+            }
         }
         parks.push((h as BlockId, latch, why(apart)));
     }
