@@ -2467,21 +2467,29 @@ fn back_edge<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlo
 /// The yield part of [`back_edge`].
 fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
     let Some((_, live)) = w(e).plan.yields.iter().find(|(l, _)| *l == b).cloned() else { return header };
+    counted_yield(e, live, "yield", header)
+}
+
+/// A block that counts the times the warp passes it and every [`YIELD_EVERY`]th time, when
+/// the CTA has other warps, stops the warp (saving `live` to its frame as a barrier does) so
+/// that the CTA's next warp runs; the warp goes on at `cont` (at once, or once resumed in a
+/// later phase).
+fn counted_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, live: Vec<(u32, String)>, name: &str, cont: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let bars = w(e).bars.as_ref().expect("a kernel with yields runs in phases");
     let (frame, waiting, yielded, count, multi, latch, resume) = (bars.frame, bars.waiting, bars.yielded, bars.count, bars.multi, bars.latch, bars.resume);
     let site = bars.sites.len() as u64 + 1;
     let cur = e.b.get_insert_block();
-    let check = ctx.append_basic_block(e.f, "yield.check");
-    let save = ctx.append_basic_block(e.f, "yield.save");
-    let restore = ctx.append_basic_block(e.f, "yield.restore");
+    let check = ctx.append_basic_block(e.f, &format!("{name}.check"));
+    let save = ctx.append_basic_block(e.f, &format!("{name}.save"));
+    let restore = ctx.append_basic_block(e.f, &format!("{name}.restore"));
     e.b.position_at_end(check);
     let c = e.b.build_load(i32t, count, "").unwrap().into_int_value();
     let c = e.b.build_int_add(c, i32t.const_int(1, false), "").unwrap();
     let now = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, c, i32t.const_int(YIELD_EVERY, false), "").unwrap(), multi, "yield.now").unwrap();
     e.b.build_store(count, e.b.build_select(now, i32t.const_zero(), c, "").unwrap()).unwrap();
-    e.b.build_conditional_branch(now, save, header).unwrap();
+    e.b.build_conditional_branch(now, save, cont).unwrap();
     e.b.position_at_end(save);
     e.b.build_store(frame, i32t.const_int(site, false)).unwrap();
     e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();
@@ -2491,7 +2499,7 @@ fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: Ba
     if let Some(c) = w(e).bars.as_ref().and_then(|x| x.counted) {
         e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
     }
-    e.b.build_unconditional_branch(header).unwrap();
+    e.b.build_unconditional_branch(cont).unwrap();
     unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), restore.as_mut_ptr()) };
     e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, None));
     if let Some(cur) = cur {
@@ -4099,39 +4107,18 @@ fn unpark<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, h: BlockId) -> BasicBlock<'ctx>
     let i32t = ctx.i32_type();
     let v32 = i32t.vec_type(LANES);
     let (next, dispatch) = (w(e).next, w(e).dispatch);
-    let bars = w(e).bars.as_ref().expect("a kernel with parking loops runs in phases");
-    let (frame, waiting, yielded, count, multi, latch, resume) = (bars.frame, bars.waiting, bars.yielded, bars.count, bars.multi, bars.latch, bars.resume);
-    let site = bars.sites.len() as u64 + 1;
     let cur = e.b.get_insert_block();
-    let check = ctx.append_basic_block(e.f, "park.check");
-    let save = ctx.append_basic_block(e.f, "park.save");
-    let restore = ctx.append_basic_block(e.f, "park.restore");
     let go = ctx.append_basic_block(e.f, "park.again");
-    e.b.position_at_end(check);
-    let c = e.b.build_load(i32t, count, "").unwrap().into_int_value();
-    let c = e.b.build_int_add(c, i32t.const_int(1, false), "").unwrap();
-    let now = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, c, i32t.const_int(YIELD_EVERY, false), "").unwrap(), multi, "yield.now").unwrap();
-    e.b.build_store(count, e.b.build_select(now, i32t.const_zero(), c, "").unwrap()).unwrap();
-    e.b.build_conditional_branch(now, save, go).unwrap();
-    e.b.position_at_end(save);
-    e.b.build_store(frame, i32t.const_int(site, false)).unwrap();
-    e.b.build_store(waiting, ctx.bool_type().const_all_ones()).unwrap();
-    e.b.build_store(yielded, ctx.bool_type().const_all_ones()).unwrap();
-    e.b.build_unconditional_branch(latch).unwrap();
-    e.b.position_at_end(restore);
-    e.b.build_unconditional_branch(go).unwrap();
     e.b.position_at_end(go);
     let all = e.b.build_load(v32, next, "next").unwrap().into_vector_value();
     let parked = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(PARKED + oh, false)), "parked").unwrap();
     let upd = e.b.build_select(parked, splat(e, i32t.const_int(oh, false)), all, "unpark").unwrap();
     e.b.build_store(next, upd).unwrap();
     e.b.build_unconditional_branch(dispatch).unwrap();
-    unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&resume), inkwell::values::AsValueRef::as_value_ref(&i32t.const_int(site, false)), restore.as_mut_ptr()) };
-    e.warp.as_mut().unwrap().bars.as_mut().unwrap().sites.push((save, restore, live, None));
     if let Some(cur) = cur {
         e.b.position_at_end(cur);
     }
-    check
+    counted_yield(e, live, "park", go)
 }
 
 /// Whether the lanes of block `b` that go to `t` may go there directly, without the
