@@ -1831,7 +1831,12 @@ fn atomics() {
 #[test]
 fn cas_loops() {
     let mut rep = Report::new("cas_loops");
+    // Under `--exec auto` a CAS loop on one word for the whole warp runs per thread; the
+    // warp path runs it too when forced.
+    for exec in [ptxr::codegen::warp::Exec::Auto, ptxr::codegen::warp::Exec::Simd] {
+    ptxr::codegen::warp::set_exec(exec);
     for_variants(&mut rep, "cas_loops", |rep, l, v| {
+        let v = &format!("{v} {exec:?}");
         // (1, 1): one thread; (64, 64): two full warps on one word; (1000, 96): three warps
         // per CTA, a partial CTA; (5000, 1024): CTAs running at once on every core.
         for &(n, block) in &[(1usize, 1u32), (64, 64), (1000, 96), (5000, 1024), (33, 256)] {
@@ -1883,6 +1888,8 @@ fn cas_loops() {
             });
         }
     });
+    }
+    ptxr::codegen::warp::set_exec(ptxr::codegen::warp::Exec::Auto);
     rep.finish();
 }
 

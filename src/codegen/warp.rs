@@ -171,6 +171,12 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // pipeline-fuzz campaign (seed 20261127) saw 3 of 13000 mutated wmma kernels die of a
         // signal on this path, likely the undefined-value branch that `Plan::undef_webs` now
         // prevents; the campaigns since are in the README.
+        // A compare-and-swap retry loop on one word for the whole warp (an `atomicAdd` on a
+        // double emulated with `atomicCAS` into one total): run lane by lane, each round of
+        // the warp's loop lets one lane swap and every later lane fail on a stale value, 528
+        // CAS for 32 lanes where threads one after another need 32 (2^20 such adds: 0.31 s
+        // here, 0.08 s per thread). A CAS on a word per lane (a scatter) stays here.
+        Exec::Auto if plan.contended_cas.is_some() => Err(format!("its compare-and-swap retry loop (line {}) updates one word for the whole warp, which threads one after another retry less often (--exec simd forces the warp path)", plan.contended_cas.unwrap())),
         Exec::Auto if plan.matrix && plan.matrix_sites <= MATRIX_SITES_PER_THREAD => Err(format!("{} warp matrix instruction(s): per thread they cost less code than the warp path's fixed part (up to {MATRIX_SITES_PER_THREAD}; --exec simd forces the warp path)", plan.matrix_sites)),
         // Warp collectives without barriers take the warp path too: the shuffle reduction of
         // one element per thread runs 1.14x of C there against 1.06x-1.13x per thread (same
@@ -198,7 +204,11 @@ fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&
         return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
     }
     let spins = crate::lanes::lockstep::spin_loops_warp(body);
-    let plan = plan(f, layout, &spins)?;
+    let mut plan = plan(f, layout, &spins)?;
+    let cas = crate::lanes::lockstep::cas_retry_loops(body);
+    plan.contended_cas = f.blocks.iter().enumerate().find_map(|(b, blk)| {
+        blk.insts.iter().find(|i| cas.contains(&(i.src as *const _)) && plan.uni.access(f, i, b as BlockId) == Some(uniformity::Access::Uniform)).map(|i| i.line)
+    });
     takes_warp_path(exec, &plan)?;
     Ok(plan)
 }
@@ -313,6 +323,9 @@ pub struct Plan {
     /// The CTA barrier after the parking loops, if any ([`park_barrier`]): lanes that reach it
     /// while others of their warp are parked wait there for them ([`park_at_barrier`]).
     pub park_barrier: Option<(BlockId, usize)>,
+    /// The line of the CAS of a compare-and-swap retry loop whose address is the same for
+    /// every lane (`lanes::lockstep::cas_retry_loops`): see [`takes_warp_path`].
+    pub contended_cas: Option<u32>,
     /// Some barrier counts threads (`bar.sync a, b`, `bar.arrive a, b`): the warps wait by
     /// count ([`Counted`]).
     pub counted: bool,
@@ -1487,7 +1500,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas: None, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.

@@ -117,7 +117,7 @@ fn is_spin_loop(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
     if instrs.iter().any(|(_, i)| i.opcode.name == "nanosleep") {
         return true;
     }
-    if is_cas_retry(all, h, b) {
+    if is_cas_retry(all, h, b).is_some() {
         return false;
     }
     let mut tainted: HashSet<&str> = HashSet::new();
@@ -194,11 +194,11 @@ fn is_spin_loop(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
 /// every round the first lane whose compare value is current swaps), and the per-thread
 /// path runs it without yielding. Waiting for a lock (`atom.cas` with a constant compare
 /// operand: it succeeds only after another thread releases the lock) is not such a loop.
-fn is_cas_retry(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
+fn is_cas_retry(all: &[&Stmt<'_>], h: usize, b: usize) -> Option<usize> {
     fn name<'a>(op: Option<&Operand<'a>>) -> Option<&'a str> {
         if let Some(Operand::Name(id, None)) = op { Some(id.name) } else { None }
     }
-    let (Stmt::Label(head), Stmt::Instr(back)) = (all[h], all[b]) else { return false };
+    let (Stmt::Label(head), Stmt::Instr(back)) = (all[h], all[b]) else { return None };
     let instr = |k: usize| if let Stmt::Instr(i) = all[k] { Some(i) } else { None };
     let writes = |k: usize, r: &str| instr(k).map_or(false, |i| super::remat::writes(i).contains(&r));
     // Control: one way back (the branch `b`), one way in (the header).
@@ -206,40 +206,40 @@ fn is_cas_retry(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
     let outside = |t: &str| t != head.name && !inner.contains(t);
     for (k, s) in all.iter().enumerate() {
         match s {
-            Stmt::BranchTargets { .. } => return false,
-            Stmt::Instr(i) if i.opcode.name == "brx" && (h..=b).contains(&k) => return false,
+            Stmt::BranchTargets { .. } => return None,
+            Stmt::Instr(i) if i.opcode.name == "brx" && (h..=b).contains(&k) => return None,
             Stmt::Instr(i) if i.opcode.name == "bra" => {
-                let Some(t) = name(i.operands.first()) else { return false };
+                let Some(t) = name(i.operands.first()) else { return None };
                 if (t == head.name && k > h && k != b) || (inner.contains(t) && !(h..=b).contains(&k)) {
-                    return false;
+                    return None;
                 }
             }
             _ => {}
         }
     }
     if back.opcode.name != "bra" || name(back.operands.first()) != Some(head.name) {
-        return false;
+        return None;
     }
     // The CAS: the last `atom.cas` before `b`, with straight-line code from it to `b` (no
     // label; branches only guarded ones that leave the loop).
-    let Some(c) = (h + 1..b).rev().find(|&k| instr(k).map_or(false, |i| i.opcode.name == "atom" && i.has_mod("cas"))) else { return false };
+    let Some(c) = (h + 1..b).rev().find(|&k| instr(k).map_or(false, |i| i.opcode.name == "atom" && i.has_mod("cas"))) else { return None };
     let cas = instr(c).unwrap();
-    let (Some(old), Some(Operand::Mem(addr)), Some(expected)) = (name(cas.operands.first()), cas.operands.get(1), name(cas.operands.get(2))) else { return false };
+    let (Some(old), Some(Operand::Mem(addr)), Some(expected)) = (name(cas.operands.first()), cas.operands.get(1), name(cas.operands.get(2))) else { return None };
     if cas.guard.is_some() || cas.operands.len() != 4 || old == expected {
-        return false;
+        return None;
     }
     for k in c + 1..b {
         match all[k] {
-            Stmt::Label(_) => return false,
+            Stmt::Label(_) => return None,
             Stmt::Instr(i) if matches!(i.opcode.name, "bra" | "brx" | "call" | "ret" | "exit" | "trap") => {
                 if i.opcode.name != "bra" || i.guard.is_none() || !name(i.operands.first()).map_or(false, outside) {
-                    return false;
+                    return None;
                 }
             }
             _ => {}
         }
         if writes(k, old) {
-            return false;
+            return None;
         }
     }
     // Tests of the swap: `setp.{eq,ne}` of `old` and `expected` (either order) on integers,
@@ -273,7 +273,7 @@ fn is_cas_retry(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
         })
     });
     if !back_on_failure && !exit_on_success {
-        return false;
+        return None;
     }
     // The compare operand renewed: after the test, only by `mov expected, old`; from the
     // header to the CAS, only by an unguarded load of the CAS's address (its base register
@@ -288,19 +288,30 @@ fn is_cas_retry(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
         if k > c {
             let is_mov = i.opcode.name == "mov" && i.guard.is_none() && k > first_test && name(i.operands.get(1)) == Some(old) && super::remat::writes(i).len() == 1;
             if !is_mov {
-                return false;
+                return None;
             }
         } else {
             let same_addr = matches!(i.operands.get(1), Some(Operand::Mem(a)) if a.base.map(|x| x.name) == addr.base.map(|x| x.name) && a.offset == addr.offset);
             let straight = all[h + 1..k].iter().all(|s| !matches!(s, Stmt::Label(_)));
             let base_kept = addr.base.map_or(true, |x| !(h..=b).any(|j| writes(j, x.name)));
             if i.opcode.name != "ld" || i.guard.is_some() || !same_addr || !straight || !base_kept {
-                return false;
+                return None;
             }
         }
         renewed = true;
     }
-    renewed
+    renewed.then_some(c)
+}
+
+/// The compare-and-swap retry loops of a body ([`is_cas_retry`]): each loop's CAS.
+pub fn cas_retry_loops<'a>(body: &'a [Stmt<'a>]) -> Vec<*const Instr<'a>> {
+    let mut seq: Vec<&'a Stmt<'a>> = Vec::new();
+    super::flatten(body, &mut seq);
+    innermost_loops(&seq)
+        .into_iter()
+        .filter_map(|(h, b)| is_cas_retry(&seq, h, b))
+        .filter_map(|c| if let Stmt::Instr(i) = seq[c] { Some(i as *const Instr<'a>) } else { None })
+        .collect()
 }
 
 /// Whether a body has a spin loop (see [`yield_branches`] and [`is_spin_loop`]), such as
