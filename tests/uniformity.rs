@@ -398,7 +398,7 @@ fn comparisons_of_tid_x_at_warp_boundaries_are_uniform() {
 /// unless a value computed apart and read after the barrier that follows, or an enclosing
 /// loop keep the kernel per thread (with the reason).
 #[test]
-fn uniform_spin_loops_yield_and_others_stay_per_thread() {
+fn spin_loops_yield_park_or_stay_per_thread() {
     use ptxr::codegen::warp::{plan, Layout};
     const SPIN: &str = "\
 .version 7.0

@@ -62,9 +62,9 @@
 //!   ([`PARKED`], [`Plan::parks`]) while the warp's other lanes run on, and the warp yields
 //!   when only parked lanes are left ([`unpark`]).
 //!
-//! Kernels this path does not take yet (spin loops that lanes leave apart in kernels with
-//! CTA barriers or warp collectives, CTA barriers where lanes may have diverged,
-//! irreducible control flow, ...), with the
+//! Kernels this path does not take yet (spin loops whose parked lanes would meet a warp
+//! collective or a second barrier, CTA barriers where lanes may have diverged, irreducible
+//! control flow, ...), with the
 //! reason `ptxr compile --report` prints, run on the per-thread path (`--exec thread`
 //! forces it for every kernel).
 
@@ -973,6 +973,9 @@ fn kept_across_yield(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32
     vs
 }
 
+/// The end of the reasons a spin loop keeps a kernel per thread.
+const SPIN_SUFFIX: &str = "(the per-thread scheduler yields in the loop)";
+
 /// The headers and latches of the spin loops of `f` (headed by the labels `spins`, from
 /// `lanes::lockstep::spin_loops_warp`), whose back edges yield the warp so that the CTA's
 /// other warps run while it waits for them (a GPU's warps run at once; here one warp runs at
@@ -993,7 +996,8 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
     let mut out = Vec::new();
     let mut parks = Vec::new();
     for l in spins {
-        let why = |what: &str| format!("spins in loop `{l}`, {what} (the per-thread scheduler yields in the loop)");
+        let what = |what: &str| format!("spins in loop `{l}`, {what}");
+        let why = |w: &str| format!("{} {SPIN_SUFFIX}", what(w));
         let Some(h) = f.blocks.iter().position(|b| b.label == Some(*l)) else { return Err(why("which is not a loop")) };
         let Some(k) = cfg.loops.iter().position(|(x, _)| *x as usize == h) else { return Err(why("which is not a loop")) };
         let Some(latch) = cfg.latch(k) else { return Err(why("which has two back edges")) };
@@ -1034,7 +1038,7 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
                 return Err(why(&format!("{apart}, inside another loop that it can come round without a CTA barrier")));
             }
         }
-        parks.push((h as BlockId, latch, why(apart)));
+        parks.push((h as BlockId, latch, what(apart)));
     }
     Ok((out, parks))
 }
@@ -1072,8 +1076,8 @@ fn late_value(f: &Func, late: &[bool], bar: Option<(BlockId, usize)>, v: u32) ->
 /// same in every lane, would not see).
 fn park_barrier(f: &Func, uni: &Uniformity, parks: &[(BlockId, BlockId, String)], late: &[bool]) -> Result<Option<(BlockId, usize)>, String> {
     let Some(first) = parks.iter().min_by_key(|p| uni.cfg.order[p.0 as usize]) else { return Ok(None) };
-    let why = first.2.strip_suffix(" (the per-thread scheduler yields in the loop)").unwrap_or(&first.2);
-    let err = |what: String| Err(format!("{why}, {what} (the per-thread scheduler yields in the loop)"));
+    let why = &first.2;
+    let err = |what: String| Err(format!("{why}, {what} {SPIN_SUFFIX}"));
     let mut site: Option<(BlockId, usize)> = None;
     for &b in &uni.cfg.rpo {
         if !late[b as usize] {

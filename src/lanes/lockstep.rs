@@ -163,7 +163,7 @@ fn is_spin_loop(all: &[&Stmt<'_>], h: usize, b: usize) -> bool {
     // A dependent way back to the header or out of the loop.
     instrs.iter().any(|&(k, i)| {
         let leaves = match i.opcode.name {
-            "bra" => target(i).map_or(true, |t| t == h || t < h || t > b),
+            "bra" => target(i).map_or(true, |t| t <= h || t > b),
             "brx" | "ret" | "exit" | "trap" => true,
             _ => false,
         };
