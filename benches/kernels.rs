@@ -123,6 +123,20 @@ fn main() {
             let mut args = vec![ArgSpec::Buffer(x[..4 * w * w].to_vec()), ArgSpec::Buffer(vec![0; 4 * w * w]), s32(w), s32(w)];
             let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 32) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
             time(&format!("transpose/{tag}"), reps, || m.launch("transpose", &cfg, &mut args).unwrap());
+            // Compare-and-swap retry loops on one word for the whole grid (2^22 threads): a
+            // double add through a 64-bit CAS, a float max with its early exit (tests/cuda/cas_loops.cu).
+            let m = load(&format!("{dir}cas_loops.nvrtc.ptx"));
+            let n22 = 1usize << 22;
+            let cfg = LaunchConfig { grid: Dim3((n22 / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+            let ds: Vec<u8> = (0..n22).flat_map(|i| ((i % 7) as f64).to_le_bytes()).collect();
+            let mut args = vec![ArgSpec::Buffer(ds), ArgSpec::Buffer(0f64.to_le_bytes().to_vec()), s32(n22)];
+            time(&format!("cas_add_f64/{tag}"), reps, || m.launch("cas_add_f64", &cfg, &mut args).unwrap());
+            let fs = f32s((0..n22).map(|i| ((i as u32).wrapping_mul(2654435761) >> 8) as f32));
+            let mut args = vec![ArgSpec::Buffer(fs), ArgSpec::Buffer(f32s([f32::NEG_INFINITY; 5].into_iter())), s32(n22)];
+            time(&format!("cas_max_f32/{tag}"), reps, || {
+                args[1] = ArgSpec::Buffer(f32s([f32::NEG_INFINITY; 5].into_iter()));
+                m.launch("cas_max_f32", &cfg, &mut args).unwrap()
+            });
         }
         return;
     }

@@ -428,6 +428,12 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 let bar = p.park_barrier.and_then(|(b, k)| irf.blocks[b as usize].insts.get(k)).map_or(String::new(), |i| format!("; lanes that reach the barrier at line {} wait there for the parked ones", i.line));
                 let _ = writeln!(out, "  spin loops whose lanes park at the header while the warp's other lanes run on (lanes leave them apart): {}{bar}", loops.join(", "));
             }
+            if !p.serial.is_empty() {
+                let mut loops: Vec<(u32, String)> = p.serial.keys().map(|h| (p.uni.cfg.order[*h as usize], format!("`{}`", irf.blocks[*h as usize].label.unwrap_or("?")))).collect();
+                loops.sort();
+                let loops: Vec<String> = loops.into_iter().map(|(_, l)| l).collect();
+                let _ = writeln!(out, "  compare-and-swap loops on one word for the warp that each lane runs to completion, one lane after another: {}", loops.join(", "));
+            }
             if !p.inline.is_empty() {
                 let blocks: usize = p.inline.values().map(|(r, _)| r.len()).sum();
                 let _ = writeln!(out, "  divergent branches whose region runs inside their lane loop: {} ({blocks} blocks)", p.inline.len());

@@ -1831,8 +1831,8 @@ fn atomics() {
 #[test]
 fn cas_loops() {
     let mut rep = Report::new("cas_loops");
-    // Under `--exec auto` a CAS loop on one word for the whole warp runs per thread; the
-    // warp path runs it too when forced.
+    // A CAS loop on one word for the whole warp runs lane by lane to completion on the warp
+    // path (`Plan::serial`), under `auto` and forced `simd` alike; other CAS loops in rounds.
     for exec in [ptxr::codegen::warp::Exec::Auto, ptxr::codegen::warp::Exec::Simd] {
     ptxr::codegen::warp::set_exec(exec);
     for_variants(&mut rep, "cas_loops", |rep, l, v| {

@@ -306,7 +306,7 @@ ret;
 fn pointers_stepped_from_a_lane_address_are_anchored() {
     use ptxr::codegen::warp::{plan, Layout};
     let f = func_of(ANCHORED);
-    let rows = plan(&f, Layout::Rows, &[]).unwrap();
+    let rows = plan(&f, Layout::Rows, &[], &[]).unwrap();
     let web = |reg: &str| -> Vec<(u32, String)> { rows.anchored.keys().filter(|k| k.1.split('#').next() == Some(reg)).cloned().collect() };
     let r_of = |reg: &str| -> Vec<String> { rows.anchored.iter().filter(|(k, _)| k.1.split('#').next() == Some(reg)).map(|(_, r)| rows.key(&f, *r).1.split('#').next().unwrap().to_string()).collect() };
     assert_eq!(web("%rd3").len(), 1, "the stepped pointer: {:?}", rows.anchored);
@@ -314,7 +314,7 @@ fn pointers_stepped_from_a_lane_address_are_anchored() {
     assert_eq!(r_of("%rd5"), vec!["%rd2"], "a uniform offset from it");
     assert!(web("%rd8").is_empty() && rows.remat.iter().any(|v| rows.key(&f, *v).1.starts_with("%rd8#")), "recomputed where read");
     assert!(!rows.affine.keys().any(|k| k.1.starts_with("%rd3#")), "not exactly affine");
-    let tile = plan(&f, Layout::Tile, &[]).unwrap();
+    let tile = plan(&f, Layout::Tile, &[], &[]).unwrap();
     assert!(tile.anchored.is_empty(), "{:?}", tile.anchored);
 }
 
@@ -423,14 +423,14 @@ ret;
 }
 ";
     let f = func_of(SPIN);
-    let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
+    let p = plan(&f, Layout::Rows, &["WAIT"], &[]).unwrap();
     let wait = f.blocks.iter().position(|b| b.label == Some("WAIT")).unwrap() as u32;
     assert!(p.yields.iter().any(|(l, _)| *l == wait), "the poll's back edge yields: {:?}", p.yields);
     assert!(p.parks.is_empty());
     // The same poll where lane 0 alone waits: its lanes park, and every block from the loop
     // on is run by no known group of lanes.
     let f = func_of(&SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;"));
-    let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
+    let p = plan(&f, Layout::Rows, &["WAIT"], &[]).unwrap();
     assert_eq!(p.parks.iter().map(|(h, _, _)| *h).collect::<Vec<_>>(), vec![wait]);
     let done = f.blocks.iter().position(|b| b.label == Some("DONE")).unwrap();
     assert_eq!(p.uni.group[done], Group::Mixed);
@@ -439,7 +439,7 @@ ret;
     // for them (the barrier ends the blocks run apart: a block after it is converged).
     let lane0 = SPIN.replace("setp.lt.u32 %p1, %r1, 64;", "setp.eq.u32 %p1, %r1, 0;");
     let f = func_of(&lane0.replace("DONE:\nret;", "DONE:\nbar.sync 0;\nbra.uni AFTER;\nAFTER:\nret;"));
-    let p = plan(&f, Layout::Rows, &["WAIT"]).unwrap();
+    let p = plan(&f, Layout::Rows, &["WAIT"], &[]).unwrap();
     let done = f.blocks.iter().position(|b| b.label == Some("DONE")).unwrap();
     let after = f.blocks.iter().position(|b| b.label == Some("AFTER")).unwrap();
     assert_eq!(p.park_barrier, Some((done as u32, 0)));
@@ -448,11 +448,11 @@ ret;
     // ... but not a value the lanes compute apart (a load of the flag, the same word for
     // every lane but read at different times) read after the barrier.
     let f = func_of(&lane0.replace("bra DONE;", "ld.volatile.shared.u32 %r2, [flag];\nbra DONE;").replace("DONE:\nret;", "DONE:\nbar.sync 0;\nadd.u32 %r3, %r2, 1;\nret;"));
-    let why = plan(&f, Layout::Rows, &["WAIT"]).err().expect("per thread");
+    let why = plan(&f, Layout::Rows, &["WAIT"], &[]).err().expect("per thread");
     assert!(why.contains("whose lanes compute `%r2` apart, which is read after the barrier that follows"), "{why}");
     // A barrier before the loop, which every lane passes before any parks, is no obstacle.
     let f = func_of(&SPIN.replace("setp.eq.u32 %p1, %r1, 0;", "").replace("setp.lt.u32 %p1, %r1, 64;", "bar.sync 0;\nsetp.eq.u32 %p1, %r1, 0;"));
-    assert_eq!(plan(&f, Layout::Rows, &["WAIT"]).unwrap().parks.len(), 1);
+    assert_eq!(plan(&f, Layout::Rows, &["WAIT"], &[]).unwrap().parks.len(), 1);
     // A lock: each lane retries its own compare-and-swap.
     const LOCK: &str = "\
 .version 7.0
@@ -472,15 +472,15 @@ ret;
 }
 ";
     let f = func_of(LOCK);
-    let p = plan(&f, Layout::Rows, &["TRY"]).unwrap();
+    let p = plan(&f, Layout::Rows, &["TRY"], &[]).unwrap();
     assert_eq!(p.parks.len(), 1);
     // Inside another loop (a lane coming round would meet the parked ones): per thread.
     let f = func_of(&LOCK.replace("TRY:\n", "OUTER:\nTRY:\n").replace("st.volatile.shared.u32 [lock], 0;\n", "st.volatile.shared.u32 [lock], 0;\nadd.u32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, 3;\n@%p2 bra OUTER;\n"));
-    let why = plan(&f, Layout::Rows, &["TRY"]).err().expect("per thread");
+    let why = plan(&f, Layout::Rows, &["TRY"], &[]).err().expect("per thread");
     assert!(why.contains("spins in loop `TRY`, which lanes may leave at different times, inside another loop that it can come round without a CTA barrier"), "{why}");
     // The same with a barrier on the way round (a persistent kernel's loop over work items).
     let f = func_of(&LOCK.replace("TRY:\n", "OUTER:\nTRY:\n").replace("st.volatile.shared.u32 [lock], 0;\n", "st.volatile.shared.u32 [lock], 0;\nbar.sync 0;\nadd.u32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, 3;\n@%p2 bra OUTER;\n"));
-    let p = plan(&f, Layout::Rows, &["TRY"]).unwrap();
+    let p = plan(&f, Layout::Rows, &["TRY"], &[]).unwrap();
     assert_eq!(p.parks.len(), 1);
     assert!(p.park_barrier.is_some());
 }
@@ -573,4 +573,34 @@ fn cas_retry_loops_are_not_spin_loops() {
     assert!(spins("L:\natom.global.cas.b32 %r3, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r3, 0;\n@%p1 bra SKIP;\natom.global.exch.b32 %r4, [%rd1], 0;\nbra OUT;\nSKIP:\nadd.s32 %r1, %r1, 1;\nbra L;"));
     // A second way back from after the loop.
     assert!(spins("L:\nadd.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd1], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;\nld.volatile.global.u32 %r4, [%rd1+8];\nsetp.eq.s32 %p2, %r4, 0;\n@%p2 bra L;"));
+}
+
+/// A compare-and-swap retry loop whose CAS updates one word for the whole warp runs lane by
+/// lane to completion (`Plan::serial`, header → its blocks); one on a word per lane runs in
+/// warp-wide rounds; one with a warp collective or an inner loop cannot run lane by lane
+/// (`Plan::contended_cas`: per thread under `--exec auto`). The CAS instructions are
+/// given as the retry-loop detector (`lanes::lockstep::cas_retry_loops`) would find them.
+#[test]
+fn contended_cas_loops_run_lane_by_lane() {
+    use ptxr::codegen::warp::{plan, Layout};
+    let kernel = |pre: &str, body: &str| {
+        format!(
+            ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<8>;\n.reg .pred %p<4>;\n.reg .b64 %rd<6>;\nld.param.u64 %rd1, [p];\nmov.u32 %r5, %tid.x;\nmul.wide.u32 %rd3, %r5, 4;\nadd.s64 %rd4, %rd1, %rd3;\n{pre}\nld.global.u32 %r1, [%rd2];\nL:\n{body}add.s32 %r2, %r1, 1;\natom.global.cas.b32 %r3, [%rd2], %r1, %r2;\nsetp.ne.s32 %p1, %r3, %r1;\nmov.u32 %r1, %r3;\n@%p1 bra L;\nret;\n}}\n"
+        )
+    };
+    let plan_of = |text: &str| {
+        let f = func_of(text);
+        let cas: Vec<*const ptxr::syntax::ast::Instr> = f.blocks.iter().flat_map(|b| b.insts.iter()).filter(|i| i.src.opcode.name == "atom" && i.src.has_mod("cas")).map(|i| i.src as *const _).collect();
+        let p = plan(&f, Layout::Rows, &[], &cas).unwrap();
+        let serial: Vec<String> = p.serial.keys().map(|h| f.blocks[*h as usize].label.unwrap_or("?").to_string()).collect();
+        (serial, p.contended_cas)
+    };
+    // One word for the warp (the parameter's address).
+    assert_eq!(plan_of(&kernel("mov.u64 %rd2, %rd1;", "")), (vec!["L".to_string()], None));
+    // A word per lane: rounds.
+    assert_eq!(plan_of(&kernel("mov.u64 %rd2, %rd4;", "")), (vec![], None));
+    // A shuffle in the loop needs the warp's lanes together: not lane by lane (the CAS's line).
+    assert_eq!(plan_of(&kernel("mov.u64 %rd2, %rd1;", "shfl.sync.idx.b32 %r6, %r1, 0, 31, -1;\n")), (vec![], Some(18)));
+    // An inner loop: not lane by lane.
+    assert_eq!(plan_of(&kernel("mov.u64 %rd2, %rd1;", "mov.u32 %r6, 0;\nIN:\nadd.u32 %r6, %r6, 1;\nsetp.lt.u32 %p2, %r6, 4;\n@%p2 bra IN;\n")), (vec![], Some(22)));
 }

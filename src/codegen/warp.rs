@@ -172,11 +172,13 @@ pub fn takes_warp_path(exec: Exec, plan: &Plan) -> Result<(), String> {
         // signal on this path, likely the undefined-value branch that `Plan::undef_webs` now
         // prevents; the campaigns since are in the README.
         // A compare-and-swap retry loop on one word for the whole warp (an `atomicAdd` on a
-        // double emulated with `atomicCAS` into one total): run lane by lane, each round of
-        // the warp's loop lets one lane swap and every later lane fail on a stale value, 528
-        // CAS for 32 lanes where threads one after another need 32 (2^20 such adds: 0.31 s
-        // here, 0.08 s per thread). A CAS on a word per lane (a scatter) stays here.
-        Exec::Auto if plan.contended_cas.is_some() => Err(format!("its compare-and-swap retry loop (line {}) updates one word for the whole warp, which threads one after another retry less often (--exec simd forces the warp path)", plan.contended_cas.unwrap())),
+        // double emulated with `atomicCAS` into one total) runs lane by lane to completion
+        // ([`Plan::serial`]); one that cannot (`Plan::contended_cas`) stays per thread: run in
+        // warp-wide rounds, each round lets one lane swap and every later lane fail on a stale
+        // value, 528 CAS for 32 lanes where threads one after another need 32 (2^20 such adds:
+        // 0.31 s in rounds, 0.08 s per thread). A CAS on a word per lane (a scatter) runs in
+        // rounds.
+        Exec::Auto if plan.contended_cas.is_some() => Err(format!("its compare-and-swap retry loop (line {}) updates one word for the whole warp and cannot run lane by lane, which threads one after another retry less often (--exec simd forces the warp path)", plan.contended_cas.unwrap())),
         Exec::Auto if plan.matrix && plan.matrix_sites <= MATRIX_SITES_PER_THREAD => Err(format!("{} warp matrix instruction(s): per thread they cost less code than the warp path's fixed part (up to {MATRIX_SITES_PER_THREAD}; --exec simd forces the warp path)", plan.matrix_sites)),
         // Warp collectives without barriers take the warp path too: the shuffle reduction of
         // one element per thread runs 1.14x of C there against 1.06x-1.13x per thread (same
@@ -204,11 +206,8 @@ fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&
         return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
     }
     let spins = crate::lanes::lockstep::spin_loops_warp(body);
-    let mut plan = plan(f, layout, &spins)?;
     let cas = crate::lanes::lockstep::cas_retry_loops(body);
-    plan.contended_cas = f.blocks.iter().enumerate().find_map(|(b, blk)| {
-        blk.insts.iter().find(|i| cas.contains(&(i.src as *const _)) && plan.uni.access(f, i, b as BlockId) == Some(uniformity::Access::Uniform)).map(|i| i.line)
-    });
+    let plan = plan(f, layout, &spins, &cas)?;
     takes_warp_path(exec, &plan)?;
     Ok(plan)
 }
@@ -324,8 +323,15 @@ pub struct Plan {
     /// while others of their warp are parked wait there for them ([`park_at_barrier`]).
     pub park_barrier: Option<(BlockId, usize)>,
     /// The line of the CAS of a compare-and-swap retry loop whose address is the same for
-    /// every lane (`lanes::lockstep::cas_retry_loops`): see [`takes_warp_path`].
+    /// every lane (`lanes::lockstep::cas_retry_loops`) and that cannot run lane by lane
+    /// ([`Plan::serial`]): see [`takes_warp_path`].
     pub contended_cas: Option<u32>,
+    /// Loops that each lane runs to completion on its own, one lane after another inside
+    /// one lane loop at the header, as a thread would ([`serial_loops`]): header → the
+    /// loop's blocks in dispatch order (the header first).
+    pub serial: HashMap<BlockId, Vec<BlockId>>,
+    /// Per block: it is one of a `serial` loop's blocks (its header included).
+    pub in_serial: Vec<bool>,
     /// Some barrier counts threads (`bar.sync a, b`, `bar.arrive a, b`): the warps wait by
     /// count ([`Counted`]).
     pub counted: bool,
@@ -644,16 +650,63 @@ fn webs(f: &Func) -> Vec<u32> {
     (0..n as u32).map(|v| find(&mut parent, v)).collect()
 }
 
+/// Compare-and-swap retry loops whose CAS updates one word for the whole warp (its address
+/// uniform; `cas`: the kernel's retry loops' CAS, `lanes::lockstep::cas_retry_loops`) that
+/// each lane runs to completion on its own, one lane after another inside one lane loop at
+/// the loop's header, as threads one after another do: each lane's CAS then fails only
+/// when another lane swapped since its last read of the word (once per lane: its first,
+/// stale compare value), where warp-wide rounds let one lane swap per round and every later
+/// lane fail on a stale value (32 lanes: 63 CAS against 528). The loop must be innermost,
+/// with no `brx.idx`, call, barrier, warp collective or warp-synchronous access: nothing
+/// that needs other lanes. Returns header → the loop's blocks in dispatch order, and the
+/// line of a contended CAS whose loop is not eligible.
+fn serial_loops(f: &Func, uni: &Uniformity, cas: &[*const crate::syntax::ast::Instr]) -> (HashMap<BlockId, Vec<BlockId>>, Option<u32>) {
+    let cfg = &uni.cfg;
+    let mut serial: HashMap<BlockId, Vec<BlockId>> = HashMap::new();
+    let mut refused = None;
+    for (b, blk) in f.blocks.iter().enumerate() {
+        let b = b as BlockId;
+        for inst in &blk.insts {
+            if !cas.contains(&(inst.src as *const _)) || uni.access(f, inst, b) != Some(uniformity::Access::Uniform) {
+                continue;
+            }
+            let innermost = cfg.loops.iter().filter(|(_, blocks)| blocks.contains(&b)).min_by_key(|(_, blocks)| blocks.len());
+            let ok = innermost.filter(|(h, blocks)| {
+                cfg.order[*h as usize] != u32::MAX
+                    && cfg.loops.iter().filter(|(x, _)| blocks.contains(x)).count() == 1
+                    && blocks.iter().all(|&x| {
+                        let xb = &f.blocks[x as usize];
+                        cfg.preds[x as usize].iter().all(|p| x == *h || blocks.contains(p))
+                            && !matches!(xb.term, Term::Switch { .. })
+                            && !xb.insts.iter().any(|i| {
+                                crate::lanes::is_sync(i.src) || super::warp_collective::is_collective(i.src) || is_arrive(i) || matches!(i.src.opcode.name, "call" | "bar" | "barrier" | "alloca" | "stacksave" | "stackrestore")
+                            })
+                    })
+            });
+            match ok {
+                Some((h, blocks)) => {
+                    let mut blocks = blocks.clone();
+                    blocks.sort_by_key(|x| (*x != *h, cfg.order[*x as usize]));
+                    serial.insert(*h, blocks);
+                }
+                None => refused = refused.or(Some(inst.line)),
+            }
+        }
+    }
+    (serial, refused)
+}
+
 /// The divergent branches whose regions can run inside one lane loop: an acyclic region
 /// entered only through the branch, every path of which reaches the reconvergence point or
 /// ends the thread, with nothing that needs the lanes together (barriers, warp operations)
-/// and no `brx.idx`. Outermost regions only (an inner one runs inside its outer one).
-fn inline_regions(f: &Func, uni: &Uniformity) -> HashMap<BlockId, (Vec<BlockId>, BlockId)> {
+/// and no `brx.idx`. Outermost regions only (an inner one runs inside its outer one), none
+/// in a serial loop ([`serial_loops`]), which runs inside its own lane loop.
+fn inline_regions(f: &Func, uni: &Uniformity, serial: &[bool]) -> HashMap<BlockId, (Vec<BlockId>, BlockId)> {
     let cfg = &uni.cfg;
     let mut out = HashMap::new();
     let mut inside = vec![false; f.blocks.len()];
     for &c in &cfg.rpo {
-        if inside[c as usize] || !uni.divergent[c as usize] || !matches!(f.blocks[c as usize].term, Term::CondBr { .. }) {
+        if inside[c as usize] || serial[c as usize] || !uni.divergent[c as usize] || !matches!(f.blocks[c as usize].term, Term::CondBr { .. }) {
             continue;
         }
         let join = cfg.ipdom[c as usize];
@@ -1248,7 +1301,7 @@ fn exact_affine(inst: &crate::ir::Inst) -> bool {
 }
 
 /// Decides whether kernel `f` can run on the warp path; `Err` says why not.
-pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
+pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::syntax::ast::Instr]) -> Result<Plan, String> {
     let uni = uniformity::analyze_for(f, layout);
     if !uni.cfg.reducible {
         return Err("irreducible control flow".into());
@@ -1314,13 +1367,31 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
             }
         }
     }
-    let inline = inline_regions(f, &uni);
+    let (serial, contended_cas) = serial_loops(f, &uni, cas);
+    let mut in_serial = vec![false; f.blocks.len()];
+    for blocks in serial.values() {
+        for &x in blocks {
+            in_serial[x as usize] = true;
+        }
+    }
+    let inline = inline_regions(f, &uni, &in_serial);
+    // Blocks run inside another block's lane loop: those of divergent regions and of serial
+    // loops but their headers, which the dispatch reaches.
     let mut inlined = vec![false; f.blocks.len()];
     for (r, _) in inline.values() {
         for &x in r {
             inlined[x as usize] = true;
         }
     }
+    for (h, blocks) in &serial {
+        for &x in blocks.iter().filter(|x| *x != h) {
+            inlined[x as usize] = true;
+        }
+    }
+    // Where each lane runs on its own: no instruction there runs once for the warp, no value
+    // defined there is one scalar (a serial loop's lanes run its iterations at different
+    // times, each from its own start).
+    let lane_only: Vec<bool> = (0..f.blocks.len()).map(|b| inlined[b] || in_serial[b]).collect();
     let web = webs(f);
     let mut copies: HashMap<u32, (BlockId, usize)> = HashMap::new();
     for (b, blk) in f.blocks.iter().enumerate() {
@@ -1377,7 +1448,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
             || inst.reads().iter().any(|v| affine_var(&var_of(*v)) || copies.contains_key(v) && uni.values[*v as usize] != Shape::Uniform)
             || inst.operands.iter().any(|o| matches!(o, Opnd::Name(n) if n.starts_with('%') && uniformity::special_shape(n, layout) != Shape::Uniform));
         uni.group[b] != Group::Mixed
-            && !inlined[b]
+            && !lane_only[b]
             && !inst.defs.is_empty()
             && hoistable(f, inst)
             && inst.defs.iter().all(|d| scalar.contains(&var_of(*d)))
@@ -1393,7 +1464,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
         let before = scalar.len();
         for (b, blk) in f.blocks.iter().enumerate() {
             for phi in &blk.phis {
-                if uni.group[b] == Group::Mixed || inlined[b] || uni.values[phi.dst as usize] == Shape::Varying {
+                if uni.group[b] == Group::Mixed || lane_only[b] || uni.values[phi.dst as usize] == Shape::Varying {
                     scalar.remove(&var_of(phi.dst));
                 }
             }
@@ -1435,7 +1506,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
         }
     }
     let remat = rematerializable(f, &uni, &copies);
-    let (anchored, anchor_defs) = anchored_webs(f, &uni, &scalar, &remat, &inlined, &var_of);
+    let (anchored, anchor_defs) = anchored_webs(f, &uni, &scalar, &remat, &lane_only, &var_of);
     scalar.extend(anchored.keys().cloned());
     let scalar_inst = f
         .blocks
@@ -1504,7 +1575,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str]) -> Result<Plan, String> {
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas: None, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas, serial, in_serial, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -3034,6 +3105,9 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
 /// scan, one core, same run: 0.089 -> 0.078 s; two cores 1.8x -> 1.5x of C).
 fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<Ahead> {
     let i = inst.src;
+    if plan.in_serial[b as usize] {
+        return None;
+    }
     if !matches!(i.opcode.name, "ld" | "st") || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
         return None;
     }
@@ -3529,6 +3603,9 @@ enum LaneValue<'ctx> {
 /// with.
 fn deferrable_store(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<usize> {
     let i = inst.src;
+    if plan.in_serial[b as usize] {
+        return None; // a lane runs its loop's iterations one after another
+    }
     if i.opcode.name != "st" || i.operands.len() != 2 || !matches!(i.operands[1], crate::syntax::ast::Operand::Name(..) | crate::syntax::ast::Operand::Imm(_)) {
         return None;
     }
@@ -3815,6 +3892,9 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     let blk = &func.blocks[b as usize];
     let id = cfg.order[b as usize];
     let order = |t: BlockId| i32t.const_int(cfg.order[t as usize] as u64, false);
+    if let Some(blocks) = plan.serial.get(&b) {
+        return serial_loop(e, func, plan, b, blocks);
+    }
     let mut lp: Option<LaneLoop<'ctx>> = None;
     // Where the open lane loop ends for warp-synchronous code (`lockstep_meet`).
     let mut lp_end = blk.insts.len();
@@ -4202,6 +4282,86 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
     e.b.build_store(slot, i32t.const_int(DONE, false)).unwrap();
     e.b.build_unconditional_branch(end).unwrap();
     e.b.position_at_end(end);
+    Ok(())
+}
+
+/// Emits serial loop `h` ([`Plan::serial`], its `blocks`): a lane loop over the lanes waiting
+/// at the header, in which each lane runs the loop's blocks as its own scalar code until it
+/// leaves (its next block is then the exit's) or ends (`DONE`). Every way back polls the
+/// launch's time limit.
+fn serial_loop<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, h: BlockId, blocks: &[BlockId]) -> R<()> {
+    let ctx = e.ctx();
+    let i32t = ctx.i32_type();
+    let cfg = &plan.uni.cfg;
+    let mut l = open(e, cfg.order[h as usize]);
+    // A loop inside: the lane loop stays a loop (neither vectorized nor unrolled).
+    l.collective = true;
+    let slot = unsafe { w(e).gep_b.build_in_bounds_gep(i32t.array_type(LANES), w(e).next, &[i32t.const_zero(), l.lane], "next.lane").unwrap() };
+    let end = ctx.append_basic_block(e.f, "serial.end");
+    let ended = ctx.append_basic_block(e.f, "serial.ended");
+    let poll = ctx.append_basic_block(e.f, "serial.poll");
+    let bbs: HashMap<BlockId, BasicBlock<'ctx>> = blocks.iter().map(|&x| (x, ctx.append_basic_block(e.f, func.blocks[x as usize].label.unwrap_or("serial")))).collect();
+    let mut exits: Vec<(BlockId, BasicBlock<'ctx>)> = Vec::new();
+    e.b.build_unconditional_branch(bbs[&h]).unwrap();
+    for &x in blocks {
+        e.b.position_at_end(bbs[&x]);
+        let blk = &func.blocks[x as usize];
+        for inst in &blk.insts {
+            e.enter_scope(inst.scope);
+            e.span = inst.src.span;
+            emit(e, func, inst, x)?;
+        }
+        if e.b.get_insert_block().map_or(true, |bb| bb.get_terminator().is_some()) {
+            continue;
+        }
+        if let Some((i, scope)) = blk.term_src {
+            e.enter_scope(scope);
+            e.span = i.span;
+        }
+        let mut target = |e: &mut FnEmitter<'ctx, 'a, '_>, t: BlockId| {
+            if t == h {
+                poll
+            } else if let Some(bb) = bbs.get(&t) {
+                *bb
+            } else if let Some((_, bb)) = exits.iter().find(|(u, _)| *u == t) {
+                *bb
+            } else {
+                let bb = e.ctx().append_basic_block(e.f, "serial.exit");
+                exits.push((t, bb));
+                bb
+            }
+        };
+        match &blk.term {
+            Term::Br(t) => {
+                let to = target(e, *t);
+                e.b.build_unconditional_branch(to).unwrap();
+            }
+            Term::CondBr { then, els, .. } => {
+                let p = guard_value(e, func, blk)?;
+                let (a, b) = (target(e, *then), target(e, *els));
+                e.b.build_conditional_branch(p, a, b).unwrap();
+            }
+            Term::Ret(_) | Term::Exit | Term::Unreachable => {
+                e.b.build_unconditional_branch(ended).unwrap();
+            }
+            Term::Switch { .. } => unreachable!("serial_loops leaves out brx.idx"),
+        }
+    }
+    e.b.position_at_end(poll);
+    e.poll_cancel();
+    e.b.build_unconditional_branch(bbs[&h]).unwrap();
+    for (t, bb) in exits {
+        e.b.position_at_end(bb);
+        e.b.build_store(slot, i32t.const_int(cfg.order[t as usize] as u64, false)).unwrap();
+        e.b.build_unconditional_branch(end).unwrap();
+    }
+    e.b.position_at_end(ended);
+    e.b.build_store(slot, i32t.const_int(DONE, false)).unwrap();
+    e.b.build_unconditional_branch(end).unwrap();
+    e.b.position_at_end(end);
+    close(e, l);
+    let dispatch = w(e).dispatch;
+    e.b.build_unconditional_branch(dispatch).unwrap();
     Ok(())
 }
 
