@@ -49,6 +49,11 @@ pub fn check_source(src: &SourceFile) -> Result<syntax::ast::Module<'_>, String>
     if diags.iter().any(|d| d.is_error()) {
         return Err(syntax::diag::render_all(&diags, &src.name, &src.text));
     }
+    // Per thread (`--exec thread`, the reference path) code generation inlines these calls
+    // itself (`FnEmitter::inline_call`): the pass's oracle in `tests/exec_paths.rs`.
+    if codegen::warp::exec() != codegen::warp::Exec::Thread {
+        syntax::inline::inline_sync_calls(&mut module);
+    }
     syntax::labels::unique_labels(&mut module);
     syntax::vregs::split_vector_registers(&mut module);
     syntax::hints::simplify_qualifiers(&mut module);

@@ -353,6 +353,10 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("  blocks at most 16 threads wide: warps of one row, simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report", "--exec", "thread"]);
     assert!(out.contains("kernel matmul_tiled: thread (forced by --exec thread)") && !out.contains("blocks at most"), "{out}");
+    // Calls of functions that synchronize are inlined (`syntax::inline`): such kernels take
+    // the warp path too.
+    let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/inline_calls.ptx", "--report"]);
+    assert!(out.contains("kernel two_calls: simd (warp-vector; the CTA's warps run in phases between its 9 barriers)") && out.contains("kernel param_calls: simd (warp-vector)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/cli/tid_y_reqntid.ptx", "--report"]);
     assert!(out.contains("kernel k: simd (warp-vector)") && !out.contains("blocks at most"), "a .reqntid wider than 16: {out}");
     // With warp collectives, the version for narrow blocks has the hardware's warps, pairs of

@@ -203,7 +203,7 @@ fn choose_in(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &HashSet<&
     let mut calls = Vec::new();
     crate::lanes::callees(body, &mut calls);
     if let Some(c) = calls.iter().find(|c| sync_funcs.contains(*c)) {
-        return Err(format!("calls `{c}`, which synchronizes (the per-thread scheduler inlines it)"));
+        return Err(format!("calls `{c}`, which synchronizes and is not inlined (a guarded or recursive call, or one that would change what a name means: see syntax::inline; the per-thread scheduler inlines it)"));
     }
     let spins = crate::lanes::lockstep::spin_loops_warp(body);
     let cas = crate::lanes::lockstep::cas_retry_loops(body);
@@ -2362,6 +2362,9 @@ fn barrier_id_value<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir:
 /// count operand 1 of `inst` (PTX ISA 9.7.12.1: a multiple of the warp size, at most the
 /// CTA's warps' threads; else the launch stops as the per-thread scheduler stops it): adds them to
 /// the barrier's arrivals ([`Counted`]) and returns the warp's ticket, the arrivals before.
+/// A count of 0 at `bar.sync`/`bar.red` means every thread of the CTA, as no count does (the
+/// spec asks a non-zero count of `bar.arrive` only; the per-thread scheduler takes 0 so):
+/// the warp then counts among the warps waiting for all, and its ticket is [`ALL_TICKET`].
 fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, inst: &crate::ir::Inst<'a>, b: BlockId, id: IntValue<'ctx>, c: Counted<'ctx>) -> R<IntValue<'ctx>> {
     use super::abi::field;
     let ctx = e.ctx();
@@ -2377,7 +2380,9 @@ fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
     // bound does.)
     let threads = e.b.build_and(e.b.build_int_add(threads, i32t.const_int(31, false), "").unwrap(), i32t.const_int(!31u32 as u64, false), "cta.warp.threads").unwrap();
     let ragged = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(n, i32t.const_int(31, false), "").unwrap(), i32t.const_zero(), "").unwrap();
-    let bad = e.b.build_or(e.b.build_or(ragged, e.b.build_int_compare(IntPredicate::UGT, n, threads, "").unwrap(), "").unwrap(), e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_zero(), "").unwrap(), "bar.bad.count").unwrap();
+    let zero = e.b.build_int_compare(IntPredicate::EQ, n, i32t.const_zero(), "bar.all").unwrap();
+    let zero_bad = if is_arrive(inst) { zero } else { ctx.bool_type().const_zero() };
+    let bad = e.b.build_or(e.b.build_or(ragged, e.b.build_int_compare(IntPredicate::UGT, n, threads, "").unwrap(), "").unwrap(), zero_bad, "bar.bad.count").unwrap();
     e.abort_if(bad, super::abi::STATUS_BAD_BARRIER);
     // The lanes here: every live lane of the warp (the plan puts barriers only there).
     let bid = w(e).plan.uni.cfg.order[b as usize];
@@ -2387,12 +2392,20 @@ fn count_arrival<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
     let at = |a: PointerValue<'ctx>| unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), a, &[i32t.const_zero(), id], "").unwrap() };
     let (pa, pn) = (at(c.arrived), at(c.need));
     let ticket = e.b.build_load(i32t, pa, "bar.ticket").unwrap().into_int_value();
-    e.b.build_store(pa, e.b.build_int_add(ticket, lanes, "").unwrap()).unwrap();
-    e.b.build_store(pn, n).unwrap();
+    let added = e.b.build_select(zero, i32t.const_zero(), lanes, "").unwrap().into_int_value();
+    e.b.build_store(pa, e.b.build_int_add(ticket, added, "").unwrap()).unwrap();
+    let need = e.b.build_load(i32t, pn, "").unwrap().into_int_value();
+    e.b.build_store(pn, e.b.build_select(zero, need, n, "").unwrap()).unwrap();
+    let pw = unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), c.all_waiting, &[i32t.const_zero(), id], "").unwrap() };
+    let wv = e.b.build_load(i32t, pw, "").unwrap().into_int_value();
+    e.b.build_store(pw, e.b.build_int_add(wv, e.b.build_int_z_extend(zero, i32t, "").unwrap(), "").unwrap()).unwrap();
     // An arrival may complete a use of the barrier: the phase is not stuck.
     e.b.build_store(c.progress, ctx.bool_type().const_all_ones()).unwrap();
-    Ok(ticket)
+    Ok(e.b.build_select(zero, i32t.const_int(ALL_TICKET as u64, false), ticket, "").unwrap().into_int_value())
 }
+
+/// The ticket of a warp that waits at a barrier for every thread ([`count_arrival`]).
+const ALL_TICKET: u32 = u32::MAX;
 
 /// PTX ISA 9.7.12.1 `bar.arrive a, b` in a kernel whose barriers count threads: the warp's
 /// lanes arrive and go on.
@@ -2448,14 +2461,19 @@ fn counted_barrier<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::
     // In a later phase: released?
     e.b.position_at_end(check);
     let k = e.b.build_load(i32t, word(e, FRAME_BAR_ID), "").unwrap().into_int_value();
+    let all = {
+        let p = unsafe { e.b.build_in_bounds_gep(ctx.bool_type().array_type(BARRIER_IDS), c.all_release, &[i32t.const_zero(), k], "").unwrap() };
+        e.b.build_load(ctx.bool_type(), p, "").unwrap().into_int_value()
+    };
     let go = if counts {
         let t = e.b.build_load(i32t, word(e, FRAME_TICKET), "").unwrap().into_int_value();
         let p = unsafe { e.b.build_in_bounds_gep(i32t.array_type(BARRIER_IDS), c.released, &[i32t.const_zero(), k], "").unwrap() };
         let r = e.b.build_load(i32t, p, "").unwrap().into_int_value();
-        e.b.build_int_compare(IntPredicate::ULT, t, r, "").unwrap()
+        let counted = e.b.build_int_compare(IntPredicate::ULT, t, r, "").unwrap();
+        let waits_all = e.b.build_int_compare(IntPredicate::EQ, t, i32t.const_int(ALL_TICKET as u64, false), "").unwrap();
+        e.b.build_select(waits_all, all, counted, "").unwrap().into_int_value()
     } else {
-        let p = unsafe { e.b.build_in_bounds_gep(ctx.bool_type().array_type(BARRIER_IDS), c.all_release, &[i32t.const_zero(), k], "").unwrap() };
-        e.b.build_load(ctx.bool_type(), p, "").unwrap().into_int_value()
+        all
     };
     e.b.build_conditional_branch(go, restore, stay).unwrap();
     e.b.position_at_end(stay);

@@ -4,6 +4,7 @@ pub mod ast;
 pub mod diag;
 pub mod eval;
 pub mod hints;
+pub mod inline;
 pub mod isa;
 pub mod labels;
 pub mod legacy;
