@@ -424,7 +424,8 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 let _ = writeln!(out, "  grid-stride loops whose iterations the CTA's warps interleave, {} iterations at a time: {} (latches at lines {})", crate::codegen::warp::YIELD_EVERY, p.yields.len(), lines.join(", "));
             }
             if !p.parks.is_empty() {
-                let loops: Vec<String> = p.parks.iter().map(|(h, _, _)| format!("`{}`", irf.blocks[*h as usize].label.unwrap_or("?"))).collect();
+                let mut loops: Vec<String> = p.parks.iter().map(|(h, _, _)| format!("`{}`", irf.blocks[*h as usize].label.unwrap_or("?"))).collect();
+                loops.dedup();
                 let bar = p.park_barrier.and_then(|(b, k)| irf.blocks[b as usize].insts.get(k)).map_or(String::new(), |i| format!("; lanes that reach the barrier at line {} wait there for the parked ones", i.line));
                 let _ = writeln!(out, "  spin loops whose lanes park at the header while the warp's other lanes run on (lanes leave them apart): {}{bar}", loops.join(", "));
             }

@@ -314,8 +314,8 @@ pub struct Plan {
     /// The latches of the loops whose back edges yield to the CTA's next warp
     /// ([`YIELD_EVERY`]), each with the variables a warp keeps in its frame there.
     pub yields: Vec<(BlockId, Vec<(u32, String)>)>,
-    /// Spin loops whose lanes park ([`spin_yields`]): header, latch, and the variables a warp
-    /// keeps in its frame when it yields with only parked lanes left. A lane that goes round
+    /// Spin loops whose lanes park ([`spin_yields`]): header, latch (one entry per way back),
+    /// and the variables a warp keeps in its frame when it yields with only parked lanes left. A lane that goes round
     /// again records `PARKED + header` as its next block, which the dispatch reaches only
     /// once no lane waits for a real block ([`unpark`]).
     pub parks: Vec<(BlockId, BlockId, Vec<(u32, String)>)>,
@@ -700,8 +700,10 @@ fn serial_loops(f: &Func, uni: &Uniformity, cas: &[*const crate::syntax::ast::In
 /// entered only through the branch, every path of which reaches the reconvergence point or
 /// ends the thread, with nothing that needs the lanes together (barriers, warp operations)
 /// and no `brx.idx`. Outermost regions only (an inner one runs inside its outer one), none
-/// in a serial loop ([`serial_loops`]), which runs inside its own lane loop.
-fn inline_regions(f: &Func, uni: &Uniformity, serial: &[bool]) -> HashMap<BlockId, (Vec<BlockId>, BlockId)> {
+/// in a serial loop ([`serial_loops`]), which runs inside its own lane loop, and none that
+/// ends at the header of a spin loop (`waits`: the region's ways out would be back edges,
+/// which must yield or park).
+fn inline_regions(f: &Func, uni: &Uniformity, serial: &[bool], waits: &HashSet<BlockId>) -> HashMap<BlockId, (Vec<BlockId>, BlockId)> {
     let cfg = &uni.cfg;
     let mut out = HashMap::new();
     let mut inside = vec![false; f.blocks.len()];
@@ -712,6 +714,9 @@ fn inline_regions(f: &Func, uni: &Uniformity, serial: &[bool]) -> HashMap<BlockI
         let join = cfg.ipdom[c as usize];
         if join == crate::ir::cfg::EXIT {
             continue;
+        }
+        if waits.contains(&join) && cfg.loops.iter().any(|(h, blocks)| *h == join && blocks.contains(&c)) {
+            continue; // its ways out are back edges of a spin loop, which yield or park
         }
         let mut r = cfg.region(c);
         if r.contains(&c) {
@@ -1033,9 +1038,9 @@ const SPIN_SUFFIX: &str = "(the per-thread scheduler yields in the loop)";
 /// `lanes::lockstep::spin_loops_warp`), whose back edges yield the warp so that the CTA's
 /// other warps run while it waits for them (a GPU's warps run at once; here one warp runs at
 /// a time, between yields and barriers). A uniform spin loop — run by every live lane of
-/// the warp together (no divergent branch around it), with one latch and no divergent
-/// branch inside (every lane sees the same flag or mbarrier phase, and all leave together)
-/// — yields at its back edge (the first list). Any other spin loop *parks* its lanes (the
+/// the warp together (no divergent branch around it), with no divergent branch inside
+/// (every lane sees the same flag or mbarrier phase, and all leave together) — yields at
+/// each of its back edges (the first list). Any other spin loop *parks* its lanes (the
 /// second list, [`Plan::parks`]): a lane that would go round again waits at the loop's
 /// header while the warp's other lanes run on, possibly to the lane it waits for (a lock
 /// another lane holds, a flag another lane sets: sm_70's independent thread scheduling lets
@@ -1053,8 +1058,10 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
         let why = |w: &str| format!("{} {SPIN_SUFFIX}", what(w));
         let Some(h) = f.blocks.iter().position(|b| b.label == Some(*l)) else { return Err(why("which is not a loop")) };
         let Some(k) = cfg.loops.iter().position(|(x, _)| *x as usize == h) else { return Err(why("which is not a loop")) };
-        let Some(latch) = cfg.latch(k) else { return Err(why("which has two back edges")) };
         let blocks = &cfg.loops[k].1;
+        // Every way back (a loop may have several: `continue` after an `assert`) yields or
+        // parks.
+        let latches: Vec<BlockId> = cfg.preds[h].iter().copied().filter(|p| blocks.contains(p)).collect();
         let apart = if uni.divergent_loop[k] || blocks.iter().any(|&b| uni.divergent[b as usize]) {
             Some("which lanes may leave at different times")
         } else if blocks.iter().any(|&b| uni.group[b as usize] != Group::All) {
@@ -1063,7 +1070,7 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
             None
         };
         let Some(apart) = apart else {
-            out.push((h as BlockId, latch));
+            out.extend(latches.iter().map(|&l| (h as BlockId, l)));
             continue;
         };
         // Parking: lanes run apart from the loop on, up to the barrier that ends its phase.
@@ -1091,7 +1098,7 @@ fn spin_yields(f: &Func, uni: &Uniformity, spins: &[&str]) -> Result<(Vec<(Block
                 return Err(why(&format!("{apart}, inside another loop that it can come round without a CTA barrier")));
             }
         }
-        parks.push((h as BlockId, latch, what(apart)));
+        parks.extend(latches.iter().map(|&l| (h as BlockId, l, what(apart))));
     }
     Ok((out, parks))
 }
@@ -1374,7 +1381,9 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
             in_serial[x as usize] = true;
         }
     }
-    let inline = inline_regions(f, &uni, &in_serial);
+    // The spin loops' ways back yield or park: none of them may end a region.
+    let waits: HashSet<BlockId> = spin.iter().map(|p| p.0).chain(parks.iter().map(|p| p.0)).collect();
+    let inline = inline_regions(f, &uni, &in_serial, &waits);
     // Blocks run inside another block's lane loop: those of divergent regions and of serial
     // loops but their headers, which the dispatch reaches.
     let mut inlined = vec![false; f.blocks.len()];
@@ -3847,7 +3856,10 @@ pub(crate) fn walk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>) -> R<()> {
         // inkwell builds a switch with all its cases at once; the blocks exist only now.
         unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), code[b as usize].unwrap().as_mut_ptr()) };
     }
-    for &(h, _, _) in &plan.parks {
+    let mut parked_at: Vec<BlockId> = plan.parks.iter().map(|p| p.0).collect();
+    parked_at.sort();
+    parked_at.dedup();
+    for h in parked_at {
         let case = i32t.const_int(PARKED + cfg.order[h as usize] as u64, false);
         let to = unpark(e, h);
         unsafe { inkwell::llvm_sys::core::LLVMAddCase(inkwell::values::AsValueRef::as_value_ref(&sw), inkwell::values::AsValueRef::as_value_ref(&case), to.as_mut_ptr()) };
@@ -4153,7 +4165,10 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
             let all = e.b.build_load(v32, next, "").unwrap();
             let low = e.intrinsic("llvm.vector.reduce.umin", &[v32.into()], &[all]).into_int_value();
             let is_then = e.b.build_int_compare(IntPredicate::EQ, low, order(*then), "").unwrap();
-            e.b.build_conditional_branch(is_then, code[*then as usize].unwrap(), code[*els as usize].unwrap()).unwrap();
+            // A way back (a loop's second latch) polls the time limit and yields as any.
+            let mut to = |t: BlockId| if cfg.order[t as usize] <= id { back_edge(e, b, code[t as usize].unwrap()) } else { code[t as usize].unwrap() };
+            let (a, c) = (to(*then), to(*els));
+            e.b.build_conditional_branch(is_then, a, c).unwrap();
         }
         _ => {
             e.b.build_unconditional_branch(dispatch).unwrap();
