@@ -102,7 +102,8 @@ impl<'a> Declared<'a> {
     }
 
     fn has(&self, n: &str) -> bool {
-        self.names.contains(n) || self.ranges.iter().any(|(p, k)| n.strip_prefix(p).and_then(|d| d.parse::<u32>().ok()).is_some_and(|i| i < *k && !n[p.len()..].starts_with('+')))
+        let index = |d: &str| (!d.is_empty() && d.bytes().all(|c| c.is_ascii_digit())).then(|| d.parse::<u32>().ok()).flatten();
+        self.names.contains(n) || self.ranges.iter().any(|(p, k)| n.strip_prefix(p).and_then(index).is_some_and(|i| i < *k))
     }
 }
 
@@ -228,15 +229,19 @@ fn expand<'a>(i: &Instr<'a>, def: &super::ast::Function<'a>, caller: &Declared<'
         }
     }
     // Names the body reads from module scope must mean the same in the kernel.
-    let mut used = Vec::new();
-    names_in(body, &mut used);
-    if used.iter().any(|u| !own.has(u) && !renames.contains_key(u) && !def.params.iter().chain(&def.rets).any(|d| d.name.name == *u) && caller.has(u)) {
-        *n -= 1;
+    let mut inner = body.clone();
+    let mut free = false;
+    idents(&mut inner, &mut |i| free |= !own.has(i.name) && !def.params.iter().chain(&def.rets).any(|d| d.name.name == i.name) && caller.has(i.name));
+    if free {
         return None;
     }
+    idents(&mut inner, &mut |i| {
+        if let Some(n) = renames.get(i.name) {
+            i.name = n;
+        }
+    });
     let end = leak(format!("$ptxr_ret{k}"));
-    let mut inner = body.clone();
-    rewrite(&mut inner, &renames, end);
+    returns_to(&mut inner, end);
     let mut block = pre;
     block.push(Stmt::Block(inner, sp));
     block.push(Stmt::Label(Ident { name: end, span: sp }));
@@ -244,80 +249,44 @@ fn expand<'a>(i: &Instr<'a>, def: &super::ast::Function<'a>, caller: &Declared<'
     Some(block)
 }
 
-/// Every name the statements' instructions mention (registers, variables, labels, functions).
-fn names_in<'a>(body: &[Stmt<'a>], out: &mut Vec<&'a str>) {
-    fn op<'a>(o: &Operand<'a>, out: &mut Vec<&'a str>) {
-        match o {
-            Operand::Name(id, _) | Operand::Not(id) => out.push(id.name),
-            Operand::Imm(e) => e.symbols(out),
-            Operand::Mem(a) => out.extend(a.base.map(|b| b.name)),
-            Operand::MemList(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => v.iter().for_each(|x| op(x, out)),
-            Operand::Index(id, x, _) => {
-                out.push(id.name);
-                op(x, out);
-            }
-            Operand::Pair(a, b) => {
-                op(a, out);
-                op(b, out);
-            }
-            Operand::Sel(x, _, _) => op(x, out),
-            Operand::Sink(_) => {}
-        }
-    }
-    for s in body {
-        match s {
-            Stmt::Instr(i) => {
-                out.extend(i.guard.map(|g| g.pred.name));
-                i.operands.iter().for_each(|o| op(o, out));
-            }
-            Stmt::Block(b, _) => names_in(b, out),
-            _ => {}
-        }
-    }
-}
-
-/// Applies `renames` to every reference in `body` and turns `ret` into a branch to `end`.
-fn rewrite<'a>(body: &mut [Stmt<'a>], renames: &HashMap<&'a str, &'a str>, end: &'a str) {
-    fn id<'a>(i: &mut Ident<'a>, r: &HashMap<&'a str, &'a str>) {
-        if let Some(n) = r.get(i.name) {
-            i.name = n;
-        }
-    }
-    fn expr<'a>(e: &mut Expr<'a>, r: &HashMap<&'a str, &'a str>) {
+/// Calls `f` on every identifier the statements' instructions mention (guards, registers,
+/// variables, labels, functions, symbols in constant expressions).
+fn idents<'a>(body: &mut [Stmt<'a>], f: &mut impl FnMut(&mut Ident<'a>)) {
+    fn expr<'a>(e: &mut Expr<'a>, f: &mut impl FnMut(&mut Ident<'a>)) {
         match e {
-            Expr::Sym(i) | Expr::Generic(i, _) => id(i, r),
-            Expr::Unary(_, a, _) => expr(a, r),
+            Expr::Sym(i) | Expr::Generic(i, _) => f(i),
+            Expr::Unary(_, a, _) => expr(a, f),
             Expr::Binary(_, a, b, _) => {
-                expr(a, r);
-                expr(b, r);
+                expr(a, f);
+                expr(b, f);
             }
             Expr::Cond(a, b, c, _) => {
-                expr(a, r);
-                expr(b, r);
-                expr(c, r);
+                expr(a, f);
+                expr(b, f);
+                expr(c, f);
             }
             Expr::Int { .. } | Expr::F64 { .. } | Expr::F32 { .. } => {}
         }
     }
-    fn op<'a>(o: &mut Operand<'a>, r: &HashMap<&'a str, &'a str>) {
+    fn op<'a>(o: &mut Operand<'a>, f: &mut impl FnMut(&mut Ident<'a>)) {
         match o {
-            Operand::Name(i, _) | Operand::Not(i) => id(i, r),
-            Operand::Imm(e) => expr(e, r),
+            Operand::Name(i, _) | Operand::Not(i) => f(i),
+            Operand::Imm(e) => expr(e, f),
             Operand::Mem(a) => {
                 if let Some(b) = a.base.as_mut() {
-                    id(b, r);
+                    f(b);
                 }
             }
-            Operand::MemList(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => v.iter_mut().for_each(|x| op(x, r)),
+            Operand::MemList(v, _) | Operand::Vector(v, _) | Operand::List(v, _) => v.iter_mut().for_each(|x| op(x, f)),
             Operand::Index(i, x, _) => {
-                id(i, r);
-                op(x, r);
+                f(i);
+                op(x, f);
             }
             Operand::Pair(a, b) => {
-                op(a, r);
-                op(b, r);
+                op(a, f);
+                op(b, f);
             }
-            Operand::Sel(x, _, _) => op(x, r),
+            Operand::Sel(x, _, _) => op(x, f),
             Operand::Sink(_) => {}
         }
     }
@@ -325,16 +294,26 @@ fn rewrite<'a>(body: &mut [Stmt<'a>], renames: &HashMap<&'a str, &'a str>, end: 
         match s {
             Stmt::Instr(i) => {
                 if let Some(Guard { pred, .. }) = i.guard.as_mut() {
-                    id(pred, renames);
+                    f(pred);
                 }
-                i.operands.iter_mut().for_each(|o| op(o, renames));
-                if i.opcode.name == "ret" {
-                    // PTX ISA 9.7.11.6 ret: back to the caller (a guarded `ret` keeps its guard).
-                    i.opcode.name = "bra";
-                    i.operands = vec![name(end, i.span)];
-                }
+                i.operands.iter_mut().for_each(|o| op(o, f));
             }
-            Stmt::Block(b, _) => rewrite(b, renames, end),
+            Stmt::Block(b, _) => idents(b, f),
+            _ => {}
+        }
+    }
+}
+
+/// Turns every `ret` of `body` into a branch to `end` (PTX ISA 9.7.11.6 ret: back to the
+/// caller; a guarded `ret` keeps its guard).
+fn returns_to<'a>(body: &mut [Stmt<'a>], end: &'a str) {
+    for s in body.iter_mut() {
+        match s {
+            Stmt::Instr(i) if i.opcode.name == "ret" => {
+                i.opcode.name = "bra";
+                i.operands = vec![name(end, i.span)];
+            }
+            Stmt::Block(b, _) => returns_to(b, end),
             _ => {}
         }
     }
