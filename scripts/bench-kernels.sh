@@ -11,6 +11,11 @@ source scripts/env.sh
 reps=${1:-3}
 only=${2:-saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# Both programs allocate their buffers with malloc; a fixed mmap threshold keeps glibc from
+# raising it after a large free (its default), which would place the next kernel's buffers
+# on the heap at other offsets within a page than the C side's (a tiled sgemm after the
+# reduction ran 3x slower for that alone: 4K aliasing with the warp's lane arrays).
+export MALLOC_MMAP_THRESHOLD_=131072
 gcc -O3 -march=native -fopenmp benches/c/baselines.c -o "$tmp/baselines" -lm
 cargo build --release --quiet --bench kernels
 bench=$(ls -t target/release/deps/kernels-* | grep -v '\.d$' | head -1)

@@ -243,6 +243,7 @@ impl Loaded {
         let dir = tempfile::tempdir()?;
         let so = dir.path().join("module.so");
         link_shared(&write_objects(objs, dir.path())?, &so)?;
+        if let Ok(k) = std::env::var("PTXR_KEEP_SO") { let _ = std::fs::copy(&so, format!("{k}.{}", file.rsplit('/').next().unwrap_or(file))); }
         let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
         Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new(), vars: Vec::new() })
     }
