@@ -3083,7 +3083,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // vectors that wide take code generation minutes (a wmma GEMM: 40 s).
     if !w(e).plan.matrix && !w(e).narrow.get() {
         e.warp_lane_latches.push(l.latch);
-    } else if !w(e).plan.matrix && !l.collective && l.guarded && small_loop(l.head, SMALL_LANE_LOOP) {
+    } else if !w(e).plan.matrix && !l.collective && l.guarded {
         // A small lane loop that stays scalar (atomics, a gather feeding them: the
         // histogram's `bins[x[i]]++`) is unrolled whole, each lane's test a test of one bit
         // of a mask taken once from `next`: per lane a bit test, the lane's access and
@@ -3094,7 +3094,15 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         // just written lane by lane (a vector load of it waits for 32 stores: softmax 7%
         // slower), and not for larger loops, whose code would grow 32-fold. (Unguarded
         // loops, which test no lane, stay whole for the loop vectorizer.)
-        e.unroll_lane_latches.push(l.latch);
+        //
+        // Larger loops keep their loop but test the same mask: the loop vectorizer widens
+        // such a loop as it sees fit (a divergent region that stores through a scattered
+        // address: LLVM peeled lane 0 and ran lanes 1-31 four at a time), and its loads of
+        // `next[lane]` at those offsets cannot forward from the whole-vector store before
+        // them (the warp-shuffle reduction on an AMD EPYC spent 40% of its time there).
+        if small_loop(l.head, SMALL_LANE_LOOP) {
+            e.unroll_lane_latches.push(l.latch);
+        }
         let cur = e.b.get_insert_block().unwrap();
         e.b.position_before(&l.pre.get_terminator().unwrap());
         let v32 = i32t.vec_type(LANES);
@@ -4087,8 +4095,11 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         // Each lane runs its own path through the region in this lane loop, and waits at
         // the reconvergence point.
         let join = *join;
-        inline_region(e, func, plan, b, region, join, lane)?;
+        let hoisted = inline_region(e, func, plan, b, region, join, lane)?;
         close(e, lp.take().unwrap());
+        if hoisted {
+            region_joined(e, id, cfg.order[join as usize]);
+        }
         if uniform_group(plan, b, join) {
             e.b.build_unconditional_branch(code[join as usize].unwrap()).unwrap();
         } else {
@@ -4263,7 +4274,8 @@ fn uniform_group(plan: &Plan, b: BlockId, t: BlockId) -> bool {
 /// `c` (lane `lane`): the region's blocks become blocks of the loop body, their branches
 /// branches of the lane; a lane that reaches `join` records it as its next block, one that
 /// ends records `DONE`. The builder is left at the end of the loop body.
-fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, c: BlockId, region: &[BlockId], join: BlockId, lane: IntValue<'ctx>) -> R<()> {
+/// Returns whether the lanes that reach the join are left for [`region_joined`] to move.
+fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, c: BlockId, region: &[BlockId], join: BlockId, lane: IntValue<'ctx>) -> R<bool> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let cfg = &plan.uni.cfg;
@@ -4308,14 +4320,37 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
         }
     }
     let _ = cfg;
+    // In a lane loop that is not one 32-lane vector (the region has an instruction without a
+    // vector form), a lane that reaches the join keeps `next[lane]` (this block) here, and
+    // after the loop one vector select moves every such lane to the join
+    // ([`region_joined`]): the loop writes `next` only for the lanes that end in it, and
+    // LLVM's own widening of the loop does not store `next` in pieces the next whole load of
+    // it cannot forward from (the warp-shuffle reduction's store by lane 0: 0.022 -> 0.016 s
+    // on an AMD EPYC). A 32-lane loop stores it whole already (`passes::lane_stores`), and
+    // there the separate update cost time (the block scan's shuffle steps: 0.048 -> 0.088 s).
+    let hoist = w(e).narrow.get() && !w(e).plan.matrix;
     e.b.position_at_end(to_join);
-    e.b.build_store(slot, i32t.const_int(plan.uni.cfg.order[join as usize] as u64, false)).unwrap();
+    if !hoist {
+        e.b.build_store(slot, i32t.const_int(plan.uni.cfg.order[join as usize] as u64, false)).unwrap();
+    }
     e.b.build_unconditional_branch(end).unwrap();
     e.b.position_at_end(ended);
     e.b.build_store(slot, i32t.const_int(DONE, false)).unwrap();
     e.b.build_unconditional_branch(end).unwrap();
     e.b.position_at_end(end);
-    Ok(())
+    Ok(hoist)
+}
+
+/// After the lane loop of block `id` and its inline region: every lane still waiting for
+/// `id` has reached the region's join `join` (a lane that ended in the region or in a call
+/// is `DONE`; lanes not at `id` were not in the loop): one whole-vector update of `next`.
+fn region_joined(e: &mut FnEmitter, id: u32, join: u32) {
+    let i32t = e.ctx().i32_type();
+    let next = w(e).next;
+    let all = e.b.build_load(i32t.vec_type(LANES), next, "").unwrap().into_vector_value();
+    let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(id as u64, false)), "").unwrap();
+    let upd = e.b.build_select(mine, splat(e, i32t.const_int(join as u64, false)), all, "").unwrap();
+    e.b.build_store(next, upd).unwrap();
 }
 
 /// Emits serial loop `h` ([`Plan::serial`], its `blocks`): a lane loop over the lanes waiting

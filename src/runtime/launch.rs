@@ -243,7 +243,12 @@ impl Loaded {
         let dir = tempfile::tempdir()?;
         let so = dir.path().join("module.so");
         link_shared(&write_objects(objs, dir.path())?, &so)?;
-        if let Ok(k) = std::env::var("PTXR_KEEP_SO") { let _ = std::fs::copy(&so, format!("{k}.{}", file.rsplit('/').next().unwrap_or(file))); }
+        // PTXR_KEEP_SO=PREFIX keeps a copy of the library as PREFIX.<file name> (a developer's
+        // aid: `perf report` names the addresses of a deleted module.so only by offset, and
+        // `objdump -d` of the copy gives the instructions at them).
+        if let Ok(prefix) = std::env::var("PTXR_KEEP_SO") {
+            let _ = std::fs::copy(&so, format!("{prefix}.{}", file.rsplit('/').next().unwrap_or(file)));
+        }
         let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| anyhow::anyhow!("cannot load compiled kernels: {e}"))?;
         Ok(Loaded { _dir: dir, lib, kernels, file: file.to_string(), deferred: Vec::new(), vars: Vec::new() })
     }
