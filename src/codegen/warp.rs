@@ -4057,10 +4057,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         let succ = park_succ(e, plan, b, succ);
         let exits = matches!(blk.term, Term::Ret(_) | Term::Exit | Term::Unreachable);
         if !(exits && all_exit) {
-            let all = e.b.build_load(v32, next, "").unwrap().into_vector_value();
-            let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(id as u64, false)), "").unwrap();
-            let upd = e.b.build_select(mine, splat(e, succ), all, "").unwrap();
-            e.b.build_store(next, upd).unwrap();
+            advance(e, id, succ);
         }
         if uniform {
             match (&blk.term, cond) {
@@ -4272,9 +4269,9 @@ fn uniform_group(plan: &Plan, b: BlockId, t: BlockId) -> bool {
 
 /// Emits divergent branch `c`'s terminator and its `region` inside the open lane loop of
 /// `c` (lane `lane`): the region's blocks become blocks of the loop body, their branches
-/// branches of the lane; a lane that reaches `join` records it as its next block, one that
-/// ends records `DONE`. The builder is left at the end of the loop body.
-/// Returns whether the lanes that reach the join are left for [`region_joined`] to move.
+/// branches of the lane; a lane that reaches `join` records it as its next block (or, where
+/// this returns `true`, is left at `c` for [`region_joined`] to move after the loop), one
+/// that ends records `DONE`. The builder is left at the end of the loop body.
 fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, c: BlockId, region: &[BlockId], join: BlockId, lane: IntValue<'ctx>) -> R<bool> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
@@ -4343,13 +4340,20 @@ fn inline_region<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Fu
 
 /// After the lane loop of block `id` and its inline region: every lane still waiting for
 /// `id` has reached the region's join `join` (a lane that ended in the region or in a call
-/// is `DONE`; lanes not at `id` were not in the loop): one whole-vector update of `next`.
+/// is `DONE`; lanes not at `id` were not in the loop).
 fn region_joined(e: &mut FnEmitter, id: u32, join: u32) {
+    let to = e.ctx().i32_type().const_int(join as u64, false);
+    advance(e, id, to);
+}
+
+/// Moves every lane waiting for block number `id` to block number `succ` (one for the
+/// warp): one whole-vector update of `next`.
+fn advance<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, succ: IntValue<'ctx>) {
     let i32t = e.ctx().i32_type();
     let next = w(e).next;
     let all = e.b.build_load(i32t.vec_type(LANES), next, "").unwrap().into_vector_value();
     let mine = e.b.build_int_compare(IntPredicate::EQ, all, splat(e, i32t.const_int(id as u64, false)), "").unwrap();
-    let upd = e.b.build_select(mine, splat(e, i32t.const_int(join as u64, false)), all, "").unwrap();
+    let upd = e.b.build_select(mine, splat(e, succ), all, "").unwrap();
     e.b.build_store(next, upd).unwrap();
 }
 
