@@ -4,11 +4,14 @@
 //! - [`lane_locals`]: lane arrays that hold a value only within one run of a block made one
 //!   scalar each (before the pipeline).
 //! - [`lane_stores`]: masked stores of whole lane arrays made whole stores (between stages).
+//! - [`lane_shadow`]: lane arrays that a loop indexes by lane get a second copy for that loop,
+//!   so that SROA makes them registers everywhere else (between stages, after `lane_stores`).
 //! - [`parallel_lanes`]: marks the loops over the threads of a CTA as parallel loops, so that
 //!   LLVM's loop vectorizer turns per-thread code into SIMD code without proving that the
 //!   threads' memory accesses are independent (PTX says they are, up to races).
 
 pub mod lane_locals;
+pub mod lane_shadow;
 pub mod lane_stores;
 pub mod parallel_lanes;
 

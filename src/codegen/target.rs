@@ -149,6 +149,7 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     for (k, stage) in stages.iter().enumerate() {
         if k > 0 {
             crate::passes::lane_stores::unmask(module);
+            crate::passes::lane_shadow::shadow(module);
             if k == 1 && stages.len() == 2 {
                 run_on_warp_functions(module, tm, crate::passes::WARP_LATE)?;
             }
