@@ -3756,17 +3756,15 @@ fn run_deferred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, d: Deferred<'ctx>) -> R<(
         let t = e.storage_t(*ty);
         let v = match *src {
             LaneValue::Lanes(arr) | LaneValue::Copy(arr) => {
-                // The whole lane array as a vector, every lane but the last masked off and the
-                // rest OR-reduced: in registers, where a load of the one element would wait for
-                // the vector store that just wrote the array (block scan, one core: that load
-                // held 13% of the kernel's samples; 0.067-0.070 s -> 0.066-0.067 s).
+                // The last lane's element of the whole lane array as a vector: the array is
+                // registers (SROA, after `passes::lane_shadow`), where the OR-reduction of the
+                // array with every other lane masked off that this was (a load of the one
+                // element from memory waited for the vector store that had just written it)
+                // held 17% of the block scan's samples, a chain of eleven instructions per
+                // warp; x86 makes the extract a store of the vector and a load of the lane.
                 let vt = t.vec_type(LANES);
                 let all = e.b.build_load(vt, arr, "").unwrap().into_vector_value();
-                let lanes: Vec<_> = (0..LANES as u64).map(|k| i32t.const_int(k, false)).collect();
-                let idx = inkwell::types::VectorType::const_vector(&lanes);
-                let sel = e.b.build_int_compare(IntPredicate::EQ, idx, splat(e, last), "").unwrap();
-                let only = e.b.build_select(sel, all, vt.const_zero(), "").unwrap();
-                e.intrinsic("llvm.vector.reduce.or", &[vt.into()], &[only])
+                e.b.build_extract_element(all, last, "st.value").unwrap()
             }
             LaneValue::Scalar(p) => e.b.build_load(t, p, "").unwrap(),
             LaneValue::Affine(p, stride) => {
