@@ -1637,6 +1637,8 @@ pub struct WarpState<'ctx> {
     /// exited: [`lane_exit`]).
     latch: Cell<Option<BasicBlock<'ctx>>>,
     lane_exits: std::cell::RefCell<Vec<BasicBlock<'ctx>>>,
+    /// The block each warp starts (or resumes) in, before its frame is read ([`finish`]).
+    top: BasicBlock<'ctx>,
     /// The variables with one copy per lane (`.local` variables, and `.param` variables: a
     /// call's arguments), each 32 copies `stride` bytes apart ([`new_lane_var`]): lane 0's
     /// copy and the stride.
@@ -2144,7 +2146,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default() }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
     set_lane(e, None);
 }
 
@@ -2627,8 +2629,35 @@ fn counted_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, live: Vec<(u32, String)>
 /// frame and fills in the saves and restores. Returns the frame bytes per thread slot.
 pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let ws = e.warp.as_ref()?;
-    let bars = ws.bars.as_ref()?;
     let ctx = e.ctx();
+    // A warp starts with its lane arrays dead: what it needs of them from before a barrier
+    // or a yield its frame restores, and it writes every other lane it reads before reading
+    // it (see `FrameTraffic`). Saying so (a store of zeros at the top of the warp loop: a
+    // store of poison InstCombine deletes before SROA sees it) keeps SROA's registers from
+    // carrying one warp's values into the next, and costs nothing there: a lane loop
+    // merges the lanes it does not run with the array's old value, which made each warp's
+    // first vector wait for the whole computation of the warp before it (the warp-shuffle
+    // reduction's five dependent shuffles, warp after warp).
+    {
+        let kind = ctx.get_kind_id(LANE_ARRAY);
+        let b = ctx.create_builder();
+        if let Some(first) = ws.top.get_first_instruction() {
+            b.position_before(&first);
+            let mut i = e.f.get_first_basic_block().and_then(|bb| bb.get_first_instruction());
+            while let Some(inst) = i {
+                if inst.get_opcode() == inkwell::values::InstructionOpcode::Alloca && inst.get_metadata(kind).is_some() {
+                    if let Ok(inkwell::types::BasicTypeEnum::ArrayType(at)) = inst.get_allocated_type() {
+                        use inkwell::values::AsValueRef;
+                        // SAFETY: an alloca's value is a pointer.
+                        let p = unsafe { PointerValue::new(inst.as_value_ref()) };
+                        b.build_store(p, at.const_zero()).unwrap();
+                    }
+                }
+                i = inst.get_next_instruction();
+            }
+        }
+    }
+    let bars = ws.bars.as_ref()?;
     let i8t = ctx.i8_type();
     let i64t = ctx.i64_type();
     let storage = ws.storage.borrow().clone();
