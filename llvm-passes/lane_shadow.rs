@@ -22,6 +22,7 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::target::{LLVMABISizeOfType, LLVMGetModuleDataLayout, LLVMTargetDataRef};
 use inkwell::llvm_sys::LLVMOpcode;
+use super::lane_stores::callee_name;
 use inkwell::module::Module;
 use std::collections::{HashMap, HashSet};
 
@@ -296,13 +297,7 @@ unsafe fn accesses(a: LLVMValueRef) -> Option<Vec<Access>> {
                 }
                 out.push(Access { inst: user, constant });
             } else if !LLVMIsACallInst(user).is_null() {
-                let callee = LLVMGetCalledValue(user);
-                if callee.is_null() || LLVMIsAFunction(callee).is_null() {
-                    return None;
-                }
-                let mut len = 0;
-                let name = LLVMGetValueName2(callee, &mut len);
-                let name = std::slice::from_raw_parts(name as *const u8, len);
+                let name = callee_name(user)?;
                 let memory = ["llvm.memcpy.", "llvm.memmove.", "llvm.memset.", "llvm.lifetime."].iter().any(|k| name.starts_with(k.as_bytes()));
                 let masked = ["llvm.masked.load.", "llvm.masked.store.", "llvm.masked.gather.", "llvm.masked.scatter."].iter().any(|k| name.starts_with(k.as_bytes()));
                 if !memory && !masked {
@@ -321,13 +316,7 @@ unsafe fn accesses(a: LLVMValueRef) -> Option<Vec<Access>> {
 }
 
 unsafe fn is_lifetime(i: LLVMValueRef) -> bool {
-    if LLVMIsACallInst(i).is_null() {
-        return false;
-    }
-    let callee = LLVMGetCalledValue(i);
-    let mut len = 0;
-    let name = LLVMGetValueName2(callee, &mut len);
-    std::slice::from_raw_parts(name as *const u8, len).starts_with(b"llvm.lifetime.")
+    callee_name(i).is_some_and(|n| n.starts_with(b"llvm.lifetime."))
 }
 
 /// Points the operands of `inst` that address the array `a` at the same place in `s`

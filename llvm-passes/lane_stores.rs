@@ -63,16 +63,7 @@ pub fn unmask(module: &Module) -> usize {
 /// offset into one, and `v` lies inside the array: its value, pointer, alignment and mask.
 /// (A tile warp's lane loops run 16 lanes per row, each row's store one half of the array.)
 unsafe fn whole_lane_store(i: LLVMValueRef, kind: u32, td: inkwell::llvm_sys::target::LLVMTargetDataRef) -> Option<(LLVMValueRef, LLVMValueRef, u32, LLVMValueRef)> {
-    if LLVMIsACallInst(i).is_null() {
-        return None;
-    }
-    let callee = LLVMGetCalledValue(i);
-    if callee.is_null() || LLVMIsAFunction(callee).is_null() {
-        return None;
-    }
-    let mut len = 0;
-    let name = LLVMGetValueName2(callee, &mut len);
-    if name.is_null() || !std::slice::from_raw_parts(name as *const u8, len).starts_with(b"llvm.masked.store.") {
+    if !callee_name(i)?.starts_with(b"llvm.masked.store.") {
         return None;
     }
     let (v, p, align, mask) = (LLVMGetOperand(i, 0), LLVMGetOperand(i, 1), LLVMGetOperand(i, 2), LLVMGetOperand(i, 3));
@@ -84,6 +75,20 @@ unsafe fn whole_lane_store(i: LLVMValueRef, kind: u32, td: inkwell::llvm_sys::ta
         return None;
     }
     Some((v, p, LLVMConstIntGetZExtValue(align) as u32, mask))
+}
+
+/// The name of the function instruction `i` calls, if it is a direct call.
+pub(super) unsafe fn callee_name<'a>(i: LLVMValueRef) -> Option<&'a [u8]> {
+    if LLVMIsACallInst(i).is_null() {
+        return None;
+    }
+    let callee = LLVMGetCalledValue(i);
+    if callee.is_null() || LLVMIsAFunction(callee).is_null() {
+        return None;
+    }
+    let mut len = 0;
+    let name = LLVMGetValueName2(callee, &mut len);
+    (!name.is_null()).then(|| std::slice::from_raw_parts(name as *const u8, len))
 }
 
 /// The lane-array alloca `p` points into and the byte offset: `p` itself, or a chain of

@@ -2649,10 +2649,8 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
         let mut i = e.f.get_first_basic_block().and_then(|bb| bb.get_first_instruction());
         while let Some(inst) = i {
             if inst.get_opcode() == inkwell::values::InstructionOpcode::Alloca && inst.get_metadata(kind).is_some() {
-                if let Ok(inkwell::types::BasicTypeEnum::ArrayType(at)) = inst.get_allocated_type() {
-                    use inkwell::values::AsValueRef;
-                    // SAFETY: an alloca's value is a pointer.
-                    arrays.push((unsafe { PointerValue::new(inst.as_value_ref()) }, at));
+                if let (Ok(inkwell::types::BasicTypeEnum::ArrayType(at)), Ok(p)) = (inst.get_allocated_type(), PointerValue::try_from(inst)) {
+                    arrays.push((p, at));
                 }
             }
             i = inst.get_next_instruction();
@@ -3279,10 +3277,13 @@ fn loop_advance(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId, yield
     // `shl.b32 %r27, %r16, 4` before `add.s32 %r31, %r31, %r27`), read where the prefetch
     // is: the previous iteration's value, the same after the first.
     let step_term = |o: &Opnd| {
-        invariant(o)
-            || (!yielding
-                && matches!(o, Opnd::Val(x) if matches!(f.values[*x as usize].def, Def::Inst { block, inst: k }
-                    if hoistable(f, &f.blocks[block as usize].insts[k as usize]) && f.blocks[block as usize].insts[k as usize].operands.iter().skip(1).all(|o| matches!(o, Opnd::Imm(_)) || invariant(o)))))
+        if invariant(o) {
+            return true;
+        }
+        let Opnd::Val(x) = o else { return false };
+        let Def::Inst { block, inst: k } = f.values[*x as usize].def else { return false };
+        let def = &f.blocks[block as usize].insts[k as usize];
+        !yielding && hoistable(f, def) && def.operands.iter().skip(1).all(|o| matches!(o, Opnd::Imm(_)) || invariant(o))
     };
     let addr = inst.operands.iter().find_map(|o| match o {
         Opnd::Addr(Some(base), _) => Some(base.as_ref().clone()),
