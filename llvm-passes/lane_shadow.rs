@@ -264,7 +264,7 @@ unsafe fn shadow_function(ctx: LLVMContextRef, td: LLVMTargetDataRef, b: LLVMBui
                     LLVMSetSuccessor(t, k, x);
                 }
             }
-            repoint_phis(b, v, u, x);
+            repoint_phis(b, v, u, x, false);
             split.insert(x, v);
         }
         n += 1;
@@ -343,10 +343,12 @@ unsafe fn rebase(b: LLVMBuilderRef, inst: LLVMValueRef, a: LLVMValueRef, s: LLVM
     }
 }
 
-/// In the phis of `v`, the edge from `u` now comes from `x`: each is rebuilt with `x` in
-/// place of `u` (the C API cannot set an incoming block; a switch with several cases to `v`
-/// had one entry per case, all the same value, and `x` has one edge).
-unsafe fn repoint_phis(b: LLVMBuilderRef, v: LLVMBasicBlockRef, u: LLVMBasicBlockRef, x: LLVMBasicBlockRef) {
+/// In the phis of `v`, the edges from `u` now come from `x`: each is rebuilt with `x` in
+/// place of `u` (the C API cannot set an incoming block). `every`: `x` took over all of
+/// `u`'s edges to `v` (a block split in two: a switch keeps one entry per case); else `x`
+/// is a block on the edge, with one edge to `v`, and a switch's several entries for its
+/// cases to `v`, all the same value, become one.
+pub(super) unsafe fn repoint_phis(b: LLVMBuilderRef, v: LLVMBasicBlockRef, u: LLVMBasicBlockRef, x: LLVMBasicBlockRef, every: bool) {
     let mut i = LLVMGetFirstInstruction(v);
     while !i.is_null() && !LLVMIsAPHINode(i).is_null() {
         let next = LLVMGetNextInstruction(i);
@@ -360,7 +362,7 @@ unsafe fn repoint_phis(b: LLVMBuilderRef, v: LLVMBasicBlockRef, u: LLVMBasicBloc
         for k in 0..LLVMCountIncoming(i) {
             let (mut val, mut from) = (LLVMGetIncomingValue(i, k), LLVMGetIncomingBlock(i, k));
             if from == u {
-                if moved {
+                if moved && !every {
                     continue;
                 }
                 moved = true;

@@ -6,10 +6,13 @@
 //! - [`lane_stores`]: masked stores of whole lane arrays made whole stores (between stages).
 //! - [`lane_shadow`]: lane arrays that a loop indexes by lane get a second copy for that loop,
 //!   so that SROA makes them registers everywhere else (between stages, after `lane_stores`).
+//! - [`coherent`]: masked loads and stores of memory get a plain access for when every lane
+//!   is on (between stages, after `lane_shadow`; not where masked accesses are cheap).
 //! - [`parallel_lanes`]: marks the loops over the threads of a CTA as parallel loops, so that
 //!   LLVM's loop vectorizer turns per-thread code into SIMD code without proving that the
 //!   threads' memory accesses are independent (PTX says they are, up to races).
 
+pub mod coherent;
 pub mod lane_locals;
 pub mod lane_shadow;
 pub mod lane_stores;

@@ -150,6 +150,9 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
         if k > 0 {
             crate::passes::lane_stores::unmask(module);
             crate::passes::lane_shadow::shadow(module);
+            if masked_moves_slow(tm) {
+                crate::passes::coherent::split(module);
+            }
             if k == 1 && stages.len() == 2 {
                 run_on_warp_functions(module, tm, crate::passes::WARP_LATE)?;
             }
@@ -157,6 +160,19 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
         module.run_passes(stage, tm, PassBuilderOptions::create()).map_err(|e| anyhow::anyhow!("LLVM passes failed: {}", e))?;
     }
     Ok(())
+}
+
+/// Whether `tm`'s masked vector loads and stores cost more than plain ones, so that a plain
+/// access for when every lane is on pays (`passes::coherent`): x86 without AVX-512, whose
+/// `vmaskmovps`/`vpmaskmovd` stores are microcoded on AMD (a streaming saxpy 5x slower with
+/// them on Zen 3); AVX-512's masked moves are single instructions. Other targets (NEON has no
+/// masked accesses; LLVM expands them lane by lane) gain as well.
+fn masked_moves_slow(tm: &TargetMachine) -> bool {
+    if std::env::var("PTXR_COHERENT").is_ok_and(|v| v == "0") {
+        return false;
+    }
+    let features = tm.get_feature_string().to_string_lossy().into_owned();
+    !features.split(',').any(|f| f == "+avx512f")
 }
 
 /// Runs function passes `passes` on the warp path's functions of `module` (those with
