@@ -311,7 +311,10 @@ fn exp2_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>) -> FloatValu
     for k in (0..13).rev() {
         p = e.intrinsic("llvm.fma", &[f64t.into()], &[p.into(), t.into(), f64t.const_float(coef[k]).into()]).into_float_value();
     }
-    let ni = b.build_float_to_signed_int(n, i64t, "").unwrap();
+    // n is in [-200, 200]: converted through i32, which AVX2 converts in vectors (it has no
+    // packed f64 -> i64 conversion, so LLVM would convert lane by lane).
+    let ni = b.build_float_to_signed_int(n, ctx.i32_type(), "").unwrap();
+    let ni = b.build_int_s_extend(ni, i64t, "").unwrap();
     let bits = b.build_left_shift(b.build_int_add(ni, i64t.const_int(1023, false), "").unwrap(), i64t.const_int(52, false), "").unwrap();
     let scale = b.build_bit_cast(bits, f64t, "").unwrap().into_float_value();
     let r = b.build_float_mul(p, scale, "").unwrap();
@@ -354,7 +357,9 @@ fn log2_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>) -> FloatValu
     let ln_m = b.build_float_mul(b.build_float_mul(sv, p, "").unwrap(), k(2.0), "").unwrap();
     let lg_m = b.build_float_mul(ln_m, k(std::f64::consts::LOG2_E), "").unwrap();
     // `ex` is k: the bits of 2^k * m less those of sqrt(1/2) are k << 52 plus less than 2^52.
-    let kf = b.build_signed_int_to_float(ex, f64t, "").unwrap();
+    // |k| < 1100: converted from i32, which AVX2 does in vectors (not from i64).
+    let ex32 = b.build_int_truncate(ex, ctx.i32_type(), "").unwrap();
+    let kf = b.build_signed_int_to_float(ex32, f64t, "").unwrap();
     let r = b.build_float_add(kf, lg_m, "").unwrap();
     let r = b.build_float_trunc(r, x.get_type(), "").unwrap();
     let ft = x.get_type();

@@ -1277,6 +1277,8 @@ fn vector_friendly(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) ->
         "mov" | "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "abs" | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp" | "selp" | "set"
         | "slct" | "popc" | "clz" | "brev" | "lop3" | "shf" | "cvta" | "copysign" | "testp" | "mul24" | "mad24" | "sad" | "bfe" | "bfi" | "prmt" | "cvt" => true,
         "div" | "rcp" | "sqrt" => float,
+        // Straight-line f64 arithmetic (`ops_float::exp2_f32`, `log2_f32`; sqrt and a division).
+        "ex2" | "lg2" | "rsqrt" => tys.as_slice() == [Type::F32],
         _ => false,
     }
 }
