@@ -20,8 +20,9 @@ pub mod parallel_lanes;
 
 /// The pass pipeline for `-O<opt>`, in the stages it runs in: LLVM's default pipelines (the
 /// loop vectorizer and SLP vectorizer run from `-O2` on); at `-O3` for a CPU, [`O3`] and
-/// [`O3_LATE`] with [`lane_stores::unmask`] between them (after the vectorizers, before the
-/// last SROA). `cpu: false`, for NVPTX, keeps LLVM's own, where the target adds passes of
+/// [`O3_LATE`] with [`lane_stores::unmask`], [`lane_shadow::shadow`] and, where masked
+/// accesses are slow, [`coherent::split`] between them (after the vectorizers, before the
+/// last SROA; `codegen::target::optimize`). `cpu: false`, for NVPTX, keeps LLVM's own, where the target adds passes of
 /// its own such as NVVMReflect.
 ///
 /// `unswitch`: loop unswitching may copy a loop for an invariant condition that is not a
