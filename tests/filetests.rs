@@ -6,6 +6,7 @@
 //! // expect-error: TEXT                   the launch (or compilation) fails with TEXT in the message
 //! // bind: NAME=tex:...|surf:...          binds a module-scope texture/surface reference for the run
 //! // expect: bindN == TYPE:v1,...         the data of the run's Nth bound reference after the launch
+//! // opt: N                             compile the file at -ON (default -O2)
 //! // expect-check: TEXT                   under `ptxr run --check` the launch stops with a report
 //!                                         holding TEXT (every such line of the run); a run with
 //!                                         only these runs in the checking mode alone
@@ -147,7 +148,9 @@ fn run_filetests(exec: ptxr::codegen::warp::Exec, check: bool) {
         let runs = parse_runs(&text, &name);
         assert!(!runs.is_empty(), "{name}: no `// run:` line");
         let src = ptxr::SourceFile { name: name.clone(), text: text.clone() };
-        let loaded = ptxr::driver::load(&src, 2);
+        // `// opt: N` compiles the file at -ON (LLVM passes that run only at -O3); else -O2.
+        let opt = text.lines().find_map(|l| l.strip_prefix("// opt:")).and_then(|v| v.trim().parse().ok()).unwrap_or(2);
+        let loaded = ptxr::driver::load(&src, opt);
         for mut run in runs {
             // A run that only expects a report runs in the checking mode alone (its access
             // out of bounds or its race has no defined result otherwise).
