@@ -173,9 +173,7 @@ unsafe fn split_access(ctx: LLVMContextRef, b: LLVMBuilderRef, a: &Masked, all: 
 
 /// Moves instruction `i` to the builder's position, keeping its name.
 unsafe fn move_to(b: LLVMBuilderRef, i: LLVMValueRef) {
-    let mut len = 0;
-    let name = LLVMGetValueName2(i, &mut len);
-    let name = std::ffi::CString::new(std::slice::from_raw_parts(name as *const u8, len)).unwrap_or_default();
+    let name = super::lane_shadow::value_name(i);
     LLVMInstructionRemoveFromParent(i);
     LLVMInsertIntoBuilderWithName(b, i, name.as_ptr());
 }

@@ -343,6 +343,13 @@ unsafe fn rebase(b: LLVMBuilderRef, inst: LLVMValueRef, a: LLVMValueRef, s: LLVM
     }
 }
 
+/// The name of value `v`, owned (to give it to another value once `v` has lost it).
+pub(super) unsafe fn value_name(v: LLVMValueRef) -> std::ffi::CString {
+    let mut len = 0;
+    let name = LLVMGetValueName2(v, &mut len);
+    std::ffi::CString::new(std::slice::from_raw_parts(name as *const u8, len)).unwrap_or_default()
+}
+
 /// In the phis of `v`, the edges from `u` now come from `x`: each is rebuilt with `x` in
 /// place of `u` (the C API cannot set an incoming block). `every`: `x` took over all of
 /// `u`'s edges to `v` (a block split in two: a switch keeps one entry per case); else `x`
@@ -353,9 +360,7 @@ pub(super) unsafe fn repoint_phis(b: LLVMBuilderRef, v: LLVMBasicBlockRef, u: LL
     while !i.is_null() && !LLVMIsAPHINode(i).is_null() {
         let next = LLVMGetNextInstruction(i);
         LLVMPositionBuilderBefore(b, i);
-        let mut len = 0;
-        let name = LLVMGetValueName2(i, &mut len);
-        let name = std::ffi::CString::new(std::slice::from_raw_parts(name as *const u8, len)).unwrap_or_default();
+        let name = value_name(i);
         LLVMSetValueName2(i, c"".as_ptr(), 0);
         let phi = LLVMBuildPhi(b, LLVMTypeOf(i), name.as_ptr());
         let mut moved = false;

@@ -6,7 +6,7 @@
 //! // expect-error: TEXT                   the launch (or compilation) fails with TEXT in the message
 //! // bind: NAME=tex:...|surf:...          binds a module-scope texture/surface reference for the run
 //! // expect: bindN == TYPE:v1,...         the data of the run's Nth bound reference after the launch
-//! // opt: N                             compile the file at -ON (default -O2)
+//! // opt: N                               compile the file at -ON (default -O2)
 //! // expect-check: TEXT                   under `ptxr run --check` the launch stops with a report
 //!                                         holding TEXT (every such line of the run); a run with
 //!                                         only these runs in the checking mode alone

@@ -357,7 +357,8 @@ fn log2_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: FloatValue<'ctx>) -> FloatValu
     let ln_m = b.build_float_mul(b.build_float_mul(sv, p, "").unwrap(), k(2.0), "").unwrap();
     let lg_m = b.build_float_mul(ln_m, k(std::f64::consts::LOG2_E), "").unwrap();
     // `ex` is k: the bits of 2^k * m less those of sqrt(1/2) are k << 52 plus less than 2^52.
-    // |k| < 1100: converted from i32, which AVX2 does in vectors (not from i64).
+    // `ex` fits in 12 bits (for any input: the selects below replace the results of special
+    // inputs): converted from i32, which AVX2 does in vectors (not from i64).
     let ex32 = b.build_int_truncate(ex, ctx.i32_type(), "").unwrap();
     let kf = b.build_signed_int_to_float(ex32, f64t, "").unwrap();
     let r = b.build_float_add(kf, lg_m, "").unwrap();
