@@ -1619,6 +1619,9 @@ pub struct WarpState<'ctx> {
     affine_tmp: std::cell::RefCell<HashMap<(u32, String), PointerValue<'ctx>>>,
     /// The affine webs whose lane value the open lane loop has computed already.
     affine_ready: std::cell::RefCell<HashSet<(u32, String)>>,
+    /// The lane values of affine webs the open lane loop computes: each web's base (its
+    /// storage), stride and type, and the `base + stride * lane` (the add, the product).
+    affine_lanes: std::cell::RefCell<Vec<AffineLane<'ctx>>>,
     /// Phases between CTA barriers, for a kernel that has them.
     bars: Option<Bars<'ctx>>,
     /// The storage of each web (see [`Plan::web`]).
@@ -1829,7 +1832,11 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
             w if w > 32 => b.build_int_z_extend(lane, it, "").unwrap(),
             _ => b.build_int_truncate(lane, it, "").unwrap(),
         };
-        let v = b.build_int_add(base, b.build_int_mul(l, it.const_int(stride as u64, false), "").unwrap(), name).unwrap();
+        let prod = b.build_int_mul(l, it.const_int(stride as u64, false), "").unwrap();
+        let v = b.build_int_add(base, prod, name).unwrap();
+        if let (Some(add), Some(mul)) = (v.as_instruction(), prod.as_instruction()) {
+            w.affine_lanes.borrow_mut().push(AffineLane { base: arr, stride: stride as i64, ty: it, add, mul });
+        }
         b.build_store(tmp, v).unwrap();
         return Some(tmp);
     }
@@ -1841,6 +1848,16 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
         None => (&e.alloca_b, i32t.const_zero()),
     };
     Some(unsafe { b.build_in_bounds_gep(t, arr, &[i32t.const_zero(), lane], "").unwrap() })
+}
+
+/// A lane value `base + stride * lane` of an affine web computed in a lane loop
+/// ([`lane_slot_of`]), for [`coherent_copy`].
+struct AffineLane<'ctx> {
+    base: PointerValue<'ctx>,
+    stride: i64,
+    ty: inkwell::types::IntType<'ctx>,
+    add: inkwell::values::InstructionValue<'ctx>,
+    mul: inkwell::values::InstructionValue<'ctx>,
 }
 
 /// The function attribute that sets a warp-path function's vector width, which also tells
@@ -2150,7 +2167,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), affine_lanes: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
     set_lane(e, None);
 }
 
@@ -3067,6 +3084,7 @@ fn open_with<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32, guarded: bool) -> L
 fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
+    let affine = std::mem::take(&mut *w(e).affine_lanes.borrow_mut());
     let after = ctx.append_basic_block(e.f, "lane.done");
     let end = e.b.get_insert_block().filter(|bb| bb.get_terminator().is_none());
     w(e).latch.set(None);
@@ -3137,7 +3155,8 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         // address: LLVM peeled lane 0 and ran lanes 1-31 four at a time), and its loads of
         // `next[lane]` at those offsets cannot forward from the whole-vector store before
         // them (the warp-shuffle reduction on an AMD EPYC spent 40% of its time there).
-        if small_loop(l.head, SMALL_LANE_LOOP) {
+        let small = small_loop(l.head, SMALL_LANE_LOOP);
+        if small {
             e.unroll_lane_latches.push(l.latch);
         }
         let cur = e.b.get_insert_block().unwrap();
@@ -3151,6 +3170,29 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         let sh = e.b.build_right_shift(mask, l.lane, false, "").unwrap();
         let bit = e.b.build_int_truncate(sh, ctx.bool_type(), "here").unwrap();
         term.set_operand(0, bit);
+        if small && l.rows.is_none() {
+            // The 32-bit lane values that wrap for no lane of this warp (`base + stride * 31`
+            // is an `.s32`): the copy's adds are `nsw`, so that LLVM widens a lane's
+            // sign-extended index as `base + k` in 64 bits, one addressing mode per lane
+            // (the histogram's `lea; movslq` per lane).
+            e.b.position_before(&l.pre.get_terminator().unwrap());
+            let i64t = ctx.i64_type();
+            let mut fits = ctx.bool_type().const_all_ones();
+            let mut nsw = Vec::new();
+            for a in affine.iter().filter(|a| a.ty.get_bit_width() == 32) {
+                let Some(last) = a.stride.checked_mul(31).filter(|x| i32::try_from(*x).is_ok()) else { continue };
+                let base = e.b.build_load(a.ty, a.base, "").unwrap().into_int_value();
+                let end = e.b.build_int_add(e.b.build_int_s_extend(base, i64t, "").unwrap(), i64t.const_int(last as u64, true), "").unwrap();
+                let lo = e.b.build_int_compare(IntPredicate::SGE, end, i64t.const_int(i32::MIN as i64 as u64, true), "").unwrap();
+                let hi = e.b.build_int_compare(IntPredicate::SLE, end, i64t.const_int(i32::MAX as u64, false), "").unwrap();
+                fits = e.b.build_and(fits, e.b.build_and(lo, hi, "").unwrap(), "lanes.fit").unwrap();
+                nsw.extend([a.add, a.mul]);
+            }
+            if let Some(latch) = coherent_copy(ctx, l.pre, l.head, l.latch, after, mask, fits, &nsw) {
+                e.lane_latches.push(latch);
+                e.unroll_lane_latches.push(latch);
+            }
+        }
         e.b.position_at_end(cur);
     }
     w(e).narrow.set(false);
@@ -3168,6 +3210,137 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     let pending = std::mem::take(&mut *w(e).prefetch.borrow_mut());
     for (b, k, ahead) in pending {
         prefetch_ahead(e, b, k, ahead);
+    }
+}
+
+/// A copy of the small guarded lane loop `head`..`latch` (every block from `head` up to
+/// `after`, the block after the loop) that runs every lane without testing it, taken when
+/// every lane of `mask` is on (ISPC's "coherent" control flow, for the lane loops that stay
+/// scalar: atomics, scattered stores, the gathers that feed them). Almost always every lane
+/// is on (the lanes of a grid-stride loop go round together but in its last iteration), and
+/// each lane's bit test and branch cost about as much as the histogram's `bins[x[i]]++`
+/// itself. A lane run unconditionally is exactly a lane whose test passes, so the copy
+/// computes what the loop computes. `pre` (the block before the loop, whose terminator
+/// enters it) chooses between them. Returns the copy's latch; `None` (nothing changed) where
+/// a value of the loop is used after it, where the loop leaves to another block than
+/// `after`, or where it holds debug intrinsics.
+fn coherent_copy<'ctx>(
+    ctx: &'ctx inkwell::context::Context,
+    pre: BasicBlock<'ctx>,
+    head: BasicBlock<'ctx>,
+    latch: BasicBlock<'ctx>,
+    after: BasicBlock<'ctx>,
+    mask: IntValue<'ctx>,
+    fits: IntValue<'ctx>,
+    nsw: &[inkwell::values::InstructionValue<'ctx>],
+) -> Option<BasicBlock<'ctx>> {
+    use inkwell::llvm_sys::core::*;
+    use inkwell::llvm_sys::prelude::*;
+    let mut blocks: Vec<LLVMBasicBlockRef> = Vec::new();
+    let mut bb = Some(head);
+    while let Some(x) = bb {
+        if x == after {
+            break;
+        }
+        blocks.push(x.as_mut_ptr());
+        bb = x.get_next_basic_block();
+    }
+    let inside: HashSet<LLVMBasicBlockRef> = blocks.iter().copied().collect();
+    if !inside.contains(&latch.as_mut_ptr()) || after.get_first_instruction().is_some() {
+        return None;
+    }
+    unsafe {
+        for &b in &blocks {
+            let mut i = LLVMGetFirstInstruction(b);
+            while !i.is_null() {
+                let mut u = LLVMGetFirstUse(i);
+                while !u.is_null() {
+                    if !inside.contains(&LLVMGetInstructionParent(LLVMGetUser(u))) {
+                        return None;
+                    }
+                    u = LLVMGetNextUse(u);
+                }
+                if !LLVMIsACallInst(i).is_null() {
+                    let callee = LLVMGetCalledValue(i);
+                    let mut len = 0;
+                    let name = LLVMGetValueName2(callee, &mut len);
+                    if !name.is_null() && std::slice::from_raw_parts(name as *const u8, len).starts_with(b"llvm.dbg.") {
+                        return None;
+                    }
+                }
+                i = LLVMGetNextInstruction(i);
+            }
+            let t = LLVMGetBasicBlockTerminator(b);
+            for k in 0..LLVMGetNumSuccessors(t) {
+                let s = LLVMGetSuccessor(t, k);
+                if !inside.contains(&s) && s != after.as_mut_ptr() {
+                    return None;
+                }
+            }
+        }
+        let c = ctx.raw();
+        let b = LLVMCreateBuilderInContext(c);
+        let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
+        let mut copies = Vec::new();
+        for &x in &blocks {
+            let y = LLVMInsertBasicBlockInContext(c, after.as_mut_ptr(), c"lane.all".as_ptr());
+            map.insert(LLVMBasicBlockAsValue(x), LLVMBasicBlockAsValue(y));
+            copies.push(y);
+        }
+        let (mut phis, mut insts) = (Vec::new(), Vec::new());
+        for (&x, &y) in blocks.iter().zip(&copies) {
+            LLVMPositionBuilderAtEnd(b, y);
+            let mut i = LLVMGetFirstInstruction(x);
+            while !i.is_null() {
+                if !LLVMIsAPHINode(i).is_null() {
+                    let p = LLVMBuildPhi(b, LLVMTypeOf(i), c"".as_ptr());
+                    map.insert(i, p);
+                    phis.push((i, p));
+                } else {
+                    let n = LLVMInstructionClone(i);
+                    LLVMInsertIntoBuilder(b, n);
+                    map.insert(i, n);
+                    insts.push(n);
+                }
+                i = LLVMGetNextInstruction(i);
+            }
+        }
+        for &n in &insts {
+            for k in 0..LLVMGetNumOperands(n) {
+                if let Some(&v) = map.get(&LLVMGetOperand(n, k as u32)) {
+                    LLVMSetOperand(n, k as u32, v);
+                }
+            }
+        }
+        for (i, p) in phis {
+            for k in 0..LLVMCountIncoming(i) {
+                let v = LLVMGetIncomingValue(i, k);
+                let from = LLVMGetIncomingBlock(i, k);
+                let mut v = *map.get(&v).unwrap_or(&v);
+                let mut from = map.get(&LLVMBasicBlockAsValue(from)).map_or(from, |x| LLVMValueAsBasicBlock(*x));
+                LLVMAddIncoming(p, &mut v, &mut from, 1);
+            }
+        }
+        for i in nsw {
+            if let Some(&n) = map.get(&inkwell::values::AsValueRef::as_value_ref(i)) {
+                LLVMSetNSW(n, 1);
+            }
+        }
+        // The copy's head enters its body for every lane.
+        let t = LLVMGetBasicBlockTerminator(copies[0]);
+        if LLVMIsConditional(t) != 0 {
+            LLVMSetCondition(t, LLVMConstInt(LLVMInt1TypeInContext(c), 1, 0));
+        }
+        let enter = LLVMGetBasicBlockTerminator(pre.as_mut_ptr());
+        LLVMPositionBuilderBefore(b, enter);
+        let m = inkwell::values::AsValueRef::as_value_ref(&mask);
+        let all = LLVMBuildICmp(b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, m, LLVMConstAllOnes(LLVMTypeOf(m)), c"lanes.all".as_ptr());
+        let all = LLVMBuildAnd(b, all, inkwell::values::AsValueRef::as_value_ref(&fits), c"".as_ptr());
+        LLVMBuildCondBr(b, all, copies[0], head.as_mut_ptr());
+        LLVMInstructionEraseFromParent(enter);
+        LLVMDisposeBuilder(b);
+        let l = LLVMValueAsBasicBlock(map[&LLVMBasicBlockAsValue(latch.as_mut_ptr())]);
+        BasicBlock::new(l)
     }
 }
 
