@@ -501,6 +501,30 @@ fn vec_add() {
     });
 }
 
+/// The shared-memory histogram: `atom.shared.add` runs lane by lane in a small lane loop,
+/// with its untested copy for warps whose lanes are all on (`codegen::warp::coherent_copy`,
+/// `nsw` lane indices under a once-per-warp check): whole warps (blocks of 256), warps with
+/// a partial last grid-stride iteration (777 bytes) and partial warps (blocks of 40).
+#[test]
+fn histogram() {
+    per_variant("histogram", "histogram", || {
+        [(100_000usize, 16u32, 256u32), (777, 3, 96), (5000, 4, 40)]
+            .iter()
+            .map(|&(n, g, b)| {
+                let mut r = Rng::new(11 + n as u64);
+                let data: Vec<u8> = (0..n).map(|_| r.f32(0.0, 256.0) as u8).collect();
+                Case {
+                    kernel: "histogram256",
+                    grid: d1(g),
+                    block: d1(b),
+                    args: vec![ArgSpec::Buffer(data), ArgSpec::Buffer(vec![0; 1024]), s32(n as i64)],
+                    cmp: vec![(1, Cmp::Exact)],
+                }
+            })
+            .collect()
+    });
+}
+
 #[test]
 fn stencil2d() {
     per_variant("stencil2d", "stencil2d", || {
