@@ -78,7 +78,7 @@ unsafe fn whole_lane_store(i: LLVMValueRef, kind: u32, td: inkwell::llvm_sys::ta
 }
 
 /// The name of the function instruction `i` calls, if it is a direct call.
-pub(super) unsafe fn callee_name<'a>(i: LLVMValueRef) -> Option<&'a [u8]> {
+pub(crate) unsafe fn callee_name<'a>(i: LLVMValueRef) -> Option<&'a [u8]> {
     if LLVMIsACallInst(i).is_null() {
         return None;
     }

@@ -3170,14 +3170,14 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         let sh = e.b.build_right_shift(mask, l.lane, false, "").unwrap();
         let bit = e.b.build_int_truncate(sh, ctx.bool_type(), "here").unwrap();
         term.set_operand(0, bit);
-        if small && l.rows.is_none() {
-            // The 32-bit lane values that wrap for no lane of this warp (`base + stride * 31`
-            // is an `.s32`): the copy's adds are `nsw`, so that LLVM widens a lane's
-            // sign-extended index as `base + k` in 64 bits, one addressing mode per lane
-            // (the histogram's `lea; movslq` per lane).
+        if let Some(blocks) = (small && l.rows.is_none()).then(|| copyable(l.head, l.latch, after)).flatten() {
+            // The copy runs when every lane is on and the 32-bit lane values wrap for no lane
+            // of this warp (`base + stride * 31` is an `.s32`): its adds are then `nsw`, so
+            // that LLVM widens a lane's sign-extended index as `base + k` in 64 bits, one
+            // addressing mode per lane (the histogram's `lea; movslq` per lane).
             e.b.position_before(&l.pre.get_terminator().unwrap());
             let i64t = ctx.i64_type();
-            let mut fits = ctx.bool_type().const_all_ones();
+            let mut take = e.b.build_int_compare(IntPredicate::EQ, mask, i32t.const_all_ones(), "lanes.all").unwrap();
             let mut nsw = Vec::new();
             for a in affine.iter().filter(|a| a.ty.get_bit_width() == 32) {
                 let Some(last) = a.stride.checked_mul(31).filter(|x| i32::try_from(*x).is_ok()) else { continue };
@@ -3185,13 +3185,12 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
                 let end = e.b.build_int_add(e.b.build_int_s_extend(base, i64t, "").unwrap(), i64t.const_int(last as u64, true), "").unwrap();
                 let lo = e.b.build_int_compare(IntPredicate::SGE, end, i64t.const_int(i32::MIN as i64 as u64, true), "").unwrap();
                 let hi = e.b.build_int_compare(IntPredicate::SLE, end, i64t.const_int(i32::MAX as u64, false), "").unwrap();
-                fits = e.b.build_and(fits, e.b.build_and(lo, hi, "").unwrap(), "lanes.fit").unwrap();
+                take = e.b.build_and(take, e.b.build_and(lo, hi, "").unwrap(), "lanes.fit").unwrap();
                 nsw.extend([a.add, a.mul]);
             }
-            if let Some(latch) = coherent_copy(ctx, l.pre, l.head, l.latch, after, mask, fits, &nsw) {
-                e.lane_latches.push(latch);
-                e.unroll_lane_latches.push(latch);
-            }
+            let latch = coherent_copy(ctx, l.pre, l.head, l.latch, after, &blocks, take, &nsw);
+            e.lane_latches.push(latch);
+            e.unroll_lane_latches.push(latch);
         }
         e.b.position_at_end(cur);
     }
@@ -3213,39 +3212,19 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     }
 }
 
-/// A copy of the small guarded lane loop `head`..`latch` (every block from `head` up to
-/// `after`, the block after the loop) that runs every lane without testing it, taken when
-/// every lane of `mask` is on (ISPC's "coherent" control flow, for the lane loops that stay
-/// scalar: atomics, scattered stores, the gathers that feed them). Almost always every lane
-/// is on (the lanes of a grid-stride loop go round together but in its last iteration), and
-/// each lane's bit test and branch cost about as much as the histogram's `bins[x[i]]++`
-/// itself. A lane run unconditionally is exactly a lane whose test passes, so the copy
-/// computes what the loop computes. `pre` (the block before the loop, whose terminator
-/// enters it) chooses between them. Returns the copy's latch; `None` (nothing changed) where
-/// a value of the loop is used after it, where the loop leaves to another block than
-/// `after`, or where it holds debug intrinsics.
-fn coherent_copy<'ctx>(
-    ctx: &'ctx inkwell::context::Context,
-    pre: BasicBlock<'ctx>,
-    head: BasicBlock<'ctx>,
-    latch: BasicBlock<'ctx>,
-    after: BasicBlock<'ctx>,
-    mask: IntValue<'ctx>,
-    fits: IntValue<'ctx>,
-    nsw: &[inkwell::values::InstructionValue<'ctx>],
-) -> Option<BasicBlock<'ctx>> {
+/// The blocks of the small guarded lane loop `head`..`latch` (every block from `head` up to
+/// `after`, the empty block after the loop), if [`coherent_copy`] can copy it: no value of
+/// the loop is used after it, the loop leaves only to `after`, and it holds no debug
+/// intrinsics (whose metadata operands the copy would not remap).
+fn copyable<'ctx>(head: BasicBlock<'ctx>, latch: BasicBlock<'ctx>, after: BasicBlock<'ctx>) -> Option<Vec<inkwell::llvm_sys::prelude::LLVMBasicBlockRef>> {
     use inkwell::llvm_sys::core::*;
-    use inkwell::llvm_sys::prelude::*;
-    let mut blocks: Vec<LLVMBasicBlockRef> = Vec::new();
+    let mut blocks = Vec::new();
     let mut bb = Some(head);
-    while let Some(x) = bb {
-        if x == after {
-            break;
-        }
+    while let Some(x) = bb.filter(|x| *x != after) {
         blocks.push(x.as_mut_ptr());
         bb = x.get_next_basic_block();
     }
-    let inside: HashSet<LLVMBasicBlockRef> = blocks.iter().copied().collect();
+    let inside: HashSet<_> = blocks.iter().copied().collect();
     if !inside.contains(&latch.as_mut_ptr()) || after.get_first_instruction().is_some() {
         return None;
     }
@@ -3260,29 +3239,50 @@ fn coherent_copy<'ctx>(
                     }
                     u = LLVMGetNextUse(u);
                 }
-                if !LLVMIsACallInst(i).is_null() {
-                    let callee = LLVMGetCalledValue(i);
-                    let mut len = 0;
-                    let name = LLVMGetValueName2(callee, &mut len);
-                    if !name.is_null() && std::slice::from_raw_parts(name as *const u8, len).starts_with(b"llvm.dbg.") {
-                        return None;
-                    }
+                if crate::passes::lane_stores::callee_name(i).is_some_and(|n| n.starts_with(b"llvm.dbg.")) {
+                    return None;
                 }
                 i = LLVMGetNextInstruction(i);
             }
             let t = LLVMGetBasicBlockTerminator(b);
-            for k in 0..LLVMGetNumSuccessors(t) {
-                let s = LLVMGetSuccessor(t, k);
-                if !inside.contains(&s) && s != after.as_mut_ptr() {
-                    return None;
-                }
+            if (0..LLVMGetNumSuccessors(t)).map(|k| LLVMGetSuccessor(t, k)).any(|s| !inside.contains(&s) && s != after.as_mut_ptr()) {
+                return None;
             }
         }
+    }
+    Some(blocks)
+}
+
+/// A copy of the small guarded lane loop `blocks` (from [`copyable`]: `head` first, `latch`
+/// among them, `after` the block after) that runs every lane without testing it, taken where
+/// `take` holds (every lane of the warp's mask is on: ISPC's "coherent" control flow, for the
+/// lane loops that stay scalar: atomics, scattered stores, the gathers that feed them).
+/// Almost always every lane is on (the lanes of a grid-stride loop go round together but in
+/// its last iteration), and each lane's bit test and branch cost about as much as the
+/// histogram's `bins[x[i]]++` itself. A lane run unconditionally is exactly a lane whose
+/// test passes, so the copy computes what the loop computes; its copies of `nsw` (lane
+/// values `take` has found not to wrap) get the flag. `pre` (the block before the loop,
+/// whose terminator enters it) chooses between them. Returns the copy's latch.
+#[allow(clippy::too_many_arguments)]
+fn coherent_copy<'ctx>(
+    ctx: &'ctx inkwell::context::Context,
+    pre: BasicBlock<'ctx>,
+    head: BasicBlock<'ctx>,
+    latch: BasicBlock<'ctx>,
+    after: BasicBlock<'ctx>,
+    blocks: &[inkwell::llvm_sys::prelude::LLVMBasicBlockRef],
+    take: IntValue<'ctx>,
+    nsw: &[inkwell::values::InstructionValue<'ctx>],
+) -> BasicBlock<'ctx> {
+    use inkwell::llvm_sys::core::*;
+    use inkwell::llvm_sys::prelude::*;
+    use inkwell::values::AsValueRef;
+    unsafe {
         let c = ctx.raw();
         let b = LLVMCreateBuilderInContext(c);
         let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
         let mut copies = Vec::new();
-        for &x in &blocks {
+        for &x in blocks {
             let y = LLVMInsertBasicBlockInContext(c, after.as_mut_ptr(), c"lane.all".as_ptr());
             map.insert(LLVMBasicBlockAsValue(x), LLVMBasicBlockAsValue(y));
             copies.push(y);
@@ -3305,10 +3305,11 @@ fn coherent_copy<'ctx>(
                 i = LLVMGetNextInstruction(i);
             }
         }
+        // Operands (branch targets too) defined in the loop become the copy's.
         for &n in &insts {
-            for k in 0..LLVMGetNumOperands(n) {
-                if let Some(&v) = map.get(&LLVMGetOperand(n, k as u32)) {
-                    LLVMSetOperand(n, k as u32, v);
+            for k in 0..LLVMGetNumOperands(n) as u32 {
+                if let Some(&v) = map.get(&LLVMGetOperand(n, k)) {
+                    LLVMSetOperand(n, k, v);
                 }
             }
         }
@@ -3322,7 +3323,7 @@ fn coherent_copy<'ctx>(
             }
         }
         for i in nsw {
-            if let Some(&n) = map.get(&inkwell::values::AsValueRef::as_value_ref(i)) {
+            if let Some(&n) = map.get(&i.as_value_ref()) {
                 LLVMSetNSW(n, 1);
             }
         }
@@ -3333,14 +3334,10 @@ fn coherent_copy<'ctx>(
         }
         let enter = LLVMGetBasicBlockTerminator(pre.as_mut_ptr());
         LLVMPositionBuilderBefore(b, enter);
-        let m = inkwell::values::AsValueRef::as_value_ref(&mask);
-        let all = LLVMBuildICmp(b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ, m, LLVMConstAllOnes(LLVMTypeOf(m)), c"lanes.all".as_ptr());
-        let all = LLVMBuildAnd(b, all, inkwell::values::AsValueRef::as_value_ref(&fits), c"".as_ptr());
-        LLVMBuildCondBr(b, all, copies[0], head.as_mut_ptr());
+        LLVMBuildCondBr(b, take.as_value_ref(), copies[0], head.as_mut_ptr());
         LLVMInstructionEraseFromParent(enter);
         LLVMDisposeBuilder(b);
-        let l = LLVMValueAsBasicBlock(map[&LLVMBasicBlockAsValue(latch.as_mut_ptr())]);
-        BasicBlock::new(l)
+        BasicBlock::new(LLVMValueAsBasicBlock(map[&LLVMBasicBlockAsValue(latch.as_mut_ptr())])).expect("the latch was copied")
     }
 }
 
