@@ -61,7 +61,7 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// all (a block scan's lane loop without shuffles ran 2x slower). Loops whose latches are in
 /// `unroll` (small lane loops that stay scalar) are unrolled whole (`llvm.loop.unroll.full`:
 /// 32 iterations exceed the unroller's own threshold).
-pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>], unroll: &[BasicBlock<'ctx>], width: u32) -> usize {
+pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>], unroll: &[BasicBlock<'ctx>], scalar: &[BasicBlock<'ctx>], width: u32) -> usize {
     if latches.is_empty() {
         return 0;
     }
@@ -99,7 +99,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
             }
         }
     }
-    let keep: Vec<(bool, bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l), unroll.contains(l))).collect();
+    let keep: Vec<(bool, bool, bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l), unroll.contains(l), scalar.contains(l))).collect();
     let Some((group, loops)) = distinct_nodes(ctx, &keep, width) else { return 0 };
     for inst in &accesses {
         let _ = inst.set_metadata(group, group_kind);
@@ -115,7 +115,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
 /// A distinct access group and a distinct loop id per element of `keep` that lists it as
 /// parallel (and, where `keep.0` is true, disables unrolling; where `keep.1` is, asks for a
 /// vectorization width of `vf`; where `keep.2` is, asks for full unrolling).
-fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool)], vf: u32) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
+fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool, bool)], vf: u32) -> Option<(MetadataValue<'ctx>, Vec<MetadataValue<'ctx>>)> {
     let n = keep.len();
     let mut ir = String::from("define void @lanes(ptr %p) {\nentry:\n  %v = load i8, ptr %p, !llvm.access.group !0\n  br label %l0\n");
     for k in 0..n {
@@ -123,7 +123,7 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool)], vf: u32
     }
     ir += "}\n!0 = distinct !{}\n";
     let nounroll = 2 * n + 1;
-    let (width, enable, full) = (2 * n + 2, 2 * n + 3, 2 * n + 4);
+    let (width, enable, full, disable) = (2 * n + 2, 2 * n + 3, 2 * n + 4, 2 * n + 5);
     for k in 0..n {
         let mut extra = if keep[k].0 || keep[k].1 { format!(", !{nounroll}") } else { String::new() };
         if keep[k].1 {
@@ -132,10 +132,14 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool)], vf: u32
         if keep[k].2 {
             extra += &format!(", !{full}");
         }
+        if keep[k].3 {
+            extra += &format!(", !{disable}");
+        }
         ir += &format!("!{} = distinct !{{!{}, !{}{extra}}}\n!{} = !{{!\"llvm.loop.parallel_accesses\", !0}}\n", 2 * k + 1, 2 * k + 1, 2 * k + 2, 2 * k + 2);
     }
     ir += &format!("!{nounroll} = !{{!\"llvm.loop.unroll.disable\"}}\n!{full} = !{{!\"llvm.loop.unroll.full\"}}\n");
     ir += &format!("!{width} = !{{!\"llvm.loop.vectorize.width\", i32 {vf}}}\n!{enable} = !{{!\"llvm.loop.vectorize.enable\", i1 true}}\n");
+    ir += &format!("!{disable} = !{{!\"llvm.loop.vectorize.enable\", i1 false}}\n");
     let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
     // Metadata nodes belong to the context (distinct ones live until it is destroyed); the
     // module only carries them here and is dropped.

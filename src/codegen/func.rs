@@ -115,6 +115,8 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     pub warp_lane_latches: Vec<BasicBlock<'ctx>>,
     /// Serial lane loops of the warp path small enough to unroll fully.
     pub unroll_lane_latches: Vec<BasicBlock<'ctx>>,
+    /// Lane loops left scalar (`llvm.loop.vectorize.enable` false: `passes::parallel_lanes::mark`).
+    pub scalar_lane_latches: Vec<BasicBlock<'ctx>>,
     /// Whether the kernel declares its cluster shape (`.explicitcluster`,
     /// `.reqnctapercluster`): `%is_explicit_cluster`.
     pub explicit_cluster: bool,
@@ -447,6 +449,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         whole_lane_latches: Vec::new(),
         warp_lane_latches: Vec::new(),
         unroll_lane_latches: Vec::new(),
+        scalar_lane_latches: Vec::new(),
         explicit_cluster: f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_))),
         warp: None,
         warp_exchange: None,
@@ -596,7 +599,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
         let width = if e.warp.as_ref().map_or(false, |w| w.tile || w.short) { 16 } else { 32 };
-        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches, width);
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches, &e.scalar_lane_latches, width);
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size + if e.m.shared_align > 16 { e.m.shared_align - 16 } else { 0 };

@@ -101,6 +101,12 @@ pub fn nvptx_machine(sm: &str, ptx_feature: &str, opt: u32) -> anyhow::Result<Ta
 pub fn machine(kind: TargetKind, opt: u32, sm: &str) -> anyhow::Result<TargetMachine> {
     init_llvm();
     let (triple, cpu, features) = match kind {
+        // PTXR_HOST_CPU=NAME (a developer's aid): code for CPU NAME (its own features, as
+        // LLVM knows them) in place of this machine's, e.g. `znver3` to see and time the
+        // AVX2 code of an AMD machine on an AVX-512 one.
+        TargetKind::Host if std::env::var("PTXR_HOST_CPU").is_ok_and(|c| !c.is_empty()) => {
+            (TargetMachine::get_default_triple(), std::env::var("PTXR_HOST_CPU").unwrap(), String::new())
+        }
         TargetKind::Host => {
             let triple = TargetMachine::get_default_triple();
             let mut features = TargetMachine::get_host_cpu_features().to_string();

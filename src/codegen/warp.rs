@@ -1629,6 +1629,8 @@ pub struct WarpState<'ctx> {
     /// The open lane loop holds an instruction that does not map onto one vector
     /// instruction ([`vector_friendly`]): it is not vectorized 32 lanes wide.
     narrow: std::cell::Cell<bool>,
+    /// The open lane loop holds a store whose lanes' addresses are scattered.
+    scatters: std::cell::Cell<bool>,
     /// Loads of the open lane loop that prefetch ahead once it closes ([`prefetch_ahead`]):
     /// (block, instruction index, bytes ahead).
     prefetch: std::cell::RefCell<Vec<(BlockId, usize, Ahead)>>,
@@ -2167,7 +2169,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), affine_lanes: Default::default(), bars, storage: Default::default(), narrow: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), affine_lanes: Default::default(), bars, storage: Default::default(), narrow: Default::default(), scatters: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
     set_lane(e, None);
 }
 
@@ -3195,6 +3197,16 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         e.b.position_at_end(cur);
     }
     w(e).narrow.set(false);
+    // A guarded lane loop of matrix code that stores through scattered addresses (an `mma`
+    // epilogue's `C[row * n + col]`, row = lane / 4) stays scalar: no target of ptxr's
+    // vectorizes such stores (AVX2 and NEON have no scatter; on AVX-512 ptxr prefers none),
+    // so the loop vectorizer weighs every width of a loop of hundreds of predicated stores
+    // only to find it not worth it (40 ms of an `mma`-heavy kernel's 100 ms optimization,
+    // 128 stores). The code is the same (mma64 and every matrix test file: identical
+    // assembly on AVX-512, AVX2, SSE2 and AArch64).
+    if w(e).scatters.replace(false) && w(e).plan.matrix && l.guarded && std::env::var("PTXR_SCALAR_SCATTER").map_or(true, |v| v != "0") {
+        e.scalar_lane_latches.push(l.latch);
+    }
     if !l.guarded {
         e.whole_lane_latches.push(l.latch);
     }
@@ -4056,6 +4068,9 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     }
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
+    }
+    if w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) == Some(uniformity::Access::Gather) {
+        w(e).scatters.set(true);
     }
     // A group of CTAs (`groups_ctas`) walks each stride's span contiguously, which the
     // hardware prefetcher follows: a loop's prefetch a round ahead only costs there
