@@ -1376,3 +1376,38 @@ fn warp_collective_meeting_at_two_instructions() {
     assert_ne!(rc, 0);
     assert!(err.contains("warp_apart.ptx:68") && err.contains("deadlock"), "{err}");
 }
+
+/// A matrix kernel's divergent epilogue that stores through scattered addresses (`mma`
+/// m8n8k16 s8, lane l storing D[l / 4][2 (l % 4) + j] at row * 8 + col, lanes with l % 3 == 0
+/// storing nothing): on the warp path its guarded lane loop is marked to stay scalar, and both
+/// paths store what the product of the two matrices gives (computed here from the fragments'
+/// layout: lane l holds A[l / 4][4 (l % 4) + i] and B[4 (l % 4) + i][l / 4] in byte i).
+#[test]
+fn mma_scatter_epilogue_stays_scalar() {
+    let (rc, ir, err) = ptxr(&["compile", "tests/cli/mma_scatter_epilogue.ptx", "--exec", "simd", "--emit", "llvm-ir", "-O0", "-o", "-"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(ir.contains("!\"llvm.loop.vectorize.enable\", i1 false"), "no scalar lane loop: {ir}");
+    let frag = |l: u32| [(l * 7 + 3) as u8, (l * 5 + 1) as u8, (l * 3 + 2) as u8, (l * 11 + 9) as u8];
+    let (mut a, mut b) = ([[0i32; 16]; 8], [[0i32; 8]; 16]);
+    for l in 0..32u32 {
+        for (i, x) in frag(l).iter().enumerate() {
+            a[(l / 4) as usize][(l % 4) as usize * 4 + i] = *x as i8 as i32;
+            b[(l % 4) as usize * 4 + i][(l / 4) as usize] = *x as i8 as i32;
+        }
+    }
+    let mut expect = String::new();
+    for r in 0..8 {
+        for c in 0..8 {
+            let stores = (r * 4 + c / 2) % 3 != 0;
+            let d: i32 = if stores { (0..16).map(|k| a[r][k] * b[k][c]).sum() } else { 0 };
+            expect += &d.to_le_bytes().iter().map(|x| format!("{x:02x}")).collect::<String>();
+        }
+    }
+    let words: Vec<String> = (0..32u32).map(|l| format!("{:#x}", u32::from_le_bytes(frag(l)))).collect();
+    let buf = format!("buf:u32:{}", words.join(","));
+    for exec in ["simd", "thread"] {
+        let (rc, out, err) = ptxr(&["run", "tests/cli/mma_scatter_epilogue.ptx", "--kernel", "mma_scatter", "--grid", "1", "--block", "32", "--exec", exec, "--arg", &buf, "--arg", &buf, "--arg", "buf:zero:256", "--dump", "2=-"]);
+        assert_eq!(rc, 0, "{err}");
+        assert_eq!(out.trim(), expect, "--exec {exec}");
+    }
+}

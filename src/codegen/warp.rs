@@ -3202,8 +3202,11 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // vectorizes such stores (AVX2 and NEON have no scatter; on AVX-512 ptxr prefers none),
     // so the loop vectorizer weighs every width of a loop of hundreds of predicated stores
     // only to find it not worth it (40 ms of an `mma`-heavy kernel's 100 ms optimization,
-    // 128 stores). The code is the same (mma64 and every matrix test file: identical
-    // assembly on AVX-512, AVX2, SSE2 and AArch64).
+    // 128 stores). mma64's assembly is the same with and without the hint on AVX-512, AVX2,
+    // SSE2 and AArch64, as is that of 33 of the 36 test files with matrix instructions; in
+    // the other three (the stmatrix filetest on AVX-512, two Triton sm_90a matmuls) the
+    // vectorizer had widened such a loop's arithmetic around its scalarized stores.
+    // `PTXR_SCALAR_SCATTER=0` leaves the hint out, for measurements.
     if w(e).scatters.replace(false) && w(e).plan.matrix && l.guarded && std::env::var("PTXR_SCALAR_SCATTER").map_or(true, |v| v != "0") {
         e.scalar_lane_latches.push(l.latch);
     }
