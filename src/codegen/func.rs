@@ -599,7 +599,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
     let frame_size = warp_frame.unwrap_or_else(|| crate::lanes::finish_scheduler(&mut e));
     if !e.m.nvptx {
         let width = if e.warp.as_ref().map_or(false, |w| w.tile || w.short) { 16 } else { 32 };
-        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches, &e.scalar_lane_latches, width);
+        crate::passes::parallel_lanes::mark(ctx, func, &e.lane_latches, &e.whole_lane_latches, &e.warp_lane_latches, &e.unroll_lane_latches, &e.scalar_lane_latches, width, e.warp.is_some());
     }
     Ok(kernel_info.map(|mut k| {
         k.static_smem = e.m.shared_size + if e.m.shared_align > 16 { e.m.shared_align - 16 } else { 0 };
