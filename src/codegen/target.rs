@@ -102,10 +102,13 @@ pub fn machine(kind: TargetKind, opt: u32, sm: &str) -> anyhow::Result<TargetMac
     init_llvm();
     let (triple, cpu, features) = match kind {
         // PTXR_HOST_CPU=NAME (a developer's aid): code for CPU NAME (its own features, as
-        // LLVM knows them) in place of this machine's, e.g. `znver3` to see and time the
-        // AVX2 code of an AMD machine on an AVX-512 one.
+        // LLVM knows them, and on x86 the scatter preference below) in place of this
+        // machine's, e.g. `znver3` to see and time the AVX2 code of an AMD machine on an
+        // AVX-512 one.
         TargetKind::Host if std::env::var("PTXR_HOST_CPU").is_ok_and(|c| !c.is_empty()) => {
-            (TargetMachine::get_default_triple(), std::env::var("PTXR_HOST_CPU").unwrap(), String::new())
+            let triple = TargetMachine::get_default_triple();
+            let x86 = triple.as_str().to_string_lossy().starts_with("x86_64");
+            (triple, std::env::var("PTXR_HOST_CPU").unwrap(), if x86 { "+prefer-no-scatter".to_string() } else { String::new() })
         }
         TargetKind::Host => {
             let triple = TargetMachine::get_default_triple();
