@@ -63,7 +63,7 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// 32 iterations exceed the unroller's own threshold); those in `scalar` are not vectorized
 /// (`llvm.loop.vectorize.enable` false).
 ///
-/// `lanes32`: the loops are the warp path's lane loops, whose trip count (32, or 16 in
+/// `cold_scalar`: the loops are the warp path's lane loops, whose trip count (32, or 16 in
 /// narrow versions) is a multiple of every vectorization width, so the scalar loop that the
 /// vectorizer keeps beside a vectorized one runs only where a runtime check fails (a 32-bit
 /// lane index that could wrap): it is cold, and it is not unrolled
@@ -72,7 +72,7 @@ unsafe fn root(mut p: LLVMValueRef) -> LLVMValueRef {
 /// 21 ms -> 4 ms, code generation 0.15 s -> 0.10 s, the optimized IR 3307 -> 2993 lines).
 /// Per-thread loops over a CTA's threads run their remainder iterations there, so they
 /// keep LLVM's default.
-pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>], unroll: &[BasicBlock<'ctx>], scalar: &[BasicBlock<'ctx>], width: u32, lanes32: bool) -> usize {
+pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBlock<'ctx>], whole: &[BasicBlock<'ctx>], warp: &[BasicBlock<'ctx>], unroll: &[BasicBlock<'ctx>], scalar: &[BasicBlock<'ctx>], width: u32, cold_scalar: bool) -> usize {
     if latches.is_empty() {
         return 0;
     }
@@ -111,7 +111,7 @@ pub fn mark<'ctx>(ctx: &'ctx Context, f: FunctionValue<'ctx>, latches: &[BasicBl
         }
     }
     let keep: Vec<(bool, bool, bool, bool)> = latches.iter().map(|l| (whole.contains(l), warp.contains(l), unroll.contains(l), scalar.contains(l))).collect();
-    let Some((group, loops)) = distinct_nodes(ctx, &keep, width, lanes32) else { return 0 };
+    let Some((group, loops)) = distinct_nodes(ctx, &keep, width, cold_scalar) else { return 0 };
     for inst in &accesses {
         let _ = inst.set_metadata(group, group_kind);
     }
@@ -156,8 +156,8 @@ fn distinct_nodes<'ctx>(ctx: &'ctx Context, keep: &[(bool, bool, bool, bool)], v
     ir += &format!("!{nounroll} = !{{!\"llvm.loop.unroll.disable\"}}\n!{full} = !{{!\"llvm.loop.unroll.full\"}}\n");
     ir += &format!("!{width} = !{{!\"llvm.loop.vectorize.width\", i32 {vf}}}\n!{enable} = !{{!\"llvm.loop.vectorize.enable\", i1 true}}\n");
     ir += &format!("!{disable} = !{{!\"llvm.loop.vectorize.enable\", i1 false}}\n");
-    let (no_unroll, done) = (2 * n + 7, 2 * n + 8);
-    ir += &format!("!{followup} = !{{!\"llvm.loop.vectorize.followup_epilogue\", !{no_unroll}, !{done}}}\n!{no_unroll} = !{{!\"llvm.loop.unroll.disable\"}}\n!{done} = !{{!\"llvm.loop.isvectorized\", i32 1}}\n");
+    let done = 2 * n + 7;
+    ir += &format!("!{followup} = !{{!\"llvm.loop.vectorize.followup_epilogue\", !{nounroll}, !{done}}}\n!{done} = !{{!\"llvm.loop.isvectorized\", i32 1}}\n");
     let buf = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "ptxr-lanes");
     // Metadata nodes belong to the context (distinct ones live until it is destroyed); the
     // module only carries them here and is dropped.

@@ -1629,7 +1629,8 @@ pub struct WarpState<'ctx> {
     /// The open lane loop holds an instruction that does not map onto one vector
     /// instruction ([`vector_friendly`]): it is not vectorized 32 lanes wide.
     narrow: std::cell::Cell<bool>,
-    /// The open lane loop holds a store whose lanes' addresses are scattered.
+    /// The open lane loop of a matrix kernel holds a store whose lanes' addresses are
+    /// scattered (see [`close`]).
     scatters: std::cell::Cell<bool>,
     /// Loads of the open lane loop that prefetch ahead once it closes ([`prefetch_ahead`]):
     /// (block, instruction index, bytes ahead).
@@ -3207,7 +3208,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // the other three (the stmatrix filetest on AVX-512, two Triton sm_90a matmuls) the
     // vectorizer had widened such a loop's arithmetic around its scalarized stores.
     // `PTXR_SCALAR_SCATTER=0` leaves the hint out, for measurements.
-    if w(e).scatters.replace(false) && w(e).plan.matrix && l.guarded && std::env::var("PTXR_SCALAR_SCATTER").map_or(true, |v| v != "0") {
+    if w(e).scatters.replace(false) && l.guarded && std::env::var("PTXR_SCALAR_SCATTER").map_or(true, |v| v != "0") {
         e.scalar_lane_latches.push(l.latch);
     }
     if !l.guarded {
@@ -4072,7 +4073,7 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
     }
-    if w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) == Some(uniformity::Access::Gather) {
+    if w(e).plan.matrix && w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) == Some(uniformity::Access::Gather) {
         w(e).scatters.set(true);
     }
     // A group of CTAs (`groups_ctas`) walks each stride's span contiguously, which the
