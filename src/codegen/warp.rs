@@ -1947,6 +1947,12 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let ib = ctx.append_basic_block(e.f, "frames.init.body");
         let phase = ctx.append_basic_block(e.f, "phase");
         let k = crate::lanes::index_loop(&e.b, [ih, setup, ib], nw, ib, phase, "w");
+        // One store per warp frame, strided by the frame's size: kept a plain loop (neither
+        // vectorized nor unrolled). LLVM's vectorizer had widened it into 16 scalar stores
+        // plus an 8-wide epilogue and a remainder, 100-odd IR lines in every warp kernel.
+        e.lane_latches.push(ib);
+        e.whole_lane_latches.push(ib);
+        e.scalar_lane_latches.push(ib);
         // Barriers that count threads: no arrivals yet, every warp unfinished.
         let counted = plan.counted.then(|| {
             let arr = |name: &str, t: inkwell::types::IntType<'ctx>| {
