@@ -961,18 +961,35 @@ fn is_grid_size(o: &Opnd) -> bool {
     matches!(o, Opnd::Name(n) if n.starts_with("%nctaid"))
 }
 
-/// Whether value `v` is computed from `%nctaid.*` (through the instructions that define it).
-fn reads_grid_size(f: &Func, v: u32, seen: &mut HashSet<u32>) -> bool {
-    if !seen.insert(v) {
-        return false;
-    }
-    match f.values[v as usize].def {
-        Def::Inst { block, inst } => {
-            let i = &f.blocks[block as usize].insts[inst as usize];
-            i.operands.iter().any(is_grid_size) || i.reads().into_iter().any(|r| reads_grid_size(f, r, seen))
+/// The values computed from `%nctaid.*` (through the instructions that define them), as one
+/// flag per value: a fixpoint over the function (a flag only turns on), where asking per read
+/// walked the definitions anew each time (a quarter of an unrolled wmma kernel's compile).
+fn grid_size_values(f: &Func) -> Vec<bool> {
+    let mut on = vec![false; f.values.len()];
+    loop {
+        let mut changed = false;
+        for blk in &f.blocks {
+            for p in &blk.phis {
+                if !on[p.dst as usize] && p.incoming.iter().any(|(_, x)| on[*x as usize]) {
+                    on[p.dst as usize] = true;
+                    changed = true;
+                }
+            }
+            for i in &blk.insts {
+                if i.defs.iter().all(|d| on[*d as usize]) {
+                    continue;
+                }
+                if i.operands.iter().any(is_grid_size) || i.reads().into_iter().any(|r| on[r as usize]) {
+                    for d in &i.defs {
+                        on[*d as usize] = true;
+                    }
+                    changed = true;
+                }
+            }
         }
-        Def::Phi { block } => f.blocks[block as usize].phis.iter().filter(|p| p.dst == v).flat_map(|p| p.incoming.iter().map(|(_, x)| *x)).collect::<Vec<_>>().into_iter().any(|x| reads_grid_size(f, x, seen)),
-        _ => false,
+        if !changed {
+            return on;
+        }
     }
 }
 
@@ -996,6 +1013,7 @@ pub const YIELD_EVERY: u64 = 4;
 /// those the latch passes on.
 fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) -> Vec<(BlockId, Vec<u32>)> {
     let mut out = Vec::new();
+    let mut grid_values: Option<Vec<bool>> = None;
     for (k, (h, blocks)) in cfg.loops.iter().enumerate() {
         let Some(latch) = cfg.latch(k) else { continue };
         let inner = cfg.loops.iter().any(|(h2, b2)| h2 != h && blocks.contains(h2) && b2.len() < blocks.len());
@@ -1005,7 +1023,8 @@ fn yield_loops(f: &Func, cfg: &crate::ir::cfg::Cfg, live_in: &[HashSet<u32>]) ->
             matches!(s.opcode.name, "ld" | "st" | "atom" | "red" | "prefetch") && !s.has_mod("shared") && !s.has_mod("const") && !s.has_mod("param") && !s.has_mod("local")
         });
         // A grid-stride loop: its arithmetic reads the grid's size.
-        let grid = insts().any(|i| i.reads().into_iter().any(|v| reads_grid_size(f, v, &mut HashSet::new())) || i.operands.iter().any(is_grid_size));
+        let on = grid_values.get_or_insert_with(|| grid_size_values(f));
+        let grid = insts().any(|i| i.reads().into_iter().any(|v| on[v as usize]) || i.operands.iter().any(is_grid_size));
         if inner || !memory || !grid || insts().any(is_cta_barrier) {
             continue;
         }
