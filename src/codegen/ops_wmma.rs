@@ -717,9 +717,8 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     let inverse = |f: &Frag| -> Vec<u16> {
         let (rows, cols) = f.dims();
         let mut inv = vec![u16::MAX; (rows * cols) as usize];
-        let table = f.table();
-        let per = table.len() as u32 / 32;
-        for (idx, &(r, c)) in table.iter().enumerate() {
+        let per = f.elems();
+        for (idx, &(r, c)) in f.table().iter().enumerate() {
             let slot = &mut inv[(r as u32 * cols + c as u32) as usize];
             if *slot == u16::MAX {
                 *slot = ((idx as u32 / per) << 8 | (idx as u32 % per)) as u16;
