@@ -4030,6 +4030,9 @@ fn run_deferred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, d: Deferred<'ctx>) -> R<(
     e.b.position_at_end(run);
     let lz = e.intrinsic("llvm.ctlz", &[i32t.into()], &[mask.into(), ctx.bool_type().const_int(1, false).into()]).into_int_value();
     let last = e.b.build_int_sub(i32t.const_int(LANES as u64 - 1, false), lz, "st.lane").unwrap();
+    // Whether the last lane is lane 31 (a whole warp reached the store, the common case):
+    // then the lane arrays' elements are taken at a constant index (see below).
+    let top = e.b.build_int_compare(IntPredicate::EQ, lz, i32t.const_zero(), "st.top").unwrap();
     e.overrides.clear();
     let mut temps = Vec::new();
     for (n, ty, src) in &d.regs {
@@ -4041,10 +4044,27 @@ fn run_deferred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, d: Deferred<'ctx>) -> R<(
                 // array with every other lane masked off that this was (a load of the one
                 // element from memory waited for the vector store that had just written it)
                 // held 17% of the block scan's samples, a chain of eleven instructions per
-                // warp; x86 makes the extract a store of the vector and a load of the lane.
+                // warp. x86 makes an extract at a variable index a store of the vector and a
+                // load of the lane, which on AMD Zen 4 waits for the 64-byte store to
+                // complete (the instruction after the load held 6% of the block scan's
+                // samples there), so lane 31 is extracted at a constant index (register
+                // moves) on a branch of its own.
                 let vt = t.vec_type(LANES);
                 let all = e.b.build_load(vt, arr, "").unwrap().into_vector_value();
-                e.b.build_extract_element(all, last, "st.value").unwrap()
+                let konst = ctx.append_basic_block(e.f, "st.lane31");
+                let var = ctx.append_basic_block(e.f, "st.lane.var");
+                let join = ctx.append_basic_block(e.f, "st.value.join");
+                e.b.build_conditional_branch(top, konst, var).unwrap();
+                e.b.position_at_end(konst);
+                let a = e.b.build_extract_element(all, i32t.const_int(LANES as u64 - 1, false), "st.value").unwrap();
+                e.b.build_unconditional_branch(join).unwrap();
+                e.b.position_at_end(var);
+                let b = e.b.build_extract_element(all, last, "st.value").unwrap();
+                e.b.build_unconditional_branch(join).unwrap();
+                e.b.position_at_end(join);
+                let phi = e.b.build_phi(a.get_type(), "st.value").unwrap();
+                phi.add_incoming(&[(&a, konst), (&b, var)]);
+                phi.as_basic_value()
             }
             LaneValue::Scalar(p) => e.b.build_load(t, p, "").unwrap(),
             LaneValue::Affine(p, stride) => {
