@@ -29,7 +29,7 @@ fn main() {
     let only = std::env::args().nth(2);
     let want = |n: &str| only.as_deref().map_or(true, |o| o.split(',').any(|x| x == n));
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/");
-    let n: usize = 1 << 26;
+    let n: usize = std::env::var("BENCH_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1 << 26);
     let x = f32s((0..n).map(|i| (i % 1000) as f32 * 0.5));
     if want("saxpy") {
         let m = load(&format!("{dir}saxpy.nvrtc.ptx"));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kernel benchmark: ptxr-compiled corpus kernels vs. native C (gcc -O3 -march=native -fopenmp)
 # of the same algorithms, side by side in one run, on all cores. Prints time and ptxr/C ratio.
-# Usage: [ROUNDS=n] scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
+# Usage: [ROUNDS=n] [BENCH_N=elements] scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
 #        scripts/bench-kernels.sh [REPS] paths   (the corpus's barrier and CAS-loop kernels on each path; times only)
 #        scripts/bench-kernels.sh [REPS] overhead   (2^18 CTAs of kernels that do nothing, 0-2 barriers: cost per CTA)
 set -euo pipefail
@@ -28,7 +28,7 @@ for r in $(seq "$rounds"); do
   "$bench" "$reps" "$only" >> "$tmp/ptxr.txt"
 done
 python3 - "$tmp/c.txt" "$tmp/ptxr.txt" <<'PY'
-import sys
+import os, sys
 def best(path):
     out = {}
     for l in open(path):
@@ -36,9 +36,11 @@ def best(path):
         out[k] = min(float(t), float(out.get(k, t)))
     return out
 c, p = best(sys.argv[1]), best(sys.argv[2])
-work = {"saxpy": ("GB/s", 12 * 2**26), "reduce": ("GB/s", 4 * 2**26), "scan": ("GB/s", 8 * 2**26), "sgemm": ("GFLOP/s", 2 * 1024**3),
-        "histogram": ("GB/s", 2**26), "stencil": ("GB/s", 8 * 4096**2),
-        "saxpy_grid": ("GB/s", 12 * 2**26), "matmul_naive": ("GFLOP/s", 2 * 512**3), "mandelbrot": ("Mpx/s", 1024 * 1024 * 1e3),
+# BENCH_N (both programs read it): the streaming kernels' element count, default 2^26.
+n = int(os.environ.get("BENCH_N", 2**26))
+work = {"saxpy": ("GB/s", 12 * n), "reduce": ("GB/s", 4 * n), "scan": ("GB/s", 8 * n), "sgemm": ("GFLOP/s", 2 * 1024**3),
+        "histogram": ("GB/s", n), "stencil": ("GB/s", 8 * 4096**2),
+        "saxpy_grid": ("GB/s", 12 * n), "matmul_naive": ("GFLOP/s", 2 * 512**3), "mandelbrot": ("Mpx/s", 1024 * 1024 * 1e3),
         "softmax": ("GB/s", 16 * 4096 * 1024)}
 print(f"{'kernel':10} {'ptxr s':>9} {'C s':>9} {'ptxr':>10} {'C':>10}  ptxr/C")
 for k in p:

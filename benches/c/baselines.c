@@ -177,7 +177,9 @@ static void mandelbrot(int *out, int w, int h, int maxit) {
 
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 3;
-  int n = 1 << 26;
+  // BENCH_N (as in benches/kernels.rs): the element count of the streaming kernels, default 2^26
+  // (e.g. 2^20 to time them on data that stays in the caches).
+  int n = getenv("BENCH_N") ? atoi(getenv("BENCH_N")) : 1 << 26;
   float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n);
   for (int i = 0; i < n; i++) { x[i] = (float)(i % 1000) * 0.5f; y[i] = (float)(i % 7); }
   TIME("saxpy", reps, saxpy(x, y, 2.0f, n));
