@@ -989,6 +989,32 @@ fn cooperative_launch_synchronizes_the_grid() {
     let (rc, _, err) = ptxr(&["run", "tests/cli/grid_barrier.ptx", "--kernel", "ring", "--grid", "5000", "--block", "32", "--cooperative", "--arg", "buf:zero:40000"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("kernel `ring`: a cooperative launch of 5000 CTAs; ptxr runs at most 4096 at once"), "{err}");
+    // With clusters (tests/cli/coop_cluster.ptx): the cluster barrier and distributed shared
+    // memory, then the grid barrier, in one launch. Expected values from the kernel's comment:
+    // CTA c is rank c mod n; out[c*64 + t] = ((c mod n + 1) mod n)*1000 + t, and after the grid
+    // barrier out[C*64 + c*64 + t] is the next CTA's entry out[((c + 1) mod C)*64 + t].
+    let first = |c: u32, t: u32, n: u32| ((c % n + 1) % n) * 1000 + t;
+    for exec in ["thread", "simd"] {
+        for (n, ctas) in [(2u32, 8u32), (4, 40)] {
+            let out = dir.path().join("exchange.bin");
+            let (rc, _, err) = ptxr(&["run", "tests/cli/coop_cluster.ptx", "--kernel", "exchange", "--grid", &ctas.to_string(), "--block", "64", "--exec", exec, "--cooperative", "--cluster", &n.to_string(), "--arg", &format!("buf:zero:{}", 2 * 64 * 4 * ctas), "--dump", &format!("0={}", out.display()), "--timeout", "60"]);
+            assert_eq!(rc, 0, "{exec} {n} {ctas}: {err}");
+            let v: Vec<u32> = std::fs::read(&out).unwrap().chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+            for c in 0..ctas {
+                for t in 0..64 {
+                    assert_eq!(v[(c * 64 + t) as usize], first(c, t, n), "{exec} {n} {ctas}: CTA {c} thread {t}");
+                    assert_eq!(v[(ctas * 64 + c * 64 + t) as usize], first((c + 1) % ctas, t, n), "{exec} {n} {ctas}: CTA {c} thread {t} after the grid barrier");
+                }
+            }
+        }
+        // A CTA that traps before its cluster's barrier stops its cluster's CTAs waiting there
+        // and the other clusters' waiting at the grid barrier.
+        let start = std::time::Instant::now();
+        let (rc, _, err) = ptxr(&["run", "tests/cli/coop_cluster.ptx", "--kernel", "trap_one", "--grid", "24", "--block", "64", "--exec", exec, "--cooperative", "--cluster", "4", "--arg", "u32:5", "--timeout", "60"]);
+        assert_eq!(rc, 1, "{exec}: {err}");
+        assert!(err.contains("coop_cluster.ptx:112:") && err.contains("CTA (5,0,0), thread (0,0,0): error: `trap` executed"), "{exec}: {err}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(30), "{exec}: {err}");
+    }
     // A CTA that stops with an error stops the CTAs waiting for it at the barrier, and the
     // error reported is its own.
     let start = std::time::Instant::now();

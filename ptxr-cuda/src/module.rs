@@ -997,10 +997,6 @@ pub(crate) unsafe fn launch_as(f: *mut c_void, grid: [u32; 3], block: [u32; 3], 
             report(&format!("cuLaunchKernel: kernel `{}`: grid {}x{}x{} in clusters of {}x{}x{} CTAs{}: the grid must be a whole number of clusters of at most {} CTAs", k.name, grid[0], grid[1], grid[2], c[0], c[1], c[2], k.cluster.map_or(String::new(), |r| format!(" (the kernel requires {}x{}x{})", r[0], r[1], r[2])), ptxr_runtime::MAX_CLUSTER_CTAS));
             return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
         }
-        if cooperative && size > 1 {
-            report(&format!("cuLaunchKernel: kernel `{}`: a cooperative launch with clusters of more than one CTA is not supported by ptxr", k.name));
-            return Err(CUDA_ERROR_NOT_SUPPORTED);
-        }
     }
     let timeout = std::env::var("PTXR_LAUNCH_TIMEOUT").ok().and_then(|s| s.parse::<f64>().ok()).filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
     ptxr_runtime::set_timeout(timeout);

@@ -286,9 +286,8 @@ pub fn guarded_buffers() -> bool {
 
 /// The launch's cluster shape when its clusters have more than one CTA: the one set for this
 /// thread ([`set_cluster`]), else the kernel's `.reqnctapercluster`. Checks that the two agree,
-/// that the grid is a whole number of clusters of at most [`MAX_CLUSTER_CTAS`] CTAs, and that
-/// the launch is not also cooperative.
-fn cluster_shape(k: &Shape, cfg: &LaunchConfig, cooperative: bool) -> Result<Option<[u32; 3]>, LaunchError> {
+/// and that the grid is a whole number of clusters of at most [`MAX_CLUSTER_CTAS`] CTAs.
+fn cluster_shape(k: &Shape, cfg: &LaunchConfig) -> Result<Option<[u32; 3]>, LaunchError> {
     let name = k.name;
     let asked = CLUSTER.with(|c| c.get());
     let show = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
@@ -308,9 +307,6 @@ fn cluster_shape(k: &Shape, cfg: &LaunchConfig, cooperative: bool) -> Result<Opt
     }
     if size == 1 {
         return Ok(None);
-    }
-    if cooperative {
-        return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch with clusters of more than one CTA is not supported", k.file)));
     }
     Ok(Some(d))
 }
@@ -344,7 +340,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // thread.
     // `PTXR_CTA_GROUP=n` sets the group size (1: no groups), for tests and measurements.
     let cooperative = COOPERATIVE.with(|c| c.get()) && !SERIAL.with(|s| s.get());
-    let cluster = cluster_shape(k, cfg, cooperative)?;
+    let cluster = cluster_shape(k, cfg)?;
     if cooperative && ncta > MAX_COOPERATIVE_CTAS {
         return Err(LaunchError(format!("{}: error: kernel `{name}`: a cooperative launch of {ncta} CTAs; ptxr runs at most {MAX_COOPERATIVE_CTAS} at once", k.file)));
     }
@@ -550,12 +546,30 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 }
             });
         } else if cluster.is_some() {
-            // Clusters one after another (`set_serial`) or on all cores.
+            // Clusters one after another (`set_serial`), every cluster at once (a cooperative
+            // launch: each cluster's rank 0 on a thread of its own, which `run_cluster` gives
+            // the other ranks theirs, so that the grid's CTAs all run together and may meet at
+            // a grid-wide barrier as well as at their clusters'), or on all cores.
             if SERIAL.with(|s| s.get()) {
                 let mut st = init();
                 for q in 0..nclusters {
                     run_cluster(&mut st, q);
                 }
+            } else if cooperative {
+                let (init, run_cluster, no_thread) = (&init, &run_cluster, &no_thread);
+                std::thread::scope(|cs| {
+                    for q in 0..nclusters {
+                        let run = move || {
+                            let mut st = init();
+                            run_cluster(&mut st, q);
+                        };
+                        if std::thread::Builder::new().spawn_scoped(cs, run).is_err() {
+                            no_thread.store(true, std::sync::atomic::Ordering::Relaxed);
+                            host.cancel.store(2, std::sync::atomic::Ordering::SeqCst);
+                            break;
+                        }
+                    }
+                });
             } else {
                 (0..nclusters).into_par_iter().for_each_init(init, run_cluster);
             }
@@ -589,7 +603,11 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     });
     host.flush();
     if no_thread.into_inner() {
-        let what = if cluster.is_some() { "a launch with clusters" } else { "a cooperative launch" };
+        let what = match (cooperative, cluster.is_some()) {
+            (true, true) => "a cooperative launch with clusters",
+            (false, true) => "a launch with clusters",
+            _ => "a cooperative launch",
+        };
         return Err(LaunchError(format!("{}: error: kernel `{name}`: {what} of {ncta} CTAs could not start a thread for every CTA", k.file)));
     }
     if let Some((_, ctx)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
