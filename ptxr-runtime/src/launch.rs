@@ -521,6 +521,25 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // The watchdog (`set_timeout`): past the limit it sets the launch's cancel word, which
     // generated code polls at the back edges of the kernel's loops, and notes the CTAs then
     // running for the message.
+    // Units `0..n` (CTAs, or clusters), each on a thread of its own and all at once (a
+    // cooperative launch). Without a thread for some unit the others could wait for it
+    // forever: they are cancelled.
+    let each_at_once = |n: u64, run: &(dyn Fn(&mut State, u64) + Sync)| {
+        let (init, no_thread, host) = (&init, &no_thread, &host);
+        std::thread::scope(|cs| {
+            for u in 0..n {
+                let go = move || {
+                    let mut st = init();
+                    run(&mut st, u);
+                };
+                if std::thread::Builder::new().spawn_scoped(cs, go).is_err() {
+                    no_thread.store(true, std::sync::atomic::Ordering::Relaxed);
+                    host.cancel.store(2, std::sync::atomic::Ordering::SeqCst);
+                    break;
+                }
+            }
+        });
+    };
     let limit = TIMEOUT.with(|t| t.get());
     let finished = (std::sync::Mutex::new(false), std::sync::Condvar::new());
     let timed_out: std::sync::Mutex<Option<Vec<[u32; 3]>>> = std::sync::Mutex::new(None);
@@ -556,20 +575,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                     run_cluster(&mut st, q);
                 }
             } else if cooperative {
-                let (init, run_cluster, no_thread) = (&init, &run_cluster, &no_thread);
-                std::thread::scope(|cs| {
-                    for q in 0..nclusters {
-                        let run = move || {
-                            let mut st = init();
-                            run_cluster(&mut st, q);
-                        };
-                        if std::thread::Builder::new().spawn_scoped(cs, run).is_err() {
-                            no_thread.store(true, std::sync::atomic::Ordering::Relaxed);
-                            host.cancel.store(2, std::sync::atomic::Ordering::SeqCst);
-                            break;
-                        }
-                    }
-                });
+                each_at_once(nclusters, &run_cluster);
             } else {
                 (0..nclusters).into_par_iter().for_each_init(init, run_cluster);
             }
@@ -579,22 +585,8 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 body(&mut st, g);
             }
         } else if cooperative {
-            // Every CTA at once, each on a thread of its own (`set_cooperative`). Without a
-            // thread for some CTA the others could wait for it forever: they are cancelled.
-            let (init, body, no_thread) = (&init, &body, &no_thread);
-            std::thread::scope(|cs| {
-                for g in 0..ngroups {
-                    let run = move || {
-                        let mut st = init();
-                        body(&mut st, g);
-                    };
-                    if std::thread::Builder::new().spawn_scoped(cs, run).is_err() {
-                        no_thread.store(true, std::sync::atomic::Ordering::Relaxed);
-                        host.cancel.store(2, std::sync::atomic::Ordering::SeqCst);
-                        break;
-                    }
-                }
-            });
+            // Every CTA at once, each on a thread of its own (`set_cooperative`).
+            each_at_once(ngroups, &body);
         } else {
             (0..ngroups).into_par_iter().for_each_init(init, body);
         }
