@@ -404,6 +404,9 @@ pub fn report(src: &SourceFile) -> Result<String> {
         let divergent = reachable.iter().filter(|b| uni.divergent[**b as usize]).count();
         let converged = reachable.iter().filter(|b| uni.group[**b as usize] == crate::ir::uniformity::Group::All).count();
         let _ = writeln!(out, "  branches: {divergent} divergent of {branches}; blocks run by all live lanes together: {converged} of {}", reachable.len());
+        if plan.is_ok() && crate::codegen::warp::whole_rows(f) {
+            let _ = writeln!(out, "  every warp whole: the .reqntid rows are multiples of 32 threads, so every lane of every warp exists");
+        }
         if let Ok(p) = &plan {
             let vars: std::collections::HashSet<_> = irf.values.iter().map(|v| v.var.clone()).collect();
             let insts: usize = p.scalar_inst.iter().map(|b| b.iter().filter(|x| **x).count()).sum();

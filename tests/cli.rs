@@ -368,6 +368,9 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("kernel two_calls: simd (warp-vector; the CTA's warps run in phases between its 9 barriers)") && out.contains("kernel param_calls: simd (warp-vector)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/cli/tid_y_reqntid.ptx", "--report"]);
     assert!(out.contains("kernel k: simd (warp-vector)") && !out.contains("blocks at most"), "a .reqntid wider than 16: {out}");
+    assert!(out.contains("every warp whole: the .reqntid rows are multiples of 32 threads"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_reduce.nvrtc.ptx", "--report"]);
+    assert!(!out.contains("every warp whole"), "no .reqntid: {out}");
     // With warp collectives, the version for narrow blocks has the hardware's warps, pairs of
     // rows 16 threads wide.
     let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/narrow_blocks.ptx", "--report"]);

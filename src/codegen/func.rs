@@ -633,7 +633,10 @@ fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<sup
     if e.m.narrow_version {
         return super::warp::choose_narrow(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok();
     }
-    super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok()
+    super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok().map(|mut p| {
+        p.whole_rows = super::warp::whole_rows(f);
+        p
+    })
 }
 
 /// The warps of kernel `f`'s version for narrow blocks, if it gets one

@@ -255,6 +255,12 @@ pub fn never_narrow(f: &crate::syntax::ast::Function) -> bool {
     f.perf.iter().any(|d| matches!(d, crate::syntax::ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > TILE_ROW)))
 }
 
+/// Whether every block kernel `f` runs in has rows of whole warps: its `.reqntid` is a
+/// multiple of 32 wide (the launch refuses other blocks).
+pub fn whole_rows(f: &crate::syntax::ast::Function) -> bool {
+    f.perf.iter().any(|d| matches!(d, crate::syntax::ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > 0 && x % LANES as u32 == 0)))
+}
+
 /// At the start of a kernel's main version (the builder at the end of its `setup` block):
 /// narrow blocks run the kernel's version for them ([`choose_narrow`], whose warps are of
 /// `layout`): blocks at most 16 threads wide for warps of one row, 16 threads wide with an
@@ -388,6 +394,11 @@ pub struct Plan {
     /// `.param` variables whose scope spans blocks or a barrier: in a kernel whose warps run
     /// in phases, their lanes' copies live in the warp's frame ([`new_lane_var`]).
     pub frame_params: HashSet<String>,
+    /// Every row of every block the kernel runs in is a whole number of warps: its
+    /// `.reqntid` (which the launch checks) is a multiple of 32 wide. Each lane of each warp
+    /// then exists, a constant for LLVM ([`setup`]), instead of a compare of the lanes'
+    /// `%tid.x` with `%ntid.x` that every mask, shuffle and lane loop of the warp inherits.
+    pub whole_rows: bool,
 }
 
 impl Plan {
@@ -1607,7 +1618,7 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
     for (v, info) in f.values.iter().enumerate() {
         *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas, serial, in_serial, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites })
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas, serial, in_serial, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites, whole_rows: false })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -2171,7 +2182,15 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let v32 = i32t.vec_type(LANES);
     let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| i32t.const_int(k as u64, false)).collect::<Vec<_>>());
     let xs = e.b.build_int_add(splat(e, x0), lanes, "").unwrap();
-    let alive = e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, ntx), "").unwrap();
+    // A lane exists when its `%tid.x` is below `%ntid.x`; in every lane of a kernel whose
+    // `.reqntid` rows are whole warps (`Plan::whole_rows`; the narrow version's warps are
+    // rows of at most 16 and it is never called then).
+    let whole = plan.whole_rows && !short;
+    let alive = if whole {
+        inkwell::types::VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); LANES as usize])
+    } else {
+        e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, ntx), "").unwrap()
+    };
     // Every lane of a tile warp exists (16 by an even number of rows).
     let init = if tile { v32.const_zero().into() } else { e.b.build_select(alive, v32.const_zero(), splat(e, i32t.const_int(DONE, false)), "").unwrap() };
     e.b.build_store(next, init).unwrap();

@@ -664,7 +664,12 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
     let x0 = e.warp.as_ref().map(|w| w.x0).unwrap_or(e.tid[0]);
     let left = e.b.build_int_sub(ntx, x0, "").unwrap();
-    let partial = e.b.build_int_compare(IntPredicate::ULT, left, k(32), "partial.warp").unwrap();
+    // (No warp is partial where the `.reqntid` rows are whole warps: `Plan::whole_rows`.)
+    let partial = if e.warp.as_ref().map_or(false, |w| w.plan.whole_rows && !w.short) {
+        ctx.bool_type().const_zero()
+    } else {
+        e.b.build_int_compare(IntPredicate::ULT, left, k(32), "partial.warp").unwrap()
+    };
     // Every lane of a tile warp exists (`codegen::warp`'s `Layout::Tile`).
     let tile = e.warp.as_ref().map_or(false, |w| w.tile);
     let exists = if tile {
