@@ -518,9 +518,6 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
         });
     };
     let nclusters = cluster.map_or(0, |cd| ncta / cd.iter().map(|&x| x as u64).product::<u64>());
-    // The watchdog (`set_timeout`): past the limit it sets the launch's cancel word, which
-    // generated code polls at the back edges of the kernel's loops, and notes the CTAs then
-    // running for the message.
     // Units `0..n` (CTAs, or clusters), each on a thread of its own and all at once (a
     // cooperative launch). Without a thread for some unit the others could wait for it
     // forever: they are cancelled.
@@ -540,6 +537,9 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             }
         });
     };
+    // The watchdog (`set_timeout`): past the limit it sets the launch's cancel word, which
+    // generated code polls at the back edges of the kernel's loops, and notes the CTAs then
+    // running for the message.
     let limit = TIMEOUT.with(|t| t.get());
     let finished = (std::sync::Mutex::new(false), std::sync::Condvar::new());
     let timed_out: std::sync::Mutex<Option<Vec<[u32; 3]>>> = std::sync::Mutex::new(None);

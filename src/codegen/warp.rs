@@ -252,13 +252,36 @@ pub fn choose_narrow(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &H
 /// Whether kernel `f` is never launched in blocks at most 16 threads wide: its `.reqntid`
 /// is wider (the launch checks it), and it gets no version for narrow blocks.
 pub fn never_narrow(f: &crate::syntax::ast::Function) -> bool {
-    f.perf.iter().any(|d| matches!(d, crate::syntax::ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > TILE_ROW)))
+    reqntid_x(f).map_or(false, |x| x > TILE_ROW)
 }
 
 /// Whether every block kernel `f` runs in has rows of whole warps: its `.reqntid` is a
 /// multiple of 32 wide (the launch refuses other blocks).
 pub fn whole_rows(f: &crate::syntax::ast::Function) -> bool {
-    f.perf.iter().any(|d| matches!(d, crate::syntax::ast::PerfDirective::ReqNTid(n) if n.first().map_or(false, |&x| x > 0 && x % LANES as u32 == 0)))
+    reqntid_x(f).map_or(false, |x| x > 0 && x % LANES as u32 == 0)
+}
+
+/// The block width kernel `f` requires (`.reqntid`), if it does.
+fn reqntid_x(f: &crate::syntax::ast::Function) -> Option<u32> {
+    f.perf.iter().find_map(|d| match d {
+        crate::syntax::ast::PerfDirective::ReqNTid(n) => n.first().copied(),
+        _ => None,
+    })
+}
+
+/// Whether the warp being emitted is partial: its row ends before its lane 31. A constant
+/// false for a tile warp (two whole rows of 16) and where the `.reqntid` rows are whole warps
+/// ([`Plan::whole_rows`]).
+pub(crate) fn partial_warp<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
+    let ctx = e.ctx();
+    if e.warp.as_ref().map_or(false, |w| w.tile || w.plan.whole_rows) {
+        return ctx.bool_type().const_zero();
+    }
+    let i32t = ctx.i32_type();
+    let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
+    let x0 = e.warp.as_ref().map(|w| w.x0).unwrap_or(e.tid[0]);
+    let left = e.b.build_int_sub(ntx, x0, "").unwrap();
+    e.b.build_int_compare(IntPredicate::ULT, left, i32t.const_int(LANES as u64, false), "partial.warp").unwrap()
 }
 
 /// At the start of a kernel's main version (the builder at the end of its `setup` block):
@@ -2182,11 +2205,9 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     let v32 = i32t.vec_type(LANES);
     let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| i32t.const_int(k as u64, false)).collect::<Vec<_>>());
     let xs = e.b.build_int_add(splat(e, x0), lanes, "").unwrap();
-    // A lane exists when its `%tid.x` is below `%ntid.x`; in every lane of a kernel whose
-    // `.reqntid` rows are whole warps (`Plan::whole_rows`; the narrow version's warps are
-    // rows of at most 16 and it is never called then).
-    let whole = plan.whole_rows && !short;
-    let alive = if whole {
+    // A lane exists when its `%tid.x` is below `%ntid.x`; every lane does in a kernel whose
+    // `.reqntid` rows are whole warps (`Plan::whole_rows`, set for the main version only).
+    let alive = if plan.whole_rows {
         inkwell::types::VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); LANES as usize])
     } else {
         e.b.build_int_compare(IntPredicate::ULT, xs, splat(e, ntx), "").unwrap()

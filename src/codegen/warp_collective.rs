@@ -661,20 +661,14 @@ fn shfl<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     };
     // The lanes that exist (a row's last warp may be partial): a valid source lane past the
     // end gives 0, as on an H200 (the spec leaves it undefined).
-    let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
-    let x0 = e.warp.as_ref().map(|w| w.x0).unwrap_or(e.tid[0]);
-    let left = e.b.build_int_sub(ntx, x0, "").unwrap();
-    // (No warp is partial where the `.reqntid` rows are whole warps: `Plan::whole_rows`.)
-    let partial = if e.warp.as_ref().map_or(false, |w| w.plan.whole_rows && !w.short) {
-        ctx.bool_type().const_zero()
-    } else {
-        e.b.build_int_compare(IntPredicate::ULT, left, k(32), "partial.warp").unwrap()
-    };
-    // Every lane of a tile warp exists (`codegen::warp`'s `Layout::Tile`).
-    let tile = e.warp.as_ref().map_or(false, |w| w.tile);
-    let exists = if tile {
+    // (Every lane of a tile warp exists, and of every warp of whole `.reqntid` rows.)
+    let partial = warp::partial_warp(e);
+    let exists = if partial.get_zero_extended_constant() == Some(0) {
         k(u32::MAX as u64)
     } else {
+        let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
+        let x0 = e.warp.as_ref().map(|w| w.x0).unwrap_or(e.tid[0]);
+        let left = e.b.build_int_sub(ntx, x0, "").unwrap();
         let some = e.b.build_int_sub(e.b.build_left_shift(k(1), e.b.build_and(left, k(31), "").unwrap(), "").unwrap(), k(1), "").unwrap();
         e.b.build_select(partial, some, k(u32::MAX as u64), "exists").unwrap().into_int_value()
     };
@@ -778,13 +772,9 @@ pub(super) fn batchable(i: &Instr) -> bool {
 pub(super) fn matrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, insts: &[&crate::ir::Inst<'a>], id: u32) -> R<()> {
     use super::ops_wmma::{WarpExchange, Words, AREA_BYTES};
     let ctx = e.ctx();
-    let i32t = ctx.i32_type();
     // The warp's lanes all exist: lane 31's %tid.x is inside the block's row.
-    // (A tile warp's 32 lanes are two full rows: `codegen::warp`'s `Layout::Tile`.)
-    if !e.warp.as_ref().map_or(false, |w| w.tile) {
-        let ntx = e.load_cta_u32(super::abi::field::NTID, Some(0));
-        let last = e.b.build_int_add(e.tid[0], i32t.const_int(31, false), "").unwrap();
-        let partial = e.b.build_int_compare(IntPredicate::UGE, last, ntx, "partial.warp").unwrap();
+    let partial = warp::partial_warp(e);
+    if partial.get_zero_extended_constant() != Some(0) {
         e.abort_if(partial, super::abi::STATUS_PARTIAL_WARP);
     }
     // Results straight into lane arrays when every instruction's are in them (all or none:
