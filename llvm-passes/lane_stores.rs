@@ -31,28 +31,22 @@ pub fn unmask(module: &Module) -> usize {
         let kind = LLVMGetMDKindIDInContext(ctx, LANES.as_ptr() as *const _, LANES.len() as u32);
         let td = LLVMGetModuleDataLayout(m);
         let b = LLVMCreateBuilderInContext(ctx);
-        let mut f = LLVMGetFirstFunction(m);
-        while !f.is_null() {
-            let mut bb = LLVMGetFirstBasicBlock(f);
-            while !bb.is_null() {
-                let mut i = LLVMGetFirstInstruction(bb);
-                while !i.is_null() {
-                    let next = LLVMGetNextInstruction(i);
-                    if let Some((v, p, align, mask)) = whole_lane_store(i, kind, td) {
-                        LLVMPositionBuilderBefore(b, i);
-                        let old = LLVMBuildLoad2(b, LLVMTypeOf(v), p, c"lanes.old".as_ptr());
-                        LLVMSetAlignment(old, align);
-                        let sel = LLVMBuildSelect(b, mask, v, old, c"lanes.new".as_ptr());
-                        let st = LLVMBuildStore(b, sel, p);
-                        LLVMSetAlignment(st, align);
-                        LLVMInstructionEraseFromParent(i);
-                        n += 1;
-                    }
-                    i = next;
+        for (_, bb) in super::all_blocks(m) {
+            let mut i = LLVMGetFirstInstruction(bb);
+            while !i.is_null() {
+                let next = LLVMGetNextInstruction(i);
+                if let Some((v, p, align, mask)) = whole_lane_store(i, kind, td) {
+                    LLVMPositionBuilderBefore(b, i);
+                    let old = LLVMBuildLoad2(b, LLVMTypeOf(v), p, c"lanes.old".as_ptr());
+                    LLVMSetAlignment(old, align);
+                    let sel = LLVMBuildSelect(b, mask, v, old, c"lanes.new".as_ptr());
+                    let st = LLVMBuildStore(b, sel, p);
+                    LLVMSetAlignment(st, align);
+                    LLVMInstructionEraseFromParent(i);
+                    n += 1;
                 }
-                bb = LLVMGetNextBasicBlock(bb);
+                i = next;
             }
-            f = LLVMGetNextFunction(f);
         }
         LLVMDisposeBuilder(b);
     }

@@ -8,6 +8,8 @@
 //!   so that SROA makes them registers everywhere else (between stages, after `lane_stores`).
 //! - [`coherent`]: masked loads and stores of memory get a plain access for when every lane
 //!   is on (between stages, after `lane_shadow`; not where masked accesses are cheap).
+//! - [`uniform_gathers`]: masked gathers whose lanes all read one address made one load
+//!   and a broadcast (between stages).
 //! - [`parallel_lanes`]: marks the loops over the threads of a CTA as parallel loops, so that
 //!   LLVM's loop vectorizer turns per-thread code into SIMD code without proving that the
 //!   threads' memory accesses are independent (PTX says they are, up to races).
@@ -17,6 +19,25 @@ pub mod lane_locals;
 pub mod lane_shadow;
 pub mod lane_stores;
 pub mod parallel_lanes;
+pub mod uniform_gathers;
+
+use inkwell::llvm_sys::prelude::{LLVMBasicBlockRef, LLVMModuleRef, LLVMValueRef};
+
+/// Every function of module `m` with a body and each of its blocks, in order.
+pub(crate) unsafe fn all_blocks(m: LLVMModuleRef) -> Vec<(LLVMValueRef, LLVMBasicBlockRef)> {
+    use inkwell::llvm_sys::core::*;
+    let mut out = Vec::new();
+    let mut f = LLVMGetFirstFunction(m);
+    while !f.is_null() {
+        let mut bb = LLVMGetFirstBasicBlock(f);
+        while !bb.is_null() {
+            out.push((f, bb));
+            bb = LLVMGetNextBasicBlock(bb);
+        }
+        f = LLVMGetNextFunction(f);
+    }
+    out
+}
 
 /// The pass pipeline for `-O<opt>`, in the stages it runs in: LLVM's default pipelines (the
 /// loop vectorizer and SLP vectorizer run from `-O2` on); at `-O3` for a CPU, [`O3`] and

@@ -406,6 +406,8 @@ pub fn report(src: &SourceFile) -> Result<String> {
         let _ = writeln!(out, "  branches: {divergent} divergent of {branches}; blocks run by all live lanes together: {converged} of {}", reachable.len());
         if plan.is_ok() && crate::codegen::warp::whole_rows(f) {
             let _ = writeln!(out, "  every warp whole: the .reqntid rows are multiples of 32 threads, so every lane of every warp exists");
+        } else if plan.as_ref().is_ok_and(crate::codegen::warp::has_whole_version) {
+            let _ = writeln!(out, "  blocks whose rows are whole warps (%ntid.x a multiple of 32): a version in which every lane of every warp exists");
         }
         if let Ok(p) = &plan {
             let vars: std::collections::HashSet<_> = irf.values.iter().map(|v| v.var.clone()).collect();
@@ -467,6 +469,7 @@ pub fn report(src: &SourceFile) -> Result<String> {
                         Access::Uniform => "uniform".to_string(),
                         Access::Consecutive => "consecutive".to_string(),
                         Access::Strided(s) => format!("strided ({s} bytes)"),
+                        Access::PerRow(s) => format!("one address per row of 16 lanes (rows {s} bytes apart)"),
                         Access::Gather => if inst.src.opcode.name == "ld" { "gather" } else { "scatter" }.to_string(),
                     };
                     acc.push(format!("{}:{} {what}", inst.line, inst.src.opcode.name));

@@ -371,6 +371,11 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("every warp whole: the .reqntid rows are multiples of 32 threads"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/corpus/warp_reduce.nvrtc.ptx", "--report"]);
     assert!(!out.contains("every warp whole"), "no .reqntid: {out}");
+    // Without a .reqntid, a kernel with warp collectives gets a version for blocks whose rows
+    // are whole warps (`warp::whole_dispatch`); a kernel without them does not.
+    assert!(out.contains("blocks whose rows are whole warps (%ntid.x a multiple of 32): a version in which every lane of every warp exists"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/saxpy.nvrtc.ptx", "--report"]);
+    assert!(!out.contains("blocks whose rows are whole warps"), "no collectives: {out}");
     // With warp collectives, the version for narrow blocks has the hardware's warps, pairs of
     // rows 16 threads wide.
     let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/narrow_blocks.ptx", "--report"]);

@@ -365,6 +365,8 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             format!("{}{}", cta_symbol(f.name.name), THREAD_VERSION)
         } else if m.narrow_version {
             format!("{}{}", cta_symbol(f.name.name), NARROW_VERSION)
+        } else if m.whole_version {
+            format!("{}{}", cta_symbol(f.name.name), WHOLE_VERSION)
         } else {
             cta_symbol(f.name.name)
         };
@@ -377,8 +379,9 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
             for a in ["noinline", "optnone", "cold"] {
                 func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(a), 0));
             }
-        } else if m.narrow_version {
-            // Called by the main version for blocks at most 16 threads wide; not inlined into it.
+        } else if m.narrow_version || m.whole_version {
+            // Called by the main version for blocks at most 16 threads wide, or whose rows are
+            // whole warps; not inlined into it.
             func.set_linkage(inkwell::module::Linkage::Internal);
             func.add_attribute(inkwell::attributes::AttributeLoc::Function, ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("noinline"), 0));
         }
@@ -623,6 +626,9 @@ pub(crate) const THREAD_VERSION: &str = ".thread";
 /// Suffix of the version of a kernel for narrow blocks ([`ModCtx::narrow_version`]).
 pub(crate) const NARROW_VERSION: &str = ".narrow";
 
+/// Suffix of the version of a kernel for rows of whole warps ([`ModCtx::whole_version`]).
+pub(crate) const WHOLE_VERSION: &str = ".whole";
+
 /// The warp-vector plan of kernel `f`, when it takes that path (`codegen::warp`): for warps
 /// that are rows of the block, or in its version for narrow blocks, rows of at most 16 threads
 /// or pairs of rows of 16 (`codegen::warp::choose_narrow`).
@@ -634,7 +640,7 @@ fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<sup
         return super::warp::choose_narrow(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok();
     }
     super::warp::choose(&e.irs.func, body, &e.m.sync_funcs, super::warp::exec()).ok().map(|mut p| {
-        p.whole_rows = super::warp::whole_rows(f);
+        p.whole_rows = e.m.whole_version || super::warp::whole_rows(f);
         p
     })
 }
@@ -642,7 +648,7 @@ fn warp_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<sup
 /// The warps of kernel `f`'s version for narrow blocks, if it gets one
 /// (`codegen::warp::choose_narrow`).
 fn narrow_plan(e: &FnEmitter, f: &ast::Function, body: &[ast::Stmt]) -> Option<super::warp::Layout> {
-    if !f.entry || e.m.nvptx || e.m.thread_version || e.m.narrow_version {
+    if !f.entry || e.m.nvptx || e.m.thread_version || e.m.narrow_version || e.m.whole_version {
         return None;
     }
     if super::warp::never_narrow(f) {

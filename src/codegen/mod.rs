@@ -166,6 +166,10 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// which its main version calls for blocks at most 16 threads wide:
     /// `codegen::warp::choose_narrow`).
     pub narrow_version: bool,
+    /// Emitting the version of a kernel with warp collectives for blocks whose rows are whole
+    /// warps (`__ptxr_cta_<kernel>.whole`, which its main version calls when `%ntid.x` is a
+    /// multiple of 32: `codegen::warp::whole_dispatch`).
+    pub whole_version: bool,
 }
 
 /// `x` rounded up to a multiple of `a` (saturating: a shared-memory window that large is
@@ -224,7 +228,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, narrow_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, narrow_version: false, whole_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -324,18 +328,19 @@ fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
             match func::emit_function(&mut m, f) {
                 Ok(Some(mut k)) => {
                     // The other versions the main version calls, if it has them: for narrow
-                    // blocks (`warp::choose_narrow`), and the per-thread version a warp-path
+                    // blocks (`warp::choose_narrow`), for rows of whole warps
+                    // (`warp::whole_dispatch`), and the per-thread version a warp-path
                     // kernel falls back to.
                     let mut failed = false;
-                    for suffix in [func::NARROW_VERSION, func::THREAD_VERSION] {
+                    for suffix in [func::NARROW_VERSION, func::WHOLE_VERSION, func::THREAD_VERSION] {
                         let declared = m.module.get_function(&format!("{}{}", func::cta_symbol(f.name.name), suffix));
                         if !declared.map_or(false, |g| g.count_basic_blocks() == 0) {
                             continue;
                         }
                         let thread = suffix == func::THREAD_VERSION;
-                        (m.thread_version, m.narrow_version) = (thread, !thread);
+                        (m.thread_version, m.narrow_version, m.whole_version) = (thread, suffix == func::NARROW_VERSION, suffix == func::WHOLE_VERSION);
                         let t = func::emit_function(&mut m, f);
-                        (m.thread_version, m.narrow_version) = (false, false);
+                        (m.thread_version, m.narrow_version, m.whole_version) = (false, false, false);
                         match t {
                             Ok(Some(t)) => {
                                 k.frame_size = k.frame_size.max(t.frame_size);

@@ -166,6 +166,7 @@ pub fn optimize(module: &Module, tm: &TargetMachine, opt: u32) -> anyhow::Result
     for (k, stage) in stages.iter().enumerate() {
         if k > 0 {
             crate::passes::lane_stores::unmask(module);
+            crate::passes::uniform_gathers::rewrite(module);
             crate::passes::lane_shadow::shadow(module);
             if masked_moves_slow(tm) {
                 crate::passes::coherent::split(module);

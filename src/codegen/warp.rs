@@ -6,7 +6,8 @@
 //! and in a kernel without warp-level operations a grouping whose results are those of any
 //! other). A kernel that reads `%tid.y`/`%tid.z` also gets a version for blocks at most 16
 //! threads wide ([`choose_narrow`]): warps of one row in 16-lane loops, or with warp
-//! collectives the hardware's warps of two 16-wide rows (`Layout::Tile`). Per IR block, from
+//! collectives the hardware's warps of two 16-wide rows (`Layout::Tile`, whose lane loops of
+//! vector instructions run both rows in one loop over `%tid.x`: [`jam_rows`]). Per IR block, from
 //! the uniformity analysis (`ir::uniformity`):
 //!
 //! - **Storage** is per register web ([`Plan::web`]): the values a phi joins, and an
@@ -42,7 +43,8 @@
 //!   instructions) run on the lanes that reach their block together, all at once (the
 //!   matrix instructions only where every lane that has not ended runs them together:
 //!   `warp_collective::runs_diverged`); a kernel with collectives also gets its per-thread version, which runs CTAs
-//!   whose rows are not hardware warps. Consecutive independent `mma`/`wmma.mma` (a GEMM's
+//!   whose rows are not hardware warps, and (without matrix instructions) a version for
+//!   rows of whole warps, in which every lane exists ([`whole_dispatch`]). Consecutive independent `mma`/`wmma.mma` (a GEMM's
 //!   accumulators) share one pair of exchange loops (`warp_collective::matrix_batch_len`).
 //! - **Lane loops without a per-lane test**: in a converged block the lanes not waiting
 //!   for it have ended, so a run of instructions that only compute registers may run for
@@ -69,7 +71,7 @@
 //! forces it for every kernel).
 
 use super::func::{reg_t, FnEmitter, R};
-use crate::ir::uniformity::{self, Group, Shape, Uniformity};
+use crate::ir::uniformity::{self, Group, Shape, Stride, Uniformity};
 pub use crate::ir::uniformity::Layout;
 use crate::ir::{BlockId, Def, Func, Opnd, Term};
 use crate::syntax::ast::StateSpace;
@@ -231,10 +233,13 @@ fn reads_tid_yz(f: &Func) -> bool {
 ///   analysis) whose lane loops run 16 lanes (one AVX-512 vector of 32-bit lanes); any
 ///   grouping of threads gives the same results there;
 /// - with them, the hardware's warps, two rows of 16 ([`Layout::Tile`], for blocks with an
-///   even number of rows): each lane loop runs the two rows one after the other, `%tid.x`
-///   the inner loop's index. `%tid.x` is not affine in a tile warp's lane, so that values
-///   built from it (addresses stepped in a loop) are per-lane arrays and their accesses
-///   gathers (the tiled sgemm: 2.4x of C this way, against 1.1x in warps of one row).
+///   even number of rows): each lane loop runs a row's 16 lanes, `%tid.x` its index, for
+///   both rows ([`jam_rows`]). Affine values step by constants per lane of a row and per
+///   row ([`Stride`]); one whose rows lie a runtime amount apart (`A[(16 by + ty) * n + tx]`,
+///   `n` a parameter) is not affine, and accesses through it are gathers. The tiled sgemm
+///   runs slower in tile warps for that (2 cores, same run: 0.075-0.081 s against
+///   0.062-0.070 s in warps of one row; before row strides, at 2.4x of C), so that kernels
+///   without collectives keep warps of one row.
 ///
 /// Only kernels that read `%tid.y` or `%tid.z` get one: others are rarely launched in 2-D
 /// blocks, and a second version costs a second compilation.
@@ -305,6 +310,29 @@ pub(crate) fn narrow_dispatch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, layout: Lay
     call_version(e, take, super::func::NARROW_VERSION)
 }
 
+/// Whether the main version of a kernel with plan `plan` (rows of the block as warps) calls a
+/// version for blocks whose rows are whole warps ([`whole_dispatch`]): a kernel with warp
+/// collectives and no matrix instructions, whose `.reqntid` does not make its main version
+/// that already ([`Plan::whole_rows`]).
+pub fn has_whole_version(plan: &Plan) -> bool {
+    plan.collectives && !plan.matrix && !plan.whole_rows && plan.uni.layout == Layout::Rows
+}
+
+/// In the main version of a kernel with warp collectives ([`has_whole_version`]), after the
+/// per-thread version has taken the blocks whose rows are not warps: blocks whose rows are
+/// whole warps (`%ntid.x` a multiple of 32, as good as every launch) run the kernel's version
+/// in which every lane of every warp exists, a constant for LLVM ([`Plan::whole_rows`]);
+/// the main version runs one-row blocks that end in a partial warp. Its active-lane masks,
+/// shuffles' partial-warp tests and lane loops' tests otherwise start from a compare of each
+/// lane's `%tid.x` with `%ntid.x`: NVRTC's shuffle reduction and block scan, one core, same
+/// run, 0.0215-0.0217 s -> 0.0171-0.0176 s and 0.050-0.054 s -> 0.044-0.047 s.
+fn whole_dispatch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ntx: IntValue<'ctx>) {
+    let i32t = e.ctx().i32_type();
+    let low = e.b.build_and(ntx, i32t.const_int(31, false), "").unwrap();
+    let whole = e.b.build_int_compare(IntPredicate::EQ, low, i32t.const_zero(), "whole.warps").unwrap();
+    call_version(e, whole, super::func::WHOLE_VERSION);
+}
+
 /// Where `take` holds, returns what the kernel's other version (the CTA function with
 /// `suffix`, declared here, emitted by `codegen::emit_module`) returns for the CTA; returns
 /// the block where the code for the other launches continues (the builder at its end).
@@ -329,8 +357,8 @@ pub struct Plan {
     /// and the affine ones of `affine`.
     pub scalar_vars: HashSet<(u32, String)>,
     /// Scalar variables that hold `base + stride * lane` exactly (in their own width): the
-    /// scalar is the base, lane `l` reads `base + stride * l`.
-    pub affine: HashMap<(u32, String), i64>,
+    /// scalar is the base, lane `l` reads `base + stride.at(l)` ([`Stride`]).
+    pub affine: HashMap<(u32, String), Stride>,
     /// Scalar variables whose lane `l` holds the scalar plus `R` of lane `l`, for a value `R`
     /// that a read recomputes ([`Plan::remat`]): web → `R`. See [`anchored_webs`].
     pub anchored: HashMap<(u32, String), u32>,
@@ -1325,7 +1353,7 @@ fn vector_friendly(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) ->
     let float = tys.iter().any(|t| t.is_float());
     match i.opcode.name {
         "ld" | "st" => {
-            !i.has_mod("local") && !i.has_mod("volatile") && matches!(plan.uni.access(f, inst, b), Some(uniformity::Access::Uniform | uniformity::Access::Consecutive))
+            !i.has_mod("local") && !i.has_mod("volatile") && matches!(plan.uni.access(f, inst, b), Some(uniformity::Access::Uniform | uniformity::Access::Consecutive | uniformity::Access::PerRow(_)))
         }
         "mov" | "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "abs" | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "setp" | "selp" | "set"
         | "slct" | "popc" | "clz" | "brev" | "lop3" | "shf" | "cvta" | "copysign" | "testp" | "mul24" | "mad24" | "sad" | "bfe" | "bfi" | "prmt" | "cvt" => true,
@@ -1472,20 +1500,20 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
     let var_of = |v: u32| (f.values[v as usize].var.0, format!("{}#{}", f.values[v as usize].var.1, web[v as usize]));
     // Each variable's lane stride: one shape for all of its values (0: uniform), integer
     // typed when affine.
-    let mut stride: HashMap<(u32, String), Option<i64>> = HashMap::new();
+    let mut stride: HashMap<(u32, String), Option<Stride>> = HashMap::new();
     for (k, v) in f.values.iter().enumerate() {
         if v.def == Def::Undef {
             continue;
         }
         let s = match uni.values[k] {
-            Shape::Uniform | Shape::Unknown => Some(0),
+            Shape::Uniform | Shape::Unknown => Some(Stride::ZERO),
             Shape::Affine(s) if v.ty.is_int() || v.ty.is_bits() => Some(s),
             _ => None,
         };
         stride.entry(var_of(k as u32)).and_modify(|o| if *o != s { *o = None }).or_insert(s);
     }
     let mut scalar: HashSet<(u32, String)> = (0..f.values.len() as u32).map(var_of).filter(|k| stride.get(k).map_or(true, |s| s.is_some())).collect();
-    let affine_var = |k: &(u32, String)| stride.get(k).copied().flatten().map_or(false, |s| s != 0);
+    let affine_var = |k: &(u32, String)| stride.get(k).copied().flatten().map_or(false, |s| !s.is_zero());
     // A scalar holds what every lane reads: a value read where it varies by temporal
     // divergence (after a loop with a divergent exit that defines it) needs its lanes.
     let mut reads: Vec<(u32, BlockId)> = Vec::new();
@@ -1682,6 +1710,9 @@ pub struct WarpState<'ctx> {
     /// The open lane loop holds an instruction that does not map onto one vector
     /// instruction ([`vector_friendly`]): it is not vectorized 32 lanes wide.
     narrow: std::cell::Cell<bool>,
+    /// The open lane loop stores somewhere else than along its rows (a uniform or scattered
+    /// address), where which lane stores last matters ([`jam_rows`]).
+    ordered: std::cell::Cell<bool>,
     /// The open lane loop of a matrix kernel holds a store whose lanes' addresses are
     /// scattered (see [`close`]).
     scatters: std::cell::Cell<bool>,
@@ -1888,10 +1919,24 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
             w if w > 32 => b.build_int_z_extend(lane, it, "").unwrap(),
             _ => b.build_int_truncate(lane, it, "").unwrap(),
         };
-        let prod = b.build_int_mul(l, it.const_int(stride as u64, false), "").unwrap();
+        let prod = match w.tile_lane.get() {
+            // A tile warp's lane: `stride.x` per `%tid.x` (the inner loop's index), `stride.r`
+            // per row.
+            Some((x, r)) if w.tile => {
+                let cast = |v: IntValue<'ctx>| match it.get_bit_width() {
+                    32 => v,
+                    bw if bw > 32 => b.build_int_z_extend(v, it, "").unwrap(),
+                    _ => b.build_int_truncate(v, it, "").unwrap(),
+                };
+                let px = b.build_int_mul(cast(x), it.const_int(stride.x as u64, false), "").unwrap();
+                let pr = b.build_int_mul(cast(r), it.const_int(stride.r as u64, false), "").unwrap();
+                b.build_int_add(px, pr, "").unwrap()
+            }
+            _ => b.build_int_mul(l, it.const_int(stride.x as u64, false), "").unwrap(),
+        };
         let v = b.build_int_add(base, prod, name).unwrap();
         if let (Some(add), Some(mul)) = (v.as_instruction(), prod.as_instruction()) {
-            w.affine_lanes.borrow_mut().push(AffineLane { base: arr, stride: stride as i64, ty: it, add, mul });
+            w.affine_lanes.borrow_mut().push(AffineLane { base: arr, stride, ty: it, add, mul });
         }
         b.build_store(tmp, v).unwrap();
         return Some(tmp);
@@ -1910,7 +1955,7 @@ fn lane_slot_of<'ctx>(e: &FnEmitter<'ctx, '_, '_>, key: &(u32, String), arr: Poi
 /// ([`lane_slot_of`]), for [`coherent_copy`].
 struct AffineLane<'ctx> {
     base: PointerValue<'ctx>,
-    stride: i64,
+    stride: Stride,
     ty: inkwell::types::IntType<'ctx>,
     add: inkwell::values::InstructionValue<'ctx>,
     mul: inkwell::values::InstructionValue<'ctx>,
@@ -1952,6 +1997,9 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
         let rows = e.b.build_int_compare(IntPredicate::NE, e.b.build_int_mul(nty, ntz, "").unwrap(), i32t.const_int(1, false), "").unwrap();
         let other = e.b.build_and(ragged, rows, "not.warps").unwrap();
         call_version(e, other, super::func::THREAD_VERSION);
+        if has_whole_version(&plan) && !e.m.whole_version {
+            whole_dispatch(e, ntx);
+        }
     }
     let setup = e.b.get_insert_block().unwrap_or(setup);
     // Warps per row of the block; a tile warp (`Layout::Tile`, `%ntid.x` = 16 and `%ntid.y`
@@ -2235,7 +2283,7 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     e.exit_bb = end;
     e.ret_bb = end;
     let gep_b = ctx.create_builder();
-    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), affine_lanes: Default::default(), bars, storage: Default::default(), narrow: Default::default(), scatters: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
+    e.warp = Some(Box::new(WarpState { plan: std::rc::Rc::new(plan), lane: None, gep_b, next, carry, x0, y0, tile, short, tile_lane: Default::default(), dispatch, dispatch_switch, affine_tmp: Default::default(), affine_ready: Default::default(), affine_lanes: Default::default(), bars, storage: Default::default(), narrow: Default::default(), ordered: Default::default(), scatters: Default::default(), prefetch: Default::default(), cta_group: group.is_some(), temps: Default::default(), deferred: Default::default(), deferred_err: Default::default(), lane_vars: Default::default(), local_top: Default::default(), local_align: Default::default(), latch: Default::default(), lane_exits: Default::default(), top: l.body }));
     set_lane(e, None);
 }
 
@@ -2971,7 +3019,7 @@ pub(super) enum WebView<'ctx> {
     /// One scalar for the warp.
     Scalar(PointerValue<'ctx>),
     /// The base of `base + stride * lane` (its stride).
-    Affine(PointerValue<'ctx>, i64),
+    Affine(PointerValue<'ctx>, Stride),
 }
 
 pub(super) fn web_view<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, v: u32) -> Option<(WebView<'ctx>, crate::syntax::ast::Type)> {
@@ -3178,11 +3226,33 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     let l1 = crate::lanes::exact(e.b.build_int_add(x, i32t.const_int(1, false), "").unwrap());
     let width = if l.rows.is_some() || w(e).short { TILE_ROW } else { LANES };
     let more = e.b.build_int_compare(IntPredicate::ULT, l1, i32t.const_int(width as u64, false), "").unwrap();
-    e.b.build_conditional_branch(more, l.head, l.rows.map_or(after, |r| r.2)).unwrap();
-    e.b.position_at_end(l.pre);
-    e.b.build_unconditional_branch(l.rows.map_or(l.head, |r| r.0)).unwrap();
-    l.phi.add_incoming(&[(&i32t.const_zero(), l.rows.map_or(l.pre, |r| r.0)), (&l1, l.latch)]);
-    if let Some((h, r, latch)) = l.rows {
+    // A tile warp's loop of vector instructions runs its two rows in one loop over `%tid.x`
+    // ([`jam_rows`]).
+    let jam = l.rows.is_some() && !w(e).plan.matrix && !w(e).narrow.get() && !w(e).ordered.get();
+    let br = e.b.build_conditional_branch(more, l.head, if jam { after } else { l.rows.map_or(after, |r| r.2) }).unwrap();
+    let jammed = match l.rows {
+        Some((h, r, rows_latch)) if jam => jam_rows(ctx, l.pre, l.head, l.latch, after, l.phi, r, h, rows_latch, l1.as_instruction().unwrap()),
+        _ => None,
+    };
+    if jam && jammed.is_none() {
+        // Not copyable: the loop over the rows after all.
+        br.erase_from_basic_block();
+        e.b.position_at_end(l.latch);
+        e.b.build_conditional_branch(more, l.head, l.rows.unwrap().2).unwrap();
+    }
+    let mut rows = l.rows;
+    let mut loop_latch = l.latch;
+    if let Some((latch2, l1b)) = jammed {
+        l.phi.add_incoming(&[(&i32t.const_zero(), l.pre), (&l1b, latch2)]);
+        loop_latch = latch2;
+        rows = None;
+        w(e).tile_lane.set(None);
+    } else {
+        e.b.position_at_end(l.pre);
+        e.b.build_unconditional_branch(l.rows.map_or(l.head, |r| r.0)).unwrap();
+        l.phi.add_incoming(&[(&i32t.const_zero(), l.rows.map_or(l.pre, |r| r.0)), (&l1, l.latch)]);
+    }
+    if let Some((h, r, latch)) = rows {
         // The two rows: unrolled (after the inner loop is vectorized, or before: each copy
         // keeps its loop's metadata).
         e.b.position_at_end(latch);
@@ -3195,7 +3265,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         e.unroll_lane_latches.push(latch);
         w(e).tile_lane.set(None);
     }
-    e.lane_latches.push(l.latch);
+    e.lane_latches.push(loop_latch);
     // 32 lanes wide: each instruction of the loop becomes one `<32 x T>` operation and the
     // loop disappears, so that its lanes' registers stay vectors from one lane loop to the
     // next (at LLVM's preferred width the loop remains, 2 iterations of 16 lanes, and its
@@ -3205,7 +3275,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // the code of a kernel). Not for matrix code, whose lane loops hold whole fragments:
     // vectors that wide take code generation minutes (a wmma GEMM: 40 s).
     if !w(e).plan.matrix && !w(e).narrow.get() {
-        e.warp_lane_latches.push(l.latch);
+        e.warp_lane_latches.push(loop_latch);
     } else if !w(e).plan.matrix && !l.collective && l.guarded {
         // A small lane loop that stays scalar (atomics, a gather feeding them: the
         // histogram's `bins[x[i]]++`) is unrolled whole, each lane's test a test of one bit
@@ -3225,7 +3295,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         // them (the warp-shuffle reduction on an AMD EPYC spent 40% of its time there).
         let small = small_loop(l.head, SMALL_LANE_LOOP);
         if small {
-            e.unroll_lane_latches.push(l.latch);
+            e.unroll_lane_latches.push(loop_latch);
         }
         let cur = e.b.get_insert_block().unwrap();
         e.b.position_before(&l.pre.get_terminator().unwrap());
@@ -3238,7 +3308,7 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
         let sh = e.b.build_right_shift(mask, l.lane, false, "").unwrap();
         let bit = e.b.build_int_truncate(sh, ctx.bool_type(), "here").unwrap();
         term.set_operand(0, bit);
-        if let Some(blocks) = (small && l.rows.is_none()).then(|| copyable(l.head, l.latch, after)).flatten() {
+        if let Some(blocks) = (small && l.rows.is_none()).then(|| copyable(l.head, loop_latch, after)).flatten() {
             // The copy runs when every lane is on and the 32-bit lane values wrap for no lane
             // of this warp (`base + stride * 31` is an `.s32`): its adds are then `nsw`, so
             // that LLVM widens a lane's sign-extended index as `base + k` in 64 bits, one
@@ -3248,7 +3318,8 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
             let mut take = e.b.build_int_compare(IntPredicate::EQ, mask, i32t.const_all_ones(), "lanes.all").unwrap();
             let mut nsw = Vec::new();
             for a in affine.iter().filter(|a| a.ty.get_bit_width() == 32) {
-                let Some(last) = a.stride.checked_mul(31).filter(|x| i32::try_from(*x).is_ok()) else { continue };
+                // (A warp of one row: the stride is per lane.)
+                let Some(last) = a.stride.x.checked_mul(31).filter(|x| i32::try_from(*x).is_ok() && a.stride.r == 0) else { continue };
                 let base = e.b.build_load(a.ty, a.base, "").unwrap().into_int_value();
                 let end = e.b.build_int_add(e.b.build_int_s_extend(base, i64t, "").unwrap(), i64t.const_int(last as u64, true), "").unwrap();
                 let lo = e.b.build_int_compare(IntPredicate::SGE, end, i64t.const_int(i32::MIN as i64 as u64, true), "").unwrap();
@@ -3256,13 +3327,14 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
                 take = e.b.build_and(take, e.b.build_and(lo, hi, "").unwrap(), "lanes.fit").unwrap();
                 nsw.extend([a.add, a.mul]);
             }
-            let latch = coherent_copy(ctx, l.pre, l.head, l.latch, after, &blocks, take, &nsw);
+            let latch = coherent_copy(ctx, l.pre, l.head, loop_latch, after, &blocks, take, &nsw);
             e.lane_latches.push(latch);
             e.unroll_lane_latches.push(latch);
         }
         e.b.position_at_end(cur);
     }
     w(e).narrow.set(false);
+    w(e).ordered.set(false);
     // A guarded lane loop of matrix code that stores through scattered addresses (an `mma`
     // epilogue's `C[row * n + col]`, row = lane / 4) stays scalar: no target of ptxr's
     // vectorizes such stores (AVX2 and NEON have no scatter; on AVX-512 ptxr prefers none),
@@ -3274,10 +3346,10 @@ fn close<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, l: LaneLoop<'ctx>) {
     // vectorizer had widened such a loop's arithmetic around its scalarized stores.
     // `PTXR_SCALAR_SCATTER=0` leaves the hint out, for measurements.
     if w(e).scatters.replace(false) && l.guarded && std::env::var("PTXR_SCALAR_SCATTER").map_or(true, |v| v != "0") {
-        e.scalar_lane_latches.push(l.latch);
+        e.scalar_lane_latches.push(loop_latch);
     }
     if !l.guarded {
-        e.whole_lane_latches.push(l.latch);
+        e.whole_lane_latches.push(loop_latch);
     }
     set_lane(e, None);
     e.b.position_at_end(after);
@@ -3334,6 +3406,137 @@ fn copyable<'ctx>(head: BasicBlock<'ctx>, latch: BasicBlock<'ctx>, after: BasicB
     Some(blocks)
 }
 
+/// Copies `blocks` (a region of a function whose values are used only inside it, as
+/// [`copyable`] finds) before `after`: each block one named `name`, phis as new phis,
+/// other instructions cloned. `map` may hold values the copy reads in place of the region's
+/// own (a phi mapped there is not copied); it comes back with every block and instruction
+/// of the region mapped to its copy. Operands and branch targets inside the region become
+/// the copy's, and so do the incoming blocks of the copied phis. Returns the blocks' copies.
+unsafe fn clone_blocks(
+    c: inkwell::llvm_sys::prelude::LLVMContextRef,
+    blocks: &[inkwell::llvm_sys::prelude::LLVMBasicBlockRef],
+    after: BasicBlock<'_>,
+    name: &std::ffi::CStr,
+    map: &mut HashMap<inkwell::llvm_sys::prelude::LLVMValueRef, inkwell::llvm_sys::prelude::LLVMValueRef>,
+) -> Vec<inkwell::llvm_sys::prelude::LLVMBasicBlockRef> {
+    use inkwell::llvm_sys::core::*;
+    let b = LLVMCreateBuilderInContext(c);
+    let mut copies = Vec::new();
+    for &x in blocks {
+        let y = LLVMInsertBasicBlockInContext(c, after.as_mut_ptr(), name.as_ptr());
+        map.insert(LLVMBasicBlockAsValue(x), LLVMBasicBlockAsValue(y));
+        copies.push(y);
+    }
+    let (mut phis, mut insts) = (Vec::new(), Vec::new());
+    for (&x, &y) in blocks.iter().zip(&copies) {
+        LLVMPositionBuilderAtEnd(b, y);
+        let mut i = LLVMGetFirstInstruction(x);
+        while !i.is_null() {
+            if map.contains_key(&i) {
+                // Read in place of the region's own.
+            } else if !LLVMIsAPHINode(i).is_null() {
+                let p = LLVMBuildPhi(b, LLVMTypeOf(i), c"".as_ptr());
+                map.insert(i, p);
+                phis.push((i, p));
+            } else {
+                let n = LLVMInstructionClone(i);
+                LLVMInsertIntoBuilder(b, n);
+                map.insert(i, n);
+                insts.push(n);
+            }
+            i = LLVMGetNextInstruction(i);
+        }
+    }
+    for &n in &insts {
+        for k in 0..LLVMGetNumOperands(n) as u32 {
+            if let Some(&v) = map.get(&LLVMGetOperand(n, k)) {
+                LLVMSetOperand(n, k, v);
+            }
+        }
+    }
+    for (i, p) in phis {
+        for k in 0..LLVMCountIncoming(i) {
+            let v = LLVMGetIncomingValue(i, k);
+            let from = LLVMGetIncomingBlock(i, k);
+            let mut v = *map.get(&v).unwrap_or(&v);
+            let mut from = map.get(&LLVMBasicBlockAsValue(from)).map_or(from, |x| LLVMValueAsBasicBlock(*x));
+            LLVMAddIncoming(p, &mut v, &mut from, 1);
+        }
+    }
+    LLVMDisposeBuilder(b);
+    copies
+}
+
+/// Runs the two rows of a tile warp's lane loop in one loop over `%tid.x` (unroll and jam):
+/// the loop over the rows (`h`, its phi `r`, its latch `rows_latch`) goes, the loop over a
+/// row's lanes (`head` .. `latch`, its index `x`, `l1 = x + 1` in the latch, which branches
+/// to `head` or `after`) gets a copy of its blocks for row 1 after its own, which runs row 0.
+/// `pre` must branch to `head` only once this returns. Returns the copy's latch (the loop's
+/// latch now) and its `l1`; `None`, changing nothing, where the blocks are not
+/// [`copyable`].
+///
+/// The loop vectorizer then makes one 16-lane iteration of both rows, whose instructions
+/// LLVM schedules together: two independent chains where each row had one (the tiled sgemm's
+/// `sum += As[ty][k] * Bs[k][tx]`), and one dispatch. Only loops of vector instructions whose
+/// stores go along rows (`ordered` unset): the lanes of such a loop touch nothing that
+/// another lane of the loop reads or writes but by a race, so their order is free, and a
+/// vector iteration runs row 0's instructions before row 1's as the loop over rows did.
+#[allow(clippy::too_many_arguments)]
+fn jam_rows<'ctx>(
+    ctx: &'ctx inkwell::context::Context,
+    pre: BasicBlock<'ctx>,
+    head: BasicBlock<'ctx>,
+    latch: BasicBlock<'ctx>,
+    after: BasicBlock<'ctx>,
+    x: PhiValue<'ctx>,
+    r: PhiValue<'ctx>,
+    h: BasicBlock<'ctx>,
+    rows_latch: BasicBlock<'ctx>,
+    l1: inkwell::values::InstructionValue<'ctx>,
+) -> Option<(BasicBlock<'ctx>, IntValue<'ctx>)> {
+    use inkwell::llvm_sys::core::*;
+    use inkwell::llvm_sys::prelude::*;
+    use inkwell::values::AsValueRef;
+    let blocks = copyable(head, latch, after)?;
+    unsafe {
+        let c = ctx.raw();
+        let b = LLVMCreateBuilderInContext(c);
+        let i32t = LLVMInt32TypeInContext(c);
+        // Row 1 runs at row 0's `%tid.x`.
+        let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
+        map.insert(x.as_value_ref(), x.as_value_ref());
+        map.insert(r.as_value_ref(), LLVMConstInt(i32t, 1, 0));
+        let copies = clone_blocks(c, &blocks, after, c"lane.row1", &mut map);
+        // Row 0 goes on to row 1 at the same `%tid.x`; row 1's latch steps `%tid.x` and
+        // goes back to row 0.
+        let head1 = copies[0];
+        let t = LLVMGetBasicBlockTerminator(latch.as_mut_ptr());
+        LLVMPositionBuilderBefore(b, t);
+        LLVMBuildBr(b, head1);
+        LLVMInstructionEraseFromParent(t);
+        let latch1 = LLVMValueAsBasicBlock(map[&LLVMBasicBlockAsValue(latch.as_mut_ptr())]);
+        let t1 = LLVMGetBasicBlockTerminator(latch1);
+        for k in 0..LLVMGetNumSuccessors(t1) {
+            if LLVMGetSuccessor(t1, k) == head1 {
+                LLVMSetSuccessor(t1, k, head.as_mut_ptr());
+            }
+        }
+        // Row 0 is row 0; the loop over the rows goes.
+        LLVMReplaceAllUsesWith(r.as_value_ref(), LLVMConstInt(i32t, 0, 0));
+        LLVMDeleteBasicBlock(h.as_mut_ptr());
+        LLVMDeleteBasicBlock(rows_latch.as_mut_ptr());
+        let enter = LLVMGetBasicBlockTerminator(pre.as_mut_ptr());
+        if !enter.is_null() {
+            LLVMInstructionEraseFromParent(enter);
+        }
+        LLVMPositionBuilderAtEnd(b, pre.as_mut_ptr());
+        LLVMBuildBr(b, head.as_mut_ptr());
+        LLVMDisposeBuilder(b);
+        let l1b = inkwell::values::IntValue::new(map[&l1.as_value_ref()]);
+        Some((BasicBlock::new(latch1).expect("the latch was copied"), l1b))
+    }
+}
+
 /// A copy of the small guarded lane loop `blocks` (from [`copyable`]: `head` first, `latch`
 /// among them, `after` the block after) that runs every lane without testing it, taken where
 /// `take` holds (every lane of the warp's mask is on: ISPC's "coherent" control flow, for the
@@ -3362,47 +3565,7 @@ fn coherent_copy<'ctx>(
         let c = ctx.raw();
         let b = LLVMCreateBuilderInContext(c);
         let mut map: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
-        let mut copies = Vec::new();
-        for &x in blocks {
-            let y = LLVMInsertBasicBlockInContext(c, after.as_mut_ptr(), c"lane.all".as_ptr());
-            map.insert(LLVMBasicBlockAsValue(x), LLVMBasicBlockAsValue(y));
-            copies.push(y);
-        }
-        let (mut phis, mut insts) = (Vec::new(), Vec::new());
-        for (&x, &y) in blocks.iter().zip(&copies) {
-            LLVMPositionBuilderAtEnd(b, y);
-            let mut i = LLVMGetFirstInstruction(x);
-            while !i.is_null() {
-                if !LLVMIsAPHINode(i).is_null() {
-                    let p = LLVMBuildPhi(b, LLVMTypeOf(i), c"".as_ptr());
-                    map.insert(i, p);
-                    phis.push((i, p));
-                } else {
-                    let n = LLVMInstructionClone(i);
-                    LLVMInsertIntoBuilder(b, n);
-                    map.insert(i, n);
-                    insts.push(n);
-                }
-                i = LLVMGetNextInstruction(i);
-            }
-        }
-        // Operands (branch targets too) defined in the loop become the copy's.
-        for &n in &insts {
-            for k in 0..LLVMGetNumOperands(n) as u32 {
-                if let Some(&v) = map.get(&LLVMGetOperand(n, k)) {
-                    LLVMSetOperand(n, k, v);
-                }
-            }
-        }
-        for (i, p) in phis {
-            for k in 0..LLVMCountIncoming(i) {
-                let v = LLVMGetIncomingValue(i, k);
-                let from = LLVMGetIncomingBlock(i, k);
-                let mut v = *map.get(&v).unwrap_or(&v);
-                let mut from = map.get(&LLVMBasicBlockAsValue(from)).map_or(from, |x| LLVMValueAsBasicBlock(*x));
-                LLVMAddIncoming(p, &mut v, &mut from, 1);
-            }
-        }
+        let copies = clone_blocks(c, blocks, after, c"lane.all", &mut map);
         for i in nsw {
             if let Some(&n) = map.get(&i.as_value_ref()) {
                 LLVMSetNSW(n, 1);
@@ -3936,7 +4099,7 @@ enum LaneValue<'ctx> {
     /// Its web's scalar.
     Scalar(PointerValue<'ctx>),
     /// `base + stride * lane` from its web's scalar.
-    Affine(PointerValue<'ctx>, i64),
+    Affine(PointerValue<'ctx>, Stride),
     /// A lane array the loop copies the lane's value to (a value read recomputes).
     Copy(PointerValue<'ctx>),
 }
@@ -4111,7 +4274,14 @@ fn run_deferred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, d: Deferred<'ctx>) -> R<(
                 let base = e.b.build_load(t, p, "").unwrap().into_int_value();
                 let it = base.get_type();
                 let l = e.b.build_int_cast(last, it, "").unwrap();
-                let off = e.b.build_int_mul(l, it.const_int(stride as u64, true), "").unwrap();
+                let (x, r) = if w(e).tile {
+                    (e.b.build_and(l, it.const_int(15, false), "").unwrap(), e.b.build_right_shift(l, it.const_int(4, false), false, "").unwrap())
+                } else {
+                    (l, it.const_zero())
+                };
+                let ox = e.b.build_int_mul(x, it.const_int(stride.x as u64, true), "").unwrap();
+                let or = e.b.build_int_mul(r, it.const_int(stride.r as u64, true), "").unwrap();
+                let off = e.b.build_int_add(ox, or, "").unwrap();
                 e.b.build_int_add(base, off, "").unwrap().into()
             }
         };
@@ -4157,6 +4327,9 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     }
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
+    }
+    if w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) != Some(uniformity::Access::Consecutive) {
+        w(e).ordered.set(true);
     }
     if w(e).plan.matrix && w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) == Some(uniformity::Access::Gather) {
         w(e).scatters.set(true);

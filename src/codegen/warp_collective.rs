@@ -408,7 +408,8 @@ fn read_vector<'ctx>(e: &FnEmitter<'ctx, '_, '_>, func: &crate::ir::Func, o: &cr
         }
         warp::WebView::Affine(p, stride) => {
             let x = e.b.build_load(st, p, "").unwrap().into_int_value();
-            let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| it.const_int((k as i64).wrapping_mul(stride) as u64, false)).collect::<Vec<_>>());
+            let tile = e.warp.as_ref().map_or(false, |w| w.tile);
+            let lanes = inkwell::types::VectorType::const_vector(&(0..LANES).map(|k| it.const_int(stride.at(k, tile) as u64, false)).collect::<Vec<_>>());
             e.b.build_int_add(warp::splat(e, x), lanes, "").unwrap()
         }
     };

@@ -9,14 +9,16 @@
 //!   with stride 1 along the lanes and `%tid.y`/`%tid.z` are uniform: the warps are runs of
 //!   32 consecutive `%tid.x` in one row of the block (true warps when `%ntid.x` is a
 //!   multiple of 32; in kernels without warp-level operations any grouping of threads gives
-//!   the same results). For warps of two 16-wide rows ([`Layout::Tile`]), `%tid.x` and
-//!   `%tid.y` vary and `%tid.z` is uniform. Launch
+//!   the same results). For warps of two 16-wide rows ([`Layout::Tile`]), `%tid.x` steps
+//!   by 1 along each row and `%tid.y` by 1 from the first row to the second ([`Stride`]),
+//!   and `%tid.z` is uniform. Launch
 //!   shape, `%ctaid`, kernel parameters, constants and variable addresses are uniform;
 //!   `%laneid`, `%warpid`, `%lanemask_*`, clocks, atomics, `.local` loads, call results and
 //!   per-lane warp results (`shfl`, `match`, matrix fragments) vary.
 //! - **Propagation.** An instruction on uniform operands is uniform (a load from a uniform
 //!   address reads one location for all lanes). Integer `add`/`sub`/`mad`/`mul`/`shl`/`cvt`
-//!   keep an affine shape `base + stride * lane` ([`Shape::Affine`]; the stride assumes the
+//!   keep an affine shape `base + stride * lane` ([`Shape::Affine`]; in a tile warp a stride
+//!   per lane of a row and one per row; the stride assumes the
 //!   arithmetic does not wrap inside one warp, so it classifies memory accesses and is not
 //!   used for code that depends on it being exact).
 //! - **Sync dependence.** A branch on a varying condition is divergent. The phis of every
@@ -43,9 +45,70 @@ pub enum Shape {
     Unknown,
     /// The same in every lane.
     Uniform,
-    /// `base + stride * lane` for a uniform base (in the value's own units).
-    Affine(i64),
+    /// `base + stride.x * X + stride.r * R` for a uniform base (in the value's own units),
+    /// with `X`, `R` the lane's place in its warp ([`Stride`]).
+    Affine(Stride),
     Varying,
+}
+
+/// How an affine value steps along the lanes of a warp: lane `l`'s value is
+/// `base + x * X + r * R`. In a warp of one row ([`Layout::Rows`]) `X` is the lane and `R`
+/// is 0; in a warp of two 16-wide rows ([`Layout::Tile`]) `X = l & 15` is the lane's
+/// `%tid.x` and `R = l >> 4` its row in the warp. The arithmetic is modulo 2^64 per component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stride {
+    pub x: i64,
+    pub r: i64,
+}
+
+impl Stride {
+    pub const ZERO: Stride = Stride { x: 0, r: 0 };
+
+    /// A stride along the lanes of a row.
+    pub const fn lane(x: i64) -> Stride {
+        Stride { x, r: 0 }
+    }
+
+    pub fn is_zero(self) -> bool {
+        self == Stride::ZERO
+    }
+
+    pub fn add(self, o: Stride) -> Stride {
+        Stride { x: self.x.wrapping_add(o.x), r: self.r.wrapping_add(o.r) }
+    }
+
+    pub fn sub(self, o: Stride) -> Stride {
+        Stride { x: self.x.wrapping_sub(o.x), r: self.r.wrapping_sub(o.r) }
+    }
+
+    pub fn mul(self, c: i64) -> Stride {
+        Stride { x: self.x.wrapping_mul(c), r: self.r.wrapping_mul(c) }
+    }
+
+    /// `X` and `R` of lane `l` in a warp of `tile` rows (see the type).
+    pub fn place(l: u32, tile: bool) -> (u32, u32) {
+        if tile {
+            (l & 15, l >> 4)
+        } else {
+            (l, 0)
+        }
+    }
+
+    /// The offset of lane `l` from the base (modulo 2^64).
+    pub fn at(self, l: u32, tile: bool) -> i64 {
+        let (x, r) = Stride::place(l, tile);
+        self.x.wrapping_mul(x as i64).wrapping_add(self.r.wrapping_mul(r as i64))
+    }
+}
+
+impl std::fmt::Display for Stride {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.r == 0 {
+            write!(f, "{}", self.x)
+        } else {
+            write!(f, "{} per lane, {} per row", self.x, self.r)
+        }
+    }
 }
 
 impl Shape {
@@ -61,17 +124,17 @@ impl Shape {
         }
     }
 
-    fn stride(self) -> Option<i64> {
+    fn stride(self) -> Option<Stride> {
         match self {
-            Shape::Uniform | Shape::Unknown => Some(0),
+            Shape::Uniform | Shape::Unknown => Some(Stride::ZERO),
             Shape::Affine(s) => Some(s),
             Shape::Varying => None,
         }
     }
 
-    fn from_stride(s: Option<i64>) -> Shape {
+    fn from_stride(s: Option<Stride>) -> Shape {
         match s {
-            Some(0) => Shape::Uniform,
+            Some(s) if s.is_zero() => Shape::Uniform,
             Some(s) => Shape::Affine(s),
             None => Shape::Varying,
         }
@@ -83,10 +146,14 @@ impl Shape {
 pub enum Access {
     /// One address for all lanes.
     Uniform,
-    /// Consecutive elements (stride = access size).
+    /// Consecutive elements (stride = access size; in a tile warp, [`Layout::Tile`], along
+    /// each row of 16 lanes, the rows anywhere).
     Consecutive,
     /// A constant stride of this many bytes.
     Strided(i64),
+    /// In a tile warp ([`Layout::Tile`]), one address per row of 16 lanes, the second row's
+    /// this many bytes after the first's.
+    PerRow(i64),
     /// Anything else: a gather or scatter.
     Gather,
 }
@@ -130,9 +197,9 @@ pub enum Layout {
     Rows,
     /// A warp is two rows of a block 16 threads wide (`%ntid.x` = 16, `%ntid.y` even): lane
     /// `l` is `%tid.x = l & 15`, `%tid.y = y0 + (l >> 4)` at one `%tid.z`, the hardware's
-    /// warp of those threads. Neither `%tid.x` nor `%tid.y` is affine in the lane; the
-    /// warp path runs each lane loop as two rows of 16 consecutive `%tid.x`
-    /// (`codegen::warp`).
+    /// warp of those threads. Affine values step per lane of a row and per row
+    /// ([`Stride`]); the warp path runs each lane loop as two rows of 16 consecutive
+    /// `%tid.x` (`codegen::warp`).
     Tile,
 }
 
@@ -140,7 +207,8 @@ pub enum Layout {
 pub fn special_shape(name: &str, layout: Layout) -> Shape {
     let base = name.split('.').next().unwrap_or(name);
     match (name, layout) {
-        ("%tid.x", Layout::Rows) => return Shape::Affine(1),
+        ("%tid.x", _) => return Shape::Affine(Stride::lane(1)),
+        ("%tid.y", Layout::Tile) => return Shape::Affine(Stride { x: 0, r: 1 }),
         ("%tid.y" | "%tid.z", Layout::Rows) | ("%tid.z", Layout::Tile) => return Shape::Uniform,
         _ => {}
     }
@@ -312,8 +380,8 @@ impl<'a> Analysis<'_, 'a> {
                 ("shr", Some(k)) if k >= 5 => return Shape::Uniform,
                 ("div", Some(c)) if c > 0 && c % 32 == 0 && !i.has_mod("full") => return Shape::Uniform,
                 ("and", Some(m)) if m & 31 == 0 => return Shape::Uniform,
-                ("and", Some(m)) if m & 31 == 31 && (m as u64 & 0xffff_ffff) >> 5 == 0 => return Shape::Affine(1),
-                ("rem", Some(32)) => return Shape::Affine(1),
+                ("and", Some(m)) if m & 31 == 31 && (m as u64 & 0xffff_ffff) >> 5 == 0 => return Shape::Affine(Stride::lane(1)),
+                ("rem", Some(32)) => return Shape::Affine(Stride::lane(1)),
                 // A comparison with a constant whose threshold lies between two warps
                 // (`%tid.x > 31`, `%tid.x < 64`: a branch for the first warps of a block) is
                 // the same in every lane. Every lane's `%tid.x` is below 2^31, so a negative
@@ -334,24 +402,24 @@ impl<'a> Analysis<'_, 'a> {
         }
         let s = (|| match i.opcode.name {
             "mov" | "cvt" | "cvta" => st(0),
-            "add" if srcs.len() == 2 => Some(st(0)?.wrapping_add(st(1)?)),
-            "sub" if srcs.len() == 2 => Some(st(0)?.wrapping_sub(st(1)?)),
-            "neg" => Some(st(0)?.wrapping_neg()),
+            "add" if srcs.len() == 2 => Some(st(0)?.add(st(1)?)),
+            "sub" if srcs.len() == 2 => Some(st(0)?.sub(st(1)?)),
+            "neg" => Some(st(0)?.mul(-1)),
             "mul" if i.has_mod("lo") || i.has_mod("wide") || !i.has_mod("hi") => match (st(0)?, st(1)?, imm(0), imm(1)) {
-                (0, s, Some(c), _) | (s, 0, _, Some(c)) => Some(s.wrapping_mul(c)),
+                (z, s, Some(c), _) | (s, z, _, Some(c)) if z.is_zero() => Some(s.mul(c)),
                 _ => None,
             },
             "shl" => match (st(0)?, st(1)?, imm(1)) {
-                (s, 0, Some(c)) if (0..63).contains(&c) => Some(s.wrapping_mul(1i64 << c)),
+                (s, z, Some(c)) if z.is_zero() && (0..63).contains(&c) => Some(s.mul(1i64 << c)),
                 _ => None,
             },
             "mad" if i.has_mod("lo") || i.has_mod("wide") => {
                 let prod = match (st(0)?, st(1)?, imm(0), imm(1)) {
-                    (0, 0, _, _) => Some(0),
-                    (0, s, Some(c), _) | (s, 0, _, Some(c)) => Some(s.wrapping_mul(c)),
+                    (a, b, _, _) if a.is_zero() && b.is_zero() => Some(Stride::ZERO),
+                    (z, s, Some(c), _) | (s, z, _, Some(c)) if z.is_zero() => Some(s.mul(c)),
                     _ => None,
                 };
-                Some(prod?.wrapping_add(st(2)?))
+                Some(prod?.add(st(2)?))
             }
             _ => None,
         })();
@@ -552,8 +620,12 @@ impl Uniformity {
         };
         Some(match self.operand_shape(f, addr, at) {
             Shape::Uniform | Shape::Unknown => Access::Uniform,
-            Shape::Affine(s) if s == size => Access::Consecutive,
-            Shape::Affine(s) => Access::Strided(s),
+            Shape::Affine(Stride { x, r }) if x == size && (self.layout == Layout::Rows || r == 16 * size) => Access::Consecutive,
+            // A tile warp's rows of consecutive elements: each row is one vector of the lane
+            // loop over its 16 lanes (`codegen::warp`).
+            Shape::Affine(Stride { x, .. }) if x == size => Access::Consecutive,
+            Shape::Affine(Stride { x: 0, r }) => Access::PerRow(r),
+            Shape::Affine(Stride { x, .. }) => Access::Strided(x),
             Shape::Varying => Access::Gather,
         })
     }
