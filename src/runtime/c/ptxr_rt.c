@@ -1587,11 +1587,17 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
             free(ts);
         }
     } else if (k->cta_group) {
-        /* Groups of up to 16 CTAs, fewer where the grid would leave fewer than 16 groups per
-         * core (as the Rust runtime does per pool thread). */
+        /* Groups of up to 256 CTAs, fewer where the grid would leave fewer than 4 groups per
+         * core or the group's warp frames would pass 256 KiB (as the Rust runtime does per
+         * pool thread). */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        uint64_t gsz = ncta / (16 * (uint64_t)(cores > 0 ? cores : 1));
-        if (gsz > 16) gsz = 16;
+        uint64_t gsz = ncta / (4 * (uint64_t)(cores > 0 ? cores : 1));
+        if (gsz > 256) gsz = 256;
+        uint64_t lanes = ((uint64_t)cfg->block[0] + 31) / 32 * 32 * cfg->block[1] * cfg->block[2];
+        uint64_t per_cta = (uint64_t)k->frame_size * lanes;
+        uint64_t by_frames = per_cta ? ((uint64_t)256 << 10) / per_cta : 256;
+        if (by_frames < 1) by_frames = 1;
+        if (gsz > by_frames) gsz = by_frames;
         /* PTXR_CTA_GROUP=n sets the group size (1: no groups), for tests and measurements. */
         const char *env = getenv("PTXR_CTA_GROUP");
         long long n = env ? atoll(env) : 0;
