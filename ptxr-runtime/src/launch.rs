@@ -711,14 +711,15 @@ fn run_children(k: &Shape, host: &HostState) -> Result<(), LaunchError> {
 }
 
 /// The alignment of a launch's thread frames: the largest power of two that divides the
-/// frame size, from 16 to 4096. Generated code makes the frame size a multiple of the
-/// largest alignment its `.local` variables ask for, so that each thread's copy of them is
-/// aligned (the C runtime does the same).
+/// frame size, from 64 (a cache line: the warp path's frames, each a multiple of 64 bytes,
+/// then keep their vectors of 32 lanes within lines) to 4096. Generated code makes the frame
+/// size a multiple of the largest alignment its `.local` variables ask for, so that each
+/// thread's copy of them is aligned (the C runtime does the same).
 pub fn frame_align(frame_size: u32) -> usize {
     if frame_size == 0 {
-        return 16;
+        return 64;
     }
-    (1usize << frame_size.trailing_zeros()).clamp(16, 4096)
+    (1usize << frame_size.trailing_zeros()).clamp(64, 4096)
 }
 
 /// One parameter of a kernel compiled ahead of time (see [`KernelDesc`]).

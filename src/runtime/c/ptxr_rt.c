@@ -1291,6 +1291,7 @@ static void run_cta_at(Launch *l, uint64_t c, uint8_t *window, const ClusterCtx 
          * 4096): generated code makes the size a multiple of its .local alignments. */
         size_t falign = 16;
         while (falign < 4096 && k->frame_size % (falign * 2) == 0 && k->frame_size != 0) falign *= 2;
+        if (falign < 64) falign = 64; /* a cache line at least (launch.rs frame_align) */
         size_t fbytes = ((size_t)k->frame_size * lanes * l->group + 15) / 16 * 16 + falign;
         size_t sbytes = nthreads * sizeof(SyncSlot);
         uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
