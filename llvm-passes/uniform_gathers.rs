@@ -11,9 +11,10 @@
 //! each of them what it would read (a gather's lanes read in no particular order; all at one
 //! instant is one of those orders), and nothing is read when no lane is active, where the
 //! address may not be valid. This pass rewrites
-//! `llvm.masked.gather(splat p, align, mask, passthru)` as a one-element masked load of `p`
-//! under "any lane of `mask`" (LLVM's code generator makes that a branch around a scalar
-//! load), broadcast, then selected under `mask` against `passthru` (when that is not
+//! `llvm.masked.gather(splat p, align, mask, passthru)` as a load of `p` where any lane of
+//! `mask` is on, else of a slot in the function's frame (a select of the address, not a
+//! branch: a branch per load split the warp's code into blocks, across which its registers
+//! spilled), broadcast, then selected under `mask` against `passthru` (when that is not
 //! poison). It runs after the loop vectorizer, with [`super::lane_stores::unmask`].
 
 use inkwell::llvm_sys::core::*;
@@ -51,11 +52,8 @@ pub fn rewrite(module: &Module) -> usize {
                         let bits = LLVMBuildBitCast(b, mask, LLVMIntTypeInContext(ctx, lanes), c"".as_ptr());
                         LLVMBuildICmp(b, inkwell::llvm_sys::LLVMIntPredicate::LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), c"gather.any".as_ptr())
                     });
-                    // A read of `p` when any lane is on, else of a slot of this call's
-                    // own: one block, no branch (a branch per load split the warp's
-                    // code into blocks, across which its registers spilled). For
-                    // `p = base + C` with a small constant `C` the choice is of the
-                    // base, one for all the loads from it (a row's `A[ty][0..15]`).
+                    // For `p = base + C` with a small constant `C` the choice of address is
+                    // of the base, one for all the loads from it (a row's `A[ty][0..15]`).
                     let slot = *slots.entry(f).or_insert_with(|| {
                         let entry = LLVMGetFirstBasicBlock(f);
                         let eb = LLVMCreateBuilderInContext(ctx);
@@ -87,8 +85,8 @@ pub fn rewrite(module: &Module) -> usize {
                     };
                     let x = LLVMBuildLoad2(b, elem, q, c"gather.one".as_ptr());
                     LLVMSetAlignment(x, align.max(1));
-                    let x = LLVMBuildInsertElement(b, LLVMGetPoison(LLVMVectorType(elem, 1)), x, LLVMConstInt(LLVMInt64TypeInContext(ctx), 0, 0), c"".as_ptr());
                     let one_t = LLVMVectorType(elem, 1);
+                    let x = LLVMBuildInsertElement(b, LLVMGetPoison(one_t), x, LLVMConstInt(LLVMInt64TypeInContext(ctx), 0, 0), c"".as_ptr());
                     let zeros = LLVMConstNull(LLVMVectorType(LLVMInt32TypeInContext(ctx), lanes));
                     let mut r = LLVMBuildShuffleVector(b, x, LLVMGetPoison(one_t), zeros, c"gather.splat".as_ptr());
                     if LLVMIsPoison(passthru) == 0 && LLVMIsUndef(passthru) == 0 {

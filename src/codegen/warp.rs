@@ -275,7 +275,7 @@ fn reqntid_x(f: &crate::syntax::ast::Function) -> Option<u32> {
 }
 
 /// Whether the warp being emitted is partial: its row ends before its lane 31. A constant
-/// false for a tile warp (two whole rows of 16) and where the `.reqntid` rows are whole warps
+/// false for a tile warp (two whole rows of 16) and where every row is whole warps
 /// ([`Plan::whole_rows`]).
 pub(crate) fn partial_warp<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> IntValue<'ctx> {
     let ctx = e.ctx();
@@ -324,8 +324,9 @@ pub fn has_whole_version(plan: &Plan) -> bool {
 /// in which every lane of every warp exists, a constant for LLVM ([`Plan::whole_rows`]);
 /// the main version runs one-row blocks that end in a partial warp. Its active-lane masks,
 /// shuffles' partial-warp tests and lane loops' tests otherwise start from a compare of each
-/// lane's `%tid.x` with `%ntid.x`: NVRTC's shuffle reduction and block scan, one core, same
-/// run, 0.0215-0.0217 s -> 0.0171-0.0176 s and 0.050-0.054 s -> 0.044-0.047 s.
+/// lane's `%tid.x` with `%ntid.x`: NVRTC's shuffle reduction and block scan, one core, old
+/// and new builds alternating, 0.0215-0.0235 s -> 0.0178-0.0183 s and 0.050-0.053 s ->
+/// 0.046-0.049 s.
 fn whole_dispatch<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, ntx: IntValue<'ctx>) {
     let i32t = e.ctx().i32_type();
     let low = e.b.build_and(ntx, i32t.const_int(31, false), "").unwrap();
@@ -445,8 +446,9 @@ pub struct Plan {
     /// `.param` variables whose scope spans blocks or a barrier: in a kernel whose warps run
     /// in phases, their lanes' copies live in the warp's frame ([`new_lane_var`]).
     pub frame_params: HashSet<String>,
-    /// Every row of every block the kernel runs in is a whole number of warps: its
-    /// `.reqntid` (which the launch checks) is a multiple of 32 wide. Each lane of each warp
+    /// Every row of every block this version runs is a whole number of warps: the kernel's
+    /// `.reqntid` (which the launch checks) is a multiple of 32 wide, or this is its version
+    /// for such blocks ([`whole_dispatch`]). Each lane of each warp
     /// then exists, a constant for LLVM ([`setup`]), instead of a compare of the lanes'
     /// `%tid.x` with `%ntid.x` that every mask, shuffle and lane loop of the warp inherits.
     pub whole_rows: bool,
@@ -467,10 +469,10 @@ impl Plan {
 }
 
 /// Whether a lane loop computes special register `n` from the lane alone: uniform and affine
-/// ones, and in a [`Layout::Tile`] warp `%tid.x` and `%tid.y` (a row's index in the loop
-/// over 16 consecutive `%tid.x`, and its row).
+/// ones (in a [`Layout::Tile`] warp `%tid.x` and `%tid.y` too: a row's index in the loop over
+/// 16 consecutive `%tid.x`, and its row).
 fn lane_computable(n: &str, layout: Layout) -> bool {
-    matches!(uniformity::special_shape(n, layout), Shape::Uniform | Shape::Affine(_)) || layout == Layout::Tile && matches!(n, "%tid.x" | "%tid.y")
+    matches!(uniformity::special_shape(n, layout), Shape::Uniform | Shape::Affine(_))
 }
 
 /// Webs that hold `S + R` in each lane, for one scalar `S` per warp and a value `R` that a
@@ -1987,17 +1989,18 @@ pub(crate) fn setup<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, setup: BasicBlock<'ct
     // two rows of 16 per warp.
     let short = e.m.narrow_version && plan.uni.layout == Layout::Rows;
     let tile = plan.uni.layout == Layout::Tile;
-    if plan.collectives && !tile {
+    if plan.collectives && !tile && !plan.whole_rows {
         // Warp collectives need hardware warps (32 consecutive linear thread indices): rows
         // of the block are those when %ntid.x is a multiple of 32 or the block is one row.
-        // Other shapes run the kernel's per-thread version.
+        // Other shapes run the kernel's per-thread version. (Where every row is a whole
+        // number of warps, `Plan::whole_rows`, there are no other shapes.)
         let nty = e.load_cta_u32(field::NTID, Some(1));
         let ntz = e.load_cta_u32(field::NTID, Some(2));
         let ragged = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(ntx, i32t.const_int(31, false), "").unwrap(), i32t.const_zero(), "").unwrap();
         let rows = e.b.build_int_compare(IntPredicate::NE, e.b.build_int_mul(nty, ntz, "").unwrap(), i32t.const_int(1, false), "").unwrap();
         let other = e.b.build_and(ragged, rows, "not.warps").unwrap();
         call_version(e, other, super::func::THREAD_VERSION);
-        if has_whole_version(&plan) && !e.m.whole_version {
+        if has_whole_version(&plan) {
             whole_dispatch(e, ntx);
         }
     }
@@ -4334,11 +4337,14 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     if w(e).lane.is_some() && !vector_friendly(func, &w(e).plan, inst, b) {
         w(e).narrow.set(true);
     }
-    if w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) != Some(uniformity::Access::Consecutive) {
-        w(e).ordered.set(true);
-    }
-    if w(e).plan.matrix && w(e).lane.is_some() && inst.src.opcode.name == "st" && w(e).plan.uni.access(func, inst, b) == Some(uniformity::Access::Gather) {
-        w(e).scatters.set(true);
+    if w(e).lane.is_some() && inst.src.opcode.name == "st" {
+        let access = w(e).plan.uni.access(func, inst, b);
+        if access != Some(uniformity::Access::Consecutive) {
+            w(e).ordered.set(true);
+        }
+        if w(e).plan.matrix && access == Some(uniformity::Access::Gather) {
+            w(e).scatters.set(true);
+        }
     }
     // A group of CTAs (`groups_ctas`) walks each stride's span contiguously, which the
     // hardware prefetcher follows: a loop's prefetch a round ahead only costs there

@@ -1289,9 +1289,9 @@ static void run_cta_at(Launch *l, uint64_t c, uint8_t *window, const ClusterCtx 
         size_t lanes = ((size_t)cfg->block[0] + 31) / 32 * 32 * cfg->block[1] * cfg->block[2];
         /* Frames are aligned to the largest power of two dividing the frame size (16 to
          * 4096): generated code makes the size a multiple of its .local alignments. */
-        size_t falign = 16;
+        /* A cache line at least, as launch.rs frame_align. */
+        size_t falign = 64;
         while (falign < 4096 && k->frame_size % (falign * 2) == 0 && k->frame_size != 0) falign *= 2;
-        if (falign < 64) falign = 64; /* a cache line at least (launch.rs frame_align) */
         size_t fbytes = ((size_t)k->frame_size * lanes * l->group + 15) / 16 * 16 + falign;
         size_t sbytes = nthreads * sizeof(SyncSlot);
         uint8_t *frames = (uint8_t *)grow(&tls.frames, &tls.frames_cap, fbytes);
