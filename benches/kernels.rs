@@ -114,6 +114,11 @@ fn main() {
             let mut args = vec![ArgSpec::Buffer(x[..4 * m1].to_vec()), ArgSpec::Buffer(vec![0; 4 * m1 / 512]), s32(m1)];
             let cfg = LaunchConfig { grid: Dim3((m1 / 512) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
             time(&format!("reduce_shared/{tag}"), reps, || m.launch("reduce_sum", &cfg, &mut args).unwrap());
+            // The same sum as a grid-stride loop over 2^24 ints in 1024 CTAs, then a tree in
+            // shared memory and one atomic per CTA (a yielding loop in a kernel with barriers).
+            let mut args = vec![ArgSpec::Buffer(ints.clone()), ArgSpec::Buffer(vec![0; 4]), s32(m1)];
+            let cfg = LaunchConfig { grid: Dim3(1024, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
+            time(&format!("reduce_grid_stride/{tag}"), reps, || m.launch("reduce_sum_atomic", &cfg, &mut args).unwrap());
             let m = load(&format!("{dir}stencil1d.nvrtc.ptx"));
             let mut args = vec![ArgSpec::Buffer(x[..4 * m1].to_vec()), ArgSpec::Buffer(vec![0; 4 * m1]), s32(m1)];
             let cfg = LaunchConfig { grid: Dim3((m1 / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };

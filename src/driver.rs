@@ -426,7 +426,24 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 let mut lines: Vec<u32> = p.yields.iter().filter_map(|(l, _)| irf.blocks[*l as usize].insts.last().map(|i| i.line)).collect();
                 lines.sort();
                 let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-                let _ = writeln!(out, "  grid-stride loops whose iterations the CTA's warps interleave, {} iterations at a time: {} (latches at lines {})", crate::codegen::warp::YIELD_EVERY, p.yields.len(), lines.join(", "));
+                // `.shared` variables of the module and of the kernel's body.
+                fn declares(stmts: &[crate::syntax::ast::Stmt], name: &str) -> bool {
+                    stmts.iter().any(|s| match s {
+                        crate::syntax::ast::Stmt::Var(v) => v.space == crate::syntax::ast::StateSpace::Shared && v.name.name == name,
+                        crate::syntax::ast::Stmt::Block(b, _) => declares(b, name),
+                        _ => false,
+                    })
+                }
+                let shared = |name: &str| {
+                    ast.items.iter().any(|i| matches!(i, crate::syntax::ast::Item::Var(v) if v.space == crate::syntax::ast::StateSpace::Shared && v.name.name == name)) || declares(body, name)
+                };
+                let grouped = crate::codegen::warp::may_group_ctas(irf, p, &shared);
+                let mut every: Vec<u64> = p.yields.iter().map(|(l, _)| if grouped { crate::codegen::warp::YIELD_EVERY } else { crate::codegen::warp::yield_count(irf, p, *l) }).collect();
+                every.sort();
+                every.dedup();
+                let every: Vec<String> = every.iter().map(|n| n.to_string()).collect();
+                let how = if grouped { ", the warps of a group of CTAs together" } else { "" };
+                let _ = writeln!(out, "  grid-stride loops whose iterations the CTA's warps interleave{how}, {} iterations at a time: {} (latches at lines {})", every.join(" or "), p.yields.len(), lines.join(", "));
             }
             if !p.parks.is_empty() {
                 let mut loops: Vec<String> = p.parks.iter().map(|(h, _, _)| format!("`{}`", irf.blocks[*h as usize].label.unwrap_or("?"))).collect();

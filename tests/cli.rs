@@ -347,13 +347,13 @@ fn report_names_each_kernels_execution_path_and_why() {
     // forces the per-thread path.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report"]);
     assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
-    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 4 iterations at a time: 1"), "{out}");
+    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 8 iterations at a time: 1"), "{out}");
     // Both loops of NVRTC's unrolled grid-stride add (its remainder loop and the loop unrolled
     // 4 times) step by %r1 = %ntid.x * %nctaid.x, defined before them; a k loop that never
     // reads %nctaid (matmul_naive) is no grid-stride loop. (The report names a latch by its
     // last instruction's line: the `setp` before the back edge's `bra`.)
     let (_, out, _) = ptxr(&["compile", "tests/corpus/vecadd_gridstride.nvrtc.ptx", "--report"]);
-    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 4 iterations at a time: 2 (latches at lines 71, 114)"), "{out}");
+    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, the warps of a group of CTAs together, 4 iterations at a time: 2 (latches at lines 71, 114)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report"]);
     let naive = out.split("kernel ").find(|k| k.starts_with("matmul_naive")).unwrap_or_default();
     assert!(naive.contains("simd") && !naive.contains("grid-stride"), "{out}");

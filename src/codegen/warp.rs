@@ -1067,7 +1067,41 @@ fn grid_size_values(f: &Func) -> Vec<bool> {
 /// 0.042 s warp after warp, 0.035 s yielding every iteration (the state a warp saves costs),
 /// 0.029 s every 8th. Loops that step by other amounts (a k loop, a row's columns) touch
 /// memory the CTA's warps share in any order, and ran 8-10% slower yielding.
+///
+/// Loops whose global accesses are all single bytes yield every [`YIELD_EVERY_BYTES`]th
+/// iteration instead, unless the kernel's CTAs run in groups ([`groups_ctas`]).
 pub const YIELD_EVERY: u64 = 4;
+
+/// How often a warp yields at the back edge of a grid-stride loop whose global accesses
+/// are all of single bytes ([`yield_count`]): a warp's 32 bytes are half a line, which the
+/// CTA's next warp reads too, and each yield saves and restores the warp's frame around
+/// little work. The shared-memory byte histogram over 64 MiB, one core, builds alternating
+/// 3x: 0.0303-0.0311 s at 4, 0.0289-0.0291 s at 8, 0.0289-0.0292 s at 16. A loop of 4-byte
+/// elements ran slower at 8 (a grid-stride sum over 2^24 ints with a shared-memory tree
+/// after it: 0.0053-0.0060 s at 4, 0.0062-0.0082 s at 8), and grid-stride saxpy in groups of
+/// CTAs 1.6x-1.8x slower.
+pub const YIELD_EVERY_BYTES: u64 = 8;
+
+/// How many iterations at a time the warps of a CTA whose CTAs run one at a time take in the
+/// yielding loop whose latch is `latch` ([`Plan::yields`]): [`YIELD_EVERY_BYTES`] where every
+/// global access of the loop is of single bytes, else [`YIELD_EVERY`].
+pub fn yield_count(f: &Func, plan: &Plan, latch: BlockId) -> u64 {
+    let cfg = &plan.uni.cfg;
+    let Some((_, blocks)) = cfg.loops.iter().enumerate().find(|(k, _)| cfg.latch(*k) == Some(latch)).map(|(_, l)| l) else { return YIELD_EVERY };
+    let global: Vec<_> = blocks
+        .iter()
+        .flat_map(|b| f.blocks[*b as usize].insts.iter())
+        .filter(|i| {
+            let s = i.src;
+            matches!(s.opcode.name, "ld" | "st" | "atom" | "red") && !s.has_mod("shared") && !s.has_mod("const") && !s.has_mod("param") && !s.has_mod("local")
+        })
+        .collect();
+    if !global.is_empty() && global.iter().all(|i| !i.src.mods.iter().any(|m| matches!(*m, "v2" | "v4" | "v8")) && super::types_of(i.src).first().is_some_and(|t| t.size() == 1)) {
+        YIELD_EVERY_BYTES
+    } else {
+        YIELD_EVERY
+    }
+}
 
 /// The loops whose back edges yield (see [`YIELD_EVERY`]): innermost grid-stride loops
 /// (their arithmetic reads `%nctaid`) with one latch and no CTA barrier (a barrier
@@ -2305,11 +2339,21 @@ fn first_row<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pair: IntValue<'ctx>) -> IntValu
 /// and walk neighbouring spans together (the same order in C: 1.2x-1.3x of a contiguous
 /// loop for one CTA at a time, 1.0x for groups of 8 to 32).
 fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
-    if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || plan.reads_tid_yz || e.cta_cached(super::abi::field::CTAID) {
+    if e.cta_cached(super::abi::field::CTAID) {
         return false;
     }
     let shared = |name: &str| matches!(e.m.globals.get(name), Some(super::GlobalSym::Shared(_))) || e.m.fn_shared.contains_key(&(e.fname, name));
-    e.ir_func().blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
+    may_group_ctas(&e.ir_func(), plan, &shared)
+}
+
+/// The part of [`groups_ctas`] that the kernel's IR decides (`shared`: whether a name is a
+/// `.shared` variable): grid-stride loops that yield, and no barriers, warp collectives,
+/// `%tid.y`/`%tid.z`, shared memory or calls.
+pub fn may_group_ctas(f: &Func, plan: &Plan, shared: &dyn Fn(&str) -> bool) -> bool {
+    if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || plan.reads_tid_yz {
+        return false;
+    }
+    f.blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
         let mut ns = Vec::new();
         reg_names(i.src, &mut ns);
         !i.src.mods.iter().any(|m| *m == "shared") && !matches!(i.src.opcode.name, "call" | "clusterlaunchcontrol") && !ns.iter().any(|n| shared(n))
@@ -2728,14 +2772,15 @@ fn back_edge<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlo
 /// The yield part of [`back_edge`].
 fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
     let Some((_, live)) = w(e).plan.yields.iter().find(|(l, _)| *l == b).cloned() else { return header };
-    counted_yield(e, live, "yield", header)
+    let every = if w(e).cta_group { YIELD_EVERY } else { yield_count(&e.ir_func(), &w(e).plan, b) };
+    counted_yield(e, live, "yield", header, every)
 }
 
-/// A block that counts the times the warp passes it and every [`YIELD_EVERY`]th time, when
-/// the CTA has other warps, stops the warp (saving `live` to its frame as a barrier does) so
-/// that the CTA's next warp runs; the warp goes on at `cont` (at once, or once resumed in a
-/// later phase).
-fn counted_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, live: Vec<(u32, String)>, name: &str, cont: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
+/// A block that counts the times the warp passes it and every `every`th time, when the CTA
+/// has other warps, stops the warp (saving `live` to its frame as a barrier does) so that
+/// the CTA's next warp runs; the warp goes on at `cont` (at once, or once resumed in a later
+/// phase).
+fn counted_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, live: Vec<(u32, String)>, name: &str, cont: BasicBlock<'ctx>, every: u64) -> BasicBlock<'ctx> {
     let ctx = e.ctx();
     let i32t = ctx.i32_type();
     let bars = w(e).bars.as_ref().expect("a kernel with yields runs in phases");
@@ -2748,7 +2793,7 @@ fn counted_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, live: Vec<(u32, String)>
     e.b.position_at_end(check);
     let c = e.b.build_load(i32t, count, "").unwrap().into_int_value();
     let c = e.b.build_int_add(c, i32t.const_int(1, false), "").unwrap();
-    let now = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, c, i32t.const_int(YIELD_EVERY, false), "").unwrap(), multi, "yield.now").unwrap();
+    let now = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, c, i32t.const_int(every, false), "").unwrap(), multi, "yield.now").unwrap();
     e.b.build_store(count, e.b.build_select(now, i32t.const_zero(), c, "").unwrap()).unwrap();
     e.b.build_conditional_branch(now, save, cont).unwrap();
     e.b.position_at_end(save);
@@ -3646,7 +3691,7 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
 }
 
 /// What [`prefetch_ahead`] prefetches for one access: lane 0's address plus `bytes`, plus
-/// `YIELD_EVERY` times the access's advance per iteration of its loop when it has one
+/// `iters` times the access's advance per iteration of its loop when it has one
 /// ([`loop_advance`]), and the following lines of the warp's `span` bytes.
 #[derive(Clone)]
 struct Ahead {
@@ -3721,7 +3766,7 @@ fn loop_advance(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId, yield
             Def::Phi { block } if block == *header => {
                 let phi = f.blocks[block as usize].phis.iter().find(|p| p.dst == v)?;
                 let (_, next) = phi.incoming.iter().find(|(p, _)| *p == latch)?;
-                let mut adv = Advance { coef, konst: 0, terms: Vec::new(), iters: YIELD_EVERY as i64 };
+                let mut adv = Advance { coef, konst: 0, terms: Vec::new(), iters: yield_count(f, plan, latch) as i64 };
                 let mut cur = *next;
                 while cur != v {
                     let Def::Inst { block: ib, inst: ik } = f.values[cur as usize].def else { return None };
@@ -4782,7 +4827,7 @@ fn unpark<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, h: BlockId) -> BasicBlock<'ctx>
     if let Some(cur) = cur {
         e.b.position_at_end(cur);
     }
-    counted_yield(e, live, "park", go)
+    counted_yield(e, live, "park", go, YIELD_EVERY)
 }
 
 /// Whether the lanes of block `b` that go to `t` may go there directly, without the
