@@ -45,7 +45,8 @@ fn main() {
     }
     if want("sgemm") {
         let m = load(&format!("{dir}matmul_tiled.nvrtc.ptx"));
-        let k = 1024usize;
+        // SGEMM_N: the matrix size (a multiple of 16), default 1024 (as in benches/c).
+        let k: usize = std::env::var("SGEMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1024);
         let mut args = vec![
             ArgSpec::Buffer(f32s((0..k * k).map(|i| (i % 13) as f32 * 0.25))),
             ArgSpec::Buffer(f32s((0..k * k).map(|i| (i % 11) as f32 * 0.5))),

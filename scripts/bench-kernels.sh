@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kernel benchmark: ptxr-compiled corpus kernels vs. native C (gcc -O3 -march=native -fopenmp)
 # of the same algorithms, side by side in one run, on all cores. Prints time and ptxr/C ratio.
-# Usage: [ROUNDS=n] [BENCH_N=elements] scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
+# SGEMM_N: the tiled sgemm's matrix size (a multiple of 16; default 1024).
+# Usage: [ROUNDS=n] [BENCH_N=elements] [SGEMM_N=size] scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
 #        scripts/bench-kernels.sh [REPS] paths   (the corpus's barrier and CAS-loop kernels on each path; times only)
 #        scripts/bench-kernels.sh [REPS] overhead   (2^18 CTAs of kernels that do nothing, 0-2 barriers: cost per CTA)
 set -euo pipefail
@@ -38,7 +39,7 @@ def best(path):
 c, p = best(sys.argv[1]), best(sys.argv[2])
 # BENCH_N (both programs read it): the streaming kernels' element count, default 2^26.
 n = int(os.environ.get("BENCH_N", 2**26))
-work = {"saxpy": ("GB/s", 12 * n), "reduce": ("GB/s", 4 * n), "scan": ("GB/s", 8 * n), "sgemm": ("GFLOP/s", 2 * 1024**3),
+work = {"saxpy": ("GB/s", 12 * n), "reduce": ("GB/s", 4 * n), "scan": ("GB/s", 8 * n), "sgemm": ("GFLOP/s", 2 * int(os.environ.get("SGEMM_N", 1024))**3),
         "histogram": ("GB/s", n), "stencil": ("GB/s", 8 * 4096**2),
         "saxpy_grid": ("GB/s", 12 * n), "matmul_naive": ("GFLOP/s", 2 * 512**3), "mandelbrot": ("Mpx/s", 1024 * 1024 * 1e3),
         "softmax": ("GB/s", 16 * 4096 * 1024)}

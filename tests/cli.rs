@@ -354,6 +354,11 @@ fn report_names_each_kernels_execution_path_and_why() {
     // last instruction's line: the `setp` before the back edge's `bra`.)
     let (_, out, _) = ptxr(&["compile", "tests/corpus/vecadd_gridstride.nvrtc.ptx", "--report"]);
     assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, the warps of a group of CTAs together, 4 iterations at a time: 2 (latches at lines 71, 114)"), "{out}");
+    // A grid-stride loop of 4-byte loads in a kernel with barriers (CTAs one at a time) keeps
+    // 4 iterations at a time; the histogram's loop of bytes above takes 8.
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/reduce_shared.nvrtc.ptx", "--report"]);
+    let atomic = out.split("kernel ").find(|k| k.starts_with("reduce_sum_atomic")).unwrap_or_default();
+    assert!(atomic.contains("grid-stride loops whose iterations the CTA's warps interleave, 4 iterations at a time: 1"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report"]);
     let naive = out.split("kernel ").find(|k| k.starts_with("matmul_naive")).unwrap_or_default();
     assert!(naive.contains("simd") && !naive.contains("grid-stride"), "{out}");

@@ -185,7 +185,8 @@ int main(int argc, char **argv) {
   TIME("saxpy", reps, saxpy(x, y, 2.0f, n));
   float *ws = malloc(sizeof(float) * (n / 32));
   TIME("reduce", reps, warp_sums(x, ws, n));
-  int m = 1024;
+  // SGEMM_N (as in benches/kernels.rs): the sgemm's matrix size, default 1024.
+  int m = getenv("SGEMM_N") ? atoi(getenv("SGEMM_N")) : 1024;
   float *A = malloc(sizeof(float) * m * m), *B = malloc(sizeof(float) * m * m), *C = malloc(sizeof(float) * m * m);
   for (int i = 0; i < m * m; i++) { A[i] = (float)(i % 13) * 0.25f; B[i] = (float)(i % 11) * 0.5f; }
   TIME("sgemm", reps, sgemm(A, B, C, m));
