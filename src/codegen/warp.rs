@@ -626,6 +626,47 @@ fn anchored_webs(
     (webs, defs)
 }
 
+/// The values of `f` that are the same in every thread of the grid wherever they are
+/// computed: constants, loads of kernel parameters, `%ntid`, `%nctaid`, addresses of
+/// variables, and integer arithmetic, `cvt`, `cvta` (not of `.local`), `setp` and `selp` of
+/// such values (phis excluded: which value a phi takes depends on the path there).
+fn grid_invariant(f: &Func) -> HashSet<u32> {
+    let grid_wide = |n: &str| !n.starts_with('%') || ["%ntid", "%nctaid"].iter().any(|p| n == *p || n.strip_prefix(p).is_some_and(|r| r.starts_with('.')));
+    let mut ok: HashSet<u32> = HashSet::new();
+    loop {
+        let before = ok.len();
+        for blk in &f.blocks {
+            for inst in &blk.insts {
+                let i = inst.src;
+                if inst.defs.len() != 1 || ok.contains(&inst.defs[0]) || i.has_mod("cc") || i.guard.is_some() {
+                    continue;
+                }
+                let ints = super::types_of(i).iter().all(|t| t.is_int() || t.is_bits() || *t == crate::syntax::ast::Type::Pred);
+                let op = match i.opcode.name {
+                    "mov" => true,
+                    "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" | "setp" | "selp" => ints,
+                    "cvta" => !i.has_mod("local"),
+                    "ld" => uniformity::loads_kernel_param(f, inst),
+                    _ => false,
+                };
+                let operands = inst.operands.iter().skip(1).all(|o| match o {
+                    Opnd::Imm(_) => true,
+                    Opnd::Val(v) => ok.contains(v),
+                    Opnd::Name(n) => grid_wide(n) && !uniformity::lane_private(f, n),
+                    Opnd::Addr(..) => i.opcode.name == "ld",
+                    _ => false,
+                });
+                if op && operands {
+                    ok.insert(inst.defs[0]);
+                }
+            }
+        }
+        if ok.len() == before {
+            return ok;
+        }
+    }
+}
+
 /// The values a read may recompute (see [`Plan::remat`]).
 fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, usize)>) -> HashSet<u32> {
     let pure = |inst: &crate::ir::Inst| -> bool {
@@ -1659,12 +1700,24 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
         let r = recomputed.entry(web[v as usize]).or_insert(true);
         *r &= remat.contains(&v) || copies.contains_key(&v);
     }
+    // A web of one value that is the same in every thread of the grid (`grid_invariant`:
+    // kernel parameters and their arithmetic, `n`, `(n + 15) / 16`, a constant) holds the
+    // same value whichever warp wrote its storage last, and every warp wrote it before it
+    // reads it (its definition dominates its uses): it needs no copy in each warp's frame.
+    // The tiled sgemm kept 5 such scalars across both of its barriers, each saved and
+    // restored by every warp in every phase.
+    let invariant = grid_invariant(f);
+    let mut web_size: HashMap<u32, u32> = HashMap::new();
+    for v in 0..f.values.len() {
+        *web_size.entry(web[v]).or_default() += 1;
+    }
+    let shared_by_all = |v: u32| invariant.contains(&v) && web_size[&web[v as usize]] == 1;
     let kept = |vs: Vec<u32>| -> Vec<(u32, String)> {
         keys(
             vs.into_iter()
                 .filter(|&v| {
                     let k = var_of(v);
-                    !recomputed[&web[v as usize]] || (scalar.contains(&k) && (!affine_var(&k) || anchored.contains_key(&k)))
+                    (!recomputed[&web[v as usize]] || (scalar.contains(&k) && (!affine_var(&k) || anchored.contains_key(&k)))) && !shared_by_all(v)
                 })
                 .collect(),
         )
