@@ -4166,8 +4166,22 @@ fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
     if plan.uniform_web(&key) {
         return Some(web_storage(e, &key, ty));
     }
-    if plan.anchored.contains_key(&key) {
-        return None;
+    if let Some(&r) = plan.anchored.get(&key) {
+        // The warp's scalar `S` plus lane 0's `R` ([`Plan::anchored`]): the prefetch of the
+        // tiled sgemm's `A[(16 by + ty) * n + t * 16 + tx]` took `S` alone, row 0's address,
+        // for every warp.
+        let rty = func.values[r as usize].ty;
+        let int = |t: crate::syntax::ast::Type| t.is_int() || t.is_bits();
+        if depth > 8 || !int(ty) || !int(rty) || rty.bits() != ty.bits() {
+            return None;
+        }
+        let rt = lane0_temp(e, func, plan, r, depth + 1)?;
+        let s = e.load_reg(web_storage(e, &key, ty), ty);
+        let x = e.load_reg(rt, rty);
+        let sum = e.b.build_int_add(s, x, "lane0.anchored").unwrap();
+        let t = e.alloca_b.build_alloca(e.storage_t(ty), "lane0").unwrap();
+        e.store_reg(t, ty, sum);
+        return Some(t);
     }
     // As `bind` reads it: a copy of a special register or a recomputed value (whose storage
     // a warp does not keep across barriers) from a temporary, an affine one from its base.
