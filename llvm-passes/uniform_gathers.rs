@@ -30,14 +30,13 @@ pub fn rewrite(module: &Module) -> usize {
         let ctx = LLVMGetModuleContext(m);
         let b = LLVMCreateBuilderInContext(ctx);
         let td = inkwell::llvm_sys::target::LLVMGetModuleDataLayout(m);
-        // Per function: the slot read when no lane is on; per base and condition, the choice.
+        // Per function: the slot read when no lane is on.
         let mut slots: std::collections::HashMap<LLVMValueRef, LLVMValueRef> = std::collections::HashMap::new();
-        let mut bases: std::collections::HashMap<(LLVMValueRef, LLVMValueRef), LLVMValueRef> = std::collections::HashMap::new();
         for (f, bb) in super::all_blocks(m) {
             // Within a block: per mask, whether any lane is on; per base and that, the
             // choice of base (each made before the block's first gather that needs it).
             let mut anys: std::collections::HashMap<LLVMValueRef, LLVMValueRef> = std::collections::HashMap::new();
-            bases.clear();
+            let mut bases: std::collections::HashMap<(LLVMValueRef, LLVMValueRef), LLVMValueRef> = std::collections::HashMap::new();
             let mut rows = std::collections::HashMap::new();
             let mut i = LLVMGetFirstInstruction(bb);
             while !i.is_null() {

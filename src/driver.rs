@@ -427,18 +427,12 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 lines.sort();
                 let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
                 // `.shared` variables of the module and of the kernel's body.
-                fn declares(stmts: &[crate::syntax::ast::Stmt], name: &str) -> bool {
-                    stmts.iter().any(|s| match s {
-                        crate::syntax::ast::Stmt::Var(v) => v.space == crate::syntax::ast::StateSpace::Shared && v.name.name == name,
-                        crate::syntax::ast::Stmt::Block(b, _) => declares(b, name),
-                        _ => false,
-                    })
-                }
-                let shared = |name: &str| {
-                    ast.items.iter().any(|i| matches!(i, crate::syntax::ast::Item::Var(v) if v.space == crate::syntax::ast::StateSpace::Shared && v.name.name == name)) || declares(body, name)
-                };
+                use crate::syntax::ast::{Item, StateSpace};
+                let mut own = Vec::new();
+                crate::codegen::collect_shared(body, &mut own);
+                let shared = |name: &str| ast.items.iter().any(|i| matches!(i, Item::Var(v) if v.space == StateSpace::Shared && v.name.name == name)) || own.iter().any(|v| v.name.name == name);
                 let grouped = crate::codegen::warp::may_group_ctas(irf, p, &shared);
-                let mut every: Vec<u64> = p.yields.iter().map(|(l, _)| if grouped { crate::codegen::warp::YIELD_EVERY } else { crate::codegen::warp::yield_count(irf, p, *l) }).collect();
+                let mut every: Vec<u64> = p.yields.iter().map(|(l, _)| crate::codegen::warp::yield_every(irf, p, *l, grouped)).collect();
                 every.sort();
                 every.dedup();
                 let every: Vec<String> = every.iter().map(|n| n.to_string()).collect();

@@ -418,7 +418,7 @@ fn fill_device_kernels(m: &ModCtx, kernels: &[KernelInfo]) {
     }
 }
 
-fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarDecl<'a>>) {
+pub(crate) fn collect_shared<'b, 'a>(body: &'b [ast::Stmt<'a>], out: &mut Vec<&'b ast::VarDecl<'a>>) {
     collect_space(body, &[StateSpace::Shared], out)
 }
 

@@ -641,14 +641,9 @@ fn grid_invariant(f: &Func) -> HashSet<u32> {
                 if inst.defs.len() != 1 || ok.contains(&inst.defs[0]) || i.has_mod("cc") || i.guard.is_some() {
                     continue;
                 }
-                let ints = super::types_of(i).iter().all(|t| t.is_int() || t.is_bits() || *t == crate::syntax::ast::Type::Pred);
-                let op = match i.opcode.name {
-                    "mov" => true,
-                    "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" | "setp" | "selp" => ints,
-                    "cvta" => !i.has_mod("local"),
-                    "ld" => uniformity::loads_kernel_param(f, inst),
-                    _ => false,
-                };
+                // (A `mov` of any type: the sgemm's `0.0` too.)
+                let ints = i.opcode.name == "mov" || super::types_of(i).iter().all(|t| t.is_int() || t.is_bits() || *t == crate::syntax::ast::Type::Pred);
+                let op = ints && pure_opcode(f, inst);
                 let operands = inst.operands.iter().skip(1).all(|o| match o {
                     Opnd::Imm(_) => true,
                     Opnd::Val(v) => ok.contains(v),
@@ -667,6 +662,19 @@ fn grid_invariant(f: &Func) -> HashSet<u32> {
     }
 }
 
+/// Whether `inst` computes its result from its operands alone, the same wherever it runs:
+/// `mov`, integer arithmetic and logic, `cvt`, `setp`, `selp`, `cvta` (not of `.local`) and
+/// loads of kernel parameters (the callers check the types).
+fn pure_opcode(f: &Func, inst: &crate::ir::Inst) -> bool {
+    let i = inst.src;
+    match i.opcode.name {
+        "mov" | "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" | "setp" | "selp" => true,
+        "cvta" => !i.has_mod("local"),
+        "ld" => uniformity::loads_kernel_param(f, inst),
+        _ => false,
+    }
+}
+
 /// The values a read may recompute (see [`Plan::remat`]).
 fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, usize)>) -> HashSet<u32> {
     let pure = |inst: &crate::ir::Inst| -> bool {
@@ -678,13 +686,7 @@ fn rematerializable(f: &Func, uni: &Uniformity, copies: &HashMap<u32, (BlockId, 
             return false;
         }
         let specials_ok = inst.operands.iter().all(|o| !matches!(o, Opnd::Name(n) if n.starts_with('%') && !lane_computable(n, uni.layout)));
-        specials_ok
-            && match i.opcode.name {
-                "mov" | "add" | "sub" | "mul" | "mad" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "cvt" | "setp" | "selp" => true,
-                "cvta" => !i.has_mod("local"),
-                "ld" => uniformity::loads_kernel_param(f, inst),
-                _ => false,
-            }
+        specials_ok && pure_opcode(f, inst)
     };
     let mut ok: HashSet<u32> = HashSet::new();
     loop {
@@ -1123,10 +1125,21 @@ pub const YIELD_EVERY: u64 = 4;
 /// CTAs 1.6x-1.8x slower.
 pub const YIELD_EVERY_BYTES: u64 = 8;
 
+/// How many iterations at a time the warps take in the yielding loop whose latch is `latch`
+/// ([`Plan::yields`]): [`YIELD_EVERY`] where the kernel's CTAs run in groups (`grouped`,
+/// [`groups_ctas`]), else [`yield_count`].
+pub fn yield_every(f: &Func, plan: &Plan, latch: BlockId, grouped: bool) -> u64 {
+    if grouped {
+        YIELD_EVERY
+    } else {
+        yield_count(f, plan, latch)
+    }
+}
+
 /// How many iterations at a time the warps of a CTA whose CTAs run one at a time take in the
 /// yielding loop whose latch is `latch` ([`Plan::yields`]): [`YIELD_EVERY_BYTES`] where every
 /// global access of the loop is of single bytes, else [`YIELD_EVERY`].
-pub fn yield_count(f: &Func, plan: &Plan, latch: BlockId) -> u64 {
+fn yield_count(f: &Func, plan: &Plan, latch: BlockId) -> u64 {
     let cfg = &plan.uni.cfg;
     let Some((_, blocks)) = cfg.loops.iter().enumerate().find(|(k, _)| cfg.latch(*k) == Some(latch)).map(|(_, l)| l) else { return YIELD_EVERY };
     let global: Vec<_> = blocks
@@ -1707,11 +1720,14 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
     // The tiled sgemm kept 5 such scalars across both of its barriers, each saved and
     // restored by every warp in every phase.
     let invariant = grid_invariant(f);
-    let mut web_size: HashMap<u32, u32> = HashMap::new();
-    for v in 0..f.values.len() {
-        *web_size.entry(web[v]).or_default() += 1;
+    let mut web_values: HashMap<(u32, u32, String), u32> = HashMap::new();
+    for (v, info) in f.values.iter().enumerate() {
+        *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
     }
-    let shared_by_all = |v: u32| invariant.contains(&v) && web_size[&web[v as usize]] == 1;
+    let shared_by_all = |v: u32| {
+        let var = &f.values[v as usize].var;
+        invariant.contains(&v) && web_values[&(web[v as usize], var.0, var.1.clone())] == 1
+    };
     let kept = |vs: Vec<u32>| -> Vec<(u32, String)> {
         keys(
             vs.into_iter()
@@ -1754,10 +1770,6 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
     let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
-    let mut web_values: HashMap<(u32, u32, String), u32> = HashMap::new();
-    for (v, info) in f.values.iter().enumerate() {
-        *web_values.entry((web[v], info.var.0, info.var.1.clone())).or_default() += 1;
-    }
     Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas, serial, in_serial, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites, whole_rows: false })
 }
 
@@ -2825,7 +2837,7 @@ fn back_edge<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlo
 /// The yield part of [`back_edge`].
 fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
     let Some((_, live)) = w(e).plan.yields.iter().find(|(l, _)| *l == b).cloned() else { return header };
-    let every = if w(e).cta_group { YIELD_EVERY } else { yield_count(&e.ir_func(), &w(e).plan, b) };
+    let every = yield_every(&e.ir_func(), &w(e).plan, b, w(e).cta_group);
     counted_yield(e, live, "yield", header, every)
 }
 
@@ -3583,8 +3595,9 @@ unsafe fn clone_blocks(
 /// [`copyable`].
 ///
 /// The loop vectorizer then makes one 16-lane iteration of both rows, whose instructions
-/// LLVM schedules together: two independent chains where each row had one (the tiled sgemm's
-/// `sum += As[ty][k] * Bs[k][tx]`), and one dispatch. Only loops of vector instructions whose
+/// LLVM schedules together, with one dispatch: two independent chains where each row had one
+/// (a tile warp's `sum += As[ty][k] * Bs[k][tx]`; the tiled sgemm edited to two chains per
+/// row ran no faster in warps of one row, so the gain is the halved per-warp work). Only loops of vector instructions whose
 /// stores go along rows (`ordered` unset): the lanes of such a loop touch nothing that
 /// another lane of the loop reads or writes but by a race, so their order is free, and a
 /// vector iteration runs row 0's instructions before row 1's as the loop over rows did.

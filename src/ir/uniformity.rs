@@ -620,9 +620,8 @@ impl Uniformity {
         };
         Some(match self.operand_shape(f, addr, at) {
             Shape::Uniform | Shape::Unknown => Access::Uniform,
-            Shape::Affine(Stride { x, r }) if x == size && (self.layout == Layout::Rows || r == 16 * size) => Access::Consecutive,
-            // A tile warp's rows of consecutive elements: each row is one vector of the lane
-            // loop over its 16 lanes (`codegen::warp`).
+            // (In a tile warp, rows of consecutive elements anywhere: each row is one vector
+            // of the lane loop over its 16 lanes, `codegen::warp`.)
             Shape::Affine(Stride { x, .. }) if x == size => Access::Consecutive,
             Shape::Affine(Stride { x: 0, r }) => Access::PerRow(r),
             Shape::Affine(Stride { x, .. }) => Access::Strided(x),
