@@ -84,7 +84,10 @@ fn main() {
         let m = load(&format!("{dir}stencil2d.nvrtc.ptx"));
         let w = 4096usize;
         let mut args = vec![ArgSpec::Buffer(f32s((0..w * w).map(|i| (i % 101) as f32))), ArgSpec::Buffer(vec![0; w * w * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, w as u64), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, w as u64)];
-        let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 8) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
+        // STENCIL_BLOCK=WxH: the block shape (default 32x8; 16x16 runs the kernel's version of
+        // tile warps, 8x32 its version of one-row warps for narrow blocks).
+        let (bx, by) = std::env::var("STENCIL_BLOCK").ok().and_then(|s| s.split_once('x').and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))).unwrap_or((32, 8));
+        let cfg = LaunchConfig { grid: Dim3((w / bx) as u32, (w / by) as u32, 1), block: Dim3(bx as u32, by as u32, 1), dyn_smem: 0 };
         time("stencil", reps, || m.launch("stencil2d", &cfg, &mut args).unwrap());
     }
     // `overhead` (only when asked for): 2^18 CTAs of 256 threads of kernels that do nothing,

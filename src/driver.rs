@@ -381,7 +381,13 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 crate::codegen::warp::Layout::Rows => "blocks at most 16 threads wide: warps of one row",
                 crate::codegen::warp::Layout::Tile => "blocks 16 threads wide with rows in pairs: warps of two rows",
             };
+            let mut anchored: Vec<String> = t.anchored.iter().map(|((_, n), r)| format!("{n} (+ {})", t.key(irf, *r).1)).collect();
+            anchored.sort();
+            let tile = t.uni.layout == crate::codegen::warp::Layout::Tile;
             let _ = writeln!(out, "  {shape}, {}", describe(&Ok(t)));
+            if tile && !anchored.is_empty() {
+                let _ = writeln!(out, "    there, registers held as one scalar per warp plus a lane part each row recomputes: {}", anchored.join(", "));
+            }
         }
         let own;
         let uni = match &plan {

@@ -343,8 +343,10 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(out.contains("kernel saxpy: simd (warp-vector)"), "{out}");
     // A kernel with CTA barriers takes the warp path, its warps in phases, and its
     // grid-stride loop's iterations interleaved; one that indexes by %tid.y takes it too, and
-    // has a version for blocks at most 16 threads wide (warps of one row); --exec thread
-    // forces the per-thread path.
+    // has a version for blocks 16 threads wide in pairs of rows (tile warps, whose pointers
+    // into A and B, rows n apart, are a scalar and a lane part each row recomputes); one
+    // without barriers a version for blocks at most 16 threads wide (warps of one row);
+    // --exec thread forces the per-thread path.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report"]);
     assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
     assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 8 iterations at a time: 1"), "{out}");
@@ -364,9 +366,12 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert!(naive.contains("simd") && !naive.contains("grid-stride"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report"]);
     assert!(out.contains("kernel matmul_tiled: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
-    assert!(out.contains("  blocks at most 16 threads wide: warps of one row, simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
+    assert!(out.contains("  blocks 16 threads wide with rows in pairs: warps of two rows, simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
+    assert!(out.contains("    there, registers held as one scalar per warp plus a lane part each row recomputes: %r31#30 (+ %r21#29), %rd24#34 (+ %rd17#33)"), "{out}");
+    let (_, out, _) = ptxr(&["compile", "tests/corpus/stencil2d.nvrtc.ptx", "--report"]);
+    assert!(out.contains("  blocks at most 16 threads wide: warps of one row, simd (warp-vector)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/corpus/matmul_tiled.nvrtc.ptx", "--report", "--exec", "thread"]);
-    assert!(out.contains("kernel matmul_tiled: thread (forced by --exec thread)") && !out.contains("blocks at most"), "{out}");
+    assert!(out.contains("kernel matmul_tiled: thread (forced by --exec thread)") && !out.contains("blocks 16 threads wide") && !out.contains("blocks at most"), "{out}");
     // Calls of functions that synchronize are inlined (`syntax::inline`): such kernels take
     // the warp path too.
     let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/inline_calls.ptx", "--report"]);

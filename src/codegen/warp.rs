@@ -229,17 +229,25 @@ fn reads_tid_yz(f: &Func) -> bool {
 /// sgemm in 16x16 blocks ran 1.98x of C, against 1.12x per thread), and for a kernel with
 /// warp collectives not the hardware's warps (it runs its per-thread version). This version
 /// has:
-/// - without warp collectives, warps of one row ([`Layout::Rows`], the main version's
-///   analysis) whose lane loops run 16 lanes (one AVX-512 vector of 32-bit lanes); any
-///   grouping of threads gives the same results there;
-/// - with them, the hardware's warps, two rows of 16 ([`Layout::Tile`], for blocks with an
-///   even number of rows): each lane loop runs a row's 16 lanes, `%tid.x` its index, for
-///   both rows ([`jam_rows`]). Affine values step by constants per lane of a row and per
-///   row ([`Stride`]); one whose rows lie a runtime amount apart (`A[(16 by + ty) * n + tx]`,
-///   `n` a parameter) is not affine, and accesses through it are gathers. The tiled sgemm
-///   runs slower in tile warps for that (2 cores, same run: 0.075-0.081 s against
-///   0.062-0.070 s in warps of one row; before row strides, at 2.4x of C), so that kernels
-///   without collectives keep warps of one row.
+/// - without warp collectives or CTA barriers, warps of one row ([`Layout::Rows`], the main
+///   version's analysis) whose lane loops run 16 lanes (one AVX-512 vector of 32-bit
+///   lanes); any grouping of threads gives the same results there;
+/// - with either, two rows of 16 ([`Layout::Tile`], for blocks with an even number of
+///   rows; with collectives the hardware's warps): each lane loop runs a row's 16 lanes,
+///   `%tid.x` its index, for both rows ([`jam_rows`]). Affine values step by constants per
+///   lane of a row and per row ([`Stride`]); a pointer stepped in a loop whose rows lie a
+///   runtime amount apart (`A[(16 by + ty) * n + t * 16 + tx]`, `n` a parameter) is held
+///   as a scalar and a lane part that each row recomputes ([`anchored_webs`]), a
+///   consecutive access per row. A kernel with barriers runs half as many warps so, and
+///   the per-warp costs of its phases (dispatch, frames, masks) halve: the tiled sgemm in
+///   16x16 blocks, one core, alternating 3x, 0.091-0.095 s against 0.107-0.111 s in warps
+///   of one row (before the anchored lane parts its loads were gathers and tile warps
+///   1.4x slower). Without barriers those costs are small and tile warps gain nothing: a
+///   5-point stencil in 16x16 blocks ran 0.0235 s against 0.017-0.020 s in warps of one
+///   row. (A kernel with barriers but no collectives whose tile plan fails keeps warps of
+///   one row; its blocks at most 16 wide that are not pairs of 16-wide rows run the main
+///   version, whose warps of one row are 32 lanes wide, rather than a third version
+///   compiled for them: each version costs a compilation, about 60 ms of the sgemm's.)
 ///
 /// Only kernels that read `%tid.y` or `%tid.z` get one: others are rarely launched in 2-D
 /// blocks, and a second version costs a second compilation.
@@ -248,10 +256,13 @@ pub fn choose_narrow(f: &Func, body: &[crate::syntax::ast::Stmt], sync_funcs: &H
         return Err("does not read %tid.y or %tid.z".into());
     }
     let rows = choose_in(f, body, sync_funcs, exec, Layout::Rows)?;
-    if !rows.collectives {
+    if !rows.collectives && rows.barriers.is_empty() {
         return Ok(rows);
     }
-    choose_in(f, body, sync_funcs, exec, Layout::Tile)
+    match choose_in(f, body, sync_funcs, exec, Layout::Tile) {
+        Err(_) if !rows.collectives => Ok(rows),
+        tile => tile,
+    }
 }
 
 /// Whether kernel `f` is never launched in blocks at most 16 threads wide: its `.reqntid`
@@ -503,7 +514,17 @@ fn anchored_webs(
         Opnd::Val(v) => uni.values[*v as usize] == Shape::Uniform && scalar.contains(&var_of(*v)),
         _ => false,
     };
-    let lane_part = |o: &Opnd| matches!(o, Opnd::Val(v) if remat.contains(v) && matches!(uni.values[*v as usize], Shape::Affine(_)));
+    // Values whose lanes hold their own value by arithmetic alone, not by a divergent join:
+    // affine ones, and in tile warps also values of a runtime amount per row (`%tid.y * n +
+    // %tid.x`, `n` a parameter), which the loop over a row's lanes sees as affine (the row
+    // is the loop's constant: [`jam_rows`]) though the analysis, whose strides are
+    // constants, calls them varying. A phi varies by a join only in a join block.
+    let lane_shaped = |v: u32| match uni.values[v as usize] {
+        Shape::Affine(_) => true,
+        Shape::Varying => uni.layout == Layout::Tile && !matches!(f.values[v as usize].def, Def::Phi { block } if uni.joins[block as usize]),
+        _ => false,
+    };
+    let lane_part = |o: &Opnd| matches!(o, Opnd::Val(v) if remat.contains(v) && lane_shaped(*v));
     // Candidate definitions: (block, index, def, how) with how = Ok(R) for `add d, u, R`,
     // Err(w) for a step from value `w`.
     let mut cands: Vec<(BlockId, usize, u32, Result<u32, u32>)> = Vec::new();
@@ -514,7 +535,7 @@ fn anchored_webs(
         for (k, inst) in blk.insts.iter().enumerate() {
             let i = inst.src;
             let [d] = inst.defs.as_slice() else { continue };
-            if scalar.contains(&var_of(*d)) || i.guard.is_some() || !hoistable(f, inst) || !exact_affine(inst) || !matches!(uni.values[*d as usize], Shape::Affine(_)) {
+            if scalar.contains(&var_of(*d)) || i.guard.is_some() || !hoistable(f, inst) || !exact_affine(inst) || !lane_shaped(*d) {
                 continue;
             }
             let val = |o: &Opnd| if let Opnd::Val(v) = o { Some(*v) } else { None };
@@ -593,7 +614,7 @@ fn anchored_webs(
         for (v, info) in f.values.iter().enumerate() {
             let key = var_of(v as u32);
             let Some(Some(r)) = anchor.get(&key).copied() else { continue };
-            let ok = matches!(uni.values[v], Shape::Affine(_))
+            let ok = lane_shaped(v as u32)
                 && match info.def {
                     Def::Phi { .. } => true,
                     Def::Inst { .. } => match defined.get(&(v as u32)) {

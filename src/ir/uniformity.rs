@@ -174,6 +174,8 @@ pub struct Uniformity {
     pub regions: Vec<Vec<BlockId>>,
     /// The warps analyzed for.
     pub layout: Layout,
+    /// Per block: it joins a divergent branch's paths (its phis vary for that alone).
+    pub joins: Vec<bool>,
 }
 
 /// The lanes of a warp that run a block together.
@@ -584,7 +586,7 @@ pub fn analyze_for(f: &Func, layout: Layout) -> Uniformity {
         }
     }
     let values = a.values.iter().map(|s| if *s == Shape::Unknown { Shape::Uniform } else { *s }).collect();
-    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop, regions, layout }
+    Uniformity { cfg: a.cfg, values, divergent, group, divergent_loop: a.divergent_loop, regions, layout, joins: a.joins }
 }
 
 impl Uniformity {
