@@ -463,6 +463,11 @@ pub struct Plan {
     /// then exists, a constant for LLVM ([`setup`]), instead of a compare of the lanes'
     /// `%tid.x` with `%ntid.x` that every mask, shuffle and lane loop of the warp inherits.
     pub whole_rows: bool,
+    /// For tile warps ([`Layout::Tile`]): the memory accesses (block, index) that are
+    /// consecutive within a row, as the analysis for warps of one row finds them, though
+    /// their rows lie a runtime amount apart (the tiled sgemm's loads of A and B), which this
+    /// layout's analysis calls gathers: they are prefetched row by row ([`prefetch_bytes`]).
+    pub row_consecutive: HashSet<(BlockId, usize)>,
 }
 
 impl Plan {
@@ -1791,7 +1796,18 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
     let matrix_sites = f.blocks.iter().map(|b| b.insts.iter().filter(|i| super::warp_collective::is_matrix(i.src)).count()).sum::<usize>();
     let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
-    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas, serial, in_serial, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites, whole_rows: false })
+    let mut row_consecutive = HashSet::new();
+    if layout == Layout::Tile {
+        let rows = uniformity::analyze_for(f, Layout::Rows);
+        for (b, blk) in f.blocks.iter().enumerate() {
+            for (k, inst) in blk.insts.iter().enumerate() {
+                if matches!(inst.src.opcode.name, "ld" | "st") && rows.access(f, inst, b as BlockId) == Some(uniformity::Access::Consecutive) {
+                    row_consecutive.insert((b as BlockId, k));
+                }
+            }
+        }
+    }
+    Ok(Plan { frame_params, uni, scalar_vars: scalar, affine, anchored, scalar_inst, barriers, counted, cluster_barrier, yields, parks, park_barrier, contended_cas, serial, in_serial, undef_webs, barrier_free_loop, reads_tid_yz, inline, inlined, web, web_values, copies, remat, collectives, matrix, matrix_sites, whole_rows: false, row_consecutive })
 }
 
 /// Emission state of a kernel on the warp path.
@@ -3738,7 +3754,8 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
     if !matches!(i.opcode.name, "ld" | "st") || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
         return None;
     }
-    if plan.uni.access(f, inst, b)? != uniformity::Access::Consecutive {
+    let k = f.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst))?;
+    if plan.uni.access(f, inst, b)? != uniformity::Access::Consecutive && !plan.row_consecutive.contains(&(b, k)) {
         return None;
     }
     // A store to the address a load of the block read (`y[i] = a * x[i] + y[i]`) has its
@@ -3748,7 +3765,9 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
     }
     let ty = super::types_of(i).first().copied()?;
     let n = i.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|d| d.parse::<u64>().ok())).unwrap_or(1);
-    let span = LANES as u64 * ty.size() as u64 * n;
+    // (A tile warp prefetches each of its rows: [`prefetch_ahead`].)
+    let lanes = if plan.uni.layout == Layout::Tile { TILE_ROW as u64 } else { LANES as u64 };
+    let span = lanes * ty.size() as u64 * n;
     // In a loop whose back edge yields (a grid-stride loop), the warp's next accesses are a
     // grid's span apart, far beyond what the hardware prefetchers follow, and the CTA's other
     // warps run between this warp's rounds of iterations: prefetch the access one round of
@@ -3937,6 +3956,24 @@ const PREFETCH_LANES: u64 = 16 * LANES as u64;
 /// Lane 0's address is its registers' first elements (the loop has computed them; a lane
 /// that did not run leaves an older value, and the prefetch is only a hint).
 fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: Ahead) {
+    prefetch_row(e, b, k, &ahead);
+    // A tile warp's second row lies a row's stride away (`n` floats apart in the tiled
+    // sgemm's A and B), beyond the lines of row 0's span: its own prefetch, from `%tid.y` + 1
+    // (the values recomputed for it are not row 0's).
+    if w(e).tile {
+        let y0 = w(e).y0;
+        let saved = e.tid[1];
+        e.tid[1] = crate::lanes::exact(e.b.build_int_add(y0, e.ctx().i32_type().const_int(1, false), "tid.y.row1").unwrap());
+        w(e).temps.borrow_mut().clear();
+        prefetch_row(e, b, k, &ahead);
+        w(e).temps.borrow_mut().clear();
+        e.tid[1] = saved;
+    }
+}
+
+/// [`prefetch_ahead`] for the warp's lane 0 as `e.tid` places it (row 0, or a tile warp's
+/// row 1).
+fn prefetch_row<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: &Ahead) {
     let func = e.ir_func();
     let inst = &func.blocks[b as usize].insts[k];
     // A store's address is its first operand, and it prefetches for writing (`prefetchw`).
