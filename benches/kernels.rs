@@ -29,22 +29,26 @@ fn main() {
     let only = std::env::args().nth(2);
     let want = |n: &str| only.as_deref().map_or(true, |o| o.split(',').any(|x| x == n));
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/");
+    // BENCH_GEN: whose PTX of the CUDA sources to run, `nvrtc` (default: NVRTC 12.9) or
+    // `clang` (clang-19): tests/corpus/NAME.GEN.ptx and benches/idioms.GEN.ptx.
+    let gen = std::env::var("BENCH_GEN").unwrap_or_else(|_| "nvrtc".into());
+    assert!(gen == "nvrtc" || gen == "clang", "BENCH_GEN is nvrtc or clang");
     let n: usize = std::env::var("BENCH_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1 << 26);
     let x = f32s((0..n).map(|i| (i % 1000) as f32 * 0.5));
     if want("saxpy") {
-        let m = load(&format!("{dir}saxpy.nvrtc.ptx"));
+        let m = load(&format!("{dir}saxpy.{gen}.ptx"));
         let mut args = vec![ArgSpec::Buffer(x.clone()), ArgSpec::Buffer(f32s((0..n).map(|i| (i % 7) as f32))), ArgSpec::Scalar(ptxr::syntax::ast::Type::F32, 2.0f32.to_bits() as u64), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
         let cfg = LaunchConfig { grid: Dim3((n / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
         time("saxpy", reps, || m.launch("saxpy", &cfg, &mut args).unwrap());
     }
     if want("reduce") {
-        let m = load(&format!("{dir}warp_reduce.nvrtc.ptx"));
+        let m = load(&format!("{dir}warp_reduce.{gen}.ptx"));
         let mut args = vec![ArgSpec::Buffer(x.clone()), ArgSpec::Buffer(vec![0; n / 32 * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
         let cfg = LaunchConfig { grid: Dim3((n / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
         time("reduce", reps, || m.launch("warp_reduce_down", &cfg, &mut args).unwrap());
     }
     if want("sgemm") {
-        let m = load(&format!("{dir}matmul_tiled.nvrtc.ptx"));
+        let m = load(&format!("{dir}matmul_tiled.{gen}.ptx"));
         // SGEMM_N: the matrix size (a multiple of 16), default 1024 (as in benches/c).
         let k: usize = std::env::var("SGEMM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1024);
         let mut args = vec![
@@ -59,14 +63,14 @@ fn main() {
     if want("scan") {
         // Inclusive scans of 256-element blocks (warp shuffles, then the warps' totals through
         // shared memory between two barriers).
-        let m = load(&format!("{dir}block_scan.nvrtc.ptx"));
+        let m = load(&format!("{dir}block_scan.{gen}.ptx"));
         let xs: Vec<u8> = (0..n).flat_map(|i| ((i % 7) as i32 - 3).to_le_bytes()).collect();
         let mut args = vec![ArgSpec::Buffer(xs), ArgSpec::Buffer(vec![0; n * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, n as u64)];
         let cfg = LaunchConfig { grid: Dim3((n / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
         time("scan", reps, || m.launch("block_inclusive_scan", &cfg, &mut args).unwrap());
     }
     if want("histogram") {
-        let m = load(&format!("{dir}histogram.nvrtc.ptx"));
+        let m = load(&format!("{dir}histogram.{gen}.ptx"));
         let mut s: u32 = 12345;
         let bytes: Vec<u8> = (0..n)
             .map(|_| {
@@ -81,7 +85,7 @@ fn main() {
         time("histogram", reps, || m.launch("histogram256", &cfg, &mut args).unwrap());
     }
     if want("stencil") {
-        let m = load(&format!("{dir}stencil2d.nvrtc.ptx"));
+        let m = load(&format!("{dir}stencil2d.{gen}.ptx"));
         let w = 4096usize;
         let mut args = vec![ArgSpec::Buffer(f32s((0..w * w).map(|i| (i % 101) as f32))), ArgSpec::Buffer(vec![0; w * w * 4]), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, w as u64), ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, w as u64)];
         // STENCIL_BLOCK=WxH: the block shape (default 32x8; 16x16 runs the kernel's version of
@@ -110,11 +114,11 @@ fn main() {
             ptxr::codegen::warp::set_exec(exec);
             let tag = if exec == ptxr::codegen::warp::Exec::Thread { "thread" } else { "simd" };
             let ints: Vec<u8> = (0..m1).flat_map(|i| ((i as u32).wrapping_mul(2654435761) as i32).to_le_bytes()).collect();
-            let m = load(&format!("{dir}bitonic_sort.nvrtc.ptx"));
+            let m = load(&format!("{dir}bitonic_sort.{gen}.ptx"));
             let mut args = vec![ArgSpec::Buffer(ints.clone()), s32(m1)];
             let cfg = LaunchConfig { grid: Dim3((m1 / 1024) as u32, 1, 1), block: Dim3(1024, 1, 1), dyn_smem: 0 };
             time(&format!("bitonic_sort/{tag}"), reps, || m.launch("bitonic_sort_block", &cfg, &mut args).unwrap());
-            let m = load(&format!("{dir}reduce_shared.nvrtc.ptx"));
+            let m = load(&format!("{dir}reduce_shared.{gen}.ptx"));
             let mut args = vec![ArgSpec::Buffer(x[..4 * m1].to_vec()), ArgSpec::Buffer(vec![0; 4 * m1 / 512]), s32(m1)];
             let cfg = LaunchConfig { grid: Dim3((m1 / 512) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
             time(&format!("reduce_shared/{tag}"), reps, || m.launch("reduce_sum", &cfg, &mut args).unwrap());
@@ -123,18 +127,18 @@ fn main() {
             let mut args = vec![ArgSpec::Buffer(ints.clone()), ArgSpec::Buffer(vec![0; 4]), s32(m1)];
             let cfg = LaunchConfig { grid: Dim3(1024, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
             time(&format!("reduce_grid_stride/{tag}"), reps, || m.launch("reduce_sum_atomic", &cfg, &mut args).unwrap());
-            let m = load(&format!("{dir}stencil1d.nvrtc.ptx"));
+            let m = load(&format!("{dir}stencil1d.{gen}.ptx"));
             let mut args = vec![ArgSpec::Buffer(x[..4 * m1].to_vec()), ArgSpec::Buffer(vec![0; 4 * m1]), s32(m1)];
             let cfg = LaunchConfig { grid: Dim3((m1 / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
             time(&format!("stencil1d/{tag}"), reps, || m.launch("stencil1d", &cfg, &mut args).unwrap());
-            let m = load(&format!("{dir}transpose.nvrtc.ptx"));
+            let m = load(&format!("{dir}transpose.{gen}.ptx"));
             let w = 4096usize;
             let mut args = vec![ArgSpec::Buffer(x[..4 * w * w].to_vec()), ArgSpec::Buffer(vec![0; 4 * w * w]), s32(w), s32(w)];
             let cfg = LaunchConfig { grid: Dim3((w / 32) as u32, (w / 32) as u32, 1), block: Dim3(32, 8, 1), dyn_smem: 0 };
             time(&format!("transpose/{tag}"), reps, || m.launch("transpose", &cfg, &mut args).unwrap());
             // Compare-and-swap retry loops on one word for the whole grid (2^22 threads): a
             // double add through a 64-bit CAS, a float max with its early exit (tests/cuda/cas_loops.cu).
-            let m = load(&format!("{dir}cas_loops.nvrtc.ptx"));
+            let m = load(&format!("{dir}cas_loops.{gen}.ptx"));
             let n22 = 1usize << 22;
             let cfg = LaunchConfig { grid: Dim3((n22 / 256) as u32, 1, 1), block: Dim3(256, 1, 1), dyn_smem: 0 };
             let ds: Vec<u8> = (0..n22).flat_map(|i| ((i % 7) as f64).to_le_bytes()).collect();
@@ -149,13 +153,13 @@ fn main() {
         }
         return;
     }
-    // Idioms where a thread has a loop of its own (benches/cuda/idioms.cu, NVRTC PTX), on the
+    // Idioms where a thread has a loop of its own (benches/cuda/idioms.cu), on the
     // warp-vector path and, as `NAME/thread`, on the per-thread path.
-    let idioms = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/idioms.nvrtc.ptx");
+    let idioms = format!("{}/benches/idioms.{gen}.ptx", env!("CARGO_MANIFEST_DIR"));
     for exec in [ptxr::codegen::warp::Exec::Simd, ptxr::codegen::warp::Exec::Thread] {
         ptxr::codegen::warp::set_exec(exec);
         let tag = if exec == ptxr::codegen::warp::Exec::Thread { "/thread" } else { "" };
-        let m = load(idioms);
+        let m = load(&idioms);
         let s32 = |v: usize| ArgSpec::Scalar(ptxr::syntax::ast::Type::S32, v as u64);
         if want("saxpy_grid") {
             let mut args = vec![ArgSpec::Buffer(x.clone()), ArgSpec::Buffer(f32s((0..n).map(|i| (i % 7) as f32))), ArgSpec::Scalar(ptxr::syntax::ast::Type::F32, 2.0f32.to_bits() as u64), s32(n)];

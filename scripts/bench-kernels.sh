@@ -2,6 +2,7 @@
 # Kernel benchmark: ptxr-compiled corpus kernels vs. native C (gcc -O3 -march=native -fopenmp)
 # of the same algorithms, side by side in one run, on all cores. Prints time and ptxr/C ratio.
 # SGEMM_N: the tiled sgemm's matrix size (a multiple of 16; default 1024).
+# BENCH_GEN=clang: the kernels as clang-19 compiled them (default nvrtc: NVRTC 12.9).
 # Usage: [ROUNDS=n] [BENCH_N=elements] [SGEMM_N=size] scripts/bench-kernels.sh [REPS] [saxpy,reduce,scan,sgemm,histogram,stencil,saxpy_grid,matmul_naive,softmax,mandelbrot]
 #        scripts/bench-kernels.sh [REPS] paths   (the corpus's barrier and CAS-loop kernels on each path; times only)
 #        scripts/bench-kernels.sh [REPS] overhead   (2^18 CTAs of kernels that do nothing, 0-2 barriers: cost per CTA)

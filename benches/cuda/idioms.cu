@@ -4,6 +4,37 @@
 //   .venv/bin/python scripts/nvrtc_compile.py benches/cuda/idioms.cu benches/idioms.nvrtc.ptx \
 //       --gpu-architecture=compute_70 -std=c++17 --fmad=false
 
+// clang-19 compiles it to benches/idioms.clang.ptx (no CUDA SDK: the corpus prelude):
+//   clang-19 -x cuda --cuda-device-only -S --cuda-gpu-arch=sm_70 --cuda-feature=+ptx64 \
+//       -nocudainc -nocudalib -O3 -std=c++17 -ffp-contract=off -o benches/idioms.clang.ptx \
+//       benches/cuda/idioms.cu
+#if !defined(__CUDACC_RTC__)
+#include "../../tests/cuda/prelude.h"
+// Without libdevice clang has no expf: the usual reduction exp(x) = 2^k exp(r), k = rint(x
+// log2 e), r = x - k ln 2 in two parts (Cody-Waite), exp(r) by its Taylor polynomial to
+// degree 7 (|r| <= ln 2 / 2: truncation below 2^-25 relative), 2^k from exponent bits in two
+// factors (k up to 128).
+__device__ __forceinline__ float expf(float x) {
+    if (x != x) return x;
+    if (x < -87.33654f) return 0.0f;
+    if (x > 88.72284f) return __int_as_float(0x7f800000);
+    float k = __builtin_rintf(x * 1.44269504088896341f);
+    float r = fmaf(k, -0.693145751953125f, x);
+    r = fmaf(k, -1.42860682030941723e-6f, r);
+    float p = 1.0f / 5040.0f;
+    p = fmaf(p, r, 1.0f / 720.0f);
+    p = fmaf(p, r, 1.0f / 120.0f);
+    p = fmaf(p, r, 1.0f / 24.0f);
+    p = fmaf(p, r, 1.0f / 6.0f);
+    p = fmaf(p, r, 0.5f);
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
+    int ki = (int)k;
+    int half = ki / 2;
+    return p * __int_as_float((half + 127) << 23) * __int_as_float((ki - half + 127) << 23);
+}
+#endif
+
 // saxpy as a grid-stride loop (NVIDIA's recommended form).
 extern "C" __global__ void saxpy_grid(const float *x, float *y, float a, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
