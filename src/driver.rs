@@ -371,6 +371,7 @@ pub fn report(src: &SourceFile) -> Result<String> {
         let plan = crate::codegen::warp::choose(irf, body, &sync_funcs, exec);
         let describe = |plan: &Result<crate::codegen::warp::Plan, String>| match plan {
             Ok(p) if p.barriers.is_empty() => "simd (warp-vector)".to_string(),
+            Ok(p) if p.barriers.len() == 1 => "simd (warp-vector; the CTA's warps run in phases around its barrier)".to_string(),
             Ok(p) => format!("simd (warp-vector; the CTA's warps run in phases between its {} barriers)", p.barriers.len()),
             Err(why) => format!("thread ({why})"),
         };

@@ -397,7 +397,7 @@ fn report_names_each_kernels_execution_path_and_why() {
     // `bar.red` (__syncthreads_count) is a barrier of the warp path; barriers with a thread
     // count are too (codegen::warp::Counted), but not `bar.red` with a count, nor `bar.red`
     // in a kernel with counted barriers.
-    assert!(out.contains("kernel block_count_positive: simd (warp-vector; the CTA's warps run in phases between its 1 barriers)"), "{out}");
+    assert!(out.contains("kernel block_count_positive: simd (warp-vector; the CTA's warps run in phases around its barrier)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/filetests/sync/producer_consumer.ptx", "--report", "--exec", "simd"]);
     assert!(out.contains("kernel prodcons: thread (`bar.red.popc.u32` (line 53) is not on the warp path yet)"), "{out}");
     let (_, out, _) = ptxr(&["compile", "tests/filetests/warp/named_barriers.ptx", "--report"]);
