@@ -1797,11 +1797,13 @@ pub fn plan(f: &Func, layout: Layout, spins: &[&str], cas: &[*const crate::synta
     let matrix = matrix_sites > 0;
     let undef_webs = (0..f.values.len() as u32).filter(|v| f.values[*v as usize].def == Def::Undef).map(var_of).collect();
     let mut row_consecutive = HashSet::new();
-    if layout == Layout::Tile {
+    let global = |i: &crate::syntax::ast::Instr| matches!(i.opcode.name, "ld" | "st") && (i.has_mod("global") || super::ops_mem::space_of(i).is_none());
+    let gathers = || f.blocks.iter().enumerate().any(|(b, blk)| blk.insts.iter().any(|x| global(x.src) && uni.access(f, x, b as BlockId) == Some(uniformity::Access::Gather)));
+    if layout == Layout::Tile && gathers() {
         let rows = uniformity::analyze_for(f, Layout::Rows);
         for (b, blk) in f.blocks.iter().enumerate() {
             for (k, inst) in blk.insts.iter().enumerate() {
-                if matches!(inst.src.opcode.name, "ld" | "st") && rows.access(f, inst, b as BlockId) == Some(uniformity::Access::Consecutive) {
+                if global(inst.src) && rows.access(f, inst, b as BlockId) == Some(uniformity::Access::Consecutive) {
                     row_consecutive.insert((b as BlockId, k));
                 }
             }
@@ -3746,7 +3748,7 @@ fn coherent_copy<'ctx>(
 /// ([`prefetch_ahead`]); `None` for other accesses. A store's prefetch is for writing:
 /// a streaming kernel's stores otherwise wait for each line to be read for ownership (block
 /// scan, one core, same run: 0.089 -> 0.078 s; two cores 1.8x -> 1.5x of C).
-fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> Option<Ahead> {
+fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId, k: usize) -> Option<Ahead> {
     let i = inst.src;
     if plan.in_serial[b as usize] {
         return None;
@@ -3754,7 +3756,6 @@ fn prefetch_bytes(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId) -> 
     if !matches!(i.opcode.name, "ld" | "st") || !(i.has_mod("global") || super::ops_mem::space_of(i).is_none()) || i.has_mod("volatile") {
         return None;
     }
-    let k = f.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst))?;
     if plan.uni.access(f, inst, b)? != uniformity::Access::Consecutive && !plan.row_consecutive.contains(&(b, k)) {
         return None;
     }
@@ -3956,24 +3957,24 @@ const PREFETCH_LANES: u64 = 16 * LANES as u64;
 /// Lane 0's address is its registers' first elements (the loop has computed them; a lane
 /// that did not run leaves an older value, and the prefetch is only a hint).
 fn prefetch_ahead<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: Ahead) {
-    prefetch_row(e, b, k, &ahead);
-    // A tile warp's second row lies a row's stride away (`n` floats apart in the tiled
-    // sgemm's A and B), beyond the lines of row 0's span: its own prefetch, from `%tid.y` + 1
-    // (the values recomputed for it are not row 0's).
+    prefetch_row(e, b, k, &ahead, 0);
+    // A tile warp's second row lies a row's stride away, anywhere (`n` floats apart in the
+    // tiled sgemm's A and B), not within row 0's span: its own prefetch, from `%tid.y` + 1
+    // and the affine bases plus their row strides ([`lane0_temp`]).
     if w(e).tile {
         let y0 = w(e).y0;
         let saved = e.tid[1];
         e.tid[1] = crate::lanes::exact(e.b.build_int_add(y0, e.ctx().i32_type().const_int(1, false), "tid.y.row1").unwrap());
         w(e).temps.borrow_mut().clear();
-        prefetch_row(e, b, k, &ahead);
+        prefetch_row(e, b, k, &ahead, 1);
         w(e).temps.borrow_mut().clear();
         e.tid[1] = saved;
     }
 }
 
-/// [`prefetch_ahead`] for the warp's lane 0 as `e.tid` places it (row 0, or a tile warp's
-/// row 1).
-fn prefetch_row<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: &Ahead) {
+/// [`prefetch_ahead`] for lane 0 of row `row` of the warp (a tile warp's row 1: `e.tid` set
+/// to it).
+fn prefetch_row<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahead: &Ahead, row: u64) {
     let func = e.ir_func();
     let inst = &func.blocks[b as usize].insts[k];
     // A store's address is its first operand, and it prefetches for writing (`prefetchw`).
@@ -3988,7 +3989,7 @@ fn prefetch_row<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, k: usize, ahe
             let name = id.name;
             let plan = w(e).plan.clone();
             let saved = std::mem::take(&mut e.overrides);
-            let t = lane0_temp(e, &func, &plan, *v, 0);
+            let t = lane0_temp(e, &func, &plan, *v, row, 0);
             e.overrides = saved;
             if let Some(t) = t {
                 e.overrides.insert(name, (t, func.values[*v as usize].ty));
@@ -4227,11 +4228,12 @@ fn recompute<'ctx, 'a, 'm>(
     ok.then_some(dst)
 }
 
-/// A temporary holding lane 0's value of `v`, computed from scalar storage (uniform values,
-/// and the bases of affine ones, which are lane 0's values) through pure integer
-/// instructions (`add`, `sub`, `mul`, `mad`, `shl`, integer `cvt`, `mov`, `cvta`), outside
-/// any lane loop; `None` when `v` depends on anything else.
-fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, depth: u32) -> Option<PointerValue<'ctx>> {
+/// A temporary holding lane 0's value of `v` in row `row` of the warp (0, or 1 in a tile
+/// warp, whose `e.tid` the caller sets to that row's), computed from scalar storage (uniform
+/// values, and the bases of affine ones, which are lane 0's values, plus `row` times their
+/// row stride) through pure integer instructions (`add`, `sub`, `mul`, `mad`, `shl`, integer
+/// `cvt`, `mov`, `cvta`), outside any lane loop; `None` when `v` depends on anything else.
+fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, plan: &Plan, v: u32, row: u64, depth: u32) -> Option<PointerValue<'ctx>> {
     let key = plan.key(func, v);
     let ty = func.values[v as usize].ty;
     if plan.uniform_web(&key) {
@@ -4246,7 +4248,7 @@ fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
         if depth > 8 || !int(ty) || !int(rty) || rty.bits() != ty.bits() {
             return None;
         }
-        let rt = lane0_temp(e, func, plan, r, depth + 1)?;
+        let rt = lane0_temp(e, func, plan, r, row, depth + 1)?;
         let s = e.load_reg(web_storage(e, &key, ty), ty);
         let x = e.load_reg(rt, rty);
         let sum = e.b.build_int_add(s, x, "lane0.anchored").unwrap();
@@ -4260,7 +4262,18 @@ fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
         return Some(t);
     }
     if plan.scalar_vars.contains(&key) {
-        return Some(web_storage(e, &key, ty));
+        let base = web_storage(e, &key, ty);
+        return match plan.affine.get(&key) {
+            Some(s) if row > 0 && s.r != 0 => {
+                let it = e.storage_t(ty);
+                let b = e.load_reg(base, ty);
+                let x = e.b.build_int_add(b, it.const_int(s.r.wrapping_mul(row as i64) as u64, true), "lane0.row").unwrap();
+                let t = e.alloca_b.build_alloca(it, "lane0").unwrap();
+                e.store_reg(t, ty, x);
+                Some(t)
+            }
+            _ => Some(base),
+        };
     }
     let Def::Inst { block, inst } = func.values[v as usize].def else { return None };
     let inst = &func.blocks[block as usize].insts[inst as usize];
@@ -4269,7 +4282,7 @@ fn lane0_temp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<
     if depth > 8 || !pure || inst.defs.len() != 1 || inst.operands.iter().any(|o| !matches!(o, Opnd::Val(_) | Opnd::Imm(_))) {
         return None;
     }
-    recompute(e, func, inst, v, "lane0", &mut |e, r, _| lane0_temp(e, func, plan, r, depth + 1))
+    recompute(e, func, inst, v, "lane0", &mut |e, r, _| lane0_temp(e, func, plan, r, row, depth + 1))
 }
 
 /// A store to one address for every lane that a lane loop runs once after the loop, for
@@ -4444,7 +4457,7 @@ fn run_deferred<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, d: Deferred<'ctx>) -> R<(
     for (n, ty, src) in &d.regs {
         let t = e.storage_t(*ty);
         let src = match *src {
-            LaneValue::Uniform(v, arr) => match lane0_temp(e, &func, &plan, v, 0) {
+            LaneValue::Uniform(v, arr) => match lane0_temp(e, &func, &plan, v, 0, 0) {
                 Some(p) => {
                     e.overrides.clear();
                     temps.push((n.clone(), *ty, p));
@@ -4559,8 +4572,8 @@ fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, i
     // (grid-stride saxpy, same run: 0.021 s without, 0.022-0.024 s with; in C, a histogram
     // in groups of 16 CTAs: 0.014 s without, 0.017 s with).
     let grouped_loop = |a: &Ahead| w(e).cta_group && a.advance.is_some();
-    if let (Some(_), Some(ahead)) = (w(e).lane, prefetch_bytes(func, &w(e).plan, inst, b).filter(|a| !grouped_loop(a))) {
-        if let Some(k) = func.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst)) {
+    if let (Some(_), Some(k)) = (w(e).lane, func.blocks[b as usize].insts.iter().position(|x| std::ptr::eq(x, inst))) {
+        if let Some(ahead) = prefetch_bytes(func, &w(e).plan, inst, b, k).filter(|a| !grouped_loop(a)) {
             w(e).prefetch.borrow_mut().push((b, k, ahead));
         }
     }
