@@ -2986,8 +2986,31 @@ pub(crate) fn finish<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>) -> Option<u32> {
     let func = e.ir_func();
     let carries = func.blocks.iter().any(|b| b.insts.iter().any(|i| matches!(i.src.opcode.name, "addc" | "subc" | "madc")));
     let traffic = FrameTraffic::new(&func, &ws.plan, &bars.sites.iter().map(|(_, _, live, at)| (*at, live.clone())).collect::<Vec<_>>());
-    for (site, (save, restore, live, _)) in bars.sites.iter().enumerate() {
-        let mut fixed: Vec<(PointerValue<'ctx>, u64, u64)> = vec![(ws.next, FRAME_NEXT, 4 * LANES as u64)];
+    let v32 = ctx.i32_type().vec_type(LANES);
+    for (site, (save, restore, live, at_bar)) in bars.sites.iter().enumerate() {
+        // At a CTA barrier every live lane of the warp waits at the barrier's block (the plan
+        // puts barriers only where they run together) and the others have ended: `next` is
+        // that block or `DONE`, and the frame keeps it as a mask of 32 bits, the lanes there,
+        // from which the restore's `next` is a select LLVM folds into the masks of the blocks
+        // after it (`converged_entry`). (Parked lanes of spin loops, and the lanes of a
+        // yield, may wait elsewhere: their frames keep `next` whole.) Kernels of nothing
+        // but two barriers, one core: 59 -> 41 ns per CTA of 256 threads.
+        let compact = at_bar.filter(|_| ws.plan.parks.is_empty()).map(|(b, _)| ws.plan.uni.cfg.order[b as usize] as u64);
+        let mut fixed: Vec<(PointerValue<'ctx>, u64, u64)> = if compact.is_some() { Vec::new() } else { vec![(ws.next, FRAME_NEXT, 4 * LANES as u64)] };
+        if let Some(bid) = compact {
+            let i32t = ctx.i32_type();
+            let splat = |c: u64| inkwell::types::VectorType::const_vector(&vec![i32t.const_int(c, false); LANES as usize]);
+            b.position_before(&save.get_first_instruction().unwrap());
+            let next = b.build_load(v32, ws.next, "next").unwrap().into_vector_value();
+            let here = b.build_int_compare(IntPredicate::EQ, next, splat(bid), "bar.lanes").unwrap();
+            let bits = b.build_bit_cast(here, i32t, "").unwrap();
+            b.build_store(at(&b, FRAME_NEXT), bits).unwrap();
+            b.position_before(&restore.get_first_instruction().unwrap());
+            let bits = b.build_load(i32t, at(&b, FRAME_NEXT), "bar.lanes").unwrap();
+            let here = b.build_bit_cast(bits, ctx.bool_type().vec_type(LANES), "").unwrap().into_vector_value();
+            let next = b.build_select(here, splat(bid), splat(DONE), "next").unwrap();
+            b.build_store(ws.next, next).unwrap();
+        }
         if carries {
             fixed.push((ws.carry, FRAME_CARRY, LANES as u64));
         }
@@ -4680,6 +4703,9 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     if let Some(blocks) = plan.serial.get(&b) {
         return serial_loop(e, func, plan, b, blocks);
     }
+    if plan.uni.group[b as usize] == Group::All && !plan.uni.in_divergent_loop(b) && !plan.inlined[b as usize] && plan.parks.is_empty() {
+        converged_entry(e, id);
+    }
     let mut lp: Option<LaneLoop<'ctx>> = None;
     // Where the open lane loop ends for warp-synchronous code (`lockstep_meet`).
     let mut lp_end = blk.insts.len();
@@ -4930,6 +4956,29 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
         }
     }
     Ok(())
+}
+
+/// At the top of converged block number `id` (every live lane runs it together: the
+/// others have ended, and no lane is parked): `next` is `id` in every lane that is not
+/// `DONE`, and saying so (`next = next == DONE ? DONE : id`) lets LLVM fold what the block
+/// does with `next` from what it knew before. The block's lane test (`next == id`) becomes
+/// the warp's live lanes, and its update to its successor (`next == id ? succ : next`)
+/// a select on them, where without it each converged block kept a compare and a blend per
+/// 16 lanes on the warp's `next` vectors, for a chain of uniform blocks one after another.
+/// Where LLVM knows the lanes (after a barrier's restore, `finish`; from the warp's
+/// start), the masks of the blocks that follow fold too. On a Zen 4 core, one core,
+/// 4096 CTAs of 256 threads in L3: a load-and-store kernel with the block scan's
+/// control flow 0.333 -> 0.241 ms; the block scan 0.650 -> 0.585 ms (with `finish`'s
+/// masks; 0.683 ms without them, where each converged block after a restore paid the
+/// compare and blend).
+fn converged_entry<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) {
+    let i32t = e.ctx().i32_type();
+    let next = w(e).next;
+    let all = e.b.build_load(i32t.vec_type(LANES), next, "").unwrap().into_vector_value();
+    let done = splat(e, i32t.const_int(DONE, false));
+    let ended = e.b.build_int_compare(IntPredicate::EQ, all, done, "").unwrap();
+    let upd = e.b.build_select(ended, done, splat(e, i32t.const_int(id as u64, false)), "converged").unwrap();
+    e.b.build_store(next, upd).unwrap();
 }
 
 /// A lane's next block `succ` leaving block `b`: at the latch of a parking loop
