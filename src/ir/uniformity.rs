@@ -244,7 +244,9 @@ fn always_varying(f: &Func, inst: &super::Inst) -> bool {
     let i = inst.src;
     match i.opcode.name {
         // tcgen05.ld: each lane reads its own lane and columns of tensor memory.
-        "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "wgmma" | "ldmatrix" | "alloca" | "stacksave" | "tcgen05" => true,
+        // elect.sync (PTX ISA 8.x 9.7.12): `p` is true in the leader's lane only (its `d`, the
+        // leader's number, is the same in every lane, but one shape covers both).
+        "atom" | "call" | "shfl" | "match" | "mma" | "wmma" | "wgmma" | "ldmatrix" | "alloca" | "stacksave" | "tcgen05" | "elect" => true,
         // With a membermask short of the whole warp, lanes outside it count themselves in
         // (`codegen::warp_collective`): per-lane results.
         "vote" | "redux" => match crate::codegen::warp_collective::membermask(i).and_then(|k| inst.operands.get(k)) {
