@@ -42,8 +42,10 @@
 //! nothing to wait for; `tcgen05.commit` arrives (count 1) on its mbarrier at once, in each
 //! CTA of its `ctaMask` with `.multicast::cluster`.
 //!
-//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, block scaling, sparsity, `tcgen05.cp` and
-//! `tcgen05.shift` (errors naming them).
+//! **`tcgen05.shift`** (9.7.16.9.3) moves 31 rows of 256 bits down by one row when issued.
+//!
+//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, block scaling, sparsity and `tcgen05.cp`
+//! (errors naming them).
 
 use super::func::{FnEmitter, R};
 use super::ops_wgmma::{desc_address, desc_fields, elem_f32, Ty};
@@ -76,6 +78,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         "mma" => mma(e, i),
         "commit" => commit(e, i),
         "ld" | "st" => ld_st(e, i, op == "st"),
+        "shift" => shift(e, i),
         _ => Err(e.err(i.opcode.span, format!("`tcgen05.{op}` is not supported by ptxr yet"))),
     }
     .map(|_| true)
@@ -309,6 +312,34 @@ fn ld_st<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, store: boo
             };
             e.write(rs[k], Type::B32, v.into())?;
         }
+    }
+    Ok(())
+}
+
+/// PTX ISA 9.0 9.7.16.9.3 tcgen05.shift.cta_group::1.down [taddr]: the issuing thread shifts
+/// the 32-byte elements of 31 rows (lanes) at `taddr` down by one row (the implicit shape
+/// `.31x256b` of 9.7.16.2.3): row k's content becomes row k + 1's, for k = 30 down to 0, in
+/// the 256 bits (8 columns) from the address's column. The ISA names no new content for row
+/// 0: it keeps its own. Like `tcgen05.mma`, a single thread's instruction and complete when
+/// issued here (its completion is what `tcgen05.commit` tracks). The address's lane must be
+/// a multiple of 32 and the 32 lanes and 8 columns inside the CTA's tensor memory, or the
+/// CTA stops with a bad address.
+fn shift<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    let [addr] = &i.operands[..] else { return Err(e.err(i.span, "`tcgen05.shift` takes [taddr]")) };
+    let (base, _) = tmem(e, i)?;
+    let a = taddr_of(e, addr)?;
+    let (l0, col0) = split(e, a);
+    let b = &e.b;
+    let unaligned = b.build_int_compare(IntPredicate::NE, b.build_and(l0, c32(e, 31), "").unwrap(), c32(e, 0), "").unwrap();
+    let lanes_out = b.build_int_compare(IntPredicate::UGT, l0, c32(e, LANES - 32), "").unwrap();
+    let cols_out = b.build_int_compare(IntPredicate::UGT, col0, c32(e, COLS - 8), "").unwrap();
+    let bad = b.build_or(b.build_or(unaligned, lanes_out, "").unwrap(), cols_out, "").unwrap();
+    e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    let i64t = e.ctx().i64_type();
+    for k in (0..31u64).rev() {
+        let from = cell(e, base, e.b.build_int_add(l0, c32(e, k), "").unwrap(), col0);
+        let to = cell(e, base, e.b.build_int_add(l0, c32(e, k + 1), "").unwrap(), col0);
+        e.b.build_memcpy(to, 4, from, 4, i64t.const_int(32, false)).unwrap();
     }
     Ok(())
 }

@@ -85,9 +85,12 @@ pub fn is_sync(i: &Instr) -> bool {
 /// `tcgen05.ld`/`tcgen05.st` (PTX ISA 9.0 9.7.16.8.3-4, `.sync.aligned`): the warp moves the
 /// cells of its lanes together, so one lane may read what another stored; the per-thread
 /// scheduler has the lanes meet first (`codegen::sync`), as at `bar.warp.sync`. (On the warp
-/// path the lanes of a warp run each instruction together already.)
+/// path the lanes of a warp run each instruction together already.) So do
+/// `tcgen05.wait::ld`/`wait::st` (9.7.16.8.5, `.sync.aligned`): the warp's loads and stores
+/// are complete after them, every lane's, for what one thread issues next (a
+/// `tcgen05.shift` or `mma` of the cells the warp just stored).
 pub fn is_tcgen05_meet(i: &Instr) -> bool {
-    i.opcode.name == "tcgen05" && matches!(i.mods.first(), Some(&"ld") | Some(&"st"))
+    i.opcode.name == "tcgen05" && matches!(i.mods.first(), Some(&"ld") | Some(&"st") | Some(&"wait::ld") | Some(&"wait::st"))
 }
 
 /// `barrier.cluster.arrive` (PTX ISA 8.x barrier.cluster): the thread's arrival, which lets it
