@@ -3317,12 +3317,14 @@ fn open<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, id: u32) -> LaneLoop<'ctx> {
 /// or fault on (no memory access, no division). A lane loop without the per-lane test is
 /// plain vector code for LLVM (no masked stores, no per-lane selects).
 fn unguarded_run(f: &Func, plan: &Plan, b: BlockId, insts: &[crate::ir::Inst]) -> bool {
-    let uni = &plan.uni;
-    uni.group[b as usize] == Group::All
-        && uni.regions[b as usize].is_empty()
-        && !uni.in_divergent_loop(b)
-        && !plan.inlined[b as usize]
+    converged(plan, b)
         && insts.iter().all(|i| hoistable(f, i) && !matches!(i.src.opcode.name, "div" | "rem" | "ld"))
+}
+
+/// Whether every live lane runs block `b` together, in its own code (not a region run inside
+/// another block's lane loop): a converged block outside every loop with a divergent exit.
+fn converged(plan: &Plan, b: BlockId) -> bool {
+    plan.uni.group[b as usize] == Group::All && !plan.uni.in_divergent_loop(b) && !plan.inlined[b as usize]
 }
 
 /// Opens a lane loop for block number `id`; `guarded`: only the lanes waiting for it run.
@@ -4703,7 +4705,7 @@ fn block<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, func: &crate::ir::Func<'a>, 
     if let Some(blocks) = plan.serial.get(&b) {
         return serial_loop(e, func, plan, b, blocks);
     }
-    if plan.uni.group[b as usize] == Group::All && !plan.uni.in_divergent_loop(b) && !plan.inlined[b as usize] && plan.parks.is_empty() {
+    if converged(plan, b) && plan.parks.is_empty() {
         converged_entry(e, id);
     }
     let mut lp: Option<LaneLoop<'ctx>> = None;
