@@ -433,13 +433,8 @@ pub fn report(src: &SourceFile) -> Result<String> {
                 let mut lines: Vec<u32> = p.yields.iter().filter_map(|(l, _)| irf.blocks[*l as usize].insts.last().map(|i| i.line)).collect();
                 lines.sort();
                 let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-                // `.shared` variables of the module and of the kernel's body.
-                use crate::syntax::ast::{Item, StateSpace};
-                let mut own = Vec::new();
-                crate::codegen::collect_shared(body, &mut own);
-                let shared = |name: &str| ast.items.iter().any(|i| matches!(i, Item::Var(v) if v.space == StateSpace::Shared && v.name.name == name)) || own.iter().any(|v| v.name.name == name);
-                let grouped = crate::codegen::warp::may_group_ctas(irf, p, &shared);
-                let mut every: Vec<u64> = p.yields.iter().map(|(l, _)| crate::codegen::warp::yield_every(irf, p, *l, grouped)).collect();
+                let grouped = crate::codegen::warp::may_group_ctas(irf, p);
+                let mut every: Vec<u64> = p.yields.iter().map(|(l, _)| crate::codegen::warp::yield_every(irf, p, *l)).collect();
                 every.sort();
                 every.dedup();
                 let every: Vec<String> = every.iter().map(|n| n.to_string()).collect();

@@ -342,25 +342,26 @@ fn report_names_each_kernels_execution_path_and_why() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kernel saxpy: simd (warp-vector)"), "{out}");
     // A kernel with CTA barriers takes the warp path, its warps in phases, and its
-    // grid-stride loop's iterations interleaved; one that indexes by %tid.y takes it too, and
+    // grid-stride loop's iterations interleaved (in groups of CTAs); one that indexes by %tid.y takes it too, and
     // has a version for blocks 16 threads wide in pairs of rows (tile warps, whose pointers
     // into A and B, rows n apart, are a scalar and a lane part each row recomputes); one
     // without barriers a version for blocks at most 16 threads wide (warps of one row);
     // --exec thread forces the per-thread path.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/histogram.nvrtc.ptx", "--report"]);
     assert!(out.contains("kernel histogram256: simd (warp-vector; the CTA's warps run in phases between its 2 barriers)"), "{out}");
-    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, 8 iterations at a time: 1"), "{out}");
+    assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, the warps of a group of CTAs together, 8 iterations at a time: 1"), "{out}");
     // Both loops of NVRTC's unrolled grid-stride add (its remainder loop and the loop unrolled
     // 4 times) step by %r1 = %ntid.x * %nctaid.x, defined before them; a k loop that never
     // reads %nctaid (matmul_naive) is no grid-stride loop. (The report names a latch by its
     // last instruction's line: the `setp` before the back edge's `bra`.)
     let (_, out, _) = ptxr(&["compile", "tests/corpus/vecadd_gridstride.nvrtc.ptx", "--report"]);
     assert!(out.contains("grid-stride loops whose iterations the CTA's warps interleave, the warps of a group of CTAs together, 4 iterations at a time: 2 (latches at lines 71, 114)"), "{out}");
-    // A grid-stride loop of 4-byte loads in a kernel with barriers (CTAs one at a time) keeps
-    // 4 iterations at a time; the histogram's loop of bytes above takes 8.
+    // A grid-stride loop of 4-byte loads in a kernel with barriers and shared memory (its
+    // CTAs in groups too) takes 4 iterations at a time; the histogram's loop of bytes above
+    // takes 8. A kernel whose barrier counts threads keeps its CTAs one at a time.
     let (_, out, _) = ptxr(&["compile", "tests/corpus/reduce_shared.nvrtc.ptx", "--report"]);
     let atomic = out.split("kernel ").find(|k| k.starts_with("reduce_sum_atomic")).unwrap_or_default();
-    assert!(atomic.contains("grid-stride loops whose iterations the CTA's warps interleave, 4 iterations at a time: 1"), "{out}");
+    assert!(atomic.contains("grid-stride loops whose iterations the CTA's warps interleave, the warps of a group of CTAs together, 4 iterations at a time: 1"), "{out}");
     let (_, out, _) = ptxr(&["compile", "benches/idioms.nvrtc.ptx", "--report"]);
     let naive = out.split("kernel ").find(|k| k.starts_with("matmul_naive")).unwrap_or_default();
     assert!(naive.contains("simd") && !naive.contains("grid-stride"), "{out}");
@@ -769,8 +770,44 @@ fn groups_of_ctas_keep_each_ctas_identity() {
     }
 }
 
+/// A grid-stride kernel with shared memory and barriers in groups of CTAs: each CTA of a
+/// group has a shared window of its own (abi.rs `group_smem_stride`), so each CTA's shared
+/// histogram counts only the elements its threads visit (worked here from the kernel's
+/// definition: element i belongs to linear CTA (i mod 1920) / 64, bin (in[i] + i) mod 64).
+/// `ptxr run` runs such kernels one CTA at a time unless PTXR_CTA_GROUP asks (groups of 4
+/// and 7 over 30 CTAs, a partial last group), on both paths.
+#[test]
+fn groups_of_ctas_keep_each_ctas_shared_memory() {
+    let (ctas, nt, n) = (30u32, 64u32, 9677u32);
+    let input: Vec<u8> = (0..n).map(|i| ((i * 37 + 11) % 251) as u8).collect();
+    let mut want = vec![0u32; (ctas * 64) as usize];
+    for (c, w) in want.chunks_mut(64).enumerate() {
+        for (t, x) in w.iter_mut().enumerate() {
+            *x = (c as u32) << 16;
+            *x += (0..n).filter(|&i| (i % (ctas * nt)) / nt == c as u32 && (input[i as usize] as u32 + i) % 64 == t as u32).count() as u32;
+        }
+    }
+    let want: Vec<u8> = want.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, inp) = (dir.path().join("out.bin"), dir.path().join("in.bin"));
+    std::fs::write(&inp, &input).unwrap();
+    for exec in ["simd", "thread"] {
+        for g in ["", "1", "4", "7"] {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_ptxr"));
+            c.current_dir(env!("CARGO_MANIFEST_DIR")).args(["run", "tests/cli/cta_groups.ptx", "--kernel", "shared_hist", "--exec", exec, "--grid", "5,3,2", "--block", "64", "--arg", &format!("buf:zero:{}", ctas * 64 * 4), "--arg", &format!("buf:file:{}", inp.display()), "--arg", &format!("u32:{n}"), "--dump", &format!("0={}", out.display())]);
+            if !g.is_empty() {
+                c.env("PTXR_CTA_GROUP", g);
+            }
+            let o = c.output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{exec}, group {g}: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(std::fs::read(&out).unwrap() == want, "{exec}, group {g}: a CTA's histogram counts another CTA's elements");
+        }
+    }
+}
+
 /// The same groups of CTAs through the C ABI's runtime (ptxr_rt.c): a static library
-/// launched from C with groups of 4 and 7, serially and through a `parallel_for`.
+/// launched from C with groups of 4 and 7, serially and through a `parallel_for`; the shared
+/// histogram's CTAs each in a window of their own.
 #[test]
 fn c_abi_groups_of_ctas_keep_each_ctas_identity() {
     let dir = tempfile::tempdir().unwrap();
@@ -816,6 +853,20 @@ int main(void) {
         printf("owner par=%d rc=%d bad=%d\n", par, rc, bad);
         rc = ptxr_launch_traps(&cfg, args);
         printf("traps par=%d rc=%d %s\n", par, rc, ptxr_last_error());
+        /* Each CTA's shared histogram (groups_of_ctas_keep_each_ctas_shared_memory). */
+        uint8_t *in = malloc(n);
+        uint32_t *hist = calloc(ctas * 64, 4);
+        for (uint32_t i = 0; i < n; i++) in[i] = (uint8_t)((i * 37 + 11) % 251);
+        void *hargs[] = {&hist, &in, (void *)&n};
+        rc = ptxr_launch_shared_hist(&cfg, hargs);
+        bad = 0;
+        for (uint32_t c = 0; c < ctas; c++)
+            for (uint32_t t = 0; t < 64; t++) {
+                uint32_t want = c << 16;
+                for (uint32_t i = 0; i < n; i++) want += (i % (ctas * nt)) / nt == c && (in[i] + i) % 64 == t;
+                bad += hist[c * 64 + t] != want;
+            }
+        printf("shared_hist par=%d rc=%d bad=%d\n", par, rc, bad);
     }
     return 0;
 }
@@ -826,6 +877,7 @@ int main(void) {
         let out = String::from_utf8_lossy(&out.stdout).to_string();
         for par in 0..2 {
             assert!(out.contains(&format!("owner par={par} rc=0 bad=0")), "group {g}: {out}");
+            assert!(out.contains(&format!("shared_hist par={par} rc=0 bad=0")), "group {g}: {out}");
             assert!(out.contains(&format!("traps par={par} rc=")) && out.contains("in kernel `traps`, CTA (2,1,1), thread (5,0,0): error: `trap` executed"), "group {g}: {out}");
         }
     }

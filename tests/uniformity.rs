@@ -672,3 +672,68 @@ fn contended_cas_loops_run_lane_by_lane() {
     // An inner loop: not lane by lane.
     assert_eq!(plan_of(&kernel("mov.u64 %rd2, %rd1;", "mov.u32 %r6, 0;\nIN:\nadd.u32 %r6, %r6, 1;\nsetp.lt.u32 %p2, %r6, 4;\n@%p2 bra IN;\n")), (vec![], Some(22)));
 }
+
+/// Which grid-stride kernels run in groups of CTAs (`codegen::warp::may_group_ctas`): with
+/// shared memory and `bar.sync` of one constant id, yes (a group's warps all wait at that
+/// barrier, each CTA in its own shared window); with a second barrier id, a barrier that
+/// counts threads, a barrier id in a register, an mbarrier or a warp shuffle, no (those
+/// wait per CTA, or need the per-thread version that runs one CTA).
+#[test]
+fn groups_of_ctas_take_kernels_whose_barriers_are_one() {
+    use ptxr::codegen::warp::{may_group_ctas, plan, Layout};
+    let kernel = |before: &str, after: &str| {
+        format!(
+            "\
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 n)
+{{
+.reg .b32 %r<12>;
+.reg .b64 %rd<4>;
+.reg .pred %p<3>;
+.shared .align 8 .b32 bins[64];
+.shared .align 8 .b64 mbar;
+ld.param.u64 %rd1, [p];
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+mov.u32 %r3, %ctaid.x;
+mov.u32 %r4, %ntid.x;
+mov.u32 %r5, %nctaid.x;
+mad.lo.u32 %r6, %r3, %r4, %r2;
+mul.lo.u32 %r7, %r4, %r5;
+{before}
+setp.ge.u32 %p1, %r6, %r1;
+@%p1 bra DONE;
+LOOP:
+mul.wide.u32 %rd2, %r6, 4;
+add.s64 %rd3, %rd1, %rd2;
+ld.global.u32 %r8, [%rd3];
+and.b32 %r8, %r8, 252;
+mov.u32 %r9, bins;
+add.u32 %r9, %r9, %r8;
+atom.shared.add.u32 %r10, [%r9], 1;
+add.u32 %r6, %r6, %r7;
+setp.lt.u32 %p2, %r6, %r1;
+@%p2 bra LOOP;
+DONE:
+{after}
+ret;
+}}
+"
+        )
+    };
+    let groups = |text: &str| {
+        let f = func_of(text);
+        let p = plan(&f, Layout::Rows, &[], &[]).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert!(!p.yields.is_empty(), "the loop yields: {text}");
+        may_group_ctas(&f, &p)
+    };
+    assert!(groups(&kernel("bar.sync 0;", "bar.sync 0;")));
+    assert!(groups(&kernel("barrier.sync.aligned 3;", "bar.sync 3;")));
+    assert!(!groups(&kernel("bar.sync 0;", "bar.sync 1;")));
+    assert!(!groups(&kernel("bar.sync 0;", "bar.sync 0, 64;")));
+    assert!(!groups(&kernel("and.b32 %r11, %r2, 0;\nbar.sync %r11;", "bar.sync 0;")));
+    assert!(!groups(&kernel("mov.u32 %r11, mbar;\nmbarrier.init.shared.b64 [%r11], 1;\nbar.sync 0;", "bar.sync 0;")));
+    assert!(!groups(&kernel("bar.sync 0;", "shfl.sync.idx.b32 %r11, %r10, 0, 31, -1;\nbar.sync 0;")));
+}

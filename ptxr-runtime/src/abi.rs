@@ -189,6 +189,24 @@ pub struct DeviceKernel {
     pub maxntid: [u32; 3],
 }
 
+/// In a group of CTAs (`CtaCtx::group`) of a kernel with shared memory, CTA `k` of the group
+/// (counted from `ctaid`) has its shared window at `shared + k * group_smem_stride(total_smem)`.
+/// The stride is a multiple of 64 bytes but not of 4 KiB where windows are small: each
+/// window then sits at another offset within a page than its neighbours (windows a page
+/// apart made the CTAs' loads and stores at the same offsets alias in the L1 cache).
+pub fn group_smem_stride(total_smem: u64) -> u64 {
+    total_smem.div_ceil(64) * 64 + 64
+}
+
+/// The bytes of a group's shared windows: `count` windows of `total_smem` bytes
+/// ([`group_smem_stride`] apart), rounded up to 16.
+pub fn group_smem_len(total_smem: u64, count: u64) -> u64 {
+    if total_smem == 0 {
+        return 0;
+    }
+    group_smem_stride(total_smem) * (count.max(1) - 1) + total_smem.div_ceil(16) * 16
+}
+
 pub const DK_USES_SYNC: u32 = 1;
 pub const DK_CTA_GROUP: u32 = 2;
 pub const DK_REQNTID: u32 = 4;

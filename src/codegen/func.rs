@@ -869,25 +869,47 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         if let Some(p) = self.shared_base {
             return p;
         }
+        let v = self.raw_shared_base();
+        let p = self.align_shared(&self.alloca_b, v);
+        self.shared_base = Some(p);
+        p
+    }
+
+    /// `CtaCtx::shared` as the runtime wrote it (loaded in the entry block).
+    pub(crate) fn raw_shared_base(&self) -> PointerValue<'ctx> {
         let t = self.cta_type();
         let fp = self.alloca_b.build_struct_gep(t, self.cta, field::SHARED, "").unwrap();
         let pt = self.ctx().ptr_type(AddressSpace::default());
         let v = self.alloca_b.build_load(pt, fp, "shared").unwrap();
         self.invariant(v);
-        let mut p = v.into_pointer_value();
-        // PTX ISA 5.4.5 `.align`: the runtime's window is 16-byte aligned; a variable that
-        // asks for more gets it from a base moved up to the module's largest alignment
-        // (the slack is counted in the kernel's static shared memory).
+        v.into_pointer_value()
+    }
+
+    /// A CTA's shared window `p` as its variables see it (built with `b`). PTX ISA 5.4.5
+    /// `.align`: the runtime's window is 16-byte aligned; a variable that asks for more gets
+    /// it from a base moved up to the module's largest alignment (the slack is counted in the
+    /// kernel's static shared memory).
+    pub(crate) fn align_shared(&self, b: &Builder<'ctx>, p: PointerValue<'ctx>) -> PointerValue<'ctx> {
         let a = self.m.shared_align;
-        if a > 16 {
-            let i64t = self.ctx().i64_type();
-            let addr = self.alloca_b.build_ptr_to_int(p, i64t, "").unwrap();
-            let neg = self.alloca_b.build_int_neg(addr, "").unwrap();
-            let pad = self.alloca_b.build_and(neg, i64t.const_int(a as u64 - 1, false), "").unwrap();
-            p = unsafe { self.alloca_b.build_in_bounds_gep(self.ctx().i8_type(), p, &[pad], "shared.aligned").unwrap() };
+        if a <= 16 {
+            return p;
         }
+        let i64t = self.ctx().i64_type();
+        let addr = b.build_ptr_to_int(p, i64t, "").unwrap();
+        let neg = b.build_int_neg(addr, "").unwrap();
+        let pad = b.build_and(neg, i64t.const_int(a as u64 - 1, false), "").unwrap();
+        unsafe { b.build_in_bounds_gep(self.ctx().i8_type(), p, &[pad], "shared.aligned").unwrap() }
+    }
+
+    /// Whether [`FnEmitter::shared_base`] has been asked for.
+    pub(crate) fn shared_base_taken(&self) -> bool {
+        self.shared_base.is_some()
+    }
+
+    /// Makes `p` the shared window of the code emitted from here (a warp's CTA in a group of
+    /// CTAs, `warp::group_cta`).
+    pub(crate) fn set_shared_base(&mut self, p: PointerValue<'ctx>) {
         self.shared_base = Some(p);
-        p
     }
 
     pub fn cta_ptr_field(&mut self, fld: u32) -> PointerValue<'ctx> {

@@ -1138,7 +1138,7 @@ fn grid_size_values(f: &Func) -> Vec<bool> {
 /// memory the CTA's warps share in any order, and ran 8-10% slower yielding.
 ///
 /// Loops whose global accesses are all single bytes yield every [`YIELD_EVERY_BYTES`]th
-/// iteration instead, unless the kernel's CTAs run in groups ([`groups_ctas`]).
+/// iteration instead.
 pub const YIELD_EVERY: u64 = 4;
 
 /// How often a warp yields at the back edge of a grid-stride loop whose global accesses
@@ -1152,14 +1152,11 @@ pub const YIELD_EVERY: u64 = 4;
 pub const YIELD_EVERY_BYTES: u64 = 8;
 
 /// How many iterations at a time the warps take in the yielding loop whose latch is `latch`
-/// ([`Plan::yields`]): [`YIELD_EVERY`] where the kernel's CTAs run in groups (`grouped`,
-/// [`groups_ctas`]), else [`yield_count`].
-pub fn yield_every(f: &Func, plan: &Plan, latch: BlockId, grouped: bool) -> u64 {
-    if grouped {
-        YIELD_EVERY
-    } else {
-        yield_count(f, plan, latch)
-    }
+/// ([`Plan::yields`]): [`YIELD_EVERY_BYTES`] where every global access of the loop is of
+/// single bytes, else [`YIELD_EVERY`] (alone or in a group of CTAs, [`groups_ctas`]: the
+/// shared byte histogram in groups of 16, 2 cores, 0.0149 s at 4, 0.0133 s at 8).
+pub fn yield_every(f: &Func, plan: &Plan, latch: BlockId) -> u64 {
+    yield_count(f, plan, latch)
 }
 
 /// How many iterations at a time the warps of a CTA whose CTAs run one at a time take in the
@@ -2435,32 +2432,53 @@ fn first_row<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pair: IntValue<'ctx>) -> IntValu
 
 /// Whether one call of the kernel's CTA function runs a group of consecutive CTAs
 /// (`CtaCtx::group`, chosen by the runtime): kernels whose warps yield in grid-stride loops
-/// (`Plan::yields`) and that nothing ties to their CTA: no barriers, no warp collectives
-/// (whose per-thread version runs one CTA), no shared memory, no calls, and no read of
-/// `%ctaid` before the warps start. Each CTA of a grid-stride loop walks its own span of
-/// every stride; run one after another, each CPU thread's CTAs touched 1 KB of every 1 MB
-/// (saxpy over 2^26 floats in 1024 CTAs of 256 threads): in a group their warps take turns
-/// and walk neighbouring spans together (the same order in C: 1.2x-1.3x of a contiguous
-/// loop for one CTA at a time, 1.0x for groups of 8 to 32).
+/// (`Plan::yields`) and whose ties to their CTA [`group_cta`] gives each warp ([`may_group_ctas`]),
+/// with no read of `%ctaid` or of the shared window before the warps start. Each CTA of a
+/// grid-stride loop walks its own span of every stride; run one after another, each CPU
+/// thread's CTAs touched 1 KB of every 1 MB (saxpy over 2^26 floats in 1024 CTAs of 256
+/// threads): in a group their warps take turns and walk neighbouring spans together (the
+/// same order in C: 1.2x-1.3x of a contiguous loop for one CTA at a time, 1.0x for groups
+/// of 8 to 32).
 fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
-    if e.cta_cached(super::abi::field::CTAID) {
+    if e.cta_cached(super::abi::field::CTAID) || e.shared_base_taken() {
         return false;
     }
-    let shared = |name: &str| matches!(e.m.globals.get(name), Some(super::GlobalSym::Shared(_))) || e.m.fn_shared.contains_key(&(e.fname, name));
-    may_group_ctas(&e.ir_func(), plan, &shared)
+    may_group_ctas(&e.ir_func(), plan)
 }
 
-/// The part of [`groups_ctas`] that the kernel's IR decides (`shared`: whether a name is a
-/// `.shared` variable): grid-stride loops that yield, and no barriers, warp collectives,
-/// `%tid.y`/`%tid.z`, shared memory or calls.
-pub fn may_group_ctas(f: &Func, plan: &Plan, shared: &dyn Fn(&str) -> bool) -> bool {
-    if plan.yields.is_empty() || !plan.barriers.is_empty() || plan.collectives || plan.reads_tid_yz {
+/// The part of [`groups_ctas`] that the kernel's IR decides: grid-stride loops that yield;
+/// no warp collectives, `%tid.y`/`%tid.z` or calls; CTA barriers only as `bar.sync` or
+/// `barrier.sync` of one constant id without a thread count, so that a group's warps all
+/// wait at the one barrier and are released when every warp of the group that has not
+/// ended waits there, when every warp of each CTA does; shared memory only through
+/// instructions that find it from the warp's window (`FnEmitter::shared_base`, which
+/// [`group_cta`] sets per warp): no cluster's windows, tensor memory, bulk copies or
+/// mbarriers.
+pub fn may_group_ctas(f: &Func, plan: &Plan) -> bool {
+    if plan.yields.is_empty() || plan.collectives || plan.reads_tid_yz || plan.counted || plan.cluster_barrier || !plan.parks.is_empty() || plan.park_barrier.is_some() {
         return false;
     }
+    let mut id = None;
+    for ((b, k), _) in &plan.barriers {
+        let inst = &f.blocks[*b as usize].insts[*k];
+        let i = inst.src;
+        if !matches!(i.opcode.name, "bar" | "barrier") || i.has_mod("red") || i.has_mod("arrive") || i.has_mod("cluster") || inst.operands.len() != 1 {
+            return false;
+        }
+        let this = match &inst.operands[0] {
+            Opnd::Imm(x) => uniformity::parse_int(x),
+            _ => None,
+        };
+        if this.is_none() || id.map_or(false, |k| Some(k) != this) {
+            return false;
+        }
+        id = this;
+    }
     f.blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
-        let mut ns = Vec::new();
-        reg_names(i.src, &mut ns);
-        !i.src.mods.iter().any(|m| *m == "shared") && !matches!(i.src.opcode.name, "call" | "clusterlaunchcontrol") && !ns.iter().any(|n| shared(n))
+        let s = i.src;
+        let name = s.opcode.name;
+        let bulk = name == "cp" && (s.has_mod("bulk") || s.mods.iter().any(|m| m.starts_with("bulk")));
+        !bulk && !s.mods.iter().any(|m| m.starts_with("shared::cluster")) && !matches!(name, "call" | "clusterlaunchcontrol" | "mbarrier" | "tcgen05" | "wgmma" | "mapa" | "getctarank" | "cp.reduce" | "multimem" | "griddepcontrol")
     })
 }
 
@@ -2490,6 +2508,17 @@ fn group_cta<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, z: IntValue<'ctx>, ntz: IntV
         e.b.build_store(p, v).unwrap();
         e.set_cta_cached(field::CTAID, d as u32, v);
     }
+    // Its shared window: the group's windows lie `abi::group_smem_stride` apart from the
+    // runtime's `CtaCtx::shared` (docs/abi.md, groups of CTAs).
+    let total = e.load_cta_u32(field::TOTAL_SMEM, None);
+    let total = wide(e, total);
+    let up = e.b.build_and(e.b.build_int_add(total, i64t.const_int(63, false), "").unwrap(), i64t.const_int(!63, false), "").unwrap();
+    let stride = e.b.build_int_add(up, i64t.const_int(64, false), "smem.stride").unwrap();
+    let raw = e.raw_shared_base();
+    let off = e.b.build_int_mul(wide(e, k), stride, "").unwrap();
+    let w = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), raw, &[off], "smem.cta").unwrap() };
+    let w = e.align_shared(&e.b, w);
+    e.set_shared_base(w);
     tz
 }
 
@@ -2876,7 +2905,7 @@ fn back_edge<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlo
 /// The yield part of [`back_edge`].
 fn back_edge_yield<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, b: BlockId, header: BasicBlock<'ctx>) -> BasicBlock<'ctx> {
     let Some((_, live)) = w(e).plan.yields.iter().find(|(l, _)| *l == b).cloned() else { return header };
-    let every = yield_every(&e.ir_func(), &w(e).plan, b, w(e).cta_group);
+    let every = yield_every(&e.ir_func(), &w(e).plan, b);
     counted_yield(e, live, "yield", header, every)
 }
 

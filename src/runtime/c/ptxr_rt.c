@@ -1237,6 +1237,12 @@ static uint8_t *shared_window(size_t len) {
     return (uint8_t *)grow(&tls.smem, &tls.smem_cap, len + 16);
 }
 
+/* The distance between the shared windows of a group's CTAs: a multiple of 64 bytes, so
+ * that small windows sit at different offsets within a page (abi.rs group_smem_stride). */
+static size_t group_smem_stride(uint32_t total_smem) {
+    return ((size_t)total_smem + 63) / 64 * 64 + 64;
+}
+
 /* Runs CTA c (with l->group CTAs from it): in a launch with clusters, in the shared window
  * `window` (already zeroed) of `cluster`. */
 static void run_cta_at(Launch *l, uint64_t c, uint8_t *window, const ClusterCtx *cluster) {
@@ -1246,6 +1252,9 @@ static void run_cta_at(Launch *l, uint64_t c, uint8_t *window, const ClusterCtx 
     uint64_t gx = cfg->grid[0], gy = cfg->grid[1];
     size_t nthreads = (size_t)cfg->block[0] * cfg->block[1] * cfg->block[2];
     size_t smem_len = ((size_t)l->total_smem + 15) / 16 * 16;
+    /* A group of CTAs of a kernel with shared memory: a window per CTA of the group, each
+     * group_smem_stride bytes after the one before (abi.rs group_smem_len). */
+    if (smem_len && l->group > 1) smem_len += group_smem_stride(l->total_smem) * (l->group - 1);
     uint8_t *smem = window ? window : shared_window(smem_len);
     if (tls.smid == 0) tls.smid = __atomic_add_fetch(&next_smid, 1, __ATOMIC_RELAXED);
     CtaCtx ctx;
@@ -1599,6 +1608,10 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         uint64_t by_frames = per_cta ? ((uint64_t)256 << 10) / per_cta : 256;
         if (by_frames < 1) by_frames = 1;
         if (gsz > by_frames) gsz = by_frames;
+        /* A kernel with shared memory runs one CTA at a time, each in a window that ends at
+         * an inaccessible page (a group's windows lie side by side), as guarded launches of
+         * the Rust runtime do. */
+        if (l.total_smem) gsz = 1;
         /* PTXR_CTA_GROUP=n sets the group size (1: no groups), for tests and measurements. */
         const char *env = getenv("PTXR_CTA_GROUP");
         long long n = env ? atoll(env) : 0;
