@@ -191,9 +191,11 @@ pub struct DeviceKernel {
 
 /// In a group of CTAs (`CtaCtx::group`) of a kernel with shared memory, CTA `k` of the group
 /// (counted from `ctaid`) has its shared window at `shared + k * group_smem_stride(total_smem)`.
-/// The stride is a multiple of 64 bytes but not of 4 KiB where windows are small: each
-/// window then sits at another offset within a page than its neighbours (windows a page
-/// apart made the CTAs' loads and stores at the same offsets alias in the L1 cache).
+/// The stride is a multiple of 64 bytes, not of a page where windows are small: each window
+/// then sits at another offset within a page than its neighbours, so that the same offsets
+/// in neighbouring windows do not compete for one set of cache lines (2 cores, groups of 16:
+/// a grid-stride sum with a shared tree 0.0023 s, the shared byte histogram 0.0133 s; with
+/// windows a page apart 0.0026 s and 0.0142 s, within the noise of this machine).
 pub fn group_smem_stride(total_smem: u64) -> u64 {
     total_smem.div_ceil(64) * 64 + 64
 }
