@@ -883,6 +883,26 @@ int main(void) {
     }
 }
 
+/// `tcgen05.cp` forms that the ISA does not define (a shape without the multicast it needs,
+/// or with one it does not take) and the decompressing forms ptxr does not run yet are
+/// refused at the instruction, with its line and column.
+#[test]
+fn tcgen05_cp_forms_refused_at_the_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, want) in [
+        ("tcgen05.cp.cta_group::1.64x128b [%t], %d;", "`.64x128b` with `.warpx2::02_13` or `.warpx2::01_23`"),
+        ("tcgen05.cp.cta_group::1.128x256b.warpx4 [%t], %d;", "`.128x256b`, `.4x256b` or `.128x128b` without multicast"),
+        ("tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%t], %d;", "decompression"),
+        ("tcgen05.cp.cta_group::2.128x256b [%t], %d;", "`.cta_group::2`"),
+    ] {
+        let f = dir.path().join("bad.ptx");
+        std::fs::write(&f, format!(".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %t;\n\t.reg .b64 %d;\n\tld.param.u64 %d, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();
+        let (rc, _, err) = ptxr(&["compile", f.to_str().unwrap(), "--emit", "obj", "-o", dir.path().join("o.o").to_str().unwrap()]);
+        assert_ne!(rc, 0, "{body}");
+        assert!(err.contains("bad.ptx:9:2:") && err.contains(want), "{body}: {err}");
+    }
+}
+
 /// `stmatrix` forms ptxr does not run yet are refused at the instruction, with its line and
 /// column; a `stmatrix` with the wrong number of source registers too.
 #[test]
@@ -988,13 +1008,13 @@ int main(int argc, char **argv) {
 }
 
 /// The tcgen05 forms ptxr does not run yet (tests/cli/tcgen05_unsupported.ptx): `tcgen05.cp`
-/// and CTA pairs (`.cta_group::2`) are errors naming them at their file:line:col, with a
-/// nonzero exit and no crash.
+/// that decompresses and CTA pairs (`.cta_group::2`) are errors naming them at their
+/// file:line:col, with a nonzero exit and no crash.
 #[test]
 fn unsupported_tcgen05_forms_are_named() {
     let (rc, _, err) = ptxr(&["compile", "tests/cli/tcgen05_unsupported.ptx", "-o", "/dev/null"]);
     assert_eq!(rc, 1, "{err}");
-    assert!(err.contains("tcgen05_unsupported.ptx:12:2: error: `tcgen05.cp` is not supported by ptxr yet"), "{err}");
+    assert!(err.contains("tcgen05_unsupported.ptx:12:2: error: `tcgen05.cp` with decompression"), "{err}");
     assert!(err.contains("tcgen05_unsupported.ptx:21:2: error: `tcgen05` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet"), "{err}");
 }
 

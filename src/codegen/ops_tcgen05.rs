@@ -1,7 +1,8 @@
 //! Blackwell's tensor memory and fifth-generation tensor core (PTX ISA 9.0 9.7.16, sm_100a):
 //! `tcgen05.alloc`/`dealloc`/`relinquish_alloc_permit`, `tcgen05.mma` (`.cta_group::1`,
 //! `.kind::f16`/`tf32`/`f8f6f4`/`i8`, A from shared memory or tensor memory),
-//! `tcgen05.commit`, `tcgen05.ld`/`st` in every shape, `tcgen05.wait` and `tcgen05.fence`.
+//! `tcgen05.commit`, `tcgen05.ld`/`st` in every shape, `tcgen05.shift`, `tcgen05.cp`,
+//! `tcgen05.wait` and `tcgen05.fence`.
 //!
 //! **Tensor memory** (9.7.16.1) is 128 lanes of 512 columns of 32-bit cells per CTA; an
 //! address is `lane << 16 | column`. Here it is 256 KiB of the kernel's stack frame (the CTA
@@ -42,10 +43,12 @@
 //! nothing to wait for; `tcgen05.commit` arrives (count 1) on its mbarrier at once, in each
 //! CTA of its `ctaMask` with `.multicast::cluster`.
 //!
-//! **`tcgen05.shift`** (9.7.16.9.3) moves 31 rows of 256 bits down by one row when issued.
+//! **`tcgen05.shift`** (9.7.16.9.3) moves 31 rows of 256 bits down by one row when issued;
+//! **`tcgen05.cp`** (9.7.16.9.2) copies a descriptor's matrix from shared memory into lanes
+//! and columns of tensor memory when issued ([`CpShape`] for the shapes and multicasts).
 //!
-//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, block scaling, sparsity and `tcgen05.cp`
-//! (errors naming them).
+//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, block scaling, sparsity and `tcgen05.cp`'s
+//! decompressing forms (errors naming them).
 
 use super::func::{FnEmitter, R};
 use super::ops_wgmma::{desc_address, desc_fields, elem_f32, Ty};
@@ -79,6 +82,7 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         "commit" => commit(e, i),
         "ld" | "st" => ld_st(e, i, op == "st"),
         "shift" => shift(e, i),
+        "cp" => cp(e, i),
         _ => Err(e.err(i.opcode.span, format!("`tcgen05.{op}` is not supported by ptxr yet"))),
     }
     .map(|_| true)
@@ -342,6 +346,153 @@ fn shift<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         e.b.build_memcpy(to, 4, from, 4, i64t.const_int(32, false)).unwrap();
     }
     Ok(())
+}
+
+/// The shapes of `tcgen05.cp` (PTX ISA 9.0 9.7.16.9.2, 9.7.16.2.3): rows of the source, 32-bit
+/// columns per row, and the lanes (from the address's lane) row `r` goes to, as a function of
+/// the multicast qualifier: `.128x256b`, `.128x128b` row r to lane r; `.4x256b` row r to lane
+/// 32 r (the first lane of each warp's quarter); `.64x128b.warpx2::02_13` row r to lanes r and
+/// r + 64 (warps 0 and 2 take rows 0-31, warps 1 and 3 rows 32-63); `.warpx2::01_23` to lanes
+/// 64 (r / 32) + r % 32 and 32 more (warps 0 and 1 rows 0-31, 2 and 3 rows 32-63);
+/// `.32x128b.warpx4` row r to lanes r, r + 32, r + 64 and r + 96. (The ISA draws these as
+/// figures; this reading is the one a B200-tested model of the instruction gives, and
+/// CUTLASS's and Triton's block scales, 32 rows of 16 bytes, are copied with `.warpx4` so.)
+#[derive(Clone, Copy, PartialEq)]
+enum CpShape {
+    Rows128x256,
+    Rows4x256,
+    Rows128x128,
+    Warpx2_02_13,
+    Warpx2_01_23,
+    Warpx4,
+}
+
+impl CpShape {
+    fn of(i: &Instr) -> Option<CpShape> {
+        let mc = ["warpx2::02_13", "warpx2::01_23", "warpx4"].into_iter().find(|m| i.has_mod(m));
+        Some(match (["128x256b", "4x256b", "128x128b", "64x128b", "32x128b"].into_iter().find(|m| i.has_mod(m))?, mc) {
+            ("128x256b", None) => CpShape::Rows128x256,
+            ("4x256b", None) => CpShape::Rows4x256,
+            ("128x128b", None) => CpShape::Rows128x128,
+            ("64x128b", Some("warpx2::02_13")) => CpShape::Warpx2_02_13,
+            ("64x128b", Some("warpx2::01_23")) => CpShape::Warpx2_01_23,
+            ("32x128b", Some("warpx4")) => CpShape::Warpx4,
+            _ => return None,
+        })
+    }
+
+    /// (rows, 32-bit columns per row, the highest lane offset any row reaches).
+    fn dims(self) -> (u64, u64, u64) {
+        match self {
+            CpShape::Rows128x256 => (128, 8, 127),
+            CpShape::Rows4x256 => (4, 8, 96),
+            CpShape::Rows128x128 => (128, 4, 127),
+            CpShape::Warpx2_02_13 | CpShape::Warpx2_01_23 => (64, 4, 127),
+            CpShape::Warpx4 => (32, 4, 127),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            CpShape::Rows128x256 => "128x256b",
+            CpShape::Rows4x256 => "4x256b",
+            CpShape::Rows128x128 => "128x128b",
+            CpShape::Warpx2_02_13 => "64x128b.warpx2_02_13",
+            CpShape::Warpx2_01_23 => "64x128b.warpx2_01_23",
+            CpShape::Warpx4 => "32x128b.warpx4",
+        }
+    }
+}
+
+/// PTX ISA 9.0 9.7.16.9.2 tcgen05.cp.cta_group::1.shape{.multicast} [taddr], s-desc: the
+/// issuing thread copies a matrix of [`CpShape`]'s rows of 128 or 256 bits from shared memory,
+/// described by the matrix descriptor s-desc (9.7.16.4.1, K-major: each row's 16- or 32-byte
+/// run is the K extent of a `tcgen05.mma` operand, in core matrices of 8 rows or a swizzle
+/// atom), into tensor memory at `taddr`, each row to the lanes its shape names, its 32-bit
+/// words to consecutive columns from the address's column. Complete when issued here, as
+/// `tcgen05.mma` is (`tcgen05.commit` tracks it). A row's lanes or columns outside tensor
+/// memory, or the source outside the CTA's shared memory, stop the CTA with a bad address.
+/// The decompressing forms (`.b8x16.b6x16_p32`, `.b8x16.b4x16_p64`) are not supported yet.
+fn cp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if i.has_mod("b8x16") || i.has_mod("b6x16_p32") || i.has_mod("b4x16_p64") {
+        return Err(e.err(i.opcode.span, "`tcgen05.cp` with decompression (`.b8x16.b6x16_p32`, `.b8x16.b4x16_p64`) is not supported by ptxr yet"));
+    }
+    let shape = CpShape::of(i).ok_or_else(|| e.err(i.opcode.span, "`tcgen05.cp` takes `.128x256b`, `.4x256b` or `.128x128b` without multicast, `.64x128b` with `.warpx2::02_13` or `.warpx2::01_23`, or `.32x128b` with `.warpx4`"))?;
+    let [addr, desc] = &i.operands[..] else { return Err(e.err(i.span, "`tcgen05.cp` takes [taddr], s-desc")) };
+    let (base, _) = tmem(e, i)?;
+    let a = taddr_of(e, addr)?;
+    let d = e.read_int(desc, Type::B64)?;
+    let smem = e.shared_base();
+    let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
+    let name = format!("__ptxr_tcgen05_cp.{}", shape.name());
+    let helper = match e.m.module.get_function(&name) {
+        Some(h) => h,
+        None => cp_helper(e, &name, shape),
+    };
+    let st = e.b.build_call(helper, &[base.into(), smem.into(), limit.into(), a.into(), d.into()], "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+    let bad = e.b.build_int_compare(IntPredicate::NE, st, c32(e, 0), "").unwrap();
+    e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    Ok(())
+}
+
+/// Defines `i32 name(ptr tmem, ptr smem, i32 smem_bytes, i32 taddr, i64 s_desc)`: one
+/// `tcgen05.cp` of `shape` ([`cp`]). Returns nonzero, having written nothing, when the
+/// destination leaves tensor memory or the descriptor's swizzle mode is not supported, and
+/// nonzero after copying when a source word lay outside shared memory (read as byte 0's).
+fn cp_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, shape: CpShape) -> FunctionValue<'ctx> {
+    let ctx = e.ctx();
+    let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+    let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
+    let (h, saved) = e.begin_helper(name, i32t.fn_type(&[ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), i64t.into()], false));
+    let p = |k: u32| h.get_nth_param(k).unwrap();
+    let (tm, smem, limit, taddr, desc) = (p(0).into_pointer_value(), p(1).into_pointer_value(), p(2).into_int_value(), p(3).into_int_value(), p(4).into_int_value());
+    let c = |v: u64| i32t.const_int(v, false);
+    let (rows, cols, reach) = shape.dims();
+    let (lane0, col0) = split(e, taddr);
+    let fl = desc_fields(e, desc, true);
+    let lanes_ok = e.b.build_int_compare(IntPredicate::ULT, e.b.build_int_add(lane0, c(reach), "").unwrap(), c(LANES), "").unwrap();
+    let cols_ok = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(col0, c(cols), "").unwrap(), c(COLS), "").unwrap();
+    // Swizzle mode 1 (128 bytes, 32-byte atomicity) reads as width 1: not supported yet.
+    let swz_ok = e.b.build_int_compare(IntPredicate::NE, fl[4], c(1), "").unwrap();
+    let ok = e.b.build_and(e.b.build_and(lanes_ok, cols_ok, "").unwrap(), swz_ok, "").unwrap();
+    let bad_p = e.b.build_alloca(i32t, "bad").unwrap();
+    e.b.build_store(bad_p, e.b.build_int_z_extend(e.b.build_not(ok, "").unwrap(), i32t, "").unwrap()).unwrap();
+    let pre = e.b.get_insert_block().unwrap();
+    let body = ctx.append_basic_block(h, "cp.word");
+    let exit = ctx.append_basic_block(h, "cp.exit");
+    e.b.build_conditional_branch(ok, body, exit).unwrap();
+    e.b.position_at_end(body);
+    // for w in 0..rows * cols: row w / cols, word w % cols
+    let phi = e.b.build_phi(i32t, "w").unwrap();
+    let w = phi.as_basic_value().into_int_value();
+    let (r, k) = (e.b.build_int_unsigned_div(w, c(cols), "r").unwrap(), e.b.build_int_unsigned_rem(w, c(cols), "k").unwrap());
+    let at = desc_address(e, &fl, true, r, k, 4);
+    let v = super::ops_wgmma::smem_elem(e, smem, limit, bad_p, at, 4);
+    let b = &e.b;
+    let lanes: Vec<IntValue<'ctx>> = match shape {
+        CpShape::Rows128x256 | CpShape::Rows128x128 => vec![r],
+        CpShape::Rows4x256 => vec![b.build_left_shift(r, c(5), "").unwrap()],
+        CpShape::Warpx2_02_13 => vec![r, b.build_int_add(r, c(64), "").unwrap()],
+        CpShape::Warpx2_01_23 => {
+            let l = b.build_int_add(b.build_left_shift(b.build_right_shift(r, c(5), false, "").unwrap(), c(6), "").unwrap(), b.build_and(r, c(31), "").unwrap(), "").unwrap();
+            vec![l, b.build_int_add(l, c(32), "").unwrap()]
+        }
+        CpShape::Warpx4 => (0..4).map(|q| b.build_int_add(r, c(32 * q), "").unwrap()).collect(),
+    };
+    let col = e.b.build_int_add(col0, k, "").unwrap();
+    for l in lanes {
+        let lane = e.b.build_int_add(lane0, l, "").unwrap();
+        e.b.build_store(cell(e, tm, lane, col), v).unwrap();
+    }
+    let next = e.b.build_int_add(w, c(1), "").unwrap();
+    let more = e.b.build_int_compare(IntPredicate::ULT, next, c(rows * cols), "").unwrap();
+    e.b.build_conditional_branch(more, body, exit).unwrap();
+    phi.add_incoming(&[(&c(0), pre), (&next, body)]);
+    e.b.position_at_end(exit);
+    let bad = e.b.build_load(i32t, bad_p, "").unwrap();
+    e.b.build_return(Some(&bad)).unwrap();
+    e.end_helper(saved);
+    h
 }
 
 /// PTX ISA 9.7.16.12.1 tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}
