@@ -4,6 +4,7 @@
     .venv/bin/python scripts/gen-triton-hopper.py --ptx OUTDIR     # no GPU: PTX only (GPUTarget sm_90a)
     .venv/bin/python scripts/gen-triton-hopper.py --ptx tests/triton_sm100 --sm 100 --only matmul_f16,matmul_tma_f16,attention_f16
     .venv/bin/python scripts/gen-triton-hopper.py --clusters tests/triton_sm90   # no GPU: num_ctas=2 variants
+    .venv/bin/python scripts/gen-triton-hopper.py --scaled tests/triton_sm100   # no GPU: block-scaled matmuls, numpy's results
     python3 scripts/gen-triton-hopper.py --run OUTDIR              # on a Hopper GPU with torch
 
 --run launches each kernel through Triton on the GPU with integer-valued inputs (so that a matmul's
@@ -272,6 +273,63 @@ def clusters(outdir):
         print(name, "grid", meta["grid"], "shared", meta["shared"])
 
 
+@triton.jit
+def dot_scaled_k(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                 FMT: tl.constexpr, PACK: tl.constexpr):
+    om = tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    okp = tl.arange(0, BK // PACK)
+    oks = tl.arange(0, BK // 32)
+    a = tl.load(a_ptr + om[:, None] * (BK // PACK) + okp[None, :])
+    b = tl.load(b_ptr + okp[:, None] * BN + on[None, :])
+    sa = tl.load(as_ptr + om[:, None] * (BK // 32) + oks[None, :])
+    sb = tl.load(bs_ptr + on[:, None] * (BK // 32) + oks[None, :])
+    acc = tl.dot_scaled(a, sa, FMT, b, sb, FMT)
+    tl.store(c_ptr + om[:, None] * BN + on[None, :], acc)
+
+
+def scaled(outdir):
+    """Block-scaled matmuls (`tl.dot_scaled`, microscaling: a UE8M0 scale per 32 elements of K
+    of each row of A and column of B) for sm_100a, PTX only: e4m3 (tcgen05.mma
+    .kind::mxf8f6f4) and e2m1 (.kind::mxf4, two elements a byte, the even one in the low
+    nibble), 128x128x128 in one CTA. The inputs are small values with scales 2^-2..2^2, so the
+    product is exact in f32 in any order; the expected output is numpy's (no GPU)."""
+    import numpy as np
+    from triton.backends.compiler import GPUTarget
+    os.makedirs(outdir, exist_ok=True)
+    e4m3 = (np.array([0, 0.5, 1, 1.5, 2, -0.5, -1, -1.5, -2]), np.array([0x00, 0x30, 0x38, 0x3c, 0x40, 0xb0, 0xb8, 0xbc, 0xc0], dtype=np.uint8))
+    e2m1 = (np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6]), np.arange(16, dtype=np.uint8))
+    for name, fmt, pack, (vals, codes), seed in [("dot_scaled_e4m3", "e4m3", 1, e4m3, 7), ("dot_scaled_e2m1", "e2m1", 2, e2m1, 11)]:
+        sig = {"a_ptr": "*u8" if pack == 2 else "*fp8e4nv", "as_ptr": "*u8", "b_ptr": "*u8" if pack == 2 else "*fp8e4nv",
+               "bs_ptr": "*u8", "c_ptr": "*fp32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "FMT": "constexpr", "PACK": "constexpr"}
+        const = {"BM": 128, "BN": 128, "BK": 128, "FMT": fmt, "PACK": pack}
+        src = triton.compiler.ASTSource(fn=dot_scaled_k, signature=sig, constexprs=const)
+        k = triton.compile(src, target=GPUTarget("cuda", 100, 32), options={"num_warps": 4})
+        with open(os.path.join(outdir, name + ".ptx"), "w") as f:
+            f.write(k.asm["ptx"])
+        rng = np.random.default_rng(seed)
+        ia, ib = rng.integers(0, len(vals), (128, 128)), rng.integers(0, len(vals), (128, 128))
+        sa, sb = rng.integers(125, 130, (128, 4)).astype(np.uint8), rng.integers(125, 130, (128, 4)).astype(np.uint8)
+        A = vals[ia] * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
+        B = vals[ib] * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1).T
+        if pack == 2:
+            a_bytes = (ia[:, 0::2] | ia[:, 1::2] << 4).astype(np.uint8)
+            b_bytes = (ib[0::2, :] | ib[1::2, :] << 4).astype(np.uint8)
+        else:
+            a_bytes, b_bytes = codes[ia], codes[ib]
+        files = []
+        for i, arr in enumerate([a_bytes, sa, b_bytes, sb]):
+            arr.tofile(os.path.join(outdir, f"{name}.in{i}.bin"))
+            files.append(f"buf:file:{name}.in{i}.bin")
+        (A @ B).astype(np.float32).tofile(os.path.join(outdir, name + ".out.bin"))
+        meta = dict(kernel=k.metadata.name, grid=[1, 1, 1], block=[32 * k.metadata.num_warps, 1, 1], shared=k.metadata.shared,
+                    args=files + ["buf:zero:65536", "u64:0", "u64:0"], out_arg=4, out=name + ".out.bin", exact=True,
+                    triton=triton.__version__, device="none: numpy's product of the dequantized inputs")
+        with open(os.path.join(outdir, name + ".json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        print(name, "shared", k.metadata.shared)
+
+
 def run(outdir):
     import torch
     os.makedirs(outdir, exist_ok=True)
@@ -397,6 +455,7 @@ if __name__ == "__main__":
     ap.add_argument("--ptx")
     ap.add_argument("--run")
     ap.add_argument("--clusters")
+    ap.add_argument("--scaled", help="OUTDIR: block-scaled matmuls for sm_100a with numpy's results (no GPU)")
     ap.add_argument("--sm", type=int, default=90, help="with --ptx: the target (100 for Blackwell sm_100a)")
     ap.add_argument("--only", help="with --ptx: comma-separated kernel names")
     a = ap.parse_args()
@@ -404,6 +463,8 @@ if __name__ == "__main__":
         run(a.run)
     elif a.clusters:
         clusters(a.clusters)
+    elif a.scaled:
+        scaled(a.scaled)
     elif a.ptx:
         ptx_only(a.ptx, a.sm, a.only.split(",") if a.only else None)
     else:

@@ -903,6 +903,26 @@ fn tcgen05_cp_forms_refused_at_the_instruction() {
     }
 }
 
+/// Block-scaled `tcgen05.mma` forms the ISA does not define (a block-scaled kind without
+/// `.block_scale`, `.block_scale` on a kind without scales, a scale vector size the kind does
+/// not take) are refused at the instruction, with its line and column.
+#[test]
+fn tcgen05_block_scale_forms_refused_at_the_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, want) in [
+        ("tcgen05.mma.cta_group::1.kind::mxf8f6f4 [%t], %d, %d, %t, [%t], [%t], 0;", "`.kind::mxf8f6f4` needs `.block_scale`"),
+        ("tcgen05.mma.cta_group::1.kind::f16.block_scale [%t], %d, %d, %t, 0;", "`.block_scale` is for the"),
+        ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block16 [%t], %d, %d, %t, [%t], [%t], 0;", "`.kind::mxf4` takes `.scale_vec::2X`"),
+        ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%t], %d, %d, %t, 0;", "[scale-A-tmem], [scale-B-tmem]"),
+    ] {
+        let f = dir.path().join("bad.ptx");
+        std::fs::write(&f, format!(".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %t;\n\t.reg .b64 %d;\n\tld.param.u64 %d, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();
+        let (rc, _, err) = ptxr(&["compile", f.to_str().unwrap(), "--emit", "obj", "-o", dir.path().join("o.o").to_str().unwrap()]);
+        assert_ne!(rc, 0, "{body}");
+        assert!(err.contains("bad.ptx:9:") && err.contains(want), "{body}: {err}");
+    }
+}
+
 /// `stmatrix` forms ptxr does not run yet are refused at the instruction, with its line and
 /// column; a `stmatrix` with the wrong number of source registers too.
 #[test]

@@ -1,6 +1,7 @@
 //! Blackwell's tensor memory and fifth-generation tensor core (PTX ISA 9.0 9.7.16, sm_100a):
 //! `tcgen05.alloc`/`dealloc`/`relinquish_alloc_permit`, `tcgen05.mma` (`.cta_group::1`,
-//! `.kind::f16`/`tf32`/`f8f6f4`/`i8`, A from shared memory or tensor memory),
+//! `.kind::f16`/`tf32`/`f8f6f4`/`i8` and the block-scaled `mxf8f6f4`/`mxf4`/`mxf4nvf4`, A
+//! from shared memory or tensor memory),
 //! `tcgen05.commit`, `tcgen05.ld`/`st` in every shape, `tcgen05.shift`, `tcgen05.cp`,
 //! `tcgen05.wait` and `tcgen05.fence`.
 //!
@@ -43,12 +44,26 @@
 //! nothing to wait for; `tcgen05.commit` arrives (count 1) on its mbarrier at once, in each
 //! CTA of its `ctaMask` with `.multicast::cluster`.
 //!
+//! **Block scaling** (9.7.16.10.7): `.kind::mxf8f6f4` (e4m3, e5m2; `.scale_vec::1X`),
+//! `.kind::mxf4` (E2M1, two to a byte, the even element in the low nibble; 2X) and
+//! `.kind::mxf4nvf4` (2X, or 4X with block 16) multiply each element of A and B by the scale
+//! factor of its block of K (UE8M0, 2^(e-127); UE4M3 for 4X where descriptor bit 23 is
+//! clear). The factors of A's row r lie in lane r of the scale-A address, column r / 32; those
+//! of B's column n in lane n % 32 of each 32-lane partition (the ISA has them duplicated to
+//! all four; the partition of D's row is read), column n / 32; an instruction's factors are
+//! consecutive bytes of the word from its data id's byte (descriptor bits 29-30 for A, 4-5
+//! for B). The ISA draws these layouts; Triton's sm_100a `tl.dot_scaled` kernels, which place
+//! their scales in tensor memory themselves, give numpy's exact products with this reading
+//! (`tests/triton_sm100/dot_scaled_*`).
+//!
 //! **`tcgen05.shift`** (9.7.16.9.3) moves 31 rows of 256 bits down by one row when issued;
 //! **`tcgen05.cp`** (9.7.16.9.2) copies a descriptor's matrix from shared memory into lanes
 //! and columns of tensor memory when issued ([`CpShape`] for the shapes and multicasts).
 //!
-//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, block scaling, sparsity and `tcgen05.cp`'s
-//! decompressing forms (errors naming them).
+//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, sparsity, the 6- and 4-bit types of
+//! `.kind::f8f6f4`/`mxf8f6f4` (their padded layouts in shared memory), K = 96 (descriptor
+//! bit 31) and `tcgen05.cp`'s decompressing forms (errors naming them; a descriptor they need
+//! stops the CTA with a bad address).
 
 use super::func::{FnEmitter, R};
 use super::ops_wgmma::{desc_address, desc_fields, elem_f32, Ty};
@@ -189,6 +204,19 @@ fn dealloc<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()>
 /// The lane and column fields of a tensor-memory address (i32 each).
 fn split<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
     (e.b.build_right_shift(a, c32(e, 16), false, "").unwrap(), e.b.build_and(a, c32(e, 0xffff), "").unwrap())
+}
+
+/// An E2M1 code (OCP microscaling: a sign, 2 exponent bits of bias 1, 1 mantissa bit; no
+/// infinity or NaN) as an f32: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
+fn e2m1_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> FloatValue<'ctx> {
+    let b = &e.b;
+    let exp = b.build_and(b.build_right_shift(v, c32(e, 1), false, "").unwrap(), c32(e, 3), "").unwrap();
+    let man = b.build_and(v, c32(e, 1), "").unwrap();
+    let normal = b.build_or(b.build_left_shift(b.build_int_add(exp, c32(e, 126), "").unwrap(), c32(e, 23), "").unwrap(), b.build_left_shift(man, c32(e, 22), "").unwrap(), "").unwrap();
+    let half = b.build_select(b.build_int_compare(IntPredicate::EQ, man, c32(e, 0), "").unwrap(), c32(e, 0), c32(e, 0x3f00_0000), "").unwrap().into_int_value();
+    let bits = b.build_select(b.build_int_compare(IntPredicate::EQ, exp, c32(e, 0), "").unwrap(), half, normal, "").unwrap().into_int_value();
+    let sign = b.build_left_shift(b.build_and(v, c32(e, 8), "").unwrap(), c32(e, 28), "").unwrap();
+    b.build_bit_cast(b.build_or(bits, sign, "").unwrap(), e.ctx().f32_type(), "").unwrap().into_float_value()
 }
 
 /// A tensor-memory address operand `[taddr + imm]` (or a register): its value.
@@ -507,32 +535,75 @@ fn commit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
     })
 }
 
-/// The kinds of `tcgen05.mma`: (K, element bytes of A and B).
+/// The kinds of `tcgen05.mma`: (K, element bytes of A and B; the 4-bit elements of the
+/// `mxf4` kinds, two to a byte, count 1).
 fn kind_of(i: &Instr) -> Option<(&'static str, u32, u32)> {
     Some(match *i.mods.iter().find(|m| m.starts_with("kind::"))? {
         "kind::f16" => ("f16", 16, 2),
         "kind::tf32" => ("tf32", 8, 4),
         "kind::f8f6f4" => ("f8f6f4", 32, 1),
         "kind::i8" => ("i8", 32, 1),
+        "kind::mxf8f6f4" => ("mxf8f6f4", 32, 1),
+        "kind::mxf4" => ("mxf4", 64, 1),
+        "kind::mxf4nvf4" => ("mxf4nvf4", 64, 1),
         _ => return None,
     })
+}
+
+/// Block scaling of a `tcgen05.mma` (PTX ISA 9.0 9.7.16.10.7): scale factors per row of A
+/// and per column of B, each for `block` consecutive elements of K (`scales` of them in one
+/// instruction's K).
+#[derive(Clone, Copy)]
+struct Scaled {
+    scales: u32,
+    block: u32,
+}
+
+/// The block scaling `.scale_vec::NX` (or its alias `.block32`/`.block16`) gives a kind
+/// (Table 54): `.mxf8f6f4` 1X (block 32, K 32), `.mxf4` 2X (block 32, K 64), `.mxf4nvf4` 2X
+/// or 4X (block 16). `None` for a combination the ISA does not allow.
+fn scaling_of(i: &Instr, kind: &str) -> Option<Scaled> {
+    let x = |n: &str| i.has_mod(&format!("scale_vec::{n}"));
+    let (b32, b16) = (i.has_mod("block32") || x("1X") || x("2X"), i.has_mod("block16") || x("4X"));
+    match kind {
+        "mxf8f6f4" if !b16 && !x("2X") => Some(Scaled { scales: 1, block: 32 }),
+        "mxf4" if !b16 && !x("1X") => Some(Scaled { scales: 2, block: 32 }),
+        "mxf4nvf4" if b32 && !x("1X") => Some(Scaled { scales: 2, block: 32 }),
+        "mxf4nvf4" if b16 => Some(Scaled { scales: 4, block: 16 }),
+        _ => None,
+    }
 }
 
 /// PTX ISA 9.7.16.10.9.1 tcgen05.mma.cta_group::1.kind [d-tmem], a-desc | [a-tmem], b-desc,
 /// idesc, {disable-output-lane,} enable-input-d {, scale-input-d}.
 fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    let (kind, k, size) = kind_of(i).ok_or_else(|| e.err(i.opcode.span, "ptxr runs `tcgen05.mma` of `.kind::f16`, `.kind::tf32`, `.kind::f8f6f4` and `.kind::i8`; block-scaled kinds are not supported yet"))?;
-    for m in ["ws", "sp", "block_scale", "ashift"] {
+    let (kind, k, size) = kind_of(i).ok_or_else(|| e.err(i.opcode.span, "`tcgen05.mma` needs a `.kind`"))?;
+    for m in ["ws", "sp", "ashift"] {
         if i.has_mod(m) {
             return Err(e.err(i.opcode.span, format!("`tcgen05.mma` with `.{m}` is not supported by ptxr yet")));
         }
     }
+    let scaled = match (kind.starts_with("mx"), i.has_mod("block_scale")) {
+        (true, true) => Some(scaling_of(i, kind).ok_or_else(|| e.err(i.opcode.span, format!("`.kind::{kind}` takes {}", match kind {
+            "mxf8f6f4" => "`.scale_vec::1X` (`.block32`)",
+            "mxf4" => "`.scale_vec::2X` (`.block32`)",
+            _ => "`.scale_vec::2X` (`.block32`) or `.scale_vec::4X` (`.block16`)",
+        })))?),
+        (false, false) => None,
+        (true, false) => return Err(e.err(i.opcode.span, format!("`.kind::{kind}` needs `.block_scale`"))),
+        (false, true) => return Err(e.err(i.opcode.span, format!("`.block_scale` is for the `.kind::mxf8f6f4`, `.mxf4` and `.mxf4nvf4` kinds, not `.kind::{kind}`"))),
+    };
     let ops = &i.operands;
-    if ops.len() < 5 {
-        return Err(e.err(i.span, "`tcgen05.mma` takes [d-tmem], a, b-desc, idesc, {mask,} enable-input-d"));
+    if ops.len() < 5 || (scaled.is_some() && ops.len() != 7) {
+        return Err(e.err(i.span, if scaled.is_some() { "block-scaled `tcgen05.mma` takes [d-tmem], a, b-desc, idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d" } else { "`tcgen05.mma` takes [d-tmem], a, b-desc, idesc, {mask,} enable-input-d" }));
     }
     let a_tmem = matches!(ops[1], Operand::Mem(_));
+    let (sfa, sfb) = match scaled {
+        Some(_) => (Some(taddr_of(e, &ops[4])?), Some(taddr_of(e, &ops[5])?)),
+        None => (None, None),
+    };
     let (mask, rest) = match &ops[4] {
+        _ if scaled.is_some() => (None, &ops[6..]),
         Operand::Vector(v, _) => (Some(v), &ops[5..]),
         _ => (None, &ops[4..]),
     };
@@ -570,13 +641,15 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     }
     let smem = e.shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
-    let name = format!("__ptxr_tcgen05_mma.{kind}{}", if a_tmem { ".ts" } else { ".ss" });
+    let name = format!("__ptxr_tcgen05_mma.{kind}{}{}", scaled.map_or(String::new(), |s| format!(".x{}", s.scales)), if a_tmem { ".ts" } else { ".ss" });
     let helper = match e.m.module.get_function(&name) {
         Some(h) => h,
-        None => products(e, &name, kind, k, size, a_tmem),
+        None => products(e, &name, kind, k, size, a_tmem, scaled),
     };
     let mut args: Vec<inkwell::values::BasicMetadataValueEnum> = vec![base.into(), smem.into(), limit.into(), d.into(), a.into(), bdesc.into(), idesc.into(), en.into(), scale.into()];
     args.extend(masks.into_iter().map(inkwell::values::BasicMetadataValueEnum::from));
+    args.push(sfa.unwrap_or(c32(e, 0)).into());
+    args.push(sfb.unwrap_or(c32(e, 0)).into());
     let st = e.b.build_call(helper, &args, "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
     let bad = e.b.build_int_compare(IntPredicate::NE, st, c32(e, 0), "").unwrap();
     e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
@@ -584,31 +657,38 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
 }
 
 /// Defines `i32 name(ptr tmem, ptr smem, i32 smem_bytes, i32 d_taddr, i64 a, i64 b_desc,
-/// i32 idesc, i32 enable_input_d, i32 scale_input_d, i32 mask0..3)`: the product of one
-/// `tcgen05.mma` of `kind` (module doc), A a shared-memory descriptor or (`a_tmem`) a
-/// tensor-memory address. Returns nonzero, having written nothing, for a shape or type the
-/// descriptor does not allow, or operands outside tensor or shared memory.
-fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim: u32, size: u32, a_tmem: bool) -> FunctionValue<'ctx> {
+/// i32 idesc, i32 enable_input_d, i32 scale_input_d, i32 mask0..3, i32 sfa_taddr, i32
+/// sfb_taddr)`: the product of one `tcgen05.mma` of `kind` (module doc), A a shared-memory
+/// descriptor or (`a_tmem`) a tensor-memory address, block-scaled by the scale factors at
+/// the last two addresses where `scaled` (module doc, block scaling). Returns nonzero, having written
+/// nothing, for a shape or type the descriptor does not allow, or operands outside tensor or
+/// shared memory.
+fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim: u32, size: u32, a_tmem: bool, scaled: Option<Scaled>) -> FunctionValue<'ctx> {
     let ctx = e.ctx();
     let (i8t, i16t, i32t, i64t, f32t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), i64t.into(), i64t.into(), i32t.into(), i32t.into(), i32t.into()];
-    params.extend([inkwell::types::BasicMetadataTypeEnum::from(i32t); 4]);
+    params.extend([inkwell::types::BasicMetadataTypeEnum::from(i32t); 6]);
     let (h, saved) = e.begin_helper(name, i32t.fn_type(&params, false));
     let p = |k: u32| h.get_nth_param(k).unwrap();
     let (tm, smem, limit) = (p(0).into_pointer_value(), p(1).into_pointer_value(), p(2).into_int_value());
     let (d, a, bdesc, idesc) = (p(3).into_int_value(), p(4).into_int_value(), p(5).into_int_value(), p(6).into_int_value());
     let (enable, scale) = (p(7).into_int_value(), p(8).into_int_value());
     let masks: Vec<IntValue<'ctx>> = (9..13).map(|k| p(k).into_int_value()).collect();
+    let (sfa, sfb) = (p(13).into_int_value(), p(14).into_int_value());
     let c = |v: u64| i32t.const_int(v, false);
     let field = |e: &FnEmitter<'ctx, '_, '_>, sh: u64, bits: u64| e.b.build_and(e.b.build_right_shift(idesc, c(sh), false, "").unwrap(), c((1 << bits) - 1), "").unwrap();
-    let dtype = field(e, 4, 2);
+    // The block-scaled kinds' descriptor (Tables 43-44): D is f32; bits 4-5 and 29-30 are
+    // the scale factors' data ids, bit 23 their type, bits 27-28 M >> 7.
+    let dtype = if scaled.is_some() { c(1) } else { field(e, 4, 2) };
     let atype = field(e, 7, 3);
     let btype = field(e, 10, 3);
     let (neg_a, neg_b) = (field(e, 13, 1), field(e, 14, 1));
     let (trans_a, trans_b) = (field(e, 15, 1), field(e, 16, 1));
     let n = e.b.build_left_shift(field(e, 17, 6), c(3), "").unwrap();
-    let m = e.b.build_left_shift(field(e, 24, 5), c(4), "").unwrap();
+    let m = if scaled.is_some() { e.b.build_left_shift(field(e, 27, 2), c(7), "").unwrap() } else { e.b.build_left_shift(field(e, 24, 5), c(4), "").unwrap() };
+    // Elements of 4 bits, two to a byte (`.mxf4`, `.mxf4nvf4`).
+    let nibbles = kind == "mxf4" || kind == "mxf4nvf4";
     let (dlane, dcol) = split(e, d);
     let a32 = e.b.build_int_truncate(a, i32t, "").unwrap();
     let (alane, acol) = split(e, a32);
@@ -617,7 +697,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let eq = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, v: u64| e.b.build_int_compare(IntPredicate::EQ, x, c(v), "").unwrap();
     let or = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_or(x, y, "").unwrap();
     let and = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_and(x, y, "").unwrap();
-    let m_ok = or(e, eq(e, m, 64), eq(e, m, 128));
+    let m_ok = if scaled.is_some() { eq(e, m, 128) } else { or(e, eq(e, m, 64), eq(e, m, 128)) };
     let n_ok = and(e, e.b.build_int_compare(IntPredicate::UGE, n, c(8), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, n, c(256), "").unwrap());
     let (types_ok, d_int) = match kind {
         // D f16 or f32; A, B f16 or bf16 (f16 D only with f16 A, B)
@@ -629,6 +709,17 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             (and(e, ab, d_ok), false)
         }
         "tf32" => (and(e, and(e, eq(e, atype, 2), eq(e, btype, 2)), eq(e, dtype, 1)), false),
+        // e4m3 (0) and e5m2 (1) scaled by UE8M0 (bit 23 set); the 6- and 4-bit types are not
+        // supported yet
+        "mxf8f6f4" => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, field(e, 23, 1), 1)), false),
+        // E2M1 (1) K-major, dense K (bit 31 clear); UE8M0 scales, or UE4M3 (bit 23 clear) for
+        // `.mxf4nvf4` with block 16
+        "mxf4" | "mxf4nvf4" => {
+            let ue4m3_ok = scaled.map_or(false, |s| kind == "mxf4nvf4" && s.block == 16);
+            let st_ok = if ue4m3_ok { ctx.bool_type().const_all_ones() } else { eq(e, field(e, 23, 1), 1) };
+            let t = and(e, and(e, eq(e, atype, 1), eq(e, btype, 1)), and(e, eq(e, trans_a, 0), eq(e, trans_b, 0)));
+            (and(e, and(e, t, st_ok), eq(e, field(e, 31, 1), 0)), false)
+        }
         // e4m3 (0) and e5m2 (1); the 6- and 4-bit types are not supported yet
         "f8f6f4" => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), e.b.build_int_compare(IntPredicate::ULE, dtype, c(1), "").unwrap()), false),
         _ => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, dtype, 2)), true),
@@ -645,7 +736,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         and(
             e,
             e.b.build_int_compare(IntPredicate::ULT, e.b.build_int_add(alane, last_lane, "").unwrap(), c(LANES), "").unwrap(),
-            e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(acol, c((kdim * size / 4) as u64), "").unwrap(), c(COLS), "").unwrap(),
+            e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(acol, c((kdim * if nibbles { 4 } else { 8 * size } / 32) as u64), "").unwrap(), c(COLS), "").unwrap(),
         )
     } else {
         ctx.bool_type().const_all_ones()
@@ -655,6 +746,26 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     // Swizzle mode 1 (128 bytes, 32-byte atomicity) reads as width 1: not supported yet.
     let swz_ok = |e: &FnEmitter<'ctx, '_, '_>, f: &[IntValue<'ctx>; 5]| e.b.build_int_compare(IntPredicate::NE, f[4], c(1), "").unwrap();
     let mut all_ok = and(e, and(e, and(e, m_ok, n_ok), and(e, types_ok, d_ok)), and(e, a_ok, swz_ok(e, &bfields)));
+    // The scale factors (9.7.16.10.7.2-3): A's row r (lane r of D) in lane r of the scale-A
+    // address's columns, column r / 32; B's column n in every 32-lane partition (the ISA has
+    // them duplicated to all four), lane n % 32 of it, column n / 32; each instruction's
+    // `scales` factors in consecutive bytes of the word from the data id's byte (1X: any of
+    // 0-3; 2X: 0 or 2; 4X: 0).
+    if let Some(s) = scaled {
+        let (sfa_id, sfb_id) = (field(e, 29, 2), field(e, 4, 2));
+        let id_ok = |e: &FnEmitter<'ctx, '_, '_>, id: IntValue<'ctx>| match s.scales {
+            1 => ctx.bool_type().const_all_ones(),
+            2 => eq(e, e.b.build_and(id, c(1), "").unwrap(), 0),
+            _ => eq(e, id, 0),
+        };
+        let (al, ac) = split(e, sfa);
+        let (bl, bc) = split(e, sfb);
+        let lanes_ok = and(e, eq(e, al, 0), eq(e, bl, 0));
+        let acols = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(ac, c(4), "").unwrap(), c(COLS), "").unwrap();
+        let ncols = e.b.build_right_shift(e.b.build_int_add(n, c(31), "").unwrap(), c(5), false, "").unwrap();
+        let bcols = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(bc, ncols, "").unwrap(), c(COLS), "").unwrap();
+        all_ok = and(e, all_ok, and(e, and(e, id_ok(e, sfa_id), id_ok(e, sfb_id)), and(e, lanes_ok, and(e, acols, bcols))));
+    }
     if let Some(af) = &afields {
         all_ok = and(e, all_ok, swz_ok(e, af));
     }
@@ -673,19 +784,33 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     };
     let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> { super::ops_wgmma::smem_elem(e, smem, limit, bad_p, addr, size) };
     // Element (r, k) of A from tensor memory: row r's lane, K packed 4 / size per column.
+    let ebits = if nibbles { 4 } else { 8 * size as u64 };
     let tmem_elem = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
-        let per = (4 / size) as u64;
+        let per = 32 / ebits;
         let lane = lane_of(e, r, alane);
         let col = e.b.build_int_add(acol, e.b.build_int_unsigned_div(k, c(per), "").unwrap(), "").unwrap();
         let w = e.b.build_load(i32t, cell(e, tm, lane, col), "").unwrap().into_int_value();
         if per == 1 {
             return w;
         }
-        let sh = e.b.build_int_mul(e.b.build_int_unsigned_rem(k, c(per), "").unwrap(), c(8 * size as u64), "").unwrap();
-        e.b.build_and(e.b.build_right_shift(w, sh, false, "").unwrap(), c((1 << (8 * size)) - 1), "").unwrap()
+        let sh = e.b.build_int_mul(e.b.build_int_unsigned_rem(k, c(per), "").unwrap(), c(ebits), "").unwrap();
+        e.b.build_and(e.b.build_right_shift(w, sh, false, "").unwrap(), c((1 << ebits) - 1), "").unwrap()
+    };
+    // Element k of a row of 4-bit elements in shared memory: the low nibble of byte k / 2
+    // for even k, the high one for odd k.
+    let smem_elem_at = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], kmajor: bool, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        if !nibbles {
+            return load(e, desc_address(e, fl, kmajor, r, k, size));
+        }
+        let byte = load(e, desc_address(e, fl, true, r, e.b.build_right_shift(k, c(1), false, "").unwrap(), 1));
+        let sh = e.b.build_left_shift(e.b.build_and(k, c(1), "").unwrap(), c(2), "").unwrap();
+        e.b.build_and(e.b.build_right_shift(byte, sh, false, "").unwrap(), c(15), "").unwrap()
     };
     // An element code as f32 for a runtime type code (kinds with two types select).
     let to_f32 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> FloatValue<'ctx> {
+        if nibbles {
+            return e2m1_f32(e, v);
+        }
         let (t0, t1) = match kind {
             "f16" => (Ty::F16, Ty::BF16),
             "tf32" => (Ty::TF32, Ty::TF32),
@@ -723,6 +848,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let use_d = e.b.build_int_compare(IntPredicate::NE, enable, c(0), "").unwrap();
     let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         match &afields {
+            Some(fl) if nibbles => smem_elem_at(e, fl, true, r, k),
             Some(fl) => {
                 let km = e.b.build_int_compare(IntPredicate::EQ, trans_a, c(0), "").unwrap();
                 let x = desc_address(e, fl, true, r, k, size);
@@ -733,10 +859,33 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         }
     };
     let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        if nibbles {
+            return smem_elem_at(e, &bfields, true, col, k);
+        }
         let km = e.b.build_int_compare(IntPredicate::EQ, trans_b, c(0), "").unwrap();
         let x = desc_address(e, &bfields, true, col, k, size);
         let y = desc_address(e, &bfields, false, col, k, size);
         load(e, e.b.build_select(km, x, y, "").unwrap().into_int_value())
+    };
+    // The scale factor of element k of A's row r and of B's column `col` (see above), as f32
+    // (UE8M0: 2^(e - 127), 0xff NaN; UE4M3: an e4m3 code without its sign).
+    let scale_at = |e: &FnEmitter<'ctx, '_, '_>, s: Scaled, a_side: bool, k: IntValue<'ctx>| -> FloatValue<'ctx> {
+        let b = &e.b;
+        let (taddr, id, idx) = if a_side { (sfa, field(e, 29, 2), r) } else { (sfb, field(e, 4, 2), col) };
+        let (l0, c0) = split(e, taddr);
+        let lane = if a_side { b.build_int_add(l0, r, "").unwrap() } else { b.build_int_add(b.build_int_add(l0, b.build_and(r, c(!31u32 as u64), "").unwrap(), "").unwrap(), b.build_and(col, c(31), "").unwrap(), "").unwrap() };
+        let cc = b.build_int_add(c0, b.build_right_shift(idx, c(5), false, "").unwrap(), "").unwrap();
+        let w = b.build_load(i32t, cell(e, tm, lane, cc), "").unwrap().into_int_value();
+        let byte = b.build_int_add(id, b.build_int_unsigned_div(k, c(s.block as u64), "").unwrap(), "").unwrap();
+        let v = b.build_and(b.build_right_shift(w, b.build_left_shift(byte, c(3), "").unwrap(), false, "").unwrap(), c(255), "").unwrap();
+        let ue8 = {
+            let normal = b.build_left_shift(v, c(23), "").unwrap();
+            let bits = b.build_select(eq(e, v, 0), c(0x0040_0000), normal, "").unwrap().into_int_value();
+            let bits = b.build_select(eq(e, v, 255), c(0x7fc0_0000), bits, "").unwrap().into_int_value();
+            b.build_bit_cast(bits, f32t, "").unwrap().into_float_value()
+        };
+        let ue4 = super::ops_wgmma::f8_to_f32(e, b.build_and(v, c(0x7f), "").unwrap(), true);
+        b.build_select(eq(e, field(e, 23, 1), 1), ue8, ue4, "").unwrap().into_float_value()
     };
     let result = if d_int {
         let c0 = e.b.build_int_s_extend(old, i64t, "").unwrap();
@@ -769,6 +918,11 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             let x = to_f32(e, a_at(e, k), atype);
             let y = to_f32(e, b_at(e, k), btype);
             let p = e.b.build_float_mul(x, y, "").unwrap();
+            // (A * scale_A) * (B * scale_B): the powers of two and e4m3 scales of a block.
+            let p = match scaled {
+                Some(s) => e.b.build_float_mul(e.b.build_float_mul(p, scale_at(e, s, true, k), "").unwrap(), scale_at(e, s, false, k), "").unwrap(),
+                None => p,
+            };
             let np = e.b.build_float_neg(p, "").unwrap();
             let p = e.b.build_select(neg, np, p, "").unwrap().into_float_value();
             e.b.build_float_add(acc.into_float_value(), p, "").unwrap().into()
