@@ -275,48 +275,52 @@ def clusters(outdir):
 
 @triton.jit
 def dot_scaled_k(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                 FMT: tl.constexpr, PACK: tl.constexpr):
+                 AFMT: tl.constexpr, BFMT: tl.constexpr, APACK: tl.constexpr, BPACK: tl.constexpr):
     om = tl.arange(0, BM)
     on = tl.arange(0, BN)
-    okp = tl.arange(0, BK // PACK)
+    oka = tl.arange(0, BK // APACK)
+    okb = tl.arange(0, BK // BPACK)
     oks = tl.arange(0, BK // 32)
-    a = tl.load(a_ptr + om[:, None] * (BK // PACK) + okp[None, :])
-    b = tl.load(b_ptr + okp[:, None] * BN + on[None, :])
+    a = tl.load(a_ptr + om[:, None] * (BK // APACK) + oka[None, :])
+    b = tl.load(b_ptr + okb[:, None] * BN + on[None, :])
     sa = tl.load(as_ptr + om[:, None] * (BK // 32) + oks[None, :])
     sb = tl.load(bs_ptr + on[:, None] * (BK // 32) + oks[None, :])
-    acc = tl.dot_scaled(a, sa, FMT, b, sb, FMT)
+    acc = tl.dot_scaled(a, sa, AFMT, b, sb, BFMT)
     tl.store(c_ptr + om[:, None] * BN + on[None, :], acc)
 
 
 def scaled(outdir):
     """Block-scaled matmuls (`tl.dot_scaled`, microscaling: a UE8M0 scale per 32 elements of K
-    of each row of A and column of B) for sm_100a, PTX only: e4m3 (tcgen05.mma
-    .kind::mxf8f6f4) and e2m1 (.kind::mxf4, two elements a byte, the even one in the low
-    nibble), 128x128x128 in one CTA. The inputs are small values with scales 2^-2..2^2, so the
-    product is exact in f32 in any order; the expected output is numpy's (no GPU)."""
+    of each row of A and column of B) for sm_100a, PTX only: e4m3 by e4m3 (tcgen05.mma
+    .kind::mxf8f6f4), e2m1 by e2m1 (.kind::mxf4, two elements a byte, the even one in the low
+    nibble) and e2m1 by e4m3 (.kind::mxf8f6f4 with an E2M1 operand, which Triton lays out in
+    shared memory in the padded form), 128x128x128 in one CTA. The inputs are small values
+    with scales 2^-2..2^2, so the product is exact in f32 in any order; the expected output is
+    numpy's (no GPU)."""
     import numpy as np
     from triton.backends.compiler import GPUTarget
     os.makedirs(outdir, exist_ok=True)
     e4m3 = (np.array([0, 0.5, 1, 1.5, 2, -0.5, -1, -1.5, -2]), np.array([0x00, 0x30, 0x38, 0x3c, 0x40, 0xb0, 0xb8, 0xbc, 0xc0], dtype=np.uint8))
     e2m1 = (np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6]), np.arange(16, dtype=np.uint8))
-    for name, fmt, pack, (vals, codes), seed in [("dot_scaled_e4m3", "e4m3", 1, e4m3, 7), ("dot_scaled_e2m1", "e2m1", 2, e2m1, 11)]:
-        sig = {"a_ptr": "*u8" if pack == 2 else "*fp8e4nv", "as_ptr": "*u8", "b_ptr": "*u8" if pack == 2 else "*fp8e4nv",
-               "bs_ptr": "*u8", "c_ptr": "*fp32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "FMT": "constexpr", "PACK": "constexpr"}
-        const = {"BM": 128, "BN": 128, "BK": 128, "FMT": fmt, "PACK": pack}
+    fmts = {"e4m3": (e4m3, 1), "e2m1": (e2m1, 2)}
+    for name, afmt, bfmt, seed in [("dot_scaled_e4m3", "e4m3", "e4m3", 7), ("dot_scaled_e2m1", "e2m1", "e2m1", 11), ("dot_scaled_e2m1_e4m3", "e2m1", "e4m3", 5)]:
+        (avals, acodes), apack = fmts[afmt]
+        (bvals, bcodes), bpack = fmts[bfmt]
+        ptr = lambda pack: "*u8" if pack == 2 else "*fp8e4nv"
+        sig = {"a_ptr": ptr(apack), "as_ptr": "*u8", "b_ptr": ptr(bpack), "bs_ptr": "*u8", "c_ptr": "*fp32", "BM": "constexpr", "BN": "constexpr",
+               "BK": "constexpr", "AFMT": "constexpr", "BFMT": "constexpr", "APACK": "constexpr", "BPACK": "constexpr"}
+        const = {"BM": 128, "BN": 128, "BK": 128, "AFMT": afmt, "BFMT": bfmt, "APACK": apack, "BPACK": bpack}
         src = triton.compiler.ASTSource(fn=dot_scaled_k, signature=sig, constexprs=const)
         k = triton.compile(src, target=GPUTarget("cuda", 100, 32), options={"num_warps": 4})
         with open(os.path.join(outdir, name + ".ptx"), "w") as f:
             f.write(k.asm["ptx"])
         rng = np.random.default_rng(seed)
-        ia, ib = rng.integers(0, len(vals), (128, 128)), rng.integers(0, len(vals), (128, 128))
+        ia, ib = rng.integers(0, len(avals), (128, 128)), rng.integers(0, len(bvals), (128, 128))
         sa, sb = rng.integers(125, 130, (128, 4)).astype(np.uint8), rng.integers(125, 130, (128, 4)).astype(np.uint8)
-        A = vals[ia] * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
-        B = vals[ib] * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1).T
-        if pack == 2:
-            a_bytes = (ia[:, 0::2] | ia[:, 1::2] << 4).astype(np.uint8)
-            b_bytes = (ib[0::2, :] | ib[1::2, :] << 4).astype(np.uint8)
-        else:
-            a_bytes, b_bytes = codes[ia], codes[ib]
+        A = avals[ia] * np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
+        B = bvals[ib] * np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1).T
+        a_bytes = (ia[:, 0::2] | ia[:, 1::2] << 4).astype(np.uint8) if apack == 2 else acodes[ia]
+        b_bytes = (ib[0::2, :] | ib[1::2, :] << 4).astype(np.uint8) if bpack == 2 else bcodes[ib]
         files = []
         for i, arr in enumerate([a_bytes, sa, b_bytes, sb]):
             arr.tofile(os.path.join(outdir, f"{name}.in{i}.bin"))

@@ -60,10 +60,13 @@
 //! **`tcgen05.cp`** (9.7.16.9.2) copies a descriptor's matrix from shared memory into lanes
 //! and columns of tensor memory when issued ([`CpShape`] for the shapes and multicasts).
 //!
-//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, sparsity, the 6- and 4-bit types of
-//! `.kind::f8f6f4`/`mxf8f6f4` (their padded layouts in shared memory), K = 96 (descriptor
-//! bit 31) and `tcgen05.cp`'s decompressing forms (errors naming them; a descriptor they need
-//! stops the CTA with a bad address).
+//! In `.kind::f8f6f4` and `mxf8f6f4` an operand may also be E2M1 (type code 5, K-major in
+//! shared memory), in the padded form `.b4x16_p64` (`f4_padded` in [`products`]).
+//!
+//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, sparsity, the 6-bit types of
+//! `.kind::f8f6f4`/`mxf8f6f4` (`.b6x16_p32`), K = 96 (descriptor bit 31) and `tcgen05.cp`'s
+//! decompressing forms (errors naming them; a descriptor they need stops the CTA with a bad
+//! address).
 
 use super::func::{FnEmitter, R};
 use super::ops_wgmma::{desc_address, desc_fields, elem_f32, Ty};
@@ -697,6 +700,15 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let eq = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, v: u64| e.b.build_int_compare(IntPredicate::EQ, x, c(v), "").unwrap();
     let or = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_or(x, y, "").unwrap();
     let and = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_and(x, y, "").unwrap();
+    // e4m3 (0), e5m2 (1) or E2M1 (5, K-major in shared memory only) in the 8-bit kinds
+    let f4_ok = |e: &FnEmitter<'ctx, '_, '_>, t: IntValue<'ctx>, trans: IntValue<'ctx>, in_tmem: bool| {
+        let kmajor = if in_tmem { ctx.bool_type().const_zero() } else { eq(e, trans, 0) };
+        e.b.build_and(eq(e, t, 5), kmajor, "").unwrap()
+    };
+    let f8_or_f4 = |e: &FnEmitter<'ctx, '_, '_>, a_side: bool| {
+        let (t, trans, in_tmem) = if a_side { (atype, trans_a, a_tmem) } else { (btype, trans_b, false) };
+        e.b.build_or(e.b.build_int_compare(IntPredicate::ULE, t, c(1), "").unwrap(), f4_ok(e, t, trans, in_tmem), "").unwrap()
+    };
     let m_ok = if scaled.is_some() { eq(e, m, 128) } else { or(e, eq(e, m, 64), eq(e, m, 128)) };
     let n_ok = and(e, e.b.build_int_compare(IntPredicate::UGE, n, c(8), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, n, c(256), "").unwrap());
     let (types_ok, d_int) = match kind {
@@ -711,7 +723,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         "tf32" => (and(e, and(e, eq(e, atype, 2), eq(e, btype, 2)), eq(e, dtype, 1)), false),
         // e4m3 (0) and e5m2 (1) scaled by UE8M0 (bit 23 set); the 6- and 4-bit types are not
         // supported yet
-        "mxf8f6f4" => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, field(e, 23, 1), 1)), false),
+        "mxf8f6f4" => (and(e, and(e, f8_or_f4(e, true), f8_or_f4(e, false)), eq(e, field(e, 23, 1), 1)), false),
         // E2M1 (1) K-major, dense K (bit 31 clear); UE8M0 scales, or UE4M3 (bit 23 clear) for
         // `.mxf4nvf4` with block 16
         "mxf4" | "mxf4nvf4" => {
@@ -721,7 +733,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             (and(e, and(e, t, st_ok), eq(e, field(e, 31, 1), 0)), false)
         }
         // e4m3 (0) and e5m2 (1); the 6- and 4-bit types are not supported yet
-        "f8f6f4" => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), e.b.build_int_compare(IntPredicate::ULE, dtype, c(1), "").unwrap()), false),
+        "f8f6f4" => (and(e, and(e, f8_or_f4(e, true), f8_or_f4(e, false)), e.b.build_int_compare(IntPredicate::ULE, dtype, c(1), "").unwrap()), false),
         _ => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, dtype, 2)), true),
     };
     // Rows m go to lane m (M 128) or 32 (m / 16) + m % 16 (M 64): the last row's lane.
@@ -821,7 +833,12 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             return x0;
         }
         let x1 = elem_f32(e, v, t1);
-        e.b.build_select(eq(e, code, 1), x1, x0, "").unwrap().into_float_value()
+        let x = e.b.build_select(eq(e, code, 1), x1, x0, "").unwrap().into_float_value();
+        if !kind.ends_with("f8f6f4") {
+            return x;
+        }
+        // (An E2M1 element arrives as its 4-bit code: `f4_padded`.)
+        e.b.build_select(eq(e, code, 5), e2m1_f32(e, v), x, "").unwrap().into_float_value()
     };
     let to_i64 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> IntValue<'ctx> {
         let v = e.b.build_int_truncate(v, i8t, "").unwrap();
@@ -846,9 +863,33 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let dp = cell(e, tm, lane, e.b.build_int_add(dcol, col, "").unwrap());
     let old = e.b.build_load(i32t, dp, "").unwrap().into_int_value();
     let use_d = e.b.build_int_compare(IntPredicate::NE, enable, c(0), "").unwrap();
+    // An E2M1 operand (type code 5) of the 8-bit kinds, K-major: its elements in the padded
+    // form `.b4x16_p64` (PTX ISA 5.5.1.1.1), each 16 of a row's K packed into the first 8
+    // bytes of a 16-byte chunk (element 2j in the low nibble of byte j), so that a row of K
+    // elements spans K bytes as e4m3's does. Triton's sm_100a `tl.dot_scaled` of E2M1 by
+    // e4m3 (`.kind::mxf8f6f4`) gives numpy's exact product with this reading, and not with
+    // one element a byte or the high nibble first (tests/triton_sm100/dot_scaled_e2m1_e4m3).
+    // (`plain`: the element's byte address as an 8-bit element's; one byte is read either way,
+    // so that a transposed e4m3 operand never reads at an E2M1 address.)
+    let f4_padded = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], rr: IntValue<'ctx>, k: IntValue<'ctx>, code: IntValue<'ctx>, plain: IntValue<'ctx>| -> IntValue<'ctx> {
+        let kb = e.b.build_int_add(e.b.build_and(k, c(!15u32 as u64), "").unwrap(), e.b.build_right_shift(e.b.build_and(k, c(15), "").unwrap(), c(1), false, "").unwrap(), "").unwrap();
+        let f4 = eq(e, code, 5);
+        let at = e.b.build_select(f4, desc_address(e, fl, true, rr, kb, 1), plain, "").unwrap().into_int_value();
+        let byte = load(e, at);
+        let odd = e.b.build_and(k, c(1), "").unwrap();
+        let sh = e.b.build_left_shift(odd, c(2), "").unwrap();
+        let nib = e.b.build_and(e.b.build_right_shift(byte, sh, false, "").unwrap(), c(15), "").unwrap();
+        e.b.build_select(f4, nib, byte, "").unwrap().into_int_value()
+    };
     let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         match &afields {
             Some(fl) if nibbles => smem_elem_at(e, fl, true, r, k),
+            Some(fl) if kind.ends_with("f8f6f4") => {
+                let km = e.b.build_int_compare(IntPredicate::EQ, trans_a, c(0), "").unwrap();
+                let x = desc_address(e, fl, true, r, k, size);
+                let y = desc_address(e, fl, false, r, k, size);
+                f4_padded(e, fl, r, k, atype, e.b.build_select(km, x, y, "").unwrap().into_int_value())
+            }
             Some(fl) => {
                 let km = e.b.build_int_compare(IntPredicate::EQ, trans_a, c(0), "").unwrap();
                 let x = desc_address(e, fl, true, r, k, size);
@@ -865,7 +906,11 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         let km = e.b.build_int_compare(IntPredicate::EQ, trans_b, c(0), "").unwrap();
         let x = desc_address(e, &bfields, true, col, k, size);
         let y = desc_address(e, &bfields, false, col, k, size);
-        load(e, e.b.build_select(km, x, y, "").unwrap().into_int_value())
+        let at = e.b.build_select(km, x, y, "").unwrap().into_int_value();
+        if !kind.ends_with("f8f6f4") {
+            return load(e, at);
+        }
+        f4_padded(e, &bfields, col, k, btype, at)
     };
     // The scale factor of element k of A's row r and of B's column `col` (see above), as f32
     // (UE8M0: 2^(e - 127), 0xff NaN; UE4M3: an e4m3 code without its sign).
