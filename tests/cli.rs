@@ -883,18 +883,11 @@ int main(void) {
     }
 }
 
-/// `tcgen05.cp` forms that the ISA does not define (a shape without the multicast it needs,
-/// or with one it does not take) and the decompressing forms ptxr does not run yet are
-/// refused at the instruction, with its line and column.
-#[test]
-fn tcgen05_cp_forms_refused_at_the_instruction() {
+/// Compiles each `body` as the one instruction of an sm_100a kernel (registers `%t` .b32 and
+/// `%d` .b64, line 9) and checks that it is refused there with `want` in the message.
+fn refused_on_sm100a(cases: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
-    for (body, want) in [
-        ("tcgen05.cp.cta_group::1.64x128b [%t], %d;", "`.64x128b` with `.warpx2::02_13` or `.warpx2::01_23`"),
-        ("tcgen05.cp.cta_group::1.128x256b.warpx4 [%t], %d;", "`.128x256b`, `.4x256b` or `.128x128b` without multicast"),
-        ("tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%t], %d;", "decompression"),
-        ("tcgen05.cp.cta_group::2.128x256b [%t], %d;", "`.cta_group::2`"),
-    ] {
+    for (body, want) in cases {
         let f = dir.path().join("bad.ptx");
         std::fs::write(&f, format!(".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %t;\n\t.reg .b64 %d;\n\tld.param.u64 %d, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();
         let (rc, _, err) = ptxr(&["compile", f.to_str().unwrap(), "--emit", "obj", "-o", dir.path().join("o.o").to_str().unwrap()]);
@@ -903,24 +896,30 @@ fn tcgen05_cp_forms_refused_at_the_instruction() {
     }
 }
 
+/// `tcgen05.cp` forms that the ISA does not define (a shape without the multicast it needs,
+/// or with one it does not take) and the decompressing forms ptxr does not run yet are
+/// refused at the instruction, with its line and column.
+#[test]
+fn tcgen05_cp_forms_refused_at_the_instruction() {
+    refused_on_sm100a(&[
+        ("tcgen05.cp.cta_group::1.64x128b [%t], %d;", "`.64x128b` with `.warpx2::02_13` or `.warpx2::01_23`"),
+        ("tcgen05.cp.cta_group::1.128x256b.warpx4 [%t], %d;", "`.128x256b`, `.4x256b` or `.128x128b` without multicast"),
+        ("tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%t], %d;", "decompression"),
+        ("tcgen05.cp.cta_group::2.128x256b [%t], %d;", "`.cta_group::2`"),
+    ]);
+}
+
 /// Block-scaled `tcgen05.mma` forms the ISA does not define (a block-scaled kind without
 /// `.block_scale`, `.block_scale` on a kind without scales, a scale vector size the kind does
-/// not take) are refused at the instruction, with its line and column.
+/// not take, no scale operands) are refused at the instruction, with its line and column.
 #[test]
 fn tcgen05_block_scale_forms_refused_at_the_instruction() {
-    let dir = tempfile::tempdir().unwrap();
-    for (body, want) in [
+    refused_on_sm100a(&[
         ("tcgen05.mma.cta_group::1.kind::mxf8f6f4 [%t], %d, %d, %t, [%t], [%t], 0;", "`.kind::mxf8f6f4` needs `.block_scale`"),
         ("tcgen05.mma.cta_group::1.kind::f16.block_scale [%t], %d, %d, %t, 0;", "`.block_scale` is for the"),
         ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block16 [%t], %d, %d, %t, [%t], [%t], 0;", "`.kind::mxf4` takes `.scale_vec::2X`"),
         ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%t], %d, %d, %t, 0;", "[scale-A-tmem], [scale-B-tmem]"),
-    ] {
-        let f = dir.path().join("bad.ptx");
-        std::fs::write(&f, format!(".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %t;\n\t.reg .b64 %d;\n\tld.param.u64 %d, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();
-        let (rc, _, err) = ptxr(&["compile", f.to_str().unwrap(), "--emit", "obj", "-o", dir.path().join("o.o").to_str().unwrap()]);
-        assert_ne!(rc, 0, "{body}");
-        assert!(err.contains("bad.ptx:9:") && err.contains(want), "{body}: {err}");
-    }
+    ]);
 }
 
 /// `stmatrix` forms ptxr does not run yet are refused at the instruction, with its line and
