@@ -197,8 +197,11 @@ pub struct DeviceKernel {
 /// a grid-stride sum with a shared tree 0.0023 s, the shared byte histogram 0.0133 s; with
 /// windows a page apart 0.0026 s and 0.0142 s, within the noise of this machine).
 pub fn group_smem_stride(total_smem: u64) -> u64 {
-    total_smem.div_ceil(64) * 64 + 64
+    total_smem.div_ceil(GROUP_SMEM_ALIGN) * GROUP_SMEM_ALIGN + GROUP_SMEM_ALIGN
 }
+
+/// The unit of [`group_smem_stride`] (generated code computes the stride from it too).
+pub const GROUP_SMEM_ALIGN: u64 = 64;
 
 /// The bytes of a group's shared windows: `count` windows of `total_smem` bytes
 /// ([`group_smem_stride`] apart), rounded up to 16.

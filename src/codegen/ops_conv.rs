@@ -479,7 +479,7 @@ fn cvt_tf32<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
 /// A small float format of `cvt`'s pairs: the 8-bit ones of PTX 7.8 (sm_89), the 6- and
 /// 4-bit ones of PTX 8.6.
 #[derive(Clone, Copy, PartialEq)]
-enum F8 {
+pub(super) enum F8 {
     /// 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN is S.1111.111, the
     /// largest finite value 448 (0x7e).
     E4M3,
@@ -658,10 +658,9 @@ fn f32_to_f8<'ctx>(e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, f8: F8, sat: 
     b.build_select(nan, nan_code, r, "").unwrap().into_int_value()
 }
 
-/// The f16 bits (in the low half of an i32) of the finite e4m3, e2m1, e2m3 or e3m2 value in
-/// the low bits of `v`, sign included: exact (decoded through f32; every such value is an
-/// f16).
-fn small_float_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8) -> IntValue<'ctx> {
+/// The f32 value of the finite e4m3, e2m1, e2m3 or e3m2 code in the low bits of `v`, sign
+/// included: exact (also the elements of `tcgen05.mma`'s 4-bit kinds).
+pub(super) fn small_float_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8) -> inkwell::values::FloatValue<'ctx> {
     let b = &e.b;
     let (i32t, f32t) = (e.ctx().i32_type(), e.ctx().f32_type());
     let c = |x: u64| i32t.const_int(x, false);
@@ -676,10 +675,17 @@ fn small_float_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8
     let up = b.build_select(sub, c(0), b.build_int_sub(exp, c(1), "").unwrap(), "").unwrap().into_int_value();
     let scale = b.build_bit_cast(b.build_left_shift(b.build_int_add(up, c((127 + emin - m as i64) as u64), "").unwrap(), c(23), "").unwrap(), f32t, "").unwrap().into_float_value();
     let f = b.build_float_mul(b.build_unsigned_int_to_float(sig, f32t, "").unwrap(), scale, "").unwrap();
-    let h = b.build_float_trunc(f, e.ctx().f16_type(), "").unwrap();
-    let h = b.build_int_z_extend(b.build_bit_cast(h, e.ctx().i16_type(), "").unwrap().into_int_value(), i32t, "").unwrap();
-    let sign = b.build_left_shift(b.build_and(v, c(1 << sb), "").unwrap(), c(15 - sb), "").unwrap();
-    b.build_or(h, sign, "").unwrap()
+    let bits = b.build_bit_cast(f, i32t, "").unwrap().into_int_value();
+    let sign = b.build_left_shift(b.build_and(v, c(1 << sb), "").unwrap(), c(31 - sb), "").unwrap();
+    b.build_bit_cast(b.build_or(bits, sign, "").unwrap(), f32t, "").unwrap().into_float_value()
+}
+
+/// The f16 bits (in the low half of an i32) of the finite e4m3, e2m1, e2m3 or e3m2 value in
+/// the low bits of `v`, sign included: exact (every such value is an f16).
+fn small_float_bits<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, f8: F8) -> IntValue<'ctx> {
+    let b = &e.b;
+    let h = b.build_float_trunc(small_float_f32(e, v, f8), e.ctx().f16_type(), "").unwrap();
+    b.build_int_z_extend(b.build_bit_cast(h, e.ctx().i16_type(), "").unwrap().into_int_value(), e.ctx().i32_type(), "").unwrap()
 }
 
 /// The f16 bits (in the low half of an i32) of the small float ([`F8`]) in the low bits of

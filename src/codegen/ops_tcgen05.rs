@@ -61,7 +61,7 @@
 //! and columns of tensor memory when issued ([`CpShape`] for the shapes and multicasts).
 //!
 //! In `.kind::f8f6f4` and `mxf8f6f4` an operand may also be E2M1 (type code 5, K-major in
-//! shared memory), in the padded form `.b4x16_p64` (`f4_padded` in [`products`]).
+//! shared memory), in the padded form `.b4x16_p64` (`smem_at` in [`products`]).
 //!
 //! Not yet: `.cta_group::2` (CTA pairs), `.ws`, sparsity, the 6-bit types of
 //! `.kind::f8f6f4`/`mxf8f6f4` (`.b6x16_p32`), K = 96 (descriptor bit 31) and `tcgen05.cp`'s
@@ -212,14 +212,13 @@ fn split<'ctx>(e: &FnEmitter<'ctx, '_, '_>, a: IntValue<'ctx>) -> (IntValue<'ctx
 /// An E2M1 code (OCP microscaling: a sign, 2 exponent bits of bias 1, 1 mantissa bit; no
 /// infinity or NaN) as an f32: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives.
 fn e2m1_f32<'ctx>(e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>) -> FloatValue<'ctx> {
-    let b = &e.b;
-    let exp = b.build_and(b.build_right_shift(v, c32(e, 1), false, "").unwrap(), c32(e, 3), "").unwrap();
-    let man = b.build_and(v, c32(e, 1), "").unwrap();
-    let normal = b.build_or(b.build_left_shift(b.build_int_add(exp, c32(e, 126), "").unwrap(), c32(e, 23), "").unwrap(), b.build_left_shift(man, c32(e, 22), "").unwrap(), "").unwrap();
-    let half = b.build_select(b.build_int_compare(IntPredicate::EQ, man, c32(e, 0), "").unwrap(), c32(e, 0), c32(e, 0x3f00_0000), "").unwrap().into_int_value();
-    let bits = b.build_select(b.build_int_compare(IntPredicate::EQ, exp, c32(e, 0), "").unwrap(), half, normal, "").unwrap().into_int_value();
-    let sign = b.build_left_shift(b.build_and(v, c32(e, 8), "").unwrap(), c32(e, 28), "").unwrap();
-    b.build_bit_cast(b.build_or(bits, sign, "").unwrap(), e.ctx().f32_type(), "").unwrap().into_float_value()
+    super::ops_conv::small_float_f32(e, v, super::ops_conv::F8::E2M1)
+}
+
+/// Whether a shared-memory matrix descriptor's swizzle mode ([`desc_fields`]) is one ptxr
+/// reads: mode 1 (128 bytes with 32-byte atomicity) reads as width 1 and is not supported yet.
+fn swizzle_supported<'ctx>(e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5]) -> IntValue<'ctx> {
+    e.b.build_int_compare(IntPredicate::NE, fl[4], c32(e, 1), "").unwrap()
 }
 
 /// A tensor-memory address operand `[taddr + imm]` (or a register): its value.
@@ -483,8 +482,7 @@ fn cp_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, shape: CpShape) 
     let fl = desc_fields(e, desc, true);
     let lanes_ok = e.b.build_int_compare(IntPredicate::ULT, e.b.build_int_add(lane0, c(reach), "").unwrap(), c(LANES), "").unwrap();
     let cols_ok = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(col0, c(cols), "").unwrap(), c(COLS), "").unwrap();
-    // Swizzle mode 1 (128 bytes, 32-byte atomicity) reads as width 1: not supported yet.
-    let swz_ok = e.b.build_int_compare(IntPredicate::NE, fl[4], c(1), "").unwrap();
+    let swz_ok = swizzle_supported(e, &fl);
     let ok = e.b.build_and(e.b.build_and(lanes_ok, cols_ok, "").unwrap(), swz_ok, "").unwrap();
     let bad_p = e.b.build_alloca(i32t, "bad").unwrap();
     e.b.build_store(bad_p, e.b.build_int_z_extend(e.b.build_not(ok, "").unwrap(), i32t, "").unwrap()).unwrap();
@@ -721,8 +719,8 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             (and(e, ab, d_ok), false)
         }
         "tf32" => (and(e, and(e, eq(e, atype, 2), eq(e, btype, 2)), eq(e, dtype, 1)), false),
-        // e4m3 (0) and e5m2 (1) scaled by UE8M0 (bit 23 set); the 6- and 4-bit types are not
-        // supported yet
+        // e4m3 (0), e5m2 (1) or E2M1 (5) scaled by UE8M0 (bit 23 set); the 6-bit types are
+        // not supported yet
         "mxf8f6f4" => (and(e, and(e, f8_or_f4(e, true), f8_or_f4(e, false)), eq(e, field(e, 23, 1), 1)), false),
         // E2M1 (1) K-major, dense K (bit 31 clear); UE8M0 scales, or UE4M3 (bit 23 clear) for
         // `.mxf4nvf4` with block 16
@@ -732,7 +730,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             let t = and(e, and(e, eq(e, atype, 1), eq(e, btype, 1)), and(e, eq(e, trans_a, 0), eq(e, trans_b, 0)));
             (and(e, and(e, t, st_ok), eq(e, field(e, 31, 1), 0)), false)
         }
-        // e4m3 (0) and e5m2 (1); the 6- and 4-bit types are not supported yet
+        // e4m3 (0), e5m2 (1) or E2M1 (5); the 6-bit types are not supported yet
         "f8f6f4" => (and(e, and(e, f8_or_f4(e, true), f8_or_f4(e, false)), e.b.build_int_compare(IntPredicate::ULE, dtype, c(1), "").unwrap()), false),
         _ => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, dtype, 2)), true),
     };
@@ -755,8 +753,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     };
     let bfields = desc_fields(e, bdesc, true);
     let afields = if a_tmem { None } else { Some(desc_fields(e, a, true)) };
-    // Swizzle mode 1 (128 bytes, 32-byte atomicity) reads as width 1: not supported yet.
-    let swz_ok = |e: &FnEmitter<'ctx, '_, '_>, f: &[IntValue<'ctx>; 5]| e.b.build_int_compare(IntPredicate::NE, f[4], c(1), "").unwrap();
+    let swz_ok = swizzle_supported;
     let mut all_ok = and(e, and(e, and(e, m_ok, n_ok), and(e, types_ok, d_ok)), and(e, a_ok, swz_ok(e, &bfields)));
     // The scale factors (9.7.16.10.7.2-3): A's row r (lane r of D) in lane r of the scale-A
     // address's columns, column r / 32; B's column n in every 32-lane partition (the ISA has
@@ -808,16 +805,6 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         let sh = e.b.build_int_mul(e.b.build_int_unsigned_rem(k, c(per), "").unwrap(), c(ebits), "").unwrap();
         e.b.build_and(e.b.build_right_shift(w, sh, false, "").unwrap(), c((1 << ebits) - 1), "").unwrap()
     };
-    // Element k of a row of 4-bit elements in shared memory: the low nibble of byte k / 2
-    // for even k, the high one for odd k.
-    let smem_elem_at = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], kmajor: bool, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
-        if !nibbles {
-            return load(e, desc_address(e, fl, kmajor, r, k, size));
-        }
-        let byte = load(e, desc_address(e, fl, true, r, e.b.build_right_shift(k, c(1), false, "").unwrap(), 1));
-        let sh = e.b.build_left_shift(e.b.build_and(k, c(1), "").unwrap(), c(2), "").unwrap();
-        e.b.build_and(e.b.build_right_shift(byte, sh, false, "").unwrap(), c(15), "").unwrap()
-    };
     // An element code as f32 for a runtime type code (kinds with two types select).
     let to_f32 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> FloatValue<'ctx> {
         if nibbles {
@@ -837,7 +824,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         if !kind.ends_with("f8f6f4") {
             return x;
         }
-        // (An E2M1 element arrives as its 4-bit code: `f4_padded`.)
+        // (An E2M1 element arrives as its 4-bit code: `smem_at`.)
         e.b.build_select(eq(e, code, 5), e2m1_f32(e, v), x, "").unwrap().into_float_value()
     };
     let to_i64 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> IntValue<'ctx> {
@@ -863,55 +850,45 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let dp = cell(e, tm, lane, e.b.build_int_add(dcol, col, "").unwrap());
     let old = e.b.build_load(i32t, dp, "").unwrap().into_int_value();
     let use_d = e.b.build_int_compare(IntPredicate::NE, enable, c(0), "").unwrap();
-    // An E2M1 operand (type code 5) of the 8-bit kinds, K-major: its elements in the padded
-    // form `.b4x16_p64` (PTX ISA 5.5.1.1.1), each 16 of a row's K packed into the first 8
-    // bytes of a 16-byte chunk (element 2j in the low nibble of byte j), so that a row of K
-    // elements spans K bytes as e4m3's does. Triton's sm_100a `tl.dot_scaled` of E2M1 by
-    // e4m3 (`.kind::mxf8f6f4`) gives numpy's exact product with this reading, and not with
-    // one element a byte or the high nibble first (tests/triton_sm100/dot_scaled_e2m1_e4m3).
-    // (`plain`: the element's byte address as an 8-bit element's; one byte is read either way,
-    // so that a transposed e4m3 operand never reads at an E2M1 address.)
-    let f4_padded = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], rr: IntValue<'ctx>, k: IntValue<'ctx>, code: IntValue<'ctx>, plain: IntValue<'ctx>| -> IntValue<'ctx> {
-        let kb = e.b.build_int_add(e.b.build_and(k, c(!15u32 as u64), "").unwrap(), e.b.build_right_shift(e.b.build_and(k, c(15), "").unwrap(), c(1), false, "").unwrap(), "").unwrap();
-        let f4 = eq(e, code, 5);
-        let at = e.b.build_select(f4, desc_address(e, fl, true, rr, kb, 1), plain, "").unwrap().into_int_value();
-        let byte = load(e, at);
-        let odd = e.b.build_and(k, c(1), "").unwrap();
-        let sh = e.b.build_left_shift(odd, c(2), "").unwrap();
-        let nib = e.b.build_and(e.b.build_right_shift(byte, sh, false, "").unwrap(), c(15), "").unwrap();
-        e.b.build_select(f4, nib, byte, "").unwrap().into_int_value()
+    // Element k of row (of B: column) `rr` of an operand in shared memory, from its
+    // descriptor `fl`, transpose bit and type code, as its code (zero-extended):
+    // - the `mxf4` kinds' E2M1 elements, two to a byte, K-major: the low nibble of byte k / 2
+    //   for even k, the high one for odd k;
+    // - an E2M1 operand (type code 5) of the 8-bit kinds, K-major: its elements in the padded
+    //   form `.b4x16_p64` (PTX ISA 5.5.1.1.1), each 16 of a row's K packed into the first 8
+    //   bytes of a 16-byte chunk (element 2j in the low nibble of byte j), so that a row of K
+    //   elements spans K bytes as e4m3's does. Triton's sm_100a `tl.dot_scaled` of E2M1 by
+    //   e4m3 (`.kind::mxf8f6f4`) gives numpy's exact product with this reading, and not with
+    //   one element a byte or the high nibble first (tests/triton_sm100/dot_scaled_e2m1_e4m3).
+    //   One byte is read either way, so that a transposed e4m3 operand never reads at an
+    //   E2M1 address;
+    // - otherwise the `size`-byte element, K-major or (transpose bit set) MN-major.
+    let nibble = |e: &FnEmitter<'ctx, '_, '_>, byte: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        let sh = e.b.build_left_shift(e.b.build_and(k, c(1), "").unwrap(), c(2), "").unwrap();
+        e.b.build_and(e.b.build_right_shift(byte, sh, false, "").unwrap(), c(15), "").unwrap()
     };
-    let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
-        match &afields {
-            Some(fl) if nibbles => smem_elem_at(e, fl, true, r, k),
-            Some(fl) if kind.ends_with("f8f6f4") => {
-                let km = e.b.build_int_compare(IntPredicate::EQ, trans_a, c(0), "").unwrap();
-                let x = desc_address(e, fl, true, r, k, size);
-                let y = desc_address(e, fl, false, r, k, size);
-                f4_padded(e, fl, r, k, atype, e.b.build_select(km, x, y, "").unwrap().into_int_value())
-            }
-            Some(fl) => {
-                let km = e.b.build_int_compare(IntPredicate::EQ, trans_a, c(0), "").unwrap();
-                let x = desc_address(e, fl, true, r, k, size);
-                let y = desc_address(e, fl, false, r, k, size);
-                load(e, e.b.build_select(km, x, y, "").unwrap().into_int_value())
-            }
-            None => tmem_elem(e, r, k),
-        }
-    };
-    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+    let smem_at = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], trans: IntValue<'ctx>, code: IntValue<'ctx>, rr: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         if nibbles {
-            return smem_elem_at(e, &bfields, true, col, k);
+            return nibble(e, load(e, desc_address(e, fl, true, rr, e.b.build_right_shift(k, c(1), false, "").unwrap(), 1)), k);
         }
-        let km = e.b.build_int_compare(IntPredicate::EQ, trans_b, c(0), "").unwrap();
-        let x = desc_address(e, &bfields, true, col, k, size);
-        let y = desc_address(e, &bfields, false, col, k, size);
-        let at = e.b.build_select(km, x, y, "").unwrap().into_int_value();
+        let km = e.b.build_int_compare(IntPredicate::EQ, trans, c(0), "").unwrap();
+        let at = e.b.build_select(km, desc_address(e, fl, true, rr, k, size), desc_address(e, fl, false, rr, k, size), "").unwrap().into_int_value();
         if !kind.ends_with("f8f6f4") {
             return load(e, at);
         }
-        f4_padded(e, &bfields, col, k, btype, at)
+        let f4 = eq(e, code, 5);
+        let kb = e.b.build_int_add(e.b.build_and(k, c(!15u32 as u64), "").unwrap(), e.b.build_right_shift(e.b.build_and(k, c(15), "").unwrap(), c(1), false, "").unwrap(), "").unwrap();
+        let at = e.b.build_select(f4, desc_address(e, fl, true, rr, kb, 1), at, "").unwrap().into_int_value();
+        let byte = load(e, at);
+        e.b.build_select(f4, nibble(e, byte, k), byte, "").unwrap().into_int_value()
     };
+    let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        match &afields {
+            Some(fl) => smem_at(e, fl, trans_a, atype, r, k),
+            None => tmem_elem(e, r, k),
+        }
+    };
+    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> { smem_at(e, &bfields, trans_b, btype, col, k) };
     // The scale factor of element k of A's row r and of B's column `col` (see above), as f32
     // (UE8M0: 2^(e - 127), 0xff NaN; UE4M3: an e4m3 code without its sign).
     let scale_at = |e: &FnEmitter<'ctx, '_, '_>, s: Scaled, a_side: bool, k: IntValue<'ctx>| -> FloatValue<'ctx> {

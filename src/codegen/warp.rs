@@ -1142,7 +1142,7 @@ fn grid_size_values(f: &Func) -> Vec<bool> {
 pub const YIELD_EVERY: u64 = 4;
 
 /// How often a warp yields at the back edge of a grid-stride loop whose global accesses
-/// are all of single bytes ([`yield_count`]): a warp's 32 bytes are half a line, which the
+/// are all of single bytes ([`yield_every`]): a warp's 32 bytes are half a line, which the
 /// CTA's next warp reads too, and each yield saves and restores the warp's frame around
 /// little work. The shared-memory byte histogram over 64 MiB, one core, builds alternating
 /// 3x: 0.0303-0.0311 s at 4, 0.0289-0.0291 s at 8, 0.0289-0.0292 s at 16. A loop of 4-byte
@@ -1153,16 +1153,9 @@ pub const YIELD_EVERY_BYTES: u64 = 8;
 
 /// How many iterations at a time the warps take in the yielding loop whose latch is `latch`
 /// ([`Plan::yields`]): [`YIELD_EVERY_BYTES`] where every global access of the loop is of
-/// single bytes, else [`YIELD_EVERY`] (alone or in a group of CTAs, [`groups_ctas`]: the
+/// single bytes, else [`YIELD_EVERY`], alone or in a group of CTAs ([`groups_ctas`]: the
 /// shared byte histogram in groups of 16, 2 cores, 0.0149 s at 4, 0.0133 s at 8).
 pub fn yield_every(f: &Func, plan: &Plan, latch: BlockId) -> u64 {
-    yield_count(f, plan, latch)
-}
-
-/// How many iterations at a time the warps of a CTA whose CTAs run one at a time take in the
-/// yielding loop whose latch is `latch` ([`Plan::yields`]): [`YIELD_EVERY_BYTES`] where every
-/// global access of the loop is of single bytes, else [`YIELD_EVERY`].
-fn yield_count(f: &Func, plan: &Plan, latch: BlockId) -> u64 {
     let cfg = &plan.uni.cfg;
     let Some((_, blocks)) = cfg.loops.iter().enumerate().find(|(k, _)| cfg.latch(*k) == Some(latch)).map(|(_, l)| l) else { return YIELD_EVERY };
     let global: Vec<_> = blocks
@@ -2477,8 +2470,9 @@ pub fn may_group_ctas(f: &Func, plan: &Plan) -> bool {
     f.blocks.iter().flat_map(|b| b.insts.iter()).all(|i| {
         let s = i.src;
         let name = s.opcode.name;
-        let bulk = name == "cp" && (s.has_mod("bulk") || s.mods.iter().any(|m| m.starts_with("bulk")));
-        !bulk && !s.mods.iter().any(|m| m.starts_with("shared::cluster")) && !matches!(name, "call" | "clusterlaunchcontrol" | "mbarrier" | "tcgen05" | "wgmma" | "mapa" | "getctarank" | "cp.reduce" | "multimem" | "griddepcontrol")
+        // (`cp.async.bulk*` and `cp.reduce.async.bulk*`: every bulk form has a `.bulk` modifier.)
+        let bulk = name == "cp" && s.mods.iter().any(|m| m.starts_with("bulk"));
+        !bulk && !s.mods.iter().any(|m| m.starts_with("shared::cluster")) && !matches!(name, "call" | "clusterlaunchcontrol" | "mbarrier" | "tcgen05" | "wgmma" | "mapa" | "getctarank" | "multimem" | "griddepcontrol")
     })
 }
 
@@ -2512,8 +2506,9 @@ fn group_cta<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, z: IntValue<'ctx>, ntz: IntV
     // runtime's `CtaCtx::shared` (docs/abi.md, groups of CTAs).
     let total = e.load_cta_u32(field::TOTAL_SMEM, None);
     let total = wide(e, total);
-    let up = e.b.build_and(e.b.build_int_add(total, i64t.const_int(63, false), "").unwrap(), i64t.const_int(!63, false), "").unwrap();
-    let stride = e.b.build_int_add(up, i64t.const_int(64, false), "smem.stride").unwrap();
+    let a = super::abi::GROUP_SMEM_ALIGN;
+    let up = e.b.build_and(e.b.build_int_add(total, i64t.const_int(a - 1, false), "").unwrap(), i64t.const_int(!(a - 1), false), "").unwrap();
+    let stride = e.b.build_int_add(up, i64t.const_int(a, false), "smem.stride").unwrap();
     let raw = e.raw_shared_base();
     let off = e.b.build_int_mul(wide(e, k), stride, "").unwrap();
     let w = unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), raw, &[off], "smem.cta").unwrap() };
@@ -3927,7 +3922,7 @@ fn loop_advance(f: &Func, plan: &Plan, inst: &crate::ir::Inst, b: BlockId, yield
             Def::Phi { block } if block == *header => {
                 let phi = f.blocks[block as usize].phis.iter().find(|p| p.dst == v)?;
                 let (_, next) = phi.incoming.iter().find(|(p, _)| *p == latch)?;
-                let mut adv = Advance { coef, konst: 0, terms: Vec::new(), iters: yield_count(f, plan, latch) as i64 };
+                let mut adv = Advance { coef, konst: 0, terms: Vec::new(), iters: yield_every(f, plan, latch) as i64 };
                 let mut cur = *next;
                 while cur != v {
                     let Def::Inst { block: ib, inst: ik } = f.values[cur as usize].def else { return None };
