@@ -614,6 +614,49 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(map: *mut [u8; 128], dtype: u32,
     })
 }
 
+/// `cuTensorMapEncodeIm2col`: an im2col map (PTX ISA 8.x 5.5.4) in ptxr's encoding, from the
+/// same parameters with the same checks as CUDA's (`ptxr_runtime::tensor_map::encode_im2col`).
+#[no_mangle]
+pub unsafe extern "C" fn cuTensorMapEncodeIm2col(
+    map: *mut [u8; 128],
+    dtype: u32,
+    rank: u32,
+    addr: *mut c_void,
+    dims: *const u64,
+    strides: *const u64,
+    lower: *const i32,
+    upper: *const i32,
+    channels: u32,
+    pixels: u32,
+    element_strides: *const u32,
+    interleave: u32,
+    swizzle: u32,
+    l2: u32,
+    oob: u32,
+) -> CUresult {
+    api(|| {
+        initialized()?;
+        if map.is_null() || dims.is_null() || strides.is_null() || lower.is_null() || upper.is_null() || element_strides.is_null() || !(3..=5).contains(&rank) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let r = rank as usize;
+        let dims = std::slice::from_raw_parts(dims, r);
+        let strides = std::slice::from_raw_parts(strides, r - 1);
+        let (lower, upper) = (std::slice::from_raw_parts(lower, r - 2), std::slice::from_raw_parts(upper, r - 2));
+        let es = std::slice::from_raw_parts(element_strides, r);
+        match ptxr_runtime::tensor_map::encode_im2col(dtype, rank, addr as u64, dims, strides, lower, upper, channels, pixels, es, interleave, swizzle, l2, oob) {
+            Ok(m) => {
+                *map = m;
+                Ok(())
+            }
+            Err(msg) => {
+                report(&format!("cuTensorMapEncodeIm2col: {msg}"));
+                Err(CUDA_ERROR_INVALID_VALUE)
+            }
+        }
+    })
+}
+
 /// `cuTensorMapReplaceAddress`: the same map over another global address.
 #[no_mangle]
 pub unsafe extern "C" fn cuTensorMapReplaceAddress(map: *mut [u8; 128], addr: *mut c_void) -> CUresult {

@@ -93,6 +93,7 @@ table! {
     "cuMemsetD16Async" => cuMemsetD16Async as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuMemsetD32Async" => cuMemsetD32Async as unsafe extern "C" fn(_, _, _, _) -> _,
     "cuTensorMapEncodeTiled" => cuTensorMapEncodeTiled as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _) -> _,
+    "cuTensorMapEncodeIm2col" => cuTensorMapEncodeIm2col as unsafe extern "C" fn(_, _, _, _, _, _, _, _, _, _, _, _, _, _, _) -> _,
     "cuTensorMapReplaceAddress" => cuTensorMapReplaceAddress as unsafe extern "C" fn(_, _) -> _,
     "cuIpcGetMemHandle" => cuIpcGetMemHandle as unsafe extern "C" fn(_, _) -> _,
     "cuIpcOpenMemHandle" => cuIpcOpenMemHandle_v2 as unsafe extern "C" fn(_, _, _) -> _,

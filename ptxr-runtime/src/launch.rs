@@ -672,7 +672,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             abi::STATUS_WARP_APART => format!("{whr}: error: a `.sync` warp collective whose membermask names a lane that is not at this instruction: on the warp path the lanes that reach an instruction together run it, so lanes that wait for others (a mask naming lanes that went elsewhere, which only a collective at another instruction could complete on sm_70 and up) stop here; `--exec thread` runs such meetings (a mask naming only the lanes that take this path runs on either)"),
             abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
             abi::STATUS_BAD_ADDRESS => format!("{whr}: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)"),
-            abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)"),
+            abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded, or not of the copy's rank or mode (tiled for .tile, .tile::gather4 and .tile::scatter4, im2col for .im2col; make it with ptxr_tensor_map_encode_tiled or _im2col, or `tmap:` for ptxr run)"),
             abi::STATUS_CHECK => {
                 // `check_access` wrote "COLUMN\0REPORT".
                 let d = host.detail().unwrap_or_default();
@@ -684,7 +684,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 let at = host.detail().unwrap_or_default();
                 format!("{}: in kernel `{name}`, CTA ({},{},{}): error: an illegal memory access at address {at} (a read or write outside all memory the kernel may reach: check buffer sizes and indices)", k.file, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2])
             }
-            abi::STATUS_BAD_TENSOR_COPY => format!("{whr}: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative (an NVIDIA GPU stops with an illegal instruction)"),
+            abi::STATUS_BAD_TENSOR_COPY => format!("{whr}: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative, or a .tile::gather4/.tile::scatter4 map's box is more than one row (an NVIDIA GPU stops with an illegal instruction)"),
             s => format!("{whr}: error: launch failed (status {s})"),
         };
         return Err(LaunchError(msg));

@@ -39,7 +39,19 @@ pub mod field {
     pub const L2: u64 = 104;
     /// u8 bytes of one element
     pub const ESIZE: u64 = 105;
+    /// u8 access mode: [`super::MODE_TILED`] or [`super::MODE_IM2COL`]
+    pub const MODE: u64 = 106;
+    /// i16 lower[3]: an im2col map's bounding-box lower corner, W, H, D (innermost first)
+    pub const LOWER: u64 = 108;
+    /// i16 upper[3]: its upper corner, W, H, D, relative to the tensor's far edge
+    pub const UPPER: u64 = 114;
 }
+
+/// A tiled map (`cuTensorMapEncodeTiled`): BOX holds the box.
+pub const MODE_TILED: u8 = 0;
+/// An im2col map (`cuTensorMapEncodeIm2col`): BOX[0] holds the channels per pixel, BOX[1] the
+/// pixels per column, LOWER and UPPER the bounding box.
+pub const MODE_IM2COL: u8 = 1;
 
 /// Bytes of an element of each `CUtensorMapDataType` (0 u8 ... 12 tf32-ftz).
 pub const DTYPE_BYTES: [u8; 13] = [1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4];
@@ -55,9 +67,58 @@ pub fn encode_tiled(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u
     if !(1..=5).contains(&rank) {
         return Err(format!("rank {rank}: a tensor map has 1 to 5 dimensions"));
     }
+    if box_dim.len() < r {
+        return Err(format!("a rank-{rank} map needs {rank} box sizes"));
+    }
+    if let Some(d) = (0..r).find(|&d| !(1..=256).contains(&box_dim[d])) {
+        return Err(format!("dimension {d}: box size {} (expected 1..256)", box_dim[d]));
+    }
+    encode(dtype, rank, addr, dims, strides, &box_dim[..r], element_strides, interleave, swizzle, l2, oob_fill, None)
+}
+
+/// Encodes an im2col map with `cuTensorMapEncodeIm2col`'s parameters (PTX ISA 8.x 5.5.4):
+/// a tensor of rank 3 to 5 (C, W, {H, {D,}} N, innermost first), the bounding box's corners
+/// (`rank - 2` each, W first; within +-2^15, 2^7 or 2^4 for ranks 3, 4, 5), `channels` (1..=256)
+/// elements of each of `pixels` (1..=1024) pixels; the other checks as [`encode_tiled`]'s, with
+/// the channels as the box's innermost row.
+#[allow(clippy::too_many_arguments)]
+pub fn encode_im2col(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u64], lower: &[i32], upper: &[i32], channels: u32, pixels: u32, element_strides: &[u32], interleave: u32, swizzle: u32, l2: u32, oob_fill: u32) -> Result<[u8; SIZE], String> {
+    if !(3..=5).contains(&rank) {
+        return Err(format!("rank {rank}: an im2col tensor map has 3 to 5 dimensions"));
+    }
+    let spatial = rank as usize - 2;
+    if lower.len() < spatial || upper.len() < spatial {
+        return Err(format!("a rank-{rank} im2col map needs {spatial} lower and upper corner coordinates"));
+    }
+    let lim = [1i32 << 15, 1 << 7, 1 << 4][spatial - 1];
+    for (name, c) in [("lower", lower), ("upper", upper)] {
+        if let Some(v) = c[..spatial].iter().find(|&&v| v < -lim || v >= lim) {
+            return Err(format!("{name} corner {v}: a rank-{rank} im2col map's corners lie in [{}, {}]", -lim, lim - 1));
+        }
+    }
+    if let Some(k) = (0..spatial).find(|&k| dims.get(1 + k).map_or(false, |&n| n as i64 + upper[k] as i64 - lower[k] as i64 <= 0)) {
+        return Err(format!("the bounding box is empty along dimension {} (size {}, corners {} and {})", 1 + k, dims[1 + k], lower[k], upper[k]));
+    }
+    if !(1..=256).contains(&channels) {
+        return Err(format!("{channels} channels per pixel (expected 1..256)"));
+    }
+    if !(1..=1024).contains(&pixels) {
+        return Err(format!("{pixels} pixels per column (expected 1..1024)"));
+    }
+    let mut corners = [0i16; 6];
+    for k in 0..spatial {
+        corners[k] = lower[k] as i16;
+        corners[3 + k] = upper[k] as i16;
+    }
+    encode(dtype, rank, addr, dims, strides, &[channels, pixels], element_strides, interleave, swizzle, l2, oob_fill, Some(corners))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn encode(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u64], box_dim: &[u32], element_strides: &[u32], interleave: u32, swizzle: u32, l2: u32, oob_fill: u32, im2col: Option<[i16; 6]>) -> Result<[u8; SIZE], String> {
+    let r = rank as usize;
     let esize = *DTYPE_BYTES.get(dtype as usize).ok_or_else(|| format!("data type {dtype}: expected a CUtensorMapDataType (0..12)"))? as u64;
-    if dims.len() < r || box_dim.len() < r || element_strides.len() < r || strides.len() + 1 < r {
-        return Err(format!("a rank-{rank} map needs {rank} dims, box sizes and element strides and {} strides", r - 1));
+    if dims.len() < r || element_strides.len() < r || strides.len() + 1 < r {
+        return Err(format!("a rank-{rank} map needs {rank} dims and element strides and {} strides", r - 1));
     }
     if interleave != 0 {
         return Err("interleaved tensor maps are not supported by ptxr".into());
@@ -74,9 +135,6 @@ pub fn encode_tiled(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u
     for d in 0..r {
         if dims[d] == 0 || dims[d] > 1 << 32 {
             return Err(format!("dimension {d}: size {} (expected 1..2^32)", dims[d]));
-        }
-        if !(1..=256).contains(&box_dim[d]) {
-            return Err(format!("dimension {d}: box size {} (expected 1..256)", box_dim[d]));
         }
         if !(1..=8).contains(&element_strides[d]) {
             return Err(format!("dimension {d}: element stride {} (expected 1..8)", element_strides[d]));
@@ -104,7 +162,8 @@ pub fn encode_tiled(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u
     put(field::SWIZZLE, &[swizzle as u8]);
     put(field::ADDR, &addr.to_le_bytes());
     for d in 0..5 {
-        let (dim, b, es) = if d < r { (dims[d], box_dim[d], element_strides[d]) } else { (1, 1, 1) };
+        let (dim, es) = if d < r { (dims[d], element_strides[d]) } else { (1, 1) };
+        let b = box_dim.get(d).copied().unwrap_or(1);
         put(field::DIMS + 8 * d as u64, &dim.to_le_bytes());
         put(field::BOX + 2 * d as u64, &(b as u16).to_le_bytes());
         put(field::ESTRIDES + d as u64, &[es as u8]);
@@ -116,6 +175,12 @@ pub fn encode_tiled(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u
     put(field::FILL, &[oob_fill as u8]);
     put(field::L2, &[l2 as u8]);
     put(field::ESIZE, &[esize as u8]);
+    if let Some(corners) = im2col {
+        put(field::MODE, &[MODE_IM2COL]);
+        for (k, c) in corners.iter().enumerate() {
+            put(field::LOWER + 2 * k as u64, &c.to_le_bytes());
+        }
+    }
     Ok(m)
 }
 
@@ -142,5 +207,25 @@ mod tests {
         assert!(encode_tiled(6, 1, 0, &[64], &[], &[12], &[1], 0, 0, 0, 0).is_err());
         assert!(encode_tiled(6, 2, 0, &[64, 4], &[100], &[8, 4], &[1, 1], 0, 0, 0, 0).is_err());
         assert!(encode_tiled(6, 2, 0, &[64, 4], &[128], &[32, 4], &[1, 1], 0, 1, 0, 0).is_err());
+    }
+
+    #[test]
+    fn encodes_im2col() {
+        // NHWC 2x4x4x32 f32: C 32, W 4, H 4, N 2
+        let m = encode_im2col(7, 4, 0x1000, &[32, 4, 4, 2], &[128, 512, 2048], &[-1, -2], &[3, -1], 32, 16, &[1, 1, 1, 1], 0, 3, 0, 0).unwrap();
+        assert_eq!((m[4], m[5], m[105], m[106]), (4, 7, 4, MODE_IM2COL));
+        assert_eq!(u16::from_le_bytes(m[88..90].try_into().unwrap()), 32);
+        assert_eq!(u16::from_le_bytes(m[90..92].try_into().unwrap()), 16);
+        let i16_at = |o: usize| i16::from_le_bytes(m[o..o + 2].try_into().unwrap());
+        assert_eq!((i16_at(108), i16_at(110), i16_at(114), i16_at(116)), (-1, -2, 3, -1));
+        assert_eq!(encode_tiled(7, 1, 0, &[64], &[], &[32], &[1], 0, 0, 0, 0).unwrap()[106], MODE_TILED);
+        // rank 2; a rank-4 corner of 128; 0 pixels; 300 channels; 3 f32 channels (12 bytes)
+        assert!(encode_im2col(7, 2, 0, &[32, 4], &[128], &[], &[], 32, 16, &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[128, 0], &[0, 0], 32, 16, &[1; 4], 0, 0, 0, 0).is_err());
+        assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[0, 0], &[0, 0], 32, 0, &[1; 4], 0, 0, 0, 0).is_err());
+        assert!(encode_im2col(0, 4, 0, &[512, 4, 4, 2], &[512, 2048, 8192], &[0, 0], &[0, 0], 300, 16, &[1; 4], 0, 0, 0, 0).is_err());
+        assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[0, 0], &[0, 0], 3, 16, &[1; 4], 0, 0, 0, 0).is_err());
+        // W 4 with corners 2 and -2: an empty box
+        assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[2, 0], &[-2, 0], 32, 16, &[1; 4], 0, 0, 0, 0).is_err());
     }
 }

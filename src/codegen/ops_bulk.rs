@@ -192,9 +192,9 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
 /// its first to its last element inside the tensor, per dimension clamped to the tensor's
 /// extent: elements outside it are not accessed but filled) are checked as one access
 /// (`ptxr_runtime::tensor_map` layout; a map that ptxr did not encode is left to the copy,
-/// which reports it).
-fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::PointerValue<'ctx>, cs: inkwell::values::PointerValue<'ctx>, rank: u32, store: bool) {
-    use ptxr_runtime::tensor_map::field;
+/// which reports it); for gather4/scatter4 each of the four rows, for im2col (whose pixels may
+/// wrap through the whole bounding box) the whole tensor.
+fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::PointerValue<'ctx>, cs: inkwell::values::PointerValue<'ctx>, rank: u32, store: bool, walk: Walk) {
     let ctx = e.ctx();
     let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
     let at = |e: &mut FnEmitter<'ctx, '_, '_>, off: u64, t: inkwell::types::IntType<'ctx>| -> IntValue<'ctx> {
@@ -206,46 +206,100 @@ fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::Pointe
             v
         }
     };
-    let magic = at(e, field::MAGIC, i32t);
-    let mut ok = e.b.build_int_compare(IntPredicate::EQ, magic, i64t.const_int(ptxr_runtime::tensor_map::MAGIC as u64, false), "").unwrap();
-    let esize = at(e, field::ESIZE, i8t);
-    let base = at(e, field::ADDR, i64t);
-    let (mut lo, mut hi) = (i64t.const_zero(), i64t.const_zero());
-    for d in 0..rank.min(5) as u64 {
-        let cp = unsafe { e.b.build_in_bounds_gep(i32t.array_type(5), cs, &[i32t.const_zero(), i32t.const_int(d, false)], "").unwrap() };
+    let coord = |e: &mut FnEmitter<'ctx, '_, '_>, k: u64| -> IntValue<'ctx> {
+        let cp = unsafe { e.b.build_in_bounds_gep(i32t.array_type(8), cs, &[i32t.const_zero(), i32t.const_int(k, false)], "").unwrap() };
         let c = e.b.build_load(i32t, cp, "").unwrap().into_int_value();
-        let c = e.b.build_int_s_extend(c, i64t, "").unwrap();
-        let dim = at(e, field::DIMS + 8 * d, i64t);
-        let bx = at(e, field::BOX + 2 * d, i16t);
-        let es = at(e, field::ESTRIDES + d, i8t);
-        let stride = if d == 0 { esize } else { at(e, field::STRIDES + 8 * (d - 1), i64t) };
-        // First and last index of the box along d, inside [0, dim).
-        let last = e.b.build_int_add(c, e.b.build_int_mul(e.b.build_int_sub(bx, i64t.const_int(1, false), "").unwrap(), es, "").unwrap(), "").unwrap();
-        let zero = i64t.const_zero();
-        let first = e.b.build_select(e.b.build_int_compare(IntPredicate::SLT, c, zero, "").unwrap(), zero, c, "").unwrap().into_int_value();
-        let top = e.b.build_int_sub(dim, i64t.const_int(1, false), "").unwrap();
-        let last = e.b.build_select(e.b.build_int_compare(IntPredicate::SGT, last, top, "").unwrap(), top, last, "").unwrap().into_int_value();
-        ok = e.b.build_and(ok, e.b.build_int_compare(IntPredicate::SLE, first, last, "").unwrap(), "").unwrap();
-        lo = e.b.build_int_add(lo, e.b.build_int_mul(first, stride, "").unwrap(), "").unwrap();
-        hi = e.b.build_int_add(hi, e.b.build_int_mul(last, stride, "").unwrap(), "").unwrap();
+        e.b.build_int_s_extend(c, i64t, "").unwrap()
+    };
+    let one = i64t.const_int(1, false);
+    // per span, per dimension: (first coordinate, box size, element stride), or None for the
+    // whole dimension
+    let rank = rank.min(5) as u64;
+    let mut spans: Vec<Vec<Option<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>)>>> = Vec::new();
+    match walk {
+        Walk::Tile => {
+            let mut dims = Vec::new();
+            for d in 0..rank {
+                let (c, bx, es) = (coord(e, d), at(e, field::BOX + 2 * d, i16t), at(e, field::ESTRIDES + d, i8t));
+                dims.push(Some((c, bx, es)));
+            }
+            spans.push(dims);
+        }
+        Walk::Rows4 => {
+            for k in 0..4 {
+                let (c0, bx) = (coord(e, 0), at(e, field::BOX, i16t));
+                let r = coord(e, 1 + k);
+                spans.push(vec![Some((c0, bx, one)), Some((r, one, one))]);
+            }
+        }
+        Walk::Im2col => spans.push(vec![None; rank as usize]),
     }
-    let (yes, done) = (ctx.append_basic_block(e.f, "tma.check"), ctx.append_basic_block(e.f, "tma.checked"));
-    e.b.build_conditional_branch(ok, yes, done).unwrap();
-    e.b.position_at_end(yes);
-    let n = e.b.build_int_add(e.b.build_int_sub(hi, lo, "").unwrap(), esize, "").unwrap();
-    let p = e.space_ptr(e.b.build_int_add(base, lo, "").unwrap(), None);
-    e.check_access_n(p, n, store, StateSpace::Global, false);
-    e.b.build_unconditional_branch(done).unwrap();
-    e.b.position_at_end(done);
+    for span in spans {
+        let magic = at(e, field::MAGIC, i32t);
+        let mut ok = e.b.build_int_compare(IntPredicate::EQ, magic, i64t.const_int(ptxr_runtime::tensor_map::MAGIC as u64, false), "").unwrap();
+        let esize = at(e, field::ESIZE, i8t);
+        let base = at(e, field::ADDR, i64t);
+        let (mut lo, mut hi) = (i64t.const_zero(), i64t.const_zero());
+        for (d, dim_span) in span.iter().enumerate() {
+            let d = d as u64;
+            let dim = at(e, field::DIMS + 8 * d, i64t);
+            let stride = if d == 0 { esize } else { at(e, field::STRIDES + 8 * (d - 1), i64t) };
+            let zero = i64t.const_zero();
+            let top = e.b.build_int_sub(dim, one, "").unwrap();
+            let (first, last) = match *dim_span {
+                None => (zero, top),
+                Some((c, bx, es)) => {
+                    // first and last index of the box along d, inside [0, dim)
+                    let last = e.b.build_int_add(c, e.b.build_int_mul(e.b.build_int_sub(bx, one, "").unwrap(), es, "").unwrap(), "").unwrap();
+                    let first = e.b.build_select(e.b.build_int_compare(IntPredicate::SLT, c, zero, "").unwrap(), zero, c, "").unwrap().into_int_value();
+                    let last = e.b.build_select(e.b.build_int_compare(IntPredicate::SGT, last, top, "").unwrap(), top, last, "").unwrap().into_int_value();
+                    (first, last)
+                }
+            };
+            ok = e.b.build_and(ok, e.b.build_int_compare(IntPredicate::SLE, first, last, "").unwrap(), "").unwrap();
+            lo = e.b.build_int_add(lo, e.b.build_int_mul(first, stride, "").unwrap(), "").unwrap();
+            hi = e.b.build_int_add(hi, e.b.build_int_mul(last, stride, "").unwrap(), "").unwrap();
+        }
+        let (yes, done) = (ctx.append_basic_block(e.f, "tma.check"), ctx.append_basic_block(e.f, "tma.checked"));
+        e.b.build_conditional_branch(ok, yes, done).unwrap();
+        e.b.position_at_end(yes);
+        let n = e.b.build_int_add(e.b.build_int_sub(hi, lo, "").unwrap(), esize, "").unwrap();
+        let p = e.space_ptr(e.b.build_int_add(base, lo, "").unwrap(), None);
+        e.check_access_n(p, n, store, StateSpace::Global, false);
+        e.b.build_unconditional_branch(done).unwrap();
+        e.b.position_at_end(done);
+    }
 }
 
-/// PTX ISA 8.x 9.7.9.25.5.1 cp.async.bulk.tensor, tile mode.
+/// How a tensor copy walks its tensor (PTX ISA 8.x 5.5.3-5.5.4).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// `.tile`: a box of the map's box sizes from the coordinates.
+    Tile,
+    /// `.tile::gather4` / `.tile::scatter4` (5.5.3.4): four rows of a 2-D tensor, each the map's
+    /// box[0] elements from column c0, at rows c1..c4 (the map's box[1] must be 1).
+    Rows4,
+    /// `.im2col` / `.im2col_no_offs` (5.5.4): the map's pixels-per-column pixels from the filter
+    /// base (the W, H, D coordinates) through the bounding box, W fastest, then H, D and N,
+    /// each at base + im2col offsets, the map's channels-per-pixel channels from c0.
+    Im2col,
+}
+
+/// PTX ISA 8.x 9.7.9.25.5.1 cp.async.bulk.tensor (and 9.7.9.25.5.2 cp.reduce.async.bulk.tensor)
+/// in the tile, tile::gather4/scatter4 and im2col modes.
 fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let ctx = e.ctx();
     let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
-    if i.mods.iter().any(|m| m.starts_with("im2col") || m.contains("gather4") || m.contains("scatter4")) {
-        return Err(e.err(i.opcode.span, "ptxr runs `cp.async.bulk.tensor` in tile mode; im2col, gather4 and scatter4 are not supported yet"));
+    if let Some(m) = i.mods.iter().find(|m| m.starts_with("im2col::w")) {
+        return Err(e.err(i.opcode.span, format!("`cp.async.bulk.tensor` in the `.{m}` mode (cuTensorMapEncodeIm2colWide) is not supported by ptxr yet; .tile, .tile::gather4, .tile::scatter4 and .im2col are")));
     }
+    let walk = if i.mods.iter().any(|m| m.contains("gather4") || m.contains("scatter4")) {
+        Walk::Rows4
+    } else if i.mods.iter().any(|m| m.starts_with("im2col")) {
+        Walk::Im2col
+    } else {
+        Walk::Tile
+    };
     let rank = i.mods.iter().find_map(|m| m.strip_suffix('d').and_then(|n| n.parse::<u32>().ok())).unwrap_or(0);
     let store = i.has_mod("reduce") || i.mods.iter().position(|m| *m == "global") < i.mods.iter().position(|m| m.starts_with("shared"));
     let (smem_op, tensor_op) = if store { (&i.operands[1], &i.operands[0]) } else { (&i.operands[0], &i.operands[1]) };
@@ -255,16 +309,43 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
         Some(c) if rank == 1 => vec![c],
         _ => return Err(e.err(tensor_op.span(), "expected [tensorMap, {coordinates}]")),
     };
-    if coords.len() as u32 != rank || items.len() != 2 {
-        return Err(e.err(tensor_op.span(), format!("a .{rank}d tensor copy takes [tensorMap, {{{rank} coordinates}}]")));
+    match walk {
+        Walk::Rows4 if rank != 2 || coords.len() != 5 || items.len() != 2 => {
+            return Err(e.err(tensor_op.span(), "`.tile::gather4` and `.tile::scatter4` copy rows of a 2-D tensor: .2d with [tensorMap, {column, row0, row1, row2, row3}]"));
+        }
+        Walk::Im2col if !(3..=5).contains(&rank) => return Err(e.err(i.opcode.span, "an im2col tensor copy is .3d, .4d or .5d")),
+        Walk::Tile | Walk::Im2col if coords.len() as u32 != rank || items.len() != 2 => {
+            return Err(e.err(tensor_op.span(), format!("a .{rank}d tensor copy takes [tensorMap, {{{rank} coordinates}}]")));
+        }
+        _ => {}
     }
+    // `.im2col` (a load) takes the im2col offsets after the mbarrier: rank - 2 16-bit values,
+    // W first; `.im2col_no_offs` and a store use none.
+    let with_offsets = walk == Walk::Im2col && i.has_mod("im2col") && !store;
+    let offsets: Vec<&'a Operand<'a>> = if with_offsets {
+        match i.operands.get(3) {
+            Some(Operand::Vector(os, _)) if os.len() as u32 == rank - 2 => os.iter().collect(),
+            Some(o) if rank == 3 && !matches!(o, Operand::Vector(..)) => vec![o],
+            _ => return Err(e.err(i.span, format!("a .{rank}d `.im2col` copy takes {} im2col offsets (16-bit, W first) after the mbarrier", rank - 2))),
+        }
+    } else {
+        Vec::new()
+    };
     // The tensor map: a generic address (or a kernel parameter's name, its address).
     let map_addr = e.read_int(&items[0], Type::B64)?;
     let map = e.space_ptr(map_addr, None);
-    let cs_t = i32t.array_type(5);
+    // coordinates 0-4 (gather4/scatter4: the column and the four rows), im2col offsets 5-7
+    let cs_t = i32t.array_type(8);
     let cs = e.alloca_b.build_alloca(cs_t, "tma.coords").unwrap();
-    for k in 0..5 {
-        let v = if k < rank as usize { e.read_int(coords[k], Type::S32)? } else { i32t.const_zero() };
+    for k in 0..8 {
+        let v = if k < coords.len().min(5) {
+            e.read_int(coords[k], Type::S32)?
+        } else if k >= 5 && k - 5 < offsets.len() {
+            let o = e.read_int(offsets[k - 5], Type::U16)?;
+            e.b.build_int_z_extend(o, i32t, "").unwrap()
+        } else {
+            i32t.const_zero()
+        };
         let p = unsafe { e.b.build_in_bounds_gep(cs_t, cs, &[i32t.const_zero(), i32t.const_int(k as u64, false)], "").unwrap() };
         e.b.build_store(p, v).unwrap();
     }
@@ -284,17 +365,21 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
     let hname = match red {
         Some(op) => format!("__ptxr_tma_reduce.{op}"),
         None => "__ptxr_tma_copy".to_string(),
+    } + match walk {
+        Walk::Tile => "",
+        Walk::Rows4 => ".rows4",
+        Walk::Im2col => ".im2col",
     };
     let helper = match e.m.module.get_function(&hname) {
         Some(h) => h,
-        None => tma_helper(e, &hname, red),
+        None => tma_helper(e, &hname, red, walk),
     };
     let mbar = if store { None } else { Some(e.address(&i.operands[2], Some(StateSpace::Shared))?) };
     if e.m.check && !e.m.nvptx {
-        check_box(e, map, cs, rank, store);
+        check_box(e, map, cs, rank, store, walk);
     }
     // A load with `.multicast::cluster` writes the box into each CTA of its ctaMask.
-    each_target(e, i, 3, |e, delta| {
+    each_target(e, i, 3 + usize::from(with_offsets), |e, delta| {
         let smem = offset_ptr(e, smem, delta);
         let r = e
             .b
@@ -317,10 +402,12 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
 }
 
 /// Defines `i64 __ptxr_tma_copy(ptr map, ptr smem, i32 smem_bytes, i32 smem_offset,
-/// ptr coords (i32[5]), i32 rank, i32 store)`: copies the box and returns its bytes, or -1
-/// (not ptxr's map, or another rank), -2 (innermost coordinate not 16-byte aligned, or a
-/// store at negative coordinates), -3 (the box does not fit in the CTA's shared memory).
-fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'static str>) -> FunctionValue<'ctx> {
+/// ptr coords (i32[8]: coordinates 0-4, im2col offsets 5-7), i32 rank, i32 store)` (with a
+/// suffix per [`Walk`] other than the tile's): copies the box and returns its bytes, or -1
+/// (not ptxr's map, or another rank or mode), -2 (innermost coordinate not 16-byte aligned, a
+/// store at negative coordinates, a gather4/scatter4 map whose box is more than one row), -3
+/// (the box does not fit in the CTA's shared memory).
+fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'static str>, walk: Walk) -> FunctionValue<'ctx> {
     let ctx = e.ctx();
     let (i8t, i16t, i32t, i64t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
@@ -356,21 +443,25 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     };
     let magic = ld(i32t, field::MAGIC);
     let map_rank = ld(i8t, field::RANK);
+    let map_mode = ld(i8t, field::MODE);
+    let want_mode = if walk == Walk::Im2col { ptxr_runtime::tensor_map::MODE_IM2COL } else { ptxr_runtime::tensor_map::MODE_TILED };
     let bad = b.build_or(
         b.build_int_compare(IntPredicate::NE, magic, c64(MAGIC as i64), "").unwrap(),
         b.build_int_compare(IntPredicate::NE, map_rank, b.build_int_z_extend(rank, i64t, "").unwrap(), "").unwrap(),
         "",
     )
     .unwrap();
+    let bad = b.build_or(bad, b.build_int_compare(IntPredicate::NE, map_mode, c64(want_mode as i64), "").unwrap(), "").unwrap();
     guard(bad, fail_map);
     let esize = ld(i8t, field::ESIZE);
     let swz = ld(i8t, field::SWIZZLE);
     let base = ld(i64t, field::ADDR);
     let fill_nan = ld(i8t, field::FILL);
-    let coord = |k: u64| -> IntValue<'ctx> {
-        let q = unsafe { b.build_in_bounds_gep(i32t, cs, &[i32t.const_int(k, false)], "").unwrap() };
+    let coord_at = |k: IntValue<'ctx>| -> IntValue<'ctx> {
+        let q = unsafe { b.build_in_bounds_gep(i32t, cs, &[k], "").unwrap() };
         b.build_int_s_extend(b.build_load(i32t, q, "").unwrap().into_int_value(), i64t, "").unwrap()
     };
+    let coord = |k: u64| coord_at(i64t.const_int(k, false));
     let (mut dims, mut counts, mut es, mut strides, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let rank64 = b.build_int_z_extend(rank, i64t, "").unwrap();
     for d in 0..5u64 {
@@ -384,17 +475,29 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
         dims.push(b.build_select(used, ld(i64t, field::DIMS + 8 * d), c64(1), "").unwrap().into_int_value());
         let bx = or1(ld(i16t, field::BOX + 2 * d));
         let s = if d == 0 { c64(1) } else { or1(ld(i8t, field::ESTRIDES + d)) };
-        // ceil(box / estride) elements (the innermost: all of them)
-        let n = b.build_int_unsigned_div(b.build_int_add(bx, b.build_int_sub(s, c64(1), "").unwrap(), "").unwrap(), s, "").unwrap();
+        let n = match walk {
+            // ceil(box / estride) elements (the innermost: all of them)
+            Walk::Tile => b.build_int_unsigned_div(b.build_int_add(bx, b.build_int_sub(s, c64(1), "").unwrap(), "").unwrap(), s, "").unwrap(),
+            // a row of box[0] elements, four rows
+            Walk::Rows4 => [bx, c64(4), c64(1), c64(1), c64(1)][d as usize],
+            // channels per pixel, pixels per column
+            Walk::Im2col => [bx, bx, c64(1), c64(1), c64(1)][d as usize],
+        };
         counts.push(n);
         es.push(s);
         strides.push(if d == 0 { esize } else { b.build_select(used, ld(i64t, field::STRIDES + 8 * (d - 1)), c64(0), "").unwrap().into_int_value() });
-        c.push(b.build_select(used, coord(d), c64(0), "").unwrap().into_int_value());
+        // (gather4/scatter4: the column and the four rows, whatever the rank)
+        c.push(if walk == Walk::Rows4 { coord(d) } else { b.build_select(used, coord(d), c64(0), "").unwrap().into_int_value() });
+    }
+    if walk == Walk::Rows4 {
+        // the map's box must be one row
+        let rows = ld(i16t, field::BOX + 2);
+        guard(b.build_int_compare(IntPredicate::UGT, rows, c64(1), "").unwrap(), fail_copy);
     }
     // innermost coordinate 16-byte aligned; a store's coordinates not negative
     let misaligned = b.build_int_compare(IntPredicate::NE, b.build_and(b.build_int_mul(c[0], esize, "").unwrap(), c64(15), "").unwrap(), c64(0), "").unwrap();
     let mut neg = i64t.get_context().bool_type().const_zero();
-    for d in 0..5 {
+    for d in 0..if walk == Walk::Im2col { 0 } else { 5 } {
         neg = b.build_or(neg, b.build_int_compare(IntPredicate::SLT, c[d], c64(0), "").unwrap(), "").unwrap();
     }
     let is_store = b.build_int_compare(IntPredicate::NE, store, i32t.const_zero(), "").unwrap();
@@ -437,16 +540,83 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     let mut goff = c64(0);
     let mut inside = ctx.bool_type().const_int(1, false);
     let mut j0 = c64(0);
+    // im2col: pixel j[1]'s place in the walk, carried from W to H to D to N
+    let mut carry = c64(0);
     for d in 0..5 {
         let j = b.build_int_unsigned_rem(rest, counts[d], "").unwrap();
         rest = b.build_int_unsigned_div(rest, counts[d], "").unwrap();
         if d == 0 {
             j0 = j;
         }
-        let g = b.build_int_add(c[d], b.build_int_mul(j, es[d], "").unwrap(), "").unwrap();
+        let g = match walk {
+            Walk::Rows4 if d == 1 => coord_at(b.build_int_add(j, c64(1), "").unwrap()),
+            // (c[2..] hold rows 1-3, not coordinates)
+            Walk::Rows4 if d > 1 => c64(0),
+            Walk::Im2col if d == 1 => {
+                carry = j;
+                c64(0)
+            }
+            Walk::Im2col if d > 0 => c64(0),
+            _ => b.build_int_add(c[d], b.build_int_mul(j, es[d], "").unwrap(), "").unwrap(),
+        };
+        if walk == Walk::Im2col && d > 0 {
+            continue;
+        }
         let ok = b.build_and(b.build_int_compare(IntPredicate::SGE, g, c64(0), "").unwrap(), b.build_int_compare(IntPredicate::SLT, g, dims[d], "").unwrap(), "").unwrap();
         inside = b.build_and(inside, ok, "").unwrap();
         goff = b.build_int_add(goff, b.build_int_mul(g, strides[d], "").unwrap(), "").unwrap();
+    }
+    if walk == Walk::Im2col {
+        // PTX ISA 8.x 5.5.4.1-2: the filter base walks the bounding box [lower, dim + upper) of
+        // each spatial dimension (W, H, D: 1..rank-1) by its traversal stride from the base
+        // coordinate, then from the lower corner again with a carry into the next dimension;
+        // past D (or the last spatial dimension) the carry steps N. The element is at the base
+        // plus the im2col offsets (coordinates 5..).
+        let rank64 = b.build_int_z_extend(rank, i64t, "").unwrap();
+        let last = b.build_int_sub(rank64, c64(1), "").unwrap();
+        for d in 1..4u64 {
+            let spatial = b.build_int_compare(IntPredicate::ULT, c64(d as i64), last, "").unwrap();
+            let lo = b.build_int_s_extend(b.build_load(i16t, at(field::LOWER + 2 * (d - 1)), "").unwrap().into_int_value(), i64t, "").unwrap();
+            let up = b.build_int_s_extend(b.build_load(i16t, at(field::UPPER + 2 * (d - 1)), "").unwrap().into_int_value(), i64t, "").unwrap();
+            let hi = b.build_int_add(dims[d as usize], up, "").unwrap();
+            let st = es[d as usize];
+            let ceil_div = |x: IntValue<'ctx>| -> IntValue<'ctx> {
+                let q = b.build_int_signed_div(b.build_int_add(x, b.build_int_sub(st, c64(1), "").unwrap(), "").unwrap(), st, "").unwrap();
+                b.build_select(b.build_int_compare(IntPredicate::SLT, q, c64(1), "").unwrap(), c64(1), q, "").unwrap().into_int_value()
+            };
+            let base = c[d as usize];
+            // pixels of the first (partial) run from the base, of every later run from lo
+            let first = ceil_div(b.build_int_sub(hi, base, "").unwrap());
+            let per = ceil_div(b.build_int_sub(hi, lo, "").unwrap());
+            let in_first = b.build_int_compare(IntPredicate::ULT, carry, first, "").unwrap();
+            let q = b.build_int_sub(carry, first, "").unwrap();
+            let q = b.build_select(in_first, c64(0), q, "").unwrap().into_int_value();
+            let pos_first = b.build_int_add(base, b.build_int_mul(carry, st, "").unwrap(), "").unwrap();
+            let pos_later = b.build_int_add(lo, b.build_int_mul(b.build_int_unsigned_rem(q, per, "").unwrap(), st, "").unwrap(), "").unwrap();
+            let pos = b.build_select(in_first, pos_first, pos_later, "").unwrap().into_int_value();
+            let out = b.build_select(in_first, c64(0), b.build_int_add(c64(1), b.build_int_unsigned_div(q, per, "").unwrap(), "").unwrap(), "").unwrap().into_int_value();
+            let off = b.build_int_z_extend(b.build_load(i32t, unsafe { b.build_in_bounds_gep(i32t, cs, &[i32t.const_int(4 + d, false)], "").unwrap() }, "").unwrap().into_int_value(), i64t, "").unwrap();
+            let g = b.build_int_add(pos, off, "").unwrap();
+            let ok = b.build_and(b.build_int_compare(IntPredicate::SGE, g, c64(0), "").unwrap(), b.build_int_compare(IntPredicate::SLT, g, dims[d as usize], "").unwrap(), "").unwrap();
+            // a dimension past the spatial ones passes the carry on untouched
+            inside = b.build_and(inside, b.build_select(spatial, ok, ctx.bool_type().const_int(1, false), "").unwrap().into_int_value(), "").unwrap();
+            goff = b.build_select(spatial, b.build_int_add(goff, b.build_int_mul(g, strides[d as usize], "").unwrap(), "").unwrap(), goff, "").unwrap().into_int_value();
+            carry = b.build_select(spatial, out, carry, "").unwrap().into_int_value();
+        }
+        // N: the last dimension, stepped by the carry
+        let mut n_stride = c64(0);
+        let mut n_dim = c64(1);
+        let mut n_base = c64(0);
+        for d in 2..5u64 {
+            let is_n = b.build_int_compare(IntPredicate::EQ, c64(d as i64), last, "").unwrap();
+            n_stride = b.build_select(is_n, strides[d as usize], n_stride, "").unwrap().into_int_value();
+            n_dim = b.build_select(is_n, dims[d as usize], n_dim, "").unwrap().into_int_value();
+            n_base = b.build_select(is_n, c[d as usize], n_base, "").unwrap().into_int_value();
+        }
+        let g = b.build_int_add(n_base, carry, "").unwrap();
+        let ok = b.build_and(b.build_int_compare(IntPredicate::SGE, g, c64(0), "").unwrap(), b.build_int_compare(IntPredicate::SLT, g, n_dim, "").unwrap(), "").unwrap();
+        inside = b.build_and(inside, ok, "").unwrap();
+        goff = b.build_int_add(goff, b.build_int_mul(g, n_stride, "").unwrap(), "").unwrap();
     }
     let r = b.build_int_unsigned_div(idx, counts[0], "").unwrap();
     let a = b.build_int_add(b.build_int_add(soff64, b.build_int_mul(r, pitch, "").unwrap(), "").unwrap(), b.build_int_mul(j0, esize, "").unwrap(), "").unwrap();
@@ -563,6 +733,15 @@ fn nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
                 }
                 t = format!("[{t}, {{{}}}]", names.join(", "));
                 parts.push(t);
+            }
+            Operand::Vector(os, _) => {
+                // the im2col offsets: 16-bit values
+                let mut names = Vec::new();
+                for o in os.iter() {
+                    let v = e.read_int(o, Type::B16)?.into();
+                    names.push(slot(&mut args, &mut cons, v, "h"));
+                }
+                parts.push(format!("{{{}}}", names.join(", ")));
             }
             _ => {
                 // size (u32), a multicast mask (b16), a cache policy (b64), a group count

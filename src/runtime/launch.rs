@@ -31,9 +31,11 @@ const TMAP_TYPES: [&str; 12] = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", 
 /// Parses `tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:...` (see [`ArgSpec::TensorMap`]): DIMS
 /// and BOX innermost first (`64x40`), STRIDES the bytes between consecutive indices of the
 /// outer dimensions (`128`; `-` for one dimension), OPTIONS `swizzle32`, `swizzle64`,
-/// `swizzle128`, `estrides=AxB...`, `nanfill`.
+/// `swizzle128`, `estrides=AxB...`, `nanfill`; with the option `im2col` an im2col map whose BOX
+/// is CHANNELSxPIXELS and whose bounding box is `lower=WxH...` and `upper=WxH...` (rank - 2
+/// coordinates each, innermost first).
 fn parse_tensor_map(s: &str, rest: &str) -> Result<ArgSpec, String> {
-    let usage = || format!("`{s}`: expected tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:... (TYPE {}; DIMS and BOX like 64x40, innermost first; STRIDES in bytes like 128, or - for one dimension; OPTIONS swizzle32 swizzle64 swizzle128 estrides=AxB nanfill)", TMAP_TYPES.join(" "));
+    let usage = || format!("`{s}`: expected tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:... (TYPE {}; DIMS and BOX like 64x40, innermost first; STRIDES in bytes like 128, or - for one dimension; OPTIONS swizzle32 swizzle64 swizzle128 estrides=AxB nanfill, and im2col lower=WxH upper=WxH with BOX as CHANNELSxPIXELS)", TMAP_TYPES.join(" "));
     let (spec, buf) = rest.split_once("=buf:").map(|(a, b)| (a, format!("buf:{b}"))).ok_or_else(usage)?;
     let mut parts = spec.split(':');
     let ty = parts.next().ok_or_else(usage)?;
@@ -48,10 +50,15 @@ fn parse_tensor_map(s: &str, rest: &str) -> Result<ArgSpec, String> {
     let dims = list(parts.next())?;
     let strides = list(parts.next())?;
     let boxes: Vec<u32> = list(parts.next())?.into_iter().map(|b| b.min(u32::MAX as u64) as u32).collect();
-    let (mut swizzle, mut fill) = (0u32, 0u32);
+    let (mut swizzle, mut fill, mut im2col) = (0u32, 0u32, false);
     let mut es: Vec<u32> = vec![1; dims.len()];
+    let (mut lower, mut upper) = (vec![0i32; dims.len().saturating_sub(2)], vec![0i32; dims.len().saturating_sub(2)]);
+    let corner = |v: &str| -> Result<Vec<i32>, String> { v.split('x').map(|x| x.parse::<i32>().map_err(|_| format!("`{s}`: `{x}` is not a corner coordinate"))).collect() };
     for o in parts.flat_map(|p| p.split(',')).filter(|o| !o.is_empty()) {
         match o {
+            "im2col" => im2col = true,
+            _ if o.starts_with("lower=") => lower = corner(&o[6..])?,
+            _ if o.starts_with("upper=") => upper = corner(&o[6..])?,
             "swizzle32" => swizzle = 1,
             "swizzle64" => swizzle = 2,
             "swizzle128" => swizzle = 3,
@@ -62,10 +69,20 @@ fn parse_tensor_map(s: &str, rest: &str) -> Result<ArgSpec, String> {
             },
         }
     }
-    if strides.len() + 1 != dims.len() || boxes.len() != dims.len() || es.len() != dims.len() {
+    if im2col {
+        // BOX is CHANNELSxPIXELS
+        if strides.len() + 1 != dims.len() || boxes.len() != 2 || es.len() != dims.len() || lower.len() + 2 != dims.len() || upper.len() + 2 != dims.len() {
+            return Err(format!("`{s}`: an im2col map of {} dimensions needs {} strides, CHANNELSxPIXELS, {} element strides and {} lower and upper corner coordinates", dims.len(), dims.len().saturating_sub(1), dims.len(), dims.len().saturating_sub(2)));
+        }
+    } else if strides.len() + 1 != dims.len() || boxes.len() != dims.len() || es.len() != dims.len() {
         return Err(format!("`{s}`: {} dimensions need {} strides, {} box sizes and element strides", dims.len(), dims.len().saturating_sub(1), dims.len()));
     }
-    let map = ptxr_runtime::tensor_map::encode_tiled(dtype, dims.len() as u32, 0, &dims, &strides, &boxes, &es, 0, swizzle, 0, fill).map_err(|m| format!("`{s}`: {m}"))?;
+    let map = if im2col {
+        ptxr_runtime::tensor_map::encode_im2col(dtype, dims.len() as u32, 0, &dims, &strides, &lower, &upper, boxes[0], boxes[1], &es, 0, swizzle, 0, fill)
+    } else {
+        ptxr_runtime::tensor_map::encode_tiled(dtype, dims.len() as u32, 0, &dims, &strides, &boxes, &es, 0, swizzle, 0, fill)
+    }
+    .map_err(|m| format!("`{s}`: {m}"))?;
     let data = match parse_arg(&buf)? {
         ArgSpec::Buffer(b) => b,
         _ => return Err(format!("`{s}`: the data after `=` must be a buffer (buf:...)")),

@@ -1268,7 +1268,7 @@ static CP: &[InstrSpec] = &[
     //     [dst], [tensorMap, {coords}], [mbar]{, im2colOffsets}{, ctaMask}{, policy}
     spec!("cp", "9.7.9.25.5.1", 3, 6, [
         req!(&["async"]), req!(&["bulk"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["shared::cluster", "shared::cta"]), req!(&["global"]),
-        opt!(&["tile", "im2col", "im2col_no_offs", "tile::gather4", "tile::scatter4"]), req!(&["mbarrier::complete_tx::bytes"]), opt!(&["multicast::cluster"]),
+        opt!(&["tile", "im2col", "im2col_no_offs", "tile::gather4", "tile::scatter4", "im2col::w", "im2col::w::128"]), req!(&["mbarrier::complete_tx::bytes"]), opt!(&["multicast::cluster"]),
         opt!(&["cta_group::1", "cta_group::2"]), opt!(L2_HINT),
     ]),
     // cp.reduce.async.bulk (9.7.9.25.4.2): shared -> global in a bulk group, and shared ->
@@ -1291,7 +1291,7 @@ static CP: &[InstrSpec] = &[
     spec!("cp", "9.7.9.25.4.3", 2, 3, [req!(&["async"]), req!(&["bulk"]), req!(&["prefetch"]), req!(&["L2"]), req!(&["global"]), opt!(L2_HINT)]),
     spec!("cp", "9.7.9.25.5.3", 1, 2, [
         req!(&["async"]), req!(&["bulk"]), req!(&["prefetch"]), req!(&["tensor"]), req!(&["1d", "2d", "3d", "4d", "5d"]), req!(&["L2"]), req!(&["global"]),
-        opt!(&["tile", "im2col"]), opt!(L2_HINT),
+        opt!(&["tile", "im2col", "tile::gather4", "im2col::w", "im2col::w::128"]), opt!(L2_HINT),
     ]),
     //     [tensorMap, {coords}], [src]{, policy}
     spec!("cp", "9.7.9.25.5.1", 2, 3, [

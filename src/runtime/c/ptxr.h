@@ -98,6 +98,16 @@ int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t 
                                  const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box_dim,
                                  const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
                                  uint32_t l2_promotion, uint32_t oob_fill);
+/* An im2col map (PTX ISA 8.x 5.5.4) with the parameters of CUDA's cuTensorMapEncodeIm2col: `rank`
+ * 3..5 (C, W, {H, {D,}} N innermost first), `rank - 2` bounding-box corner coordinates each, W
+ * first (within +-2^15, 2^7, 2^4 for ranks 3, 4, 5), 1..256 channels per pixel (a multiple of 16
+ * bytes), 1..1024 pixels per column; the rest as above. */
+int ptxr_tensor_map_encode_im2col(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
+                                  const uint64_t *global_dim, const uint64_t *global_strides,
+                                  const int *pixel_box_lower_corner, const int *pixel_box_upper_corner,
+                                  uint32_t channels_per_pixel, uint32_t pixels_per_column,
+                                  const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
+                                  uint32_t l2_promotion, uint32_t oob_fill);
 
 /* Internal: a module variable of code compiled for checking (its exported address). */
 typedef struct ptxr_var {

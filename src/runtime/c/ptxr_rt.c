@@ -449,20 +449,22 @@ typedef struct Launch {
 
 /* ---- Tensor maps (ptxr_tensor_map_encode_tiled; the layout of ptxr-runtime/src/tensor_map.rs) ---- */
 
-int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
-                                 const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box_dim,
-                                 const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
-                                 uint32_t l2_promotion, uint32_t oob_fill) {
+/* The map of either mode: `box` holds the tiled box, or (im2col) the channels per pixel and the
+ * pixels per column; `corners` the im2col bounding box (lower W H D, upper W H D) or NULL. */
+static int tensor_map_encode(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
+                             const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box,
+                             uint32_t nbox, const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
+                             uint32_t l2_promotion, uint32_t oob_fill, const int16_t *corners) {
     static const uint8_t bytes_of[13] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
     static const uint64_t span[4] = {0, 32, 64, 128};
-    if (!map || !global_dim || !box_dim || !element_strides || rank < 1 || rank > 5 || (rank > 1 && !global_strides)) return 1;
+    if (!map || !global_dim || !element_strides || rank < 1 || rank > 5 || (rank > 1 && !global_strides)) return 1;
     if (dtype > 12 || interleave != 0 || swizzle > 3 || oob_fill > 1 || (uintptr_t)global_address % 16) return 1;
     uint64_t esize = bytes_of[dtype];
     for (uint32_t d = 0; d < rank; d++) {
-        if (global_dim[d] == 0 || global_dim[d] > (1ull << 32) || box_dim[d] < 1 || box_dim[d] > 256 || element_strides[d] < 1 || element_strides[d] > 8) return 1;
+        if (global_dim[d] == 0 || global_dim[d] > (1ull << 32) || element_strides[d] < 1 || element_strides[d] > 8) return 1;
         if (d > 0 && (global_strides[d - 1] % 16 || global_strides[d - 1] >= (1ull << 40))) return 1;
     }
-    uint64_t row = box_dim[0] * esize;
+    uint64_t row = box[0] * esize;
     if (row % 16 || (swizzle && row > span[swizzle])) return 1;
     unsigned char *m = map->bytes;
     memset(m, 0, 128);
@@ -475,7 +477,7 @@ int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t 
     memcpy(m + 8, &addr, 8);
     for (uint32_t d = 0; d < 5; d++) {
         uint64_t dim = d < rank ? global_dim[d] : 1, stride = (d >= 1 && d < rank) ? global_strides[d - 1] : 0;
-        uint16_t b = (uint16_t)(d < rank ? box_dim[d] : 1);
+        uint16_t b = (uint16_t)(d < nbox ? box[d] : 1);
         memcpy(m + 16 + 8 * d, &dim, 8);
         if (d >= 1) memcpy(m + 56 + 8 * (d - 1), &stride, 8);
         memcpy(m + 88 + 2 * d, &b, 2);
@@ -484,7 +486,44 @@ int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t 
     m[103] = (unsigned char)oob_fill;
     m[104] = (unsigned char)l2_promotion;
     m[105] = (unsigned char)esize;
+    if (corners) {
+        m[106] = 1;
+        memcpy(m + 108, corners, 12);
+    }
     return 0;
+}
+
+int ptxr_tensor_map_encode_tiled(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
+                                 const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box_dim,
+                                 const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
+                                 uint32_t l2_promotion, uint32_t oob_fill) {
+    if (!box_dim || rank < 1 || rank > 5) return 1;
+    for (uint32_t d = 0; d < rank; d++)
+        if (box_dim[d] < 1 || box_dim[d] > 256) return 1;
+    return tensor_map_encode(map, dtype, rank, global_address, global_dim, global_strides, box_dim, rank,
+                             element_strides, interleave, swizzle, l2_promotion, oob_fill, NULL);
+}
+
+int ptxr_tensor_map_encode_im2col(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank, void *global_address,
+                                  const uint64_t *global_dim, const uint64_t *global_strides,
+                                  const int *pixel_box_lower_corner, const int *pixel_box_upper_corner,
+                                  uint32_t channels_per_pixel, uint32_t pixels_per_column,
+                                  const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
+                                  uint32_t l2_promotion, uint32_t oob_fill) {
+    if (rank < 3 || rank > 5 || !pixel_box_lower_corner || !pixel_box_upper_corner) return 1;
+    if (channels_per_pixel < 1 || channels_per_pixel > 256 || pixels_per_column < 1 || pixels_per_column > 1024) return 1;
+    int lim = rank == 3 ? 1 << 15 : rank == 4 ? 1 << 7 : 1 << 4;
+    int16_t corners[6] = {0};
+    for (uint32_t k = 0; k < rank - 2; k++) {
+        int lo = pixel_box_lower_corner[k], hi = pixel_box_upper_corner[k];
+        if (lo < -lim || lo >= lim || hi < -lim || hi >= lim || !global_dim) return 1;
+        if ((int64_t)global_dim[1 + k] + hi - lo <= 0) return 1; /* an empty bounding box */
+        corners[k] = (int16_t)lo;
+        corners[3 + k] = (int16_t)hi;
+    }
+    uint32_t box[2] = {channels_per_pixel, pixels_per_column};
+    return tensor_map_encode(map, dtype, rank, global_address, global_dim, global_strides, box, 2, element_strides,
+                             interleave, swizzle, l2_promotion, oob_fill, corners);
 }
 
 /* ---- The time limit (ptxr_set_timeout) ---- */
@@ -1697,8 +1736,8 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_WARP_APART: return error(PTXR_ERR_DEADLOCK, "%s: error: a `.sync` warp collective whose membermask names a lane that is not at this instruction: on the warp path the lanes that reach an instruction together run it, so lanes that wait for others (a mask naming lanes that went elsewhere, which only a collective at another instruction could complete on sm_70 and up) stop here; `--exec thread` runs such meetings (a mask naming only the lanes that take this path runs on either)", whr);
         case STATUS_PARTIAL_WARP: return error(PTXR_ERR_LAUNCH, "%s: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial", whr);
         case STATUS_BAD_ADDRESS: return error(PTXR_ERR_LAUNCH, "%s: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)", whr);
-        case STATUS_BAD_TENSOR_MAP: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded (make it with ptxr_tensor_map_encode_tiled, or `tmap:` for ptxr run)", whr);
-        case STATUS_BAD_TENSOR_COPY: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative (an NVIDIA GPU stops with an illegal instruction)", whr);
+        case STATUS_BAD_TENSOR_MAP: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded, or not of the copy's rank or mode (tiled for .tile, .tile::gather4 and .tile::scatter4, im2col for .im2col; make it with ptxr_tensor_map_encode_tiled or _im2col, or `tmap:` for ptxr run)", whr);
+        case STATUS_BAD_TENSOR_COPY: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative, or a .tile::gather4/.tile::scatter4 map's box is more than one row (an NVIDIA GPU stops with an illegal instruction)", whr);
         default: return error(PTXR_ERR_LAUNCH, "%s: error: launch failed (status %u)", whr, c->status);
         }
     }
