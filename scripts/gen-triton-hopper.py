@@ -5,6 +5,7 @@
     .venv/bin/python scripts/gen-triton-hopper.py --ptx tests/triton_sm100 --sm 100 --only matmul_f16,matmul_tma_f16,attention_f16
     .venv/bin/python scripts/gen-triton-hopper.py --clusters tests/triton_sm90   # no GPU: num_ctas=2 variants
     .venv/bin/python scripts/gen-triton-hopper.py --scaled tests/triton_sm100   # no GPU: block-scaled matmuls, numpy's results
+    .venv/bin/python scripts/gen-triton-hopper.py --tma-modes tests/triton_sm90 tests/triton_sm100   # no GPU: TMA im2col, gather4/scatter4
     python3 scripts/gen-triton-hopper.py --run OUTDIR              # on a Hopper GPU with torch
 
 --run launches each kernel through Triton on the GPU with integer-valued inputs (so that a matmul's
@@ -334,6 +335,116 @@ def scaled(outdir):
         print(name, "shared", k.metadata.shared)
 
 
+@triton.jit
+def gather_scatter(x_desc, y_desc, idx_ptr, sidx_ptr, BR: tl.constexpr, BC: tl.constexpr):
+    """Rows of X by index (`desc.gather`: tile::gather4 on sm_100a), doubled, to rows of Y by
+    index (`desc.scatter`: tile::scatter4), one block of BC columns per program."""
+    pc = tl.program_id(0)
+    x = x_desc.gather(tl.load(idx_ptr + tl.arange(0, BR)), pc * BC)
+    y_desc.scatter(x * 2, tl.load(sidx_ptr + tl.arange(0, BR)), pc * BC)
+
+
+def im2col_kernel():
+    """A Gluon kernel: one TMA im2col load per program of 16 pixels x 32 channels (an NHWC input,
+    a 3x3 convolution's tap (R, S) with padding 1: the program's 16 output pixels from pixel
+    16 * program id, in N, P, Q order), stored to row 16 * program id of OUT by a tiled TMA store."""
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as ttgl
+    from triton.experimental.gluon.language.nvidia.hopper import tma, mbarrier
+
+    @gluon.jit
+    def im2col_tap(in_desc, out_desc, P: ttgl.constexpr, Q: ttgl.constexpr, R: ttgl.constexpr, S: ttgl.constexpr):
+        m = ttgl.program_id(0) * in_desc.block_shape[0]
+        n = m // (P * Q)
+        p = (m // Q) % P
+        q = m % Q
+        smem = ttgl.allocate_shared_memory(in_desc.dtype, in_desc.block_shape, in_desc.layout)
+        bar = mbarrier.allocate_mbarrier()
+        mbarrier.init(bar, count=1)
+        mbarrier.expect(bar, in_desc.block_type.nbytes)
+        # the filter's corner for output pixel (p, q) at padding 1, the tap as the offsets
+        tma.async_load_im2col(in_desc, [n, p - 1, q - 1, 0], [R, S], bar, smem)
+        mbarrier.wait(bar, phase=0)
+        mbarrier.invalidate(bar)
+        tma.async_store(out_desc, [m, 0], smem)
+        tma.store_wait(pendings=0)
+
+    return im2col_tap, ttgl
+
+
+def tma_modes(out90, out100):
+    """PTX only, numpy's results: `desc.gather`/`desc.scatter` for sm_100a (tile::gather4 and
+    tile::scatter4), and a Gluon TMA im2col load for sm_90a (the tap of a 3x3 convolution)."""
+    import numpy as np
+    from triton.backends.compiler import GPUTarget
+    rng = np.random.default_rng(24)
+    # gather/scatter: X, Y 64 x 64 f16; 8 rows gathered (one past the end: zeros), 8 scattered
+    # (one past the end: left out), two programs of 32 columns
+    name = "gather_scatter_f16"
+    sig = {"x_desc": "tensordesc<fp16[1, 32]>", "y_desc": "tensordesc<fp16[1, 32]>", "idx_ptr": "*i32", "sidx_ptr": "*i32",
+           "BR": "constexpr", "BC": "constexpr"}
+    src = triton.compiler.ASTSource(fn=gather_scatter, signature=sig, constexprs={"BR": 8, "BC": 32})
+    k = triton.compile(src, target=GPUTarget("cuda", 100, 32), options={"num_warps": 4})
+    X = rng.integers(-100, 100, (64, 64)).astype(np.float16)
+    idx = np.array([5, 63, 0, 70, 17, 17, 40, 2], dtype=np.int32)
+    sidx = np.array([9, 1, 66, 30, 0, 63, 12, 44], dtype=np.int32)
+    Y = np.zeros((64, 64), dtype=np.float16)
+    for i in range(8):
+        if sidx[i] < 64:
+            Y[sidx[i]] = 2 * X[idx[i]] if idx[i] < 64 else 0
+    for i, arr in enumerate([X, idx, sidx]):
+        arr.tofile(os.path.join(out100, f"{name}.in{i}.bin"))
+    Y.tofile(os.path.join(out100, name + ".out.bin"))
+    with open(os.path.join(out100, name + ".ptx"), "w") as f:
+        f.write(k.asm["ptx"])
+    sw = {0: "", 1: ":swizzle32", 2: ":swizzle64", 3: ":swizzle128"}
+    m = k.metadata.tensordesc_meta
+    args = [f"tmap:f16:64x64:128:32x1{sw[m[0]['swizzle']]}=buf:file:{name}.in0.bin", "s32:64", "s32:64", "s64:64", "s64:1",
+            f"tmap:f16:64x64:128:32x1{sw[m[1]['swizzle']]}=buf:zero:{64 * 64 * 2}", "s32:64", "s32:64", "s64:64", "s64:1",
+            f"buf:file:{name}.in1.bin", f"buf:file:{name}.in2.bin", "u64:0", "u64:0"]
+    meta = dict(kernel=k.metadata.name, grid=[2, 1, 1], block=[32 * k.metadata.num_warps, 1, 1], shared=k.metadata.shared,
+                args=args, out_arg=5, out=name + ".out.bin", exact=True, triton=triton.__version__,
+                device="none: numpy's rows of 2 X")
+    with open(os.path.join(out100, name + ".json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(name, "shared", k.metadata.shared)
+
+    # im2col: input NHWC 2 x 5 x 6 x 32 f32, the tap (R, S) = (2, 1) of a 3x3 convolution with
+    # padding 1 (output 5 x 6 per image): 60 output pixels in 4 programs of 16 (the last 4 past
+    # the last image: zeros)
+    name = "im2col_conv_tap_f32"
+    fn, ttgl = im2col_kernel()
+    layout = ttgl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)
+    N, H, W, C, R, S = 2, 5, 6, 32, 2, 1
+    sig = {"in_desc": f"tensordesc_im2col<fp32[16,32],{layout!r}>", "out_desc": f"tensordesc<fp32[16,32],{layout!r}>",
+           "P": "constexpr", "Q": "constexpr", "R": "constexpr", "S": "constexpr"}
+    src = triton.compiler.ASTSource(fn=fn, signature=sig, constexprs={"P": H, "Q": W, "R": R, "S": S})
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 1})
+    x = rng.integers(-1000, 1000, (N, H, W, C)).astype(np.float32)
+    out = np.zeros((64, C), dtype=np.float32)
+    for mm in range(64):
+        n, p, q = mm // (H * W), (mm // W) % H, mm % W
+        h, w = p - 1 + R, q - 1 + S
+        if n < N and 0 <= h < H and 0 <= w < W:
+            out[mm] = x[n, h, w]
+    x.tofile(os.path.join(out90, f"{name}.in0.bin"))
+    out.tofile(os.path.join(out90, name + ".out.bin"))
+    with open(os.path.join(out90, name + ".ptx"), "w") as f:
+        f.write(k.asm["ptx"])
+    m = k.metadata.tensordesc_meta
+    # the im2col box corners: a 3x3 filter at padding 1, bases [-1, H + (-1)) in H and W
+    args = [f"tmap:f32:{C}x{W}x{H}x{N}:{C * 4}x{C * 4 * W}x{C * 4 * W * H}:32x16:im2col:lower=-1x-1:upper=-1x-1{sw[m[0]['swizzle']]}=buf:file:{name}.in0.bin",
+            "s32:0", "s32:0", "s64:0", "s64:0",
+            f"tmap:f32:32x64:128:32x16{sw[m[1]['swizzle']]}=buf:zero:{64 * C * 4}", "s32:64", "s32:32", "s64:32", "s64:1",
+            "u64:0", "u64:0"]
+    meta = dict(kernel=k.metadata.name, grid=[4, 1, 1], block=[32 * k.metadata.num_warps, 1, 1], shared=k.metadata.shared,
+                args=args, out_arg=5, out=name + ".out.bin", exact=True, triton=triton.__version__,
+                device="none: numpy's input pixels of the tap (2, 1) of a padded 3x3 convolution")
+    with open(os.path.join(out90, name + ".json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(name, "shared", k.metadata.shared)
+
+
 def run(outdir):
     import torch
     os.makedirs(outdir, exist_ok=True)
@@ -459,6 +570,8 @@ if __name__ == "__main__":
     ap.add_argument("--ptx")
     ap.add_argument("--run")
     ap.add_argument("--clusters")
+    ap.add_argument("--tma-modes", nargs=2, metavar=("SM90DIR", "SM100DIR"),
+                    help="gather4/scatter4 (sm_100a) and im2col (Gluon, sm_90a) TMA kernels with numpy's results (no GPU)")
     ap.add_argument("--scaled", help="OUTDIR: block-scaled matmuls for sm_100a with numpy's results (no GPU)")
     ap.add_argument("--sm", type=int, default=90, help="with --ptx: the target (100 for Blackwell sm_100a)")
     ap.add_argument("--only", help="with --ptx: comma-separated kernel names")
@@ -467,6 +580,8 @@ if __name__ == "__main__":
         run(a.run)
     elif a.clusters:
         clusters(a.clusters)
+    elif a.tma_modes:
+        tma_modes(*a.tma_modes)
     elif a.scaled:
         scaled(a.scaled)
     elif a.ptx:

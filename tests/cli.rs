@@ -1026,6 +1026,66 @@ int main(int argc, char **argv) {
     assert!(s.contains("same"), "{s}");
 }
 
+/// The C ABI with an im2col tensor map: the Gluon kernel of tests/triton_sm90/im2col_conv_tap_f32
+/// (one TMA im2col load per program: the input pixels of the tap (2, 1) of a 3x3 convolution with
+/// padding 1 over a 2x5x6x32 NHWC input) launched from C, its input map made by
+/// `ptxr_tensor_map_encode_im2col` (the corners of a padded 3x3 filter, -1 and -1 in W and H),
+/// its output map by `_tiled`; the rows must be numpy's. A map with an empty bounding box and one
+/// of rank 2 are refused.
+#[test]
+fn c_abi_im2col_tensor_maps() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/triton_sm90");
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/triton_sm90/im2col_conv_tap_f32.ptx",
+        "tap",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tap.h"
+static void *load(const char *path, size_t n) {
+    void *p = aligned_alloc(64, n);
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(p, 1, n, f) != n) { printf("cannot read %s\n", path); exit(2); }
+    fclose(f);
+    return p;
+}
+int main(int argc, char **argv) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/im2col_conv_tap_f32.in0.bin", argv[1]);
+    float *x = load(path, 2 * 5 * 6 * 32 * 4);
+    snprintf(path, sizeof path, "%s/im2col_conv_tap_f32.out.bin", argv[1]);
+    float *want = load(path, 64 * 32 * 4);
+    float *out = aligned_alloc(64, 64 * 32 * 4);
+    memset(out, 0xff, 64 * 32 * 4);
+    ptxr_tensor_map mi, mo;
+    uint64_t di[4] = {32, 6, 5, 2}, si[3] = {128, 768, 3840}, dout[2] = {32, 64}, sout[1] = {128};
+    int lower[2] = {-1, -1}, upper[2] = {-1, -1}, wide[2] = {3, 0}, narrow[2] = {-3, 0};
+    uint32_t es[4] = {1, 1, 1, 1}, box[2] = {32, 16};
+    int e = ptxr_tensor_map_encode_im2col(&mi, 7, 4, x, di, si, lower, upper, 32, 16, es, 0, 3, 0, 0)
+          | ptxr_tensor_map_encode_tiled(&mo, 7, 2, out, dout, sout, box, es, 0, 3, 0, 0);
+    ptxr_tensor_map bad;
+    int empty = ptxr_tensor_map_encode_im2col(&bad, 7, 4, x, di, si, wide, narrow, 32, 16, es, 0, 3, 0, 0);
+    int rank2 = ptxr_tensor_map_encode_im2col(&bad, 7, 2, x, di, si, lower, upper, 32, 16, es, 0, 3, 0, 0);
+    int32_t zero = 0, r64 = 64, c32 = 32;
+    int64_t lzero = 0, l32 = 32, lone = 1;
+    void *scratch = NULL;
+    void *args[] = {&mi, &zero, &zero, &lzero, &lzero, &mo, &r64, &c32, &l32, &lone, &scratch, &scratch};
+    ptxr_launch_config cfg = {{4, 1, 1}, {32, 1, 1}, 2056, NULL, NULL};
+    int rc = ptxr_launch_im2col_tap(&cfg, args);
+    printf("encode %d empty %d rank2 %d launch %d %s\n", e, empty, rank2, rc, ptxr_last_error());
+    printf("%s\n", memcmp(out, want, 64 * 32 * 4) ? "differs" : "same");
+    return 0;
+}
+"#,
+    );
+    let out = std::process::Command::new(&exe).arg(&root).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("encode 0 empty 1 rank2 1 launch 0"), "{s}{} {:?}", String::from_utf8_lossy(&out.stderr), out.status);
+    assert!(s.contains("same"), "{s}");
+}
+
 /// The tcgen05 forms ptxr does not run yet (tests/cli/tcgen05_unsupported.ptx): `tcgen05.cp`
 /// that decompresses and CTA pairs (`.cta_group::2`) are errors naming them at their
 /// file:line:col, with a nonzero exit and no crash.

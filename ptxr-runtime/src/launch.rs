@@ -325,6 +325,10 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     // (`clc` is set below, before anything reads `host`.)
     let mut host = HostState::new();
     let params_ptr = pbuf.as_ptr() as usize;
+    // The checking mode: the parameters may be read through a generic address (`cvta.param`).
+    if let Some(list) = host.check.as_mut() {
+        list.push(crate::check::Allocation { start: params_ptr as u64, len: pbuf.len() as u64, name: "the kernel's parameters".to_string() });
+    }
     let ncta = cfg.grid.count();
     let smem_len = (total_smem as usize + 15) / 16 * 16;
     let failure: std::sync::Mutex<Option<(u64, CtaCtx)>> = std::sync::Mutex::new(None);

@@ -835,7 +835,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     }
 
     /// The kernel parameter buffer.
-    fn params_base(&mut self) -> PointerValue<'ctx> {
+    /// Whether `.param` addresses here are a kernel's parameters (not a function's).
+    pub(crate) fn kernel_param_space(&self) -> bool {
+        self.vars.values().any(|v| matches!(v, VarLoc::KParam(..)))
+    }
+
+    pub(crate) fn params_base(&mut self) -> PointerValue<'ctx> {
         match self.params_ptr {
             Some(p) => p,
             None => self.cta_ptr_field(field::PARAMS),
@@ -2163,7 +2168,23 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     let v = self.resize(v, ty.bits(), false);
                     return Ok(self.from_bits(v, ty));
                 }
-                // A variable or function name: its address (6.4.4, 5.4.x).
+                // A variable or function name: its address (6.4.4, 5.4.x). A kernel parameter's
+                // in a 32-bit register is its offset in the parameter space (as a GPU gives it,
+                // `mov.b32 %r, param; cvt.u64.u32; cvta.param.u64`), which `cvta.param` and a
+                // 32-bit `.param` address add the parameter buffer to.
+                if let (Some(VarLoc::KParam(off, _)), true) = (self.var(id.name), ty.bits() <= 32) {
+                    if self.m.nvptx {
+                        // PTX': the parameters' local copy, by its local-window address
+                        // (`nvvm::cvta` of `.param` turns a 32-bit one into a generic one)
+                        let base = self.params_base();
+                        let i64t = self.ctx().i64_type();
+                        let p = unsafe { self.b.build_in_bounds_gep(self.ctx().i8_type(), base, &[i64t.const_int(off as u64, false)], "").unwrap() };
+                        let a = super::nvvm::local_address(self, p);
+                        let v = self.resize(a, ty.bits(), false);
+                        return Ok(self.from_bits(v, ty));
+                    }
+                    return Ok(self.from_bits(int_t(self.ctx(), ty.bits()).const_int(off as u64, false), ty));
+                }
                 let a = self.symbol_address(id)?;
                 let v = self.resize(a, ty.bits(), false);
                 Ok(self.from_bits(v, ty))
@@ -2413,6 +2434,14 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         };
         if let Some((p, rty)) = self.reg_read(base.name)? {
             let v = self.b.build_load(reg_t(self.ctx(), rty), p, "").unwrap().into_int_value();
+            if space == Some(StateSpace::Param) && rty.bits() <= 32 && self.kernel_param_space() {
+                // a kernel parameter's 32-bit address: its offset in the parameter buffer (in
+                // PTX', the local-window address of the parameters' copy)
+                let v32 = self.resize(v, 32, false);
+                let v32 = self.b.build_int_add(v32, self.b.build_int_truncate(off, self.ctx().i32_type(), "").unwrap(), "").unwrap();
+                let space = if self.m.nvptx { Some(StateSpace::Local) } else { space };
+                return Ok(self.space_ptr(v32, space));
+            }
             if !self.m.nvptx && matches!(space, Some(StateSpace::Local | StateSpace::Const)) {
                 if let Some(anchor) = self.space_anchor(space) {
                     // A 32-bit `.local`/`.const` address (`mov.u32 %r, lv`, 6.4.1's `mov.u32 p,
@@ -2479,6 +2508,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             return super::nvvm::space_ptr(self, v, space);
         }
         let pt = self.ctx().ptr_type(AddressSpace::default());
+        if space == Some(StateSpace::Param) && v.get_type().get_bit_width() <= 32 && self.kernel_param_space() {
+            // a 32-bit kernel-parameter address: an offset in the parameter buffer
+            let base = self.params_base();
+            let v64 = self.resize(v, 64, false);
+            return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
+        }
         if space == Some(StateSpace::Shared) {
             // A shared address is an offset in the CTA's window. A 64-bit one is used as it
             // is (one with high bits set is outside the window either way); truncating it

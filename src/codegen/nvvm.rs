@@ -301,6 +301,17 @@ pub(crate) fn cvta<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, spa
         Some(StateSpace::Shared) => AS_SHARED,
         Some(StateSpace::Const) => AS_CONST,
         Some(StateSpace::Local) => AS_LOCAL,
+        Some(StateSpace::Param) if !to => {
+            // a kernel parameter's 32-bit address is the local-window address of the
+            // parameters' copy (`FnEmitter::read`); a 64-bit one is generic already
+            let c = e.ctx();
+            let v = e.resize(v, 64, false);
+            let p = e.b.build_int_to_ptr(v, c.ptr_type(AddressSpace::from(AS_LOCAL)), "").unwrap();
+            let q = e.b.build_address_space_cast(p, c.ptr_type(AddressSpace::from(0)), "").unwrap();
+            let g = e.b.build_ptr_to_int(q, c.i64_type(), "").unwrap();
+            let small = e.b.build_int_compare(inkwell::IntPredicate::ULT, v, c.i64_type().const_int(1 << 32, false), "").unwrap();
+            return e.b.build_select(small, g, v, "").unwrap().into_int_value();
+        }
         _ => return e.resize(v, 64, false),
     };
     let c = e.ctx();

@@ -40,6 +40,9 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
         return Ok(false);
     }
     if e.m.nvptx {
+        if let Some(m) = i.mods.iter().find(|m| m.contains("gather4") || m.contains("scatter4") || m.starts_with("im2col::w")) {
+            return Err(e.err(i.opcode.span, format!("`.{m}` does not reach LLVM 19's NVPTX backend, which has no sm_100 target")));
+        }
         return nvptx(e, i).map(|_| true);
     }
     if i.has_mod("commit_group") || i.has_mod("wait_group") || i.has_mod("prefetch") {

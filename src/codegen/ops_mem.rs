@@ -296,6 +296,16 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             let off = e.resize(e.resize(v64, 32, false), 64, e.m.dsmem);
             e.b.build_int_add(off, bi, "").unwrap()
         }
+    } else if space == Some(StateSpace::Param) && !to && e.kernel_param_space() {
+        // A kernel parameter's address from a 32-bit register is its offset in the parameter
+        // space (below 64 KiB: CUDA allows 32764 bytes of parameters); a 64-bit one (`mov.b64
+        // %rd, param`) is already generic. No host pointer lies below 64 KiB.
+        let i64t = e.ctx().i64_type();
+        let base = e.params_base();
+        let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();
+        let small = e.b.build_int_compare(inkwell::IntPredicate::ULT, v64, i64t.const_int(1 << 16, false), "").unwrap();
+        let abs = e.b.build_int_add(v64, bi, "").unwrap();
+        e.b.build_select(small, abs, v64, "").unwrap().into_int_value()
     } else {
         v64
     };

@@ -1041,6 +1041,8 @@ static int check_global(Launch *l, uint64_t a, uint64_t n, char *whr, size_t cap
     } while (0)
     int any = l->nranges > 0;
     for (size_t i = 0; i < l->nranges && !inside; i++) CONSIDER(l->ranges[i].start, l->ranges[i].len, l->ranges[i].name);
+    /* the kernel's parameters (read through a generic address: `cvta.param`) */
+    if (!inside && l->params && a >= (uint64_t)(uintptr_t)l->params && a + n <= (uint64_t)(uintptr_t)l->params + l->k->param_bytes) inside = 1;
     char var_name[300] = "";
     for (uint32_t i = 0; i < l->k->nvars && !inside; i++) {
         const ptxr_var *v = &l->k->vars[i];

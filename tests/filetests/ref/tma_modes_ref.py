@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes tests/filetests/mem/tma_modes.ptx: cp.async.bulk.tensor in the .im2col, .im2col_no_offs,
+"""Writes tests/filetests/mem/tma_im2col.ptx and tma_rows4.ptx: cp.async.bulk.tensor in the .im2col, .im2col_no_offs,
 .tile::gather4 and .tile::scatter4 modes (PTX ISA 8.x 5.5.3.4 and 5.5.4), expectations from the
 reference below, which walks the tensor the way the ISA's text describes it, one pixel at a time:
 
@@ -18,7 +18,7 @@ Run: python3 tests/filetests/ref/tma_modes_ref.py
 import os
 import struct
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "mem", "tma_modes.ptx")
+MEM = os.path.join(os.path.dirname(__file__), "..", "mem")
 
 
 def im2col_walk(size, lower, upper, estr, base, pixels):
@@ -128,18 +128,21 @@ def rows4_expect(shape, data_fn, box0, col, rows):
     return out
 
 
-HEAD = """// cp.async.bulk.tensor in the .im2col (PTX ISA 8.x 5.5.4), .im2col_no_offs, .tile::gather4 and
-// .tile::scatter4 (5.5.3.4) modes, with ptxr's tensor maps (`tmap:`; im2col maps as
-// cuTensorMapEncodeIm2col makes them). The expectations come from the one-pixel-at-a-time walk of
-// tests/filetests/ref/tma_modes_ref.py, which reproduces the four worked examples of Triton's TMA
-// im2col tutorial (values its tests assert on a GPU), not from ptxr.
+HEAD = """// cp.async.bulk.tensor in the {modes}, with ptxr's tensor maps (`tmap:`{maps}). The expectations
+// come from tests/filetests/ref/tma_modes_ref.py{why}, not from ptxr.
 // Written by tests/filetests/ref/tma_modes_ref.py; do not edit by hand.
-.version 8.6
-.target sm_100a
+.version {version}
+.target {target}
 .address_size 64
 
 .shared .align 1024 .b8 smem[8200];
 """
+IM2COL_HEAD = HEAD.format(
+    modes=".im2col and .im2col_no_offs modes (PTX ISA 8.x 5.5.4)", maps="; im2col maps as\n// cuTensorMapEncodeIm2col makes them",
+    why=", a one-pixel-at-a-time walk of the bounding box that\n// reproduces the four worked examples of Triton's TMA im2col tutorial (values its tests assert on\n// a GPU)",
+    version="8.0", target="sm_90")
+ROWS4_HEAD = HEAD.format(modes=".tile::gather4 and .tile::scatter4 modes (PTX ISA 8.x 5.5.3.4, sm_100)", maps="",
+                         why="", version="8.6", target="sm_100a")
 
 
 def load_kernel(name, rank, mode, ncoord, noffs):
@@ -274,13 +277,14 @@ def corner(v):
 
 def main():
     tutorial_examples()
-    out = [HEAD]
+    out = [IM2COL_HEAD]
     out.append(load_kernel("im2col_3d", 3, "im2col", 3, 1))
     out.append(load_kernel("im2col_4d", 4, "im2col", 4, 2))
     out.append(load_kernel("im2col_5d", 5, "im2col", 5, 3))
-    out.append(load_kernel("gather4", 2, "tile::gather4", 5, 0))
-    out.append(store_kernel("scatter4", 2, "tile::scatter4", 5))
     out.append(store_kernel("im2col_store_4d", 4, "im2col_no_offs", 4))
+    out4 = [ROWS4_HEAD]
+    out4.append(load_kernel("gather4", 2, "tile::gather4", 5, 0))
+    out4.append(store_kernel("scatter4", 2, "tile::scatter4", 5))
     runs = []
 
     def im2col_run(kernel, shape, fn, cpp, ppc, lower, upper, coords, offs, estr=None, span=0, note=""):
@@ -372,17 +376,19 @@ def main():
     runs.append(("an im2col copy of a tiled map stops the CTA", "im2col_4d<<<1, 64>>> " + " ".join(args), "map"))
 
     for note, run, expects in runs:
-        out.append(f"// {note}\n// run: {run}\n")
+        o = out4 if run.startswith(("gather4", "scatter4")) else out
+        o.append(f"// {note}\n// run: {run}\n")
         if expects is None:
-            out.append("// expect-error: box is more than one row\n")
+            o.append("// expect-error: box is more than one row\n")
         elif expects == "map":
-            out.append("// expect-error: not of the copy's rank or mode\n")
+            o.append("// expect-error: not of the copy's rank or mode\n")
         else:
             for e in expects:
-                out.append(f"// expect: {e}\n")
-    with open(OUT, "w") as f:
-        f.write("".join(out))
-    print("wrote", OUT, len(runs), "runs")
+                o.append(f"// expect: {e}\n")
+    for name, text in (("tma_im2col.ptx", out), ("tma_rows4.ptx", out4)):
+        with open(os.path.join(MEM, name), "w") as f:
+            f.write("".join(text))
+        print("wrote", name)
 
 
 if __name__ == "__main__":
