@@ -939,6 +939,26 @@ fn unsupported_stmatrix_forms_are_errors_at_the_instruction() {
     }
 }
 
+/// `mma.sp` forms ptxr refuses, at the instruction: a sparsity selector outside the range of
+/// its shape (9.7.14.6.1: 0-3 with one metadata thread per group of four, 0-1 with two), one
+/// that is a register, and .s4/.u4 multiplicands (not run yet).
+#[test]
+fn sparse_mma_errors_are_at_the_instruction() {
+    let dir = tempfile::tempdir().unwrap();
+    let k32 = "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5,%r6,%r7}, {%f0,%f1,%f2,%f3}, %r8,";
+    for (body, at, want) in [
+        (format!("{k32} 2;"), "bad.ptx:10:", "sparsity selector 2: 0 (threads 0 and 1 of each group of four) or 1 (threads 2 and 3)"),
+        (format!("{k32} %r9;"), "bad.ptx:10:", "the sparsity selector of `mma.sp` is an integer constant"),
+        ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%r6,%r7}, {%r0,%r1,%r2,%r3}, %r8, 0;".to_string(), "bad.ptx:10:2:", "with .s4/.u4 multiplicands is not supported by ptxr yet"),
+    ] {
+        let f = dir.path().join("bad.ptx");
+        std::fs::write(&f, format!(".version 8.5\n.target sm_89\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %r<10>;\n\t.reg .f32 %f<4>;\n\t.reg .b64 %a;\n\tld.param.u64 %a, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();
+        let (rc, _, err) = ptxr(&["compile", f.to_str().unwrap(), "--emit", "obj", "-o", dir.path().join("o.o").to_str().unwrap()]);
+        assert_ne!(rc, 0, "{body}");
+        assert!(err.contains(at) && err.contains(want), "{body}: {err}");
+    }
+}
+
 /// cp.async.bulk.tensor where an H200 stops with an illegal instruction (an innermost
 /// coordinate not 16-byte aligned, a store at a negative coordinate), and a tensor map that
 /// ptxr did not encode: one message each, a nonzero exit, no crash.
@@ -950,7 +970,7 @@ fn bad_tensor_copies_stop_with_a_message() {
         for exec in ["simd", "thread"] {
             let (rc, out, err) = ptxr(&["run", f, "--kernel", kernel, "--block", "128", "--exec", exec, "--arg", &tmap, "--arg", "buf:zero:8192"]);
             assert_eq!(rc, 1, "{kernel} ({exec}): {out}{err}");
-            assert!(err.contains("error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, or a store's coordinates are negative"), "{kernel} ({exec}): {err}");
+            assert!(err.contains("error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative"), "{kernel} ({exec}): {err}");
             assert!(!err.contains("panicked"), "{err}");
         }
     }
@@ -965,6 +985,16 @@ fn bad_tensor_copies_stop_with_a_message() {
     assert!(err.contains("the box's innermost row is 24 bytes: it must be a multiple of 16"), "{err}");
 }
 
+/// A C function for the test programs: `load(path, n)`, n bytes of a file (64-byte aligned).
+const C_LOAD_FILE: &str = r#"static void *load(const char *path, size_t n) {
+    void *p = aligned_alloc(64, n);
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(p, 1, n, f) != n) { printf("cannot read %s\n", path); exit(2); }
+    fclose(f);
+    return p;
+}
+"#;
+
 /// The C ABI with tensor maps: Triton's persistent TMA matmul (tests/triton_sm90, whose
 /// output an H200 gave) launched from C, its three maps made by `ptxr_tensor_map_encode_tiled`
 /// with the swizzles of Triton's `tensordesc_meta` (64B, 64B, 128B); the product must be the
@@ -977,17 +1007,11 @@ fn c_abi_tensor_maps_run_tritons_tma_matmul() {
         dir.path(),
         "tests/triton_sm90/matmul_tma_f16.ptx",
         "tma",
-        r#"#include <stdio.h>
+        &r#"#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tma.h"
-static void *load(const char *path, size_t n) {
-    void *p = aligned_alloc(64, n);
-    FILE *f = fopen(path, "rb");
-    if (!f || fread(p, 1, n, f) != n) { printf("cannot read %s\n", path); exit(2); }
-    fclose(f);
-    return p;
-}
+LOAD_HELPER
 int main(int argc, char **argv) {
     char path[4096];
     const int M = 192, N = 128, K = 96;
@@ -1018,7 +1042,8 @@ int main(int argc, char **argv) {
     printf("%s\n", memcmp(c, want, (size_t)M * N * 2) ? "differs" : "same");
     return 0;
 }
-"#,
+"#
+        .replace("LOAD_HELPER\n", C_LOAD_FILE),
     );
     let out = std::process::Command::new(&exe).arg(&root).output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
@@ -1040,17 +1065,11 @@ fn c_abi_im2col_tensor_maps() {
         dir.path(),
         "tests/triton_sm90/im2col_conv_tap_f32.ptx",
         "tap",
-        r#"#include <stdio.h>
+        &r#"#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
-static void *load(const char *path, size_t n) {
-    void *p = aligned_alloc(64, n);
-    FILE *f = fopen(path, "rb");
-    if (!f || fread(p, 1, n, f) != n) { printf("cannot read %s\n", path); exit(2); }
-    fclose(f);
-    return p;
-}
+LOAD_HELPER
 int main(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/im2col_conv_tap_f32.in0.bin", argv[1]);
@@ -1078,7 +1097,8 @@ int main(int argc, char **argv) {
     printf("%s\n", memcmp(out, want, 64 * 32 * 4) ? "differs" : "same");
     return 0;
 }
-"#,
+"#
+        .replace("LOAD_HELPER\n", C_LOAD_FILE),
     );
     let out = std::process::Command::new(&exe).arg(&root).output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);

@@ -229,6 +229,20 @@ fn tensor_maps_from_cu_tensor_map_encode_tiled() {
     assert!(ok && text.contains("refused 1\n") && text.contains("same as the H200"), "{text}");
 }
 
+/// im2col tensor maps through the driver API: a Gluon TMA im2col kernel for sm_90a with its
+/// input map from `cuTensorMapEncodeIm2col` over device memory gives numpy's rows; an empty
+/// bounding box and a rank-2 map are refused (ptxr-cuda/tests/c/im2col_driver.c).
+#[test]
+fn tensor_maps_from_cu_tensor_map_encode_im2col() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("im2col_driver");
+    build_c(&root().join("ptxr-cuda/tests/c/im2col_driver.c"), &exe, false);
+    let mut cmd = Command::new(&exe);
+    cmd.arg(root().join("tests/triton_sm90"));
+    let (ok, text) = run(cmd, &tmp.path().join("cache"));
+    assert!(ok && text.contains("refused 1 1\n") && text.contains("same as numpy"), "{text}");
+}
+
 /// IPC memory handles between two processes (ptxr-cuda/tests/c/ipc.c): the child maps the
 /// parent's allocation, reads its values and writes its own, which the parent then reads.
 #[test]

@@ -3,7 +3,7 @@
 //! (.f16/.f32 accumulators) and .s8/.u8 multiplicands (.s32 accumulators), the sub-byte and
 //! single-bit shapes .m8n8k32 (.s4/.u4) and .m8n8k128 (.b1, xor.popc); and `mma.m8n8k4`
 //! (9.7.13.9), whose fragments the spec defines (9.7.13.5, `m8n8k4_table`); beyond 6.4, the
-//! `mma.sync` shapes of PTX 7.0 and `ldmatrix` (PTX 6.5).
+//! `mma.sync` shapes of PTX 7.0, sparse `mma.sp` (9.7.14.6, [`mma_sp`]) and `ldmatrix` (PTX 6.5).
 //!
 //! Fragments are distributed over the lanes as on an NVIDIA H100 (`wmma_layout`, measured; the
 //! spec leaves the distribution to the architecture). `wmma.load`/`wmma.store` are per-lane
@@ -131,7 +131,7 @@ impl Frag {
         if self.shape_name == "m8n8k4" {
             return m8n8k4_table(self);
         }
-        if matches!(self.shape_name, "m16n8k4" | "m16n8k8" | "m16n8k16" | "m16n8k32" | "m8n8k16") {
+        if matches!(self.shape_name, "m16n8k4" | "m16n8k8" | "m16n8k16" | "m16n8k32" | "m16n8k64" | "m8n8k16") {
             return mma_sync_table(self);
         }
         let key = self.key();
@@ -229,6 +229,8 @@ fn shape_of(e: &FnEmitter, i: &Instr) -> R<((u32, u32, u32), &'static str)> {
             "m16n8k8" if i.opcode.name == "mma" => return Ok(((16, 8, 8), "m16n8k8")),
             "m16n8k16" if i.opcode.name == "mma" => return Ok(((16, 8, 16), "m16n8k16")),
             "m16n8k32" if i.opcode.name == "mma" => return Ok(((16, 8, 32), "m16n8k32")),
+            "m16n8k64" if i.opcode.name == "mma" => return Ok(((16, 8, 64), "m16n8k64")),
+            "m16n8k128" if i.opcode.name == "mma" => return Ok(((16, 8, 128), "m16n8k128")),
             "m8n8k16" if i.opcode.name == "mma" => return Ok(((8, 8, 16), "m8n8k16")),
             // sub-byte (.s4/.u4) and single-bit (.b1) shapes, PTX ISA 6.3 preview features
             "m8n8k32" if i.opcode.name == "wmma" => return Ok(((8, 8, 32), "m8n8k32")),
@@ -461,6 +463,12 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let (shape, shape_name) = shape_of(e, i)?;
     let ty = types(i);
     let is_mma = i.opcode.name == "mma";
+    // PTX ISA 9.7.14.6 mma.sp{::ordered_metadata}: A is structured-sparse, its fragment the
+    // dense one of half the K (the stored non-zeros), placed by metadata e (sparse_meta)
+    let sparse = is_mma && i.mods.iter().any(|m| *m == "sp" || *m == "sp::ordered_metadata");
+    if sparse {
+        return mma_sp(e, i, shape, shape_name, &ty);
+    }
     let (dt, at, bt, ct) = match ty[..] {
         [d, c] if d != Elem::S32 => (d, Elem::F16, Elem::F16, c),
         // PTX ISA 9.7.13.9 mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype (and the
@@ -552,17 +560,115 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         }
         return Ok(());
     }
+    let form = MmaForm { fa, fb, fc, fd, ab, bt, ct, dt, sat, nregs: d_regs.len() as u32, sparse: None };
+    let name = format!("__ptxr_mma.{}.{shape_name}.{al}.{bl}.{}.{}.{}.{}{}", i.opcode.name, dt.name(), ab.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
+    let words: Vec<&'a Operand<'a>> = a_regs.iter().chain(b_regs).chain(c_regs).collect();
+    mma_run(e, &form, &name, d_regs, &words)
+}
+
+/// PTX ISA 9.7.14.6 `mma.sp{::ordered_metadata}.sync.aligned.shape.row.col{.satfinite}.dtype
+/// .atype.btype.ctype d, a, b, c, e, f`: A is structured-sparse (2:4; 1:2 for .tf32), a holds
+/// its non-zeros in the fragment of the dense shape with half the K (9.7.14.6.2: the rows and
+/// columns of those formulas), e the positions (`Sparse`), f (a constant) the threads of each
+/// group of four whose e counts. B, C and D are the dense shape's.
+fn mma_sp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, shape: (u32, u32, u32), shape_name: &'static str, ty: &[Elem]) -> R<()> {
+    let k = shape.2;
+    let (dt, at, bt, ct, width) = match (ty, shape_name) {
+        ([d, Elem::F16, Elem::F16, c], "m16n8k16" | "m16n8k32") if matches!(d, Elem::F16 | Elem::F32) && matches!(c, Elem::F16 | Elem::F32) => (*d, Elem::F16, Elem::F16, *c, 4),
+        ([Elem::F32, Elem::BF16, Elem::BF16, Elem::F32], "m16n8k16" | "m16n8k32") => (Elem::F32, Elem::BF16, Elem::BF16, Elem::F32, 4),
+        ([Elem::F32, Elem::TF32, Elem::TF32, Elem::F32], "m16n8k8" | "m16n8k16") => (Elem::F32, Elem::TF32, Elem::TF32, Elem::F32, 2),
+        ([Elem::S32, a, b, Elem::S32], "m16n8k32" | "m16n8k64") if matches!(a, Elem::S8 | Elem::U8) && matches!(b, Elem::S8 | Elem::U8) => (Elem::S32, *a, *b, Elem::S32, 4),
+        ([Elem::F32, a, b, Elem::F32], "m16n8k64") if matches!(a, Elem::E4M3 | Elem::E5M2) && matches!(b, Elem::E4M3 | Elem::E5M2) => (Elem::F32, *a, *b, Elem::F32, 4),
+        ([Elem::S32, Elem::S4 | Elem::U4, ..], _) => return Err(e.err(i.opcode.span, "`mma.sp` with .s4/.u4 multiplicands is not supported by ptxr yet")),
+        _ => return Err(e.err(i.opcode.span, format!("`{}`: ptxr runs .m16n8k16/.m16n8k32 with .f16/.bf16, .m16n8k8/.m16n8k16 with .tf32, .m16n8k32/.m16n8k64 with .s8/.u8 and .m16n8k64 with .e4m3/.e5m2", super::func::instr_name(i)))),
+    };
+    let kept = width / 2;
+    let half = match k / 2 {
+        4 => "m16n8k4",
+        8 => "m16n8k8",
+        16 => "m16n8k16",
+        _ => "m16n8k32",
+    };
+    let threads = k / width / 4;
+    let sel_op = i.operands.get(5).ok_or_else(|| e.err(i.span, "`mma.sp` takes d, a, b, c, e and the sparsity selector f"))?;
+    let selector = match sel_op {
+        Operand::Imm(_) => e.read_int(sel_op, Type::U32)?.get_zero_extended_constant().unwrap_or(u64::MAX),
+        _ => u64::MAX,
+    };
+    if selector == u64::MAX {
+        return Err(e.err(sel_op.span(), "the sparsity selector of `mma.sp` is an integer constant"));
+    }
+    if (selector as u32 + 1) * threads > 4 {
+        return Err(e.err(sel_op.span(), format!("sparsity selector {selector}: {} here (9.7.14.6.1)", if threads == 1 { "0 to 3" } else if threads == 2 { "0 (threads 0 and 1 of each group of four) or 1 (threads 2 and 3)" } else { "0 (every thread of each group of four)" })));
+    }
+    let sat = i.has_mod("satfinite");
+    let fa = Frag { mat: 'a', shape: (16, 8, k / 2), shape_name: half, elem: at, row: true };
+    let fb = Frag { mat: 'b', shape, shape_name, elem: bt, row: false };
+    let fc = Frag { mat: 'c', shape, shape_name, elem: ct, row: true };
+    let fd = Frag { mat: 'c', shape, shape_name, elem: dt, row: true };
+    let d_regs = regs_of(e, &i.operands[0], fd.regs(), "D")?;
+    let a_regs = regs_of(e, &i.operands[1], fa.regs(), "A")?;
+    let b_regs = regs_of(e, &i.operands[2], fb.regs(), "B")?;
+    let c_regs = regs_of(e, &i.operands[3], fc.regs(), "C")?;
+    let meta = &i.operands[4];
+    if e.m.nvptx {
+        // LLVM 19 has no intrinsics for the sparse forms: the instruction as inline PTX, each
+        // fragment register as a 32-bit one (f32 ones for .f32 C and D)
+        let f32t = e.ctx().f32_type();
+        let mut args: Vec<inkwell::values::BasicValueEnum<'ctx>> = Vec::new();
+        let mut cons: Vec<&str> = vec![if dt == Elem::F32 { "=f" } else { "=r" }; d_regs.len()];
+        let list = |from: usize, n: usize| (from..from + n).map(|k| format!("${k}")).collect::<Vec<_>>().join(", ");
+        let (nd, na, nb, nc) = (d_regs.len(), a_regs.len(), b_regs.len(), c_regs.len());
+        let text = format!(
+            "{} {{{}}}, {{{}}}, {{{}}}, {{{}}}, ${}, {selector};",
+            std::iter::once(i.opcode.name).chain(i.mods.iter().copied()).collect::<Vec<_>>().join("."),
+            list(0, nd),
+            list(nd, na),
+            list(nd + na, nb),
+            list(nd + na + nb, nc),
+            nd + na + nb + nc
+        );
+        for r in a_regs.iter().chain(b_regs) {
+            args.push(e.read_int(r, Type::B32)?.into());
+            cons.push("r");
+        }
+        for r in c_regs {
+            let w = e.read_int(r, Type::B32)?;
+            args.push(if ct == Elem::F32 { e.b.build_bit_cast(w, f32t, "").unwrap() } else { w.into() });
+            cons.push(if ct == Elem::F32 { "f" } else { "r" });
+        }
+        args.push(e.read_int(meta, Type::B32)?.into());
+        cons.push("r");
+        let elem_t: inkwell::types::BasicTypeEnum = if dt == Elem::F32 { f32t.into() } else { e.ctx().i32_type().into() };
+        let ret = e.ctx().struct_type(&vec![elem_t; nd], false);
+        let res = super::nvvm::inline_ptx(e, Some(ret.into()), &text, &cons.join(","), &args).unwrap();
+        for (k, r) in d_regs.iter().enumerate() {
+            let v = e.b.build_extract_value(res.into_struct_value(), k as u32, "").unwrap();
+            let w = e.b.build_bit_cast(v, e.ctx().i32_type(), "").unwrap();
+            e.write(r, Type::B32, w)?;
+        }
+        return Ok(());
+    }
+    let sparse = Some(Sparse { width, kept, selector: selector as u32 });
+    let form = MmaForm { fa, fb, fc, fd, ab: at, bt, ct, dt, sat, nregs: d_regs.len() as u32, sparse };
+    let name = format!("__ptxr_mma.sp{selector}.{shape_name}.{}.{}.{}.{}{}", dt.name(), at.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
+    let words: Vec<&'a Operand<'a>> = a_regs.iter().chain(b_regs).chain(c_regs).chain(std::iter::once(meta)).collect();
+    mma_run(e, &form, &name, d_regs, &words)
+}
+
+/// The products of `form` for this lane (or warp): the A, B and C words (and, for `mma.sp`, the
+/// metadata word) of `words` exchanged between the lanes, D written to `d_regs`.
+fn mma_run<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, form: &MmaForm, name: &str, d_regs: &'a [Operand<'a>], words_ops: &[&'a Operand<'a>]) -> R<()> {
     let i32t = e.ctx().i32_type();
+    let name = name.to_string();
     // The products are computed by one internal function per form (`mma_products`), called
     // with lane 0's area, the distance between two lanes' areas and a lane's index: a kernel
     // with 64 `mma.sync` has 64 calls of one body instead of 64 bodies.
-    let form = MmaForm { fa, fb, fc, fd, ab, bt, ct, dt, sat, nregs: d_regs.len() as u32 };
-    let name = format!("__ptxr_mma.{}.{shape_name}.{al}.{bl}.{}.{}.{}.{}{}", i.opcode.name, dt.name(), ab.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
     if let Some(WarpExchange::ComputeWarp { words, d }) = e.warp_exchange.clone() {
         let words = match words {
             Words::Arrays(w) => w,
             Words::Area(area) => {
-                let n = (a_regs.len() + b_regs.len() + c_regs.len()) as u64;
+                let n = words_ops.len() as u64;
                 let i64t = e.ctx().i64_type();
                 (0..n).map(|w| unsafe { e.b.build_in_bounds_gep(e.ctx().i8_type(), area, &[i64t.const_int(w * 4 * LANES as u64, false)], "").unwrap() }).collect()
             }
@@ -572,7 +678,7 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
             None => {
                 let lanes = match e.m.module.get_function(&format!("{name}.table")) {
                     Some(h) => h,
-                    None => mma_products(e, &format!("{name}.table"), &form, true),
+                    None => mma_products(e, &format!("{name}.table"), form, true),
                 };
                 mma_warp_products(e, &name, lanes, words.len() as u32, form.nregs)
             }
@@ -583,14 +689,14 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     }
     let helper = match e.m.module.get_function(&name) {
         Some(h) => h,
-        None => mma_products(e, &name, &form, false),
+        None => mma_products(e, &name, form, false),
     };
     // A, B and C words go to this thread's exchange area, in that order.
     let ex = match e.warp_exchange.clone() {
         Some(WarpExchange::Compute { area, lane }) => Exchange::of_warp(e, area, lane),
         _ => {
             let mut words = Vec::new();
-            for r in a_regs.iter().chain(b_regs).chain(c_regs) {
+            for r in words_ops {
                 words.push(e.read_int(r, Type::B32)?);
             }
             match exchange(e, &words) {
@@ -689,6 +795,18 @@ struct MmaForm {
     dt: Elem,
     sat: bool,
     nregs: u32,
+    /// `mma.sp`: A holds the non-zeros only (its fragment `fa` has half the K of `fd`).
+    sparse: Option<Sparse>,
+}
+
+/// The structured sparsity of `mma.sp`'s A (PTX ISA 9.7.14.6.1): in each chunk of `width`
+/// consecutive elements of a row, `kept` are stored; metadata word `e` (after C in the
+/// exchange) of the selected threads of each group of four gives their positions.
+#[derive(Clone, Copy)]
+struct Sparse {
+    width: u32,
+    kept: u32,
+    selector: u32,
 }
 
 /// Defines `void name(ptr area0, i64 lane_stride, i64 word_stride, i32 lane, ptr d)`: lane
@@ -711,7 +829,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     } else {
         (Exchange { table: None, frame_t: p(0).into_pointer_value(), area: 0, frame_size: p(1).into_int_value(), word_stride: p(2).into_int_value(), lane: i32t.const_zero() }, p(3).into_int_value(), p(4).into_pointer_value())
     };
-    let MmaForm { ref fa, ref fb, ref fc, ref fd, ab, bt, ct, dt, sat, nregs } = *form;
+    let MmaForm { ref fa, ref fb, ref fc, ref fd, ab, bt, ct, dt, sat, nregs, sparse } = *form;
     let shape = fd.shape;
     // Inverse tables: for each (row, col) of a matrix, a lane holding it and the element index.
     let inverse = |f: &Frag| -> Vec<u16> {
@@ -766,6 +884,36 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     };
     let (_, n, kdim) = shape;
     let (first_b, first_c) = (fa.regs(), fa.regs() + fb.regs());
+    let first_e = first_c + fc.regs();
+    // The k loop: over K, or for `mma.sp` over the stored elements of A's row (A's own K),
+    // each at the k its metadata gives (PTX ISA 9.7.14.6.2: thread 4 (row % 8) + selector *
+    // T + chunk / 4 of the row's group holds in bits 16 (row / 8) + 4 (chunk % 4) the chunk's
+    // two 2-bit indices, the lower first, T = chunks per row / 4; a .tf32 chunk of two is
+    // indexed in halves, 0b0100 for its first element and 0b1110 for its second).
+    let kcount = if sparse.is_some() { fa.shape.2 } else { kdim };
+    let ab_at = |e: &FnEmitter<'ctx, '_, '_>, row: IntValue<'ctx>, col: IntValue<'ctx>, k: IntValue<'ctx>| -> (IntValue<'ctx>, IntValue<'ctx>) {
+        let c = |v: u32| i32t.const_int(v as u64, false);
+        let Some(sp) = sparse else {
+            return ab_index(e, e.b.build_int_mul(row, c(kdim), "").unwrap(), col, k, n);
+        };
+        let a_idx = e.b.build_int_add(e.b.build_int_mul(row, c(kcount), "").unwrap(), k, "").unwrap();
+        let chunk = e.b.build_int_unsigned_div(k, c(sp.kept), "").unwrap();
+        let slot = e.b.build_int_unsigned_rem(k, c(sp.kept), "").unwrap();
+        let threads = kdim / sp.width / 4;
+        let group = e.b.build_and(row, c(7), "").unwrap();
+        let owner = e.b.build_int_add(e.b.build_int_mul(group, c(4), "").unwrap(), c(sp.selector * threads), "").unwrap();
+        let owner = e.b.build_int_add(owner, e.b.build_right_shift(chunk, c(2), false, "").unwrap(), "").unwrap();
+        let meta = e.b.build_load(i32t, ex.word(e, owner, c(first_e)), "").unwrap().into_int_value();
+        let half = e.b.build_int_mul(e.b.build_right_shift(row, c(3), false, "").unwrap(), c(16), "").unwrap();
+        let sh = e.b.build_int_add(half, e.b.build_int_mul(e.b.build_and(chunk, c(3), "").unwrap(), c(4), "").unwrap(), "").unwrap();
+        let sh = e.b.build_int_add(sh, e.b.build_int_mul(slot, c(2), "").unwrap(), "").unwrap();
+        let mut idx = e.b.build_and(e.b.build_right_shift(meta, sh, false, "").unwrap(), c(3), "").unwrap();
+        if sp.width == 2 {
+            idx = e.b.build_right_shift(idx, c(1), false, "").unwrap();
+        }
+        let kk = e.b.build_int_add(e.b.build_int_mul(chunk, c(sp.width), "").unwrap(), idx, "").unwrap();
+        (a_idx, e.b.build_int_add(col, e.b.build_int_mul(kk, c(n), "").unwrap(), "").unwrap())
+    };
     let nd = fd.elems();
     let lane_n = e.b.build_int_mul(lane, i32t.const_int(nd as u64, false), "").unwrap();
     let mut out: Vec<IntValue<'ctx>> = vec![i32t.const_zero(); nregs as usize];
@@ -773,11 +921,10 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
         let (row, col) = elem_pos(e, tg_d, lane_n, j);
         let c_idx = e.b.build_int_add(e.b.build_int_mul(row, i32t.const_int(n as u64, false), "").unwrap(), col, "").unwrap();
         let c = fetch(e, inv_c, c_idx, first_c, ct);
-        let row_k = e.b.build_int_mul(row, i32t.const_int(kdim as u64, false), "").unwrap();
         let bits: IntValue<'ctx> = if dt == Elem::S32 {
             let acc0 = e.resize(c, 64, true);
-            let mut acc = k_loop(e, kdim, acc0.into(), |e, k, acc| {
-                let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
+            let mut acc = k_loop(e, kcount, acc0.into(), |e, k, acc| {
+                let (a_idx, b_idx) = ab_at(e, row, col, k);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let b = fetch(e, inv_b, b_idx, first_b, bt);
                 // .b1 (wmma.mma.xor.popc): popc(A row XOR B column), one bit at a time
@@ -796,8 +943,8 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
             e.resize(acc, 32, false)
         } else {
             let acc0 = to_f32(e, c, ct);
-            let mut acc = k_loop(e, kdim, acc0.into(), |e, k, acc| {
-                let (a_idx, b_idx) = ab_index(e, row_k, col, k, n);
+            let mut acc = k_loop(e, kcount, acc0.into(), |e, k, acc| {
+                let (a_idx, b_idx) = ab_at(e, row, col, k);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let a = to_f32(e, a, ab);
                 let b = fetch(e, inv_b, b_idx, first_b, bt);

@@ -1445,6 +1445,24 @@ static MMA: &[InstrSpec] = &[
         req!(SYNC), req!(ALIGNED), req!(&["m8n8k128", "m16n8k128", "m16n8k256"]), req!(&["row"]), req!(&["col"]),
         req!(S32), req!(&["b1"]), req!(&["b1"]), req!(S32), req!(&["xor", "and"]), req!(&["popc"]),
     ]),
+    // ext PTX 7.1/8.5 (sm_80, sm_89): mma.sp{::ordered_metadata} d, a, b, c, e, f with a 2:4
+    // (1:2 for .tf32) structured-sparse A, metadata e and sparsity selector f (9.7.14.6)
+    spec!("mma", "9.7.14.6", 6, 6, [
+        req!(&["sp", "sp::ordered_metadata"]), req!(SYNC), req!(ALIGNED), req!(&["m16n8k16", "m16n8k32"]), req!(&["row"]), req!(&["col"]),
+        req!(&["f16", "f32"]), req!(&["f16", "bf16"]), req!(&["f16", "bf16"]), req!(&["f16", "f32"]),
+    ]),
+    spec!("mma", "9.7.14.6", 6, 6, [
+        req!(&["sp", "sp::ordered_metadata"]), req!(SYNC), req!(ALIGNED), req!(&["m16n8k8", "m16n8k16"]), req!(&["row"]), req!(&["col"]),
+        req!(F32), req!(&["tf32"]), req!(&["tf32"]), req!(F32),
+    ]),
+    spec!("mma", "9.7.14.6", 6, 6, [
+        req!(&["sp", "sp::ordered_metadata"]), req!(SYNC), req!(ALIGNED), req!(&["m16n8k32", "m16n8k64", "m16n8k128"]), req!(&["row"]), req!(&["col"]),
+        opt!(&["satfinite"]), req!(S32), req!(IMMA_T), req!(IMMA_T), req!(S32),
+    ]),
+    spec!("mma", "9.7.14.6", 6, 6, [
+        req!(&["sp", "sp::ordered_metadata"]), req!(SYNC), req!(ALIGNED), req!(&["m16n8k64"]), req!(&["row"]), req!(&["col"]),
+        req!(F32), req!(&["e4m3", "e5m2"]), req!(&["e4m3", "e5m2"]), req!(F32),
+    ]),
 ];
 
 // ---------------------------------------------------------------------------------------------
