@@ -34,6 +34,12 @@
 //! nothing. With A and B from shared memory every lane computes its own D elements; with A
 //! in registers the lanes of a warp exchange A's fragments first (a warp matrix collective,
 //! as for `mma.sync`). The products are one internal function per form.
+//!
+//! Sparse `wgmma.mma_async.sp` (9.7.15.6; K twice the dense K): A holds only the kept elements
+//! of each row (64 x K/2, in shared memory as any A or in the registers of the dense fragment),
+//! and each warp's metadata places them as `mma.sp`'s does (the ISA draws the same figures;
+//! `ops_wmma::mma_sp`): the metadata travels through the warp exchange, so a sparse A from
+//! shared memory is a warp collective too.
 
 use super::func::{FnEmitter, R};
 use super::ops_wmma::{acc_bits, exchange, exchange_end, k_loop, regs_of, Exchange, WarpExchange};
@@ -116,9 +122,21 @@ struct Form {
     neg_a: bool,
     neg_b: bool,
     sat: bool,
+    /// `wgmma.mma_async.sp` (9.7.15.6): A holds the kept elements of each chunk of `width`
+    /// (`kept` of them), K / 2 columns; the metadata (operand 3) of the threads the selector
+    /// (operand 4) names places them, as for `mma.sp`.
+    sparse: Option<(u32, u32, u32)>,
 }
 
 impl Form {
+    /// Operands before scale-d: d, a, b (and the metadata and selector of `.sp`).
+    fn scale_at(&self) -> usize {
+        if self.sparse.is_some() {
+            5
+        } else {
+            3
+        }
+    }
     fn nregs(&self) -> u32 {
         if self.d == Ty::F16 {
             self.n / 4
@@ -140,7 +158,7 @@ impl Form {
             if self.neg_a { ".na" } else { "" },
             if self.neg_b { ".nb" } else { "" },
             if self.sat { ".sat" } else { "" }
-        )
+        ) + &self.sparse.map_or(String::new(), |(_, _, sel)| format!(".sp{sel}"))
     }
 }
 
@@ -184,9 +202,7 @@ pub(super) fn imm_u64<'a>(e: &FnEmitter, op: &'a Operand<'a>, what: &str) -> R<u
 /// The form of `i` from its modifiers and immediates, with its operands checked.
 fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
     let err = |msg: String| Err(e.err(i.opcode.span, msg));
-    if i.has_mod("sp") {
-        return err("sparse `wgmma.mma_async.sp` is not supported yet".into());
-    }
+    let sparse = i.has_mod("sp");
     let shape = i.mods.iter().find(|m| m.starts_with("m64n")).copied().unwrap_or("");
     let (n, k) = match shape.strip_prefix("m64n").and_then(|s| s.split_once('k')) {
         Some((n, k)) => (n.parse::<u32>().unwrap_or(0), k.parse::<u32>().unwrap_or(0)),
@@ -196,7 +212,7 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
     let [d, a, b] = tys[..] else { return err("`wgmma.mma_async` takes .dtype.atype.btype".into()) };
     let (d, a, b) = (Ty::parse(d).unwrap(), Ty::parse(a).unwrap(), Ty::parse(b).unwrap());
     // PTX ISA 8.x 9.7.15.2: the type combinations and their K.
-    let (ok, want_k) = match a {
+    let (ok, dense_k) = match a {
         Ty::F16 => (b == Ty::F16 && matches!(d, Ty::F16 | Ty::F32), 16),
         Ty::BF16 => (b == Ty::BF16 && d == Ty::F32, 16),
         Ty::TF32 => (b == Ty::TF32 && d == Ty::F32, 8),
@@ -206,9 +222,11 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
         Ty::B1 => (b == Ty::B1 && d == Ty::S32 && i.has_mod("and") && i.has_mod("popc"), 256),
         _ => (false, 0),
     };
-    if !ok {
-        return err(format!("`wgmma.mma_async` has no form .{}.{}.{}{}", d.name(), a.name(), b.name(), if a == Ty::B1 { " (single bits are .s32.b1.b1.and.popc)" } else { "" }));
+    if !ok || (sparse && a == Ty::B1) {
+        return err(format!("`wgmma.mma_async{}` has no form .{}.{}.{}{}", if sparse { ".sp" } else { "" }, d.name(), a.name(), b.name(), if a == Ty::B1 { " (single bits are .s32.b1.b1.and.popc, dense)" } else { "" }));
     }
+    // a sparse A doubles K (9.7.15.6.1)
+    let want_k = if sparse { 2 * dense_k } else { dense_k };
     let n_ok = if a.int() { n == 8 || n == 16 || n == 24 || (n % 16 == 0 && (32..=256).contains(&n)) } else { n % 8 == 0 && (8..=256).contains(&n) };
     if k != want_k || !n_ok {
         return err(format!("`.{shape}` is not a shape of .{} multiplicands (m64nNk{want_k}, N = {})", a.name(), if a.int() { "8, 16, 24, 32, 48, ..., 256" } else { "8, 16, ..., 256" }));
@@ -224,20 +242,34 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
     // from a descriptor) and imm-trans-b (.f16/.bf16 forms).
     let float = !a.int();
     let trans = matches!(a, Ty::F16 | Ty::BF16);
-    let want = 4 + if float { 2 } else { 0 } + if trans { if reg_a { 1 } else { 2 } } else { 0 };
+    let sp = if sparse { 2 } else { 0 };
+    let want = 4 + sp + if float { 2 } else { 0 } + if trans { if reg_a { 1 } else { 2 } } else { 0 };
     if i.operands.len() != want {
         return err(format!(
-            "`wgmma.mma_async` .{}{} takes {want} operands: d, {}, b-desc, scale-d{}{}",
+            "`wgmma.mma_async{}` .{}{} takes {want} operands: d, {}, b-desc, {}scale-d{}{}",
+            if sparse { ".sp" } else { "" },
             a.name(),
             if reg_a { " with A in registers" } else { "" },
             if reg_a { "{a}" } else { "a-desc" },
+            if sparse { "sp-meta, sp-sel, " } else { "" },
             if float { ", imm-scale-a, imm-scale-b" } else { "" },
             if trans { if reg_a { ", imm-trans-b" } else { ", imm-trans-a, imm-trans-b" } } else { "" }
         ));
     }
-    let mut f = Form { d, a, b, n, k, reg_a, trans_a: false, trans_b: false, neg_a: false, neg_b: false, sat };
+    let sparse = if sparse {
+        let (width, kept) = if a == Ty::TF32 { (2, 1) } else { (4, 2) };
+        let threads = k / width / 4;
+        let sel = imm_u64(e, &i.operands[4], "the sparsity selector")?;
+        if (sel + 1) * threads as u64 > 4 {
+            return Err(e.err(i.operands[4].span(), format!("sparsity selector {sel}: {} here (9.7.15.6.1)", if threads == 2 { "0 (threads 0 and 1 of each group of four) or 1 (threads 2 and 3)" } else { "0 (every thread of each group of four)" })));
+        }
+        Some((width, kept, sel as u32))
+    } else {
+        None
+    };
+    let mut f = Form { d, a, b, n, k, reg_a, trans_a: false, trans_b: false, neg_a: false, neg_b: false, sat, sparse };
     if float {
-        for (slot, idx) in [(&mut f.neg_a, 4), (&mut f.neg_b, 5)] {
+        for (slot, idx) in [(&mut f.neg_a, 4 + sp), (&mut f.neg_b, 5 + sp)] {
             match imm_u64(e, &i.operands[idx], "imm-scale")? as i64 {
                 1 => {}
                 -1 => *slot = true,
@@ -246,7 +278,7 @@ fn form_of<'a>(e: &FnEmitter, i: &'a Instr<'a>) -> R<Form> {
         }
     }
     if trans {
-        let slots: Vec<(usize, bool)> = if reg_a { vec![(6, true)] } else { vec![(6, false), (7, true)] };
+        let slots: Vec<(usize, bool)> = if reg_a { vec![(6 + sp, true)] } else { vec![(6 + sp, false), (7 + sp, true)] };
         for (idx, is_b) in slots {
             let v = imm_u64(e, &i.operands[idx], "imm-trans")?;
             if v > 1 {
@@ -273,17 +305,22 @@ fn mma_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(
     if e.m.nvptx {
         return nvptx(e, i, &f, d_regs, a_regs);
     }
-    if e.sync.is_none() && e.warp_exchange.is_none() && f.reg_a {
+    let exchanged = f.reg_a || f.sparse.is_some();
+    if e.sync.is_none() && e.warp_exchange.is_none() && exchanged {
         return Err(e.err(i.opcode.span, "internal error: `wgmma.mma_async` outside a kernel's scheduler"));
     }
-    // A's fragments through the warp exchange (A in registers), as mma.sync's.
-    let ex: Option<Exchange<'ctx>> = match (f.reg_a, e.warp_exchange.clone()) {
+    // A's fragments (A in registers) and the sparse metadata through the warp exchange, as
+    // mma.sync's.
+    let ex: Option<Exchange<'ctx>> = match (exchanged, e.warp_exchange.clone()) {
         (false, _) => None,
         (true, Some(WarpExchange::Compute { area, lane })) => Some(Exchange::of_warp(e, area, lane)),
         (true, _) => {
             let mut words = Vec::new();
-            for r in a_regs.unwrap() {
+            for r in a_regs.unwrap_or(&[]) {
                 words.push(e.read_int(r, Type::B32)?);
+            }
+            if f.sparse.is_some() {
+                words.push(e.read_int(&i.operands[3], Type::B32)?);
             }
             match exchange(e, &words) {
                 Some(ex) => Some(ex),
@@ -295,8 +332,9 @@ fn mma_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let adesc = if f.reg_a { i64t.const_zero() } else { e.read_int(&i.operands[1], Type::B64)? };
     let bdesc = e.read_int(&i.operands[2], Type::B64)?;
-    let scale_d = match &i.operands[3] {
-        Operand::Imm(_) => i32t.const_int(imm_u64(e, &i.operands[3], "scale-d")? & 1, false),
+    let scale_op = &i.operands[f.scale_at()];
+    let scale_d = match scale_op {
+        Operand::Imm(_) => i32t.const_int(imm_u64(e, scale_op, "scale-d")? & 1, false),
         op => {
             let p = e.read_int(op, Type::Pred)?;
             e.resize(p, 32, false)
@@ -428,7 +466,39 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
             None => reg_elem(e, rloc, k),
         }
     };
-    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> { load(e, desc_address(e, &bfields, !f.trans_b, col, k, size)) };
+    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+        // `.sp`: k counts A's kept elements; B's row is the one its metadata names
+        // (`mma.sp`'s layout, 9.7.15.6.2: the figures are mma.sp's, per warp of 16 rows)
+        let k = match f.sparse {
+            None => k,
+            Some((width, kept, sel)) => {
+                let b = &e.b;
+                let chunk = b.build_int_unsigned_div(k, c32(kept as u64), "").unwrap();
+                let slot = b.build_int_unsigned_rem(k, c32(kept as u64), "").unwrap();
+                let threads = f.k / width / 4;
+                let owner = b.build_int_add(b.build_int_mul(b.build_and(rloc, c32(7), "").unwrap(), c32(4), "").unwrap(), c32((sel * threads) as u64), "").unwrap();
+                let owner = b.build_int_add(owner, b.build_right_shift(chunk, c32(2), false, "").unwrap(), "").unwrap();
+                let word = if f.reg_a { 4u64 } else { 0 };
+                let off = b.build_int_add(
+                    b.build_int_mul(b.build_int_z_extend(owner, i64t, "").unwrap(), lane_stride, "").unwrap(),
+                    b.build_int_mul(i64t.const_int(word, false), word_stride, "").unwrap(),
+                    "",
+                )
+                .unwrap();
+                let q = unsafe { b.build_gep(i8t, area0, &[off], "").unwrap() };
+                let meta = b.build_load(i32t, q, "").unwrap().into_int_value();
+                let sh = b.build_int_add(b.build_int_mul(b.build_right_shift(rloc, c32(3), false, "").unwrap(), c32(16), "").unwrap(), b.build_int_mul(b.build_and(chunk, c32(3), "").unwrap(), c32(4), "").unwrap(), "").unwrap();
+                let sh = b.build_int_add(sh, b.build_int_mul(slot, c32(2), "").unwrap(), "").unwrap();
+                let mut idx = b.build_and(b.build_right_shift(meta, sh, false, "").unwrap(), c32(3), "").unwrap();
+                if width == 2 {
+                    idx = b.build_right_shift(idx, c32(1), false, "").unwrap();
+                }
+                b.build_int_add(b.build_int_mul(chunk, c32(width as u64), "").unwrap(), idx, "").unwrap()
+            }
+        };
+        load(e, desc_address(e, &bfields, !f.trans_b, col, k, size))
+    };
+    let kcount = if f.sparse.is_some() { f.k / 2 } else { f.k };
     let use_c = e.b.build_int_compare(IntPredicate::NE, scale_d, c32(0), "").unwrap();
     let negate = f.neg_a != f.neg_b;
     let result: IntValue<'ctx> = if f.d == Ty::S32 {
@@ -436,7 +506,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
         let c = e.b.build_load(i32t, cp, "").unwrap().into_int_value();
         let c = e.b.build_int_s_extend(c, i64t, "").unwrap();
         let acc0 = e.b.build_select(use_c, c, i64t.const_zero(), "").unwrap();
-        let acc = k_loop(e, f.k, acc0, |e, k, acc| {
+        let acc = k_loop(e, kcount, acc0, |e, k, acc| {
             let p = if f.a == Ty::B1 {
                 // popc(A AND B) over the 8 bits of a byte
                 let both = e.b.build_and(a_at(e, k), b_at(e, k), "").unwrap();
@@ -469,7 +539,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, f: &Form) -> Func
             e.b.build_load(f32t, cp, "").unwrap().into_float_value()
         };
         let acc0 = e.b.build_select(use_c, c, f32t.const_zero(), "").unwrap();
-        let acc = k_loop(e, f.k, acc0, |e, k, acc| {
+        let acc = k_loop(e, kcount, acc0, |e, k, acc| {
             let x = to_f32(e, a_at(e, k), f.a);
             let y = to_f32(e, b_at(e, k), f.b);
             let p = e.b.build_float_mul(x, y, "").unwrap();
@@ -661,9 +731,16 @@ fn nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f: &Form, 
         }
     };
     args.push(e.read_int(&i.operands[2], Type::B64)?.into());
-    let b_text = slot(&mut cons, "l");
-    let (pre, scale) = match &i.operands[3] {
-        Operand::Imm(_) => (String::new(), (imm_u64(e, &i.operands[3], "scale-d")? & 1).to_string()),
+    let mut b_text = slot(&mut cons, "l");
+    if f.sparse.is_some() {
+        // sp-meta (a register) and sp-sel (an immediate)
+        args.push(e.read_int(&i.operands[3], Type::B32)?.into());
+        let m = slot(&mut cons, "r");
+        b_text = format!("{b_text}, {m}, {}", imm_u64(e, &i.operands[4], "the sparsity selector")?);
+    }
+    let sc = f.scale_at();
+    let (pre, scale) = match &i.operands[sc] {
+        Operand::Imm(_) => (String::new(), (imm_u64(e, &i.operands[sc], "scale-d")? & 1).to_string()),
         op => {
             let p = e.read_int(op, Type::Pred)?;
             args.push(e.resize(p, 32, false).into());
@@ -672,7 +749,7 @@ fn nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, f: &Form, 
         }
     };
     let mut rest = String::new();
-    for op in &i.operands[4..] {
+    for op in &i.operands[sc + 1..] {
         rest.push_str(&format!(", {}", imm_u64(e, op, "an immediate of `wgmma.mma_async`")? as i64));
     }
     let dlist: Vec<String> = (0..nd).map(|k| format!("${k}")).collect();

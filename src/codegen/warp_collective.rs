@@ -56,16 +56,16 @@ pub fn is_collective(i: &Instr) -> bool {
 }
 
 /// The warp matrix instructions (PTX ISA 9.7.13): `mma`, `wmma.mma`, `ldmatrix`, `stmatrix`,
-/// and `wgmma.mma_async` with A in registers (with A and B from shared memory every lane
-/// computes its results on its own: [`wgmma_reg_a`]).
+/// and `wgmma.mma_async` with A in registers or sparse (with a dense A and B from shared
+/// memory every lane computes its results on its own: [`wgmma_reg_a`]).
 pub fn is_matrix(i: &Instr) -> bool {
     matches!(i.opcode.name, "mma" | "ldmatrix" | "stmatrix") || (i.opcode.name == "wmma" && i.mods.first() == Some(&"mma")) || wgmma_reg_a(i)
 }
 
-/// `wgmma.mma_async` whose A is a list of registers (PTX ISA 8.x 9.7.15.5.2): the lanes of a
-/// warp exchange their A fragments.
+/// `wgmma.mma_async` whose A is a list of registers (PTX ISA 8.x 9.7.15.5.2), or sparse
+/// (`.sp`, 9.7.15.6): the lanes of a warp exchange their A fragments and metadata.
 pub fn wgmma_reg_a(i: &Instr) -> bool {
-    i.opcode.name == "wgmma" && i.mods.first() == Some(&"mma_async") && matches!(i.operands.get(1), Some(crate::syntax::ast::Operand::Vector(..)))
+    i.opcode.name == "wgmma" && i.mods.first() == Some(&"mma_async") && (matches!(i.operands.get(1), Some(crate::syntax::ast::Operand::Vector(..))) || i.has_mod("sp"))
 }
 
 /// The operand index of a collective's membermask (`None`: the deprecated forms without

@@ -1389,6 +1389,11 @@ const WGMMA_SHAPES: &[&str] = &[
     "m64n144k256", "m64n152k256", "m64n160k256", "m64n168k256", "m64n176k256", "m64n184k256", "m64n192k256",
     "m64n200k256", "m64n208k256", "m64n216k256", "m64n224k256", "m64n232k256", "m64n240k256", "m64n248k256",
     "m64n256k256",
+    // the sparse 8-bit shapes (wgmma.mma_async.sp, K twice the dense K)
+    "m64n8k64", "m64n16k64", "m64n24k64", "m64n32k64", "m64n40k64", "m64n48k64", "m64n56k64", "m64n64k64",
+    "m64n72k64", "m64n80k64", "m64n88k64", "m64n96k64", "m64n104k64", "m64n112k64", "m64n120k64", "m64n128k64",
+    "m64n136k64", "m64n144k64", "m64n152k64", "m64n160k64", "m64n168k64", "m64n176k64", "m64n184k64", "m64n192k64",
+    "m64n200k64", "m64n208k64", "m64n216k64", "m64n224k64", "m64n232k64", "m64n240k64", "m64n248k64", "m64n256k64",
 ];
 // ext PTX 8.3 (sm_90a): tensormap.replace.tile.field{.space}.b1024.type [addr], {ord,} new_val and
 // tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
@@ -1412,7 +1417,7 @@ static TENSORMAP: &[InstrSpec] = &[
 static WGMMA: &[InstrSpec] = &[
     spec!("wgmma", "9.7.15.5.1", 0, 0, [req!(&["fence", "commit_group"]), req!(SYNC), req!(ALIGNED)]),
     spec!("wgmma", "9.7.15.5.1", 1, 1, [req!(&["wait_group"]), req!(SYNC), req!(ALIGNED)]),
-    spec!("wgmma", "9.7.15.5.2", 4, 8, [
+    spec!("wgmma", "9.7.15.5.2", 4, 10, [
         req!(&["mma_async"]), opt!(&["sp"]), req!(SYNC), req!(ALIGNED), req!(WGMMA_SHAPES), opt!(&["satfinite"]),
         req!(&["f16", "f32", "s32"]), req!(&["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"]),
         req!(&["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"]), opt!(&["and"]), opt!(&["popc"]),
