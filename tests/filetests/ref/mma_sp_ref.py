@@ -58,12 +58,12 @@ def value(ty, signed=True):
     return rng.choice([-3, -2, -1, 1, 2, 3]) if ty != "s8" or signed else rng.randint(1, 5)
 
 
-def case(name, shape_k, dt, at, bt, ct, sel, ordered=True, sat=False):
-    M, N, K = 16, 8, shape_k
+def sparse_a(M, K, at, rng, value):
+    """A dense M x K matrix with `kept` non-zeros (value(at)) in every chunk of `width` (2:4, 1:2
+    for .tf32): (A, the kept positions per row and chunk, the kept elements per row, width,
+    chunks per row, metadata threads per group of four)."""
     width, kept = (2, 1) if at == "tf32" else (4, 2)
     chunks = K // width
-    T = chunks // 4
-    # dense A with `kept` non-zeros in every chunk of `width`
     A = [[0] * K for _ in range(M)]
     pos = [[None] * chunks for _ in range(M)]
     for r in range(M):
@@ -73,6 +73,24 @@ def case(name, shape_k, dt, at, bt, ct, sel, ordered=True, sat=False):
             for p in ps:
                 A[r][j * width + p] = value(at)
     Ac = [[A[r][j * width + p] for j in range(chunks) for p in pos[r][j]] for r in range(M)]
+    return A, pos, Ac, width, chunks, chunks // 4
+
+
+def metadata(pos, rows, h, at):
+    """The metadata word of the h-th metadata thread of a group of four whose rows are `rows`
+    (g, g + 8): chunks 4h..4h+3 of each, nibble 4 (j % 4), the second row in the upper half."""
+    m = 0
+    for half, row in enumerate(rows):
+        for jj in range(4):
+            ps = pos[row][4 * h + jj]
+            nib = (0b0100 if ps[0] == 0 else 0b1110) if at == "tf32" else ps[0] | ps[1] << 2
+            m |= nib << (16 * half + 4 * jj)
+    return m
+
+
+def case(name, shape_k, dt, at, bt, ct, sel, ordered=True, sat=False):
+    M, N, K = 16, 8, shape_k
+    A, pos, Ac, width, chunks, T = sparse_a(M, K, at, rng, value)
     B = [[value(bt) for _ in range(N)] for _ in range(K)]
     C = [[rng.randint(-20, 20) if ct in ("s32", "f32", "f16") else 0 for _ in range(N)] for _ in range(M)]
     D = [[C[r][c] + sum(A[r][k] * B[k][c] for k in range(K)) for c in range(N)] for r in range(M)]
@@ -98,15 +116,7 @@ def case(name, shape_k, dt, at, bt, ct, sel, ordered=True, sat=False):
         else:
             w += [enc(C[r][c], ct) for r, c in cpos]
         if sel * T <= t < sel * T + T:
-            h = t - sel * T
-            m = 0
-            for half, row in enumerate((g, g + 8)):
-                for jj in range(4):
-                    j = 4 * h + jj
-                    ps = pos[row][j]
-                    nib = (0b0100 if ps[0] == 0 else 0b1110) if at == "tf32" else ps[0] | ps[1] << 2
-                    m |= nib << (16 * half + 4 * jj)
-            w.append(m)
+            w.append(metadata(pos, (g, g + 8), t - sel * T, at))
         else:
             w.append(rng.getrandbits(32))  # not a metadata thread: ignored
         words.append(w)

@@ -17,7 +17,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from mma_sp_ref import enc  # the element encodings (small integers)
+from mma_sp_ref import enc, metadata, sparse_a  # the element encodings, sparse A, metadata words
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "warp", "wgmma_sp.ptx")
 rng = random.Random(915)
@@ -45,19 +45,8 @@ def desc(addr_reg, lbo, sbo):
 
 def case(name, N, K, dt, at, bt, sel, reg_a=False):
     M = 64
-    width, kept = (2, 1) if at == "tf32" else (4, 2)
-    chunks = K // width
-    T = chunks // 4
-    A = [[0] * K for _ in range(M)]
-    pos = [[None] * chunks for _ in range(M)]
     val = lambda ty: rng.randint(1, 4) if ty == "u8" else rng.choice([-3, -2, -1, 1, 2, 3])
-    for r in range(M):
-        for j in range(chunks):
-            ps = sorted(rng.sample(range(width), kept))
-            pos[r][j] = ps
-            for p in ps:
-                A[r][j * width + p] = val(at)
-    Ac = [[A[r][j * width + p] for j in range(chunks) for p in pos[r][j]] for r in range(M)]
+    A, pos, Ac, width, chunks, T = sparse_a(M, K, at, rng, val)
     B = [[val(bt) for _ in range(K)] for _ in range(N)]  # B[n][k]
     D = [[sum(A[r][k] * B[n][k] for k in range(K)) for n in range(N)] for r in range(M)]
     sa, sb = SIZE[at], SIZE[bt]
@@ -73,14 +62,7 @@ def case(name, N, K, dt, at, bt, sel, reg_a=False):
         w, lane = tid // 32, tid % 32
         g, t = lane // 4, lane % 4
         if sel * T <= t < sel * T + T:
-            h = t - sel * T
-            m = 0
-            for half, row in enumerate((16 * w + g, 16 * w + g + 8)):
-                for jj in range(4):
-                    ps = pos[row][4 * h + jj]
-                    nib = (0b0100 if ps[0] == 0 else 0b1110) if at == "tf32" else ps[0] | ps[1] << 2
-                    m |= nib << (16 * half + 4 * jj)
-            meta.append(m)
+            meta.append(metadata(pos, (16 * w + g, 16 * w + g + 8), t - sel * T, at))
         else:
             meta.append(rng.getrandbits(32))
         if reg_a:
