@@ -941,7 +941,7 @@ fn unsupported_stmatrix_forms_are_errors_at_the_instruction() {
 
 /// `mma.sp` forms ptxr refuses, at the instruction: a sparsity selector outside the range of
 /// its shape (9.7.14.6.1: 0-3 with one metadata thread per group of four, 0-1 with two), one
-/// that is a register, and .s4/.u4 multiplicands (not run yet).
+/// that is a register, and a shape its types do not have (.s8 with K = 128).
 #[test]
 fn sparse_mma_errors_are_at_the_instruction() {
     let dir = tempfile::tempdir().unwrap();
@@ -949,7 +949,7 @@ fn sparse_mma_errors_are_at_the_instruction() {
     for (body, at, want) in [
         (format!("{k32} 2;"), "bad.ptx:10:", "sparsity selector 2: 0 (threads 0 and 1 of each group of four) or 1 (threads 2 and 3)"),
         (format!("{k32} %r9;"), "bad.ptx:10:", "the sparsity selector of `mma.sp` is an integer constant"),
-        ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%r6,%r7}, {%r0,%r1,%r2,%r3}, %r8, 0;".to_string(), "bad.ptx:10:2:", "with .s4/.u4 multiplicands is not supported by ptxr yet"),
+        ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.s32.s8.s8.s32 {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%r6,%r7}, {%r0,%r1,%r2,%r3}, %r8, 0;".to_string(), "bad.ptx:10:2:", "ptxr runs .m16n8k16/.m16n8k32 with .f16/.bf16"),
     ] {
         let f = dir.path().join("bad.ptx");
         std::fs::write(&f, format!(".version 8.5\n.target sm_89\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %r<10>;\n\t.reg .f32 %f<4>;\n\t.reg .b64 %a;\n\tld.param.u64 %a, [p];\n\t{body}\n\tret;\n}}\n")).unwrap();

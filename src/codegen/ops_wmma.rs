@@ -131,7 +131,7 @@ impl Frag {
         if self.shape_name == "m8n8k4" {
             return m8n8k4_table(self);
         }
-        if matches!(self.shape_name, "m16n8k4" | "m16n8k8" | "m16n8k16" | "m16n8k32" | "m16n8k64" | "m8n8k16") {
+        if matches!(self.shape_name, "m16n8k4" | "m16n8k8" | "m16n8k16" | "m16n8k32" | "m16n8k64" | "m16n8k128" | "m8n8k16") {
             return mma_sync_table(self);
         }
         let key = self.key();
@@ -579,15 +579,18 @@ fn mma_sp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, shape: (u
         ([Elem::F32, Elem::TF32, Elem::TF32, Elem::F32], "m16n8k8" | "m16n8k16") => (Elem::F32, Elem::TF32, Elem::TF32, Elem::F32, 2),
         ([Elem::S32, a, b, Elem::S32], "m16n8k32" | "m16n8k64") if matches!(a, Elem::S8 | Elem::U8) && matches!(b, Elem::S8 | Elem::U8) => (Elem::S32, *a, *b, Elem::S32, 4),
         ([Elem::F32, a, b, Elem::F32], "m16n8k64") if matches!(a, Elem::E4M3 | Elem::E5M2) && matches!(b, Elem::E4M3 | Elem::E5M2) => (Elem::F32, *a, *b, Elem::F32, 4),
-        ([Elem::S32, Elem::S4 | Elem::U4, ..], _) => return Err(e.err(i.opcode.span, "`mma.sp` with .s4/.u4 multiplicands is not supported by ptxr yet")),
-        _ => return Err(e.err(i.opcode.span, format!("`{}`: ptxr runs .m16n8k16/.m16n8k32 with .f16/.bf16, .m16n8k8/.m16n8k16 with .tf32, .m16n8k32/.m16n8k64 with .s8/.u8 and .m16n8k64 with .e4m3/.e5m2", super::func::instr_name(i)))),
+        // 4:8 pair-wise sparsity: two of the four two-element sub-chunks of each eight
+        ([Elem::S32, a, b, Elem::S32], "m16n8k64" | "m16n8k128") if matches!(a, Elem::S4 | Elem::U4) && matches!(b, Elem::S4 | Elem::U4) => (Elem::S32, *a, *b, Elem::S32, 8),
+        _ => return Err(e.err(i.opcode.span, format!("`{}`: ptxr runs .m16n8k16/.m16n8k32 with .f16/.bf16, .m16n8k8/.m16n8k16 with .tf32, .m16n8k32/.m16n8k64 with .s8/.u8, .m16n8k64/.m16n8k128 with .s4/.u4 and .m16n8k64 with .e4m3/.e5m2", super::func::instr_name(i)))),
     };
     let kept = width / 2;
+    let pairs = width == 8;
     let half = match k / 2 {
         4 => "m16n8k4",
         8 => "m16n8k8",
         16 => "m16n8k16",
-        _ => "m16n8k32",
+        32 => "m16n8k32",
+        _ => "m16n8k64",
     };
     let threads = k / width / 4;
     let sel_op = i.operands.get(5).ok_or_else(|| e.err(i.span, "`mma.sp` takes d, a, b, c, e and the sparsity selector f"))?;
@@ -649,7 +652,7 @@ fn mma_sp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, shape: (u
         }
         return Ok(());
     }
-    let sparse = Some(Sparse { width, kept, selector: selector as u32 });
+    let sparse = Some(Sparse { width, kept, selector: selector as u32, pairs });
     let form = MmaForm { fa, fb, fc, fd, ab: at, bt, ct, dt, sat, nregs: d_regs.len() as u32, sparse };
     let name = format!("__ptxr_mma.sp{selector}.{shape_name}.{}.{}.{}.{}{}", dt.name(), at.name(), bt.name(), ct.name(), if sat { ".satfinite" } else { "" });
     let words: Vec<&'a Operand<'a>> = a_regs.iter().chain(b_regs).chain(c_regs).chain(std::iter::once(meta)).collect();
@@ -807,6 +810,8 @@ struct Sparse {
     width: u32,
     kept: u32,
     selector: u32,
+    /// .s4/.u4 (4:8): the two indices name two-element sub-chunks, kept whole.
+    pairs: bool,
 }
 
 /// Defines `void name(ptr area0, i64 lane_stride, i64 word_stride, i32 lane, ptr d)`: lane
@@ -898,7 +903,8 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
         };
         let a_idx = e.b.build_int_add(e.b.build_int_mul(row, c(kcount), "").unwrap(), k, "").unwrap();
         let chunk = e.b.build_int_unsigned_div(k, c(sp.kept), "").unwrap();
-        let slot = e.b.build_int_unsigned_rem(k, c(sp.kept), "").unwrap();
+        let within = e.b.build_int_unsigned_rem(k, c(sp.kept), "").unwrap();
+        let slot = if sp.pairs { e.b.build_right_shift(within, c(1), false, "").unwrap() } else { within };
         let threads = kdim / sp.width / 4;
         let group = e.b.build_and(row, c(7), "").unwrap();
         let owner = e.b.build_int_add(e.b.build_int_mul(group, c(4), "").unwrap(), c(sp.selector * threads), "").unwrap();
@@ -910,6 +916,10 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
         let mut idx = e.b.build_and(e.b.build_right_shift(meta, sh, false, "").unwrap(), c(3), "").unwrap();
         if sp.width == 2 {
             idx = e.b.build_right_shift(idx, c(1), false, "").unwrap();
+        }
+        if sp.pairs {
+            // element `within % 2` of sub-chunk `idx`
+            idx = e.b.build_int_add(e.b.build_int_mul(idx, c(2), "").unwrap(), e.b.build_and(within, c(1), "").unwrap(), "").unwrap();
         }
         let kk = e.b.build_int_add(e.b.build_int_mul(chunk, c(sp.width), "").unwrap(), idx, "").unwrap();
         (a_idx, e.b.build_int_add(col, e.b.build_int_mul(kk, c(n), "").unwrap(), "").unwrap())

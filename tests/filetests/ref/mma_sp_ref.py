@@ -16,13 +16,15 @@ import struct
 OUT = os.path.join(os.path.dirname(__file__), "..", "warp", "mma_sp.ptx")
 rng = random.Random(714)
 
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4, "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
 
 
 def enc(v, ty):
     """The bits of small integer v in type ty."""
     if ty in ("s8", "u8"):
         return v & 0xFF
+    if ty in ("s4", "u4"):
+        return v & 0xF
     if ty == "s32":
         return v & 0xFFFFFFFF
     if ty in ("f32", "tf32"):
@@ -53,26 +55,29 @@ def pack(vals, ty):
 
 
 def value(ty, signed=True):
-    if ty == "u8":
+    if ty in ("u8", "u4"):
         return rng.randint(1, 5)
     return rng.choice([-3, -2, -1, 1, 2, 3]) if ty != "s8" or signed else rng.randint(1, 5)
 
 
 def sparse_a(M, K, at, rng, value):
     """A dense M x K matrix with `kept` non-zeros (value(at)) in every chunk of `width` (2:4, 1:2
-    for .tf32): (A, the kept positions per row and chunk, the kept elements per row, width,
-    chunks per row, metadata threads per group of four)."""
-    width, kept = (2, 1) if at == "tf32" else (4, 2)
+    for .tf32; for .s4/.u4 4:8 in two of the four two-element sub-chunks, whose indices the
+    metadata holds): (A, the kept positions per row and chunk, the kept elements per row,
+    width, chunks per row, metadata threads per group of four)."""
+    width, kept = {"tf32": (2, 1), "s4": (8, 2), "u4": (8, 2)}.get(at, (4, 2))
+    unit = 2 if width == 8 else 1  # elements per kept position
     chunks = K // width
     A = [[0] * K for _ in range(M)]
     pos = [[None] * chunks for _ in range(M)]
     for r in range(M):
         for j in range(chunks):
-            ps = sorted(rng.sample(range(width), kept))
+            ps = sorted(rng.sample(range(width // unit), kept))
             pos[r][j] = ps
             for p in ps:
-                A[r][j * width + p] = value(at)
-    Ac = [[A[r][j * width + p] for j in range(chunks) for p in pos[r][j]] for r in range(M)]
+                for u in range(unit):
+                    A[r][j * width + p * unit + u] = value(at)
+    Ac = [[A[r][j * width + p * unit + u] for j in range(chunks) for p in pos[r][j] for u in range(unit)] for r in range(M)]
     return A, pos, Ac, width, chunks, chunks // 4
 
 
@@ -172,6 +177,8 @@ def main():
     parts.append(case("sp_s8_k32_sel1", 32, "s32", "s8", "s8", "s32", 1))
     parts.append(case("sp_u8s8_k64_sat", 64, "s32", "u8", "s8", "s32", 0, sat=True))
     parts.append(case("sp_e4m3_k64", 64, "f32", "e4m3", "e5m2", "f32", 0))
+    parts.append(case("sp_s4_k64_sel1", 64, "s32", "s4", "s4", "s32", 1))
+    parts.append(case("sp_u4s4_k128_sat", 128, "s32", "u4", "s4", "s32", 0, sat=True))
     with open(OUT, "w") as f:
         f.write("\n".join(parts))
     print("wrote", OUT)
