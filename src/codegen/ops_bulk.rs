@@ -555,16 +555,15 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
             Walk::Rows4 if d == 1 => coord_at(b.build_int_add(j, c64(1), "").unwrap()),
             // (c[2..] hold rows 1-3, not coordinates)
             Walk::Rows4 if d > 1 => c64(0),
-            Walk::Im2col if d == 1 => {
-                carry = j;
-                c64(0)
+            // im2col: j[1] is the pixel, placed by the walk below
+            Walk::Im2col if d > 0 => {
+                if d == 1 {
+                    carry = j;
+                }
+                continue;
             }
-            Walk::Im2col if d > 0 => c64(0),
             _ => b.build_int_add(c[d], b.build_int_mul(j, es[d], "").unwrap(), "").unwrap(),
         };
-        if walk == Walk::Im2col && d > 0 {
-            continue;
-        }
         let ok = b.build_and(b.build_int_compare(IntPredicate::SGE, g, c64(0), "").unwrap(), b.build_int_compare(IntPredicate::SLT, g, dims[d], "").unwrap(), "").unwrap();
         inside = b.build_and(inside, ok, "").unwrap();
         goff = b.build_int_add(goff, b.build_int_mul(g, strides[d], "").unwrap(), "").unwrap();

@@ -663,7 +663,6 @@ fn mma_sp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>, shape: (u
 /// metadata word) of `words` exchanged between the lanes, D written to `d_regs`.
 fn mma_run<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, form: &MmaForm, name: &str, d_regs: &'a [Operand<'a>], words_ops: &[&'a Operand<'a>]) -> R<()> {
     let i32t = e.ctx().i32_type();
-    let name = name.to_string();
     // The products are computed by one internal function per form (`mma_products`), called
     // with lane 0's area, the distance between two lanes' areas and a lane's index: a kernel
     // with 64 `mma.sync` has 64 calls of one body instead of 64 bodies.
@@ -683,16 +682,16 @@ fn mma_run<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, form: &MmaForm, name: &str
                     Some(h) => h,
                     None => mma_products(e, &format!("{name}.table"), form, true),
                 };
-                mma_warp_products(e, &name, lanes, words.len() as u32, form.nregs)
+                mma_warp_products(e, name, lanes, words.len() as u32, form.nregs)
             }
         };
         let args: Vec<inkwell::values::BasicMetadataValueEnum> = words.iter().chain(&d).map(|p| (*p).into()).collect();
         e.b.build_call(whole, &args, "").unwrap();
         return Ok(());
     }
-    let helper = match e.m.module.get_function(&name) {
+    let helper = match e.m.module.get_function(name) {
         Some(h) => h,
-        None => mma_products(e, &name, form, false),
+        None => mma_products(e, name, form, false),
     };
     // A, B and C words go to this thread's exchange area, in that order.
     let ex = match e.warp_exchange.clone() {
@@ -896,12 +895,13 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
     // two 2-bit indices, the lower first, T = chunks per row / 4; a .tf32 chunk of two is
     // indexed in halves, 0b0100 for its first element and 0b1110 for its second).
     let kcount = if sparse.is_some() { fa.shape.2 } else { kdim };
-    let ab_at = |e: &FnEmitter<'ctx, '_, '_>, row: IntValue<'ctx>, col: IntValue<'ctx>, k: IntValue<'ctx>| -> (IntValue<'ctx>, IntValue<'ctx>) {
+    // (`row_k`: the row times A's K, computed once per element outside the k loop)
+    let ab_at = |e: &FnEmitter<'ctx, '_, '_>, row: IntValue<'ctx>, row_k: IntValue<'ctx>, col: IntValue<'ctx>, k: IntValue<'ctx>| -> (IntValue<'ctx>, IntValue<'ctx>) {
         let c = |v: u32| i32t.const_int(v as u64, false);
         let Some(sp) = sparse else {
-            return ab_index(e, e.b.build_int_mul(row, c(kdim), "").unwrap(), col, k, n);
+            return ab_index(e, row_k, col, k, n);
         };
-        let a_idx = e.b.build_int_add(e.b.build_int_mul(row, c(kcount), "").unwrap(), k, "").unwrap();
+        let a_idx = e.b.build_int_add(row_k, k, "").unwrap();
         let chunk = e.b.build_int_unsigned_div(k, c(sp.kept), "").unwrap();
         let within = e.b.build_int_unsigned_rem(k, c(sp.kept), "").unwrap();
         let slot = if sp.pairs { e.b.build_right_shift(within, c(1), false, "").unwrap() } else { within };
@@ -931,10 +931,11 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
         let (row, col) = elem_pos(e, tg_d, lane_n, j);
         let c_idx = e.b.build_int_add(e.b.build_int_mul(row, i32t.const_int(n as u64, false), "").unwrap(), col, "").unwrap();
         let c = fetch(e, inv_c, c_idx, first_c, ct);
+        let row_k = e.b.build_int_mul(row, i32t.const_int(kcount as u64, false), "").unwrap();
         let bits: IntValue<'ctx> = if dt == Elem::S32 {
             let acc0 = e.resize(c, 64, true);
             let mut acc = k_loop(e, kcount, acc0.into(), |e, k, acc| {
-                let (a_idx, b_idx) = ab_at(e, row, col, k);
+                let (a_idx, b_idx) = ab_at(e, row, row_k, col, k);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let b = fetch(e, inv_b, b_idx, first_b, bt);
                 // .b1 (wmma.mma.xor.popc): popc(A row XOR B column), one bit at a time
@@ -954,7 +955,7 @@ fn mma_products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, form: &MmaFor
         } else {
             let acc0 = to_f32(e, c, ct);
             let mut acc = k_loop(e, kcount, acc0.into(), |e, k, acc| {
-                let (a_idx, b_idx) = ab_at(e, row, col, k);
+                let (a_idx, b_idx) = ab_at(e, row, row_k, col, k);
                 let a = fetch(e, inv_a, a_idx, 0, ab);
                 let a = to_f32(e, a, ab);
                 let b = fetch(e, inv_b, b_idx, first_b, bt);

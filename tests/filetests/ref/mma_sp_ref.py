@@ -93,11 +93,13 @@ def metadata(pos, rows, h, at):
     return m
 
 
-def case(name, shape_k, dt, at, bt, ct, sel, ordered=True, sat=False):
+def case(name, shape_k, dt, at, bt, ct, sel, ordered=True, sat=False, c_edge=False):
     M, N, K = 16, 8, shape_k
     A, pos, Ac, width, chunks, T = sparse_a(M, K, at, rng, value)
     B = [[value(bt) for _ in range(N)] for _ in range(K)]
     C = [[rng.randint(-20, 20) if ct in ("s32", "f32", "f16") else 0 for _ in range(N)] for _ in range(M)]
+    if c_edge:  # accumulators at the ends of the s32 range: the sum overflows (wraps, or clamps with .satfinite)
+        C = [[(2**31 - 3) if (r + c) % 2 == 0 else -(2**31) + 3 for c in range(N)] for r in range(M)]
     D = [[C[r][c] + sum(A[r][k] * B[k][c] for k in range(K)) for c in range(N)] for r in range(M)]
     if sat:
         D = [[max(min(v, 2**31 - 1), -2**31) for v in row] for row in D]
@@ -179,6 +181,8 @@ def main():
     parts.append(case("sp_e4m3_k64", 64, "f32", "e4m3", "e5m2", "f32", 0))
     parts.append(case("sp_s4_k64_sel1", 64, "s32", "s4", "s4", "s32", 1))
     parts.append(case("sp_u4s4_k128_sat", 128, "s32", "u4", "s4", "s32", 0, sat=True))
+    parts.append(case("sp_s8_k32_edge_sat", 32, "s32", "s8", "s8", "s32", 0, sat=True, c_edge=True))
+    parts.append(case("sp_s8_k32_edge_wrap", 32, "s32", "s8", "s8", "s32", 1, c_edge=True))
     with open(OUT, "w") as f:
         f.write("\n".join(parts))
     print("wrote", OUT)

@@ -287,15 +287,15 @@ def main():
     out4.append(store_kernel("scatter4", 2, "tile::scatter4", 5))
     runs = []
 
-    def im2col_run(kernel, shape, fn, cpp, ppc, lower, upper, coords, offs, estr=None, span=0, note=""):
+    def im2col_run(kernel, shape, fn, cpp, ppc, lower, upper, coords, offs, estr=None, span=0, note="", nan=False):
         estr = estr or [1] * len(shape)
         data = tensor_bytes(shape, fn)
-        opts = ["im2col", "lower=" + corner(lower), "upper=" + corner(upper)]
+        opts = ["im2col", "lower=" + corner(lower), "upper=" + corner(upper)] + (["nanfill"] if nan else [])
         if any(e != 1 for e in estr):
             opts.append("estrides=" + "x".join(map(str, estr)))
         if span:
             opts.append(f"swizzle{span}")
-        exp = im2col_expect(shape, fn, cpp, ppc, lower, upper, estr, coords, offs, span)
+        exp = im2col_expect(shape, fn, cpp, ppc, lower, upper, estr, coords, offs, span, fill_nan=nan)
         nbytes = cpp * ppc * 4
         args = [tmap_arg(shape, dense_strides(shape), [cpp, ppc], opts, data), f"buf:zero:{len(exp)}", f"u32:{nbytes}", f"u32:{len(exp)}"]
         args += [f"s32:{c}" for c in coords] + [f"u16:{o}" for o in offs]
@@ -320,6 +320,8 @@ def main():
     nhwc32 = [32, 3, 2, 2]
     im2col_run("im2col_4d", nhwc32, f4, 32, 10, [0, -1], [0, 0], [0, 1, -1, 0], [0, 1], span=128,
                note="128-byte rows under the 128-byte swizzle")
+    im2col_run("im2col_4d", nhwc, f4, 8, 16, [-1, -1], [-1, -1], [0, -1, -1, 0], [0, 0], nan=True,
+               note="example 2 with the NaN fill: outside the image reads 0xf7 0x7f repeated")
     # NWC 3-D (C 4, W 10, N 2), 16-bit offset
     f3 = lambda c, w, n: 0x10000000 | (n << 16) | (w << 8) | c
     im2col_run("im2col_3d", [4, 10, 2], f3, 4, 16, [-2], [-1], [0, -2, 0], [3],
