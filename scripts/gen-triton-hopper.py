@@ -6,6 +6,7 @@
     .venv/bin/python scripts/gen-triton-hopper.py --clusters tests/triton_sm90   # no GPU: num_ctas=2 variants
     .venv/bin/python scripts/gen-triton-hopper.py --scaled tests/triton_sm100   # no GPU: block-scaled matmuls, numpy's results
     .venv/bin/python scripts/gen-triton-hopper.py --tma-modes tests/triton_sm90 tests/triton_sm100   # no GPU: TMA im2col, gather4/scatter4
+    .venv/bin/python scripts/gen-triton-hopper.py --two-ctas tests/triton_sm100   # no GPU: CTA pairs (Gluon, tcgen05 .cta_group::2)
     python3 scripts/gen-triton-hopper.py --run OUTDIR              # on a Hopper GPU with torch
 
 --run launches each kernel through Triton on the GPU with integer-valued inputs (so that a matmul's
@@ -445,6 +446,100 @@ def tma_modes(out90, out100):
     print(name, "shared", k.metadata.shared)
 
 
+def two_cta_kernel():
+    """A Gluon matmul of CTA pairs (sm_100a, `TensorMemoryLayout(two_ctas=True)`: tcgen05
+    `.cta_group::2`): each cluster of 2 CTAs computes a BM x BN tile of C = A B (f32) from
+    BM rows of A, each CTA loading its BM/2 rows and its BN/2 columns of B by TMA into the
+    even CTA's mbarrier (which the odd CTA reaches by clearing bit 24 of its address), the
+    even CTA issuing the pair's MMA over K in steps of BK and committing it to both CTAs."""
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
+                                                                     tcgen05_mma, tma, mbarrier)
+
+    @gluon.jit
+    def two_cta_matmul(a_desc, b_desc, c_desc, K: gl.constexpr):
+        BM: gl.constexpr = a_desc.block_shape[0]
+        BK: gl.constexpr = a_desc.block_shape[1]
+        BN: gl.constexpr = b_desc.block_shape[1]
+        off_m = gl.program_id(0) * BM
+        smem_a = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
+        smem_b = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
+        tma_bar = mbarrier.allocate_mbarrier(two_ctas=True)
+        mma_bar = mbarrier.allocate_mbarrier()
+        mbarrier.init(tma_bar, count=1)
+        mbarrier.init(mma_bar, count=1)
+        acc_layout: gl.constexpr = TensorMemoryLayout(block=(BM // 2, BN), col_stride=1, cga_layout=c_desc.layout.cga_layout,
+                                                      two_ctas=True)
+        acc = allocate_tensor_memory(gl.float32, [BM, BN], acc_layout)
+        phase = 0
+        for k in range(K // BK):
+            mbarrier.expect(tma_bar, a_desc.nbytes_per_cta + b_desc.nbytes_per_cta)
+            tma.async_load(a_desc, [off_m, k * BK], tma_bar, smem_a)
+            tma.async_load(b_desc, [k * BK, 0], tma_bar, smem_b)
+            mbarrier.wait(tma_bar, phase=phase, deps=[smem_a, smem_b])
+            tcgen05_mma(smem_a, smem_b, acc, use_acc=k > 0, mbarriers=[mma_bar])
+            mbarrier.wait(mma_bar, phase=phase, deps=[smem_a, smem_b])
+            phase ^= 1
+        mbarrier.invalidate(tma_bar)
+        mbarrier.invalidate(mma_bar)
+        c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_shape, c_desc.layout)
+        c_smem.store(acc.load())
+        tma.async_store(c_desc, [off_m, 0], c_smem)
+        tma.store_wait(pendings=0)
+
+    return two_cta_matmul, gl
+
+
+def two_ctas(out100):
+    """PTX only, numpy's results: Gluon matmuls of CTA pairs for sm_100a (two_cta_kernel), f16
+    and bf16 inputs (integer values, so every order of the sums is exact), over 512 rows of A."""
+    import numpy as np
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    fn, gl = two_cta_kernel()
+    rng = np.random.default_rng(100)
+    sw = {0: "", 1: ":swizzle32", 2: ":swizzle64", 3: ":swizzle128"}
+    # (BM 256: the pair's MMA of M = 256; 128: of M = 128, whose D each CTA reads back from
+    # its two 64-lane halves)
+    for name, ty, gty, npty, tm, BM, BN, BK, K in [("two_cta_matmul_f16", "fp16", gl.float16, np.float16, "f16", 256, 128, 64, 128),
+                                                   ("two_cta_matmul_bf16", "bf16", gl.bfloat16, np.float32, "bf16", 256, 64, 64, 192),
+                                                   ("two_cta_matmul_m128_f16", "fp16", gl.float16, np.float16, "f16", 128, 64, 64, 128)]:
+        M = 512
+        la = gl.NVMMASharedLayout.get_default_for([BM, BK], gty, cga_layout=[(1, 0)])
+        lb = gl.NVMMASharedLayout.get_default_for([BK, BN], gty, cga_layout=[(0, 1)])
+        lc = gl.NVMMASharedLayout.get_default_for([BM, BN], gl.float32, cga_layout=[(1, 0)])
+        sig = {"a_desc": f"tensordesc<{ty}[{BM},{BK}],{la!r}>", "b_desc": f"tensordesc<{ty}[{BK},{BN}],{lb!r}>",
+               "c_desc": f"tensordesc<fp32[{BM},{BN}],{lc!r}>", "K": "constexpr"}
+        src = GluonASTSource(fn=fn, signature=sig, constexprs={"K": K})
+        k = triton.compile(src, target=GPUTarget("cuda", 100, 32), options={"num_warps": 4, "num_ctas": 2})
+        a = rng.integers(-3, 4, (M, K)).astype(npty)
+        b = rng.integers(-3, 4, (K, BN)).astype(npty)
+        c = a.astype(np.float64) @ b.astype(np.float64)
+        for i, x in enumerate([a, b]):
+            # bf16: the high half of the f32 (exact for these small integers)
+            x = (x.view(np.uint32) >> 16).astype(np.uint16) if ty == "bf16" else x
+            x.tofile(os.path.join(out100, f"{name}.in{i}.bin"))
+        es = 2
+        c.astype(np.float32).tofile(os.path.join(out100, name + ".out.bin"))
+        with open(os.path.join(out100, name + ".ptx"), "w") as f:
+            f.write(k.asm["ptx"])
+        m = k.metadata.tensordesc_meta
+        # each CTA's box: its half of A's rows, its half of B's columns, its half of C's rows
+        # in blocks of the store's width (Triton's block_size, outermost first)
+        boxes = ["x".join(str(v) for v in reversed(d["block_size"])) for d in m]
+        args = [f"tmap:{tm}:{K}x{M}:{K * es}:{boxes[0]}{sw[m[0]['swizzle']]}=buf:file:{name}.in0.bin", f"s32:{M}", f"s32:{K}", f"s64:{K}", "s64:1",
+                f"tmap:{tm}:{BN}x{K}:{BN * es}:{boxes[1]}{sw[m[1]['swizzle']]}=buf:file:{name}.in1.bin", f"s32:{K}", f"s32:{BN}", f"s64:{BN}", "s64:1",
+                f"tmap:f32:{BN}x{M}:{BN * 4}:{boxes[2]}{sw[m[2]['swizzle']]}=buf:zero:{M * BN * 4}", f"s32:{M}", f"s32:{BN}", f"s64:{BN}", "s64:1",
+                "u64:0", "u64:0"]
+        meta = dict(kernel=k.metadata.name, grid=[2 * (M // BM), 1, 1], block=[32 * k.metadata.num_warps, 1, 1],
+                    shared=k.metadata.shared, args=args, out_arg=10, out=name + ".out.bin", exact=True,
+                    triton=triton.__version__, device="none: numpy's A B")
+        with open(os.path.join(out100, name + ".json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        print(name, "shared", k.metadata.shared, "boxes", boxes)
+
+
 def run(outdir):
     import torch
     os.makedirs(outdir, exist_ok=True)
@@ -573,6 +668,7 @@ if __name__ == "__main__":
     ap.add_argument("--tma-modes", nargs=2, metavar=("SM90DIR", "SM100DIR"),
                     help="gather4/scatter4 (sm_100a) and im2col (Gluon, sm_90a) TMA kernels with numpy's results (no GPU)")
     ap.add_argument("--scaled", help="OUTDIR: block-scaled matmuls for sm_100a with numpy's results (no GPU)")
+    ap.add_argument("--two-ctas", help="OUTDIR: Gluon matmuls of CTA pairs (tcgen05 .cta_group::2) for sm_100a with numpy's results (no GPU)")
     ap.add_argument("--sm", type=int, default=90, help="with --ptx: the target (100 for Blackwell sm_100a)")
     ap.add_argument("--only", help="with --ptx: comma-separated kernel names")
     a = ap.parse_args()
@@ -584,6 +680,8 @@ if __name__ == "__main__":
         tma_modes(*a.tma_modes)
     elif a.scaled:
         scaled(a.scaled)
+    elif a.two_ctas:
+        two_ctas(a.two_ctas)
     elif a.ptx:
         ptx_only(a.ptx, a.sm, a.only.split(",") if a.only else None)
     else:

@@ -1114,7 +1114,7 @@ fn unsupported_tcgen05_forms_are_named() {
     let (rc, _, err) = ptxr(&["compile", "tests/cli/tcgen05_unsupported.ptx", "-o", "/dev/null"]);
     assert_eq!(rc, 1, "{err}");
     assert!(err.contains("tcgen05_unsupported.ptx:12:2: error: `tcgen05.cp` with decompression"), "{err}");
-    assert!(err.contains("tcgen05_unsupported.ptx:21:2: error: `tcgen05` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet"), "{err}");
+    assert!(err.contains("tcgen05_unsupported.ptx:21:2: error: `tcgen05.shift` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet"), "{err}");
 }
 
 /// Device-side launches (CUDA dynamic parallelism) through the C ABI's runtime: the grids

@@ -51,14 +51,15 @@ pub struct CtaCtx {
 
 /// A cluster of CTAs that run together (one per cluster, shared by its CTAs). Their shared
 /// windows lie `stride` bytes apart in rank order, so that a CTA reaches rank `r`'s window at
-/// its own plus `(r - rank) * stride`: the shared address of another CTA's variable
-/// (`mapa.shared::cluster`) is an offset from the CTA's own window, negative for lower ranks.
+/// its own plus `(r - rank) * stride`: in a kernel that reaches other CTAs' windows, a shared
+/// address is `rank * stride + offset`, from rank 0's window, as on a GPU (`stride` 16 MiB,
+/// [`cluster_smem_stride`]).
 #[repr(C)]
 #[derive(Debug)]
 pub struct ClusterCtx {
     /// CTAs per cluster along x, y, z (`%cluster_nctaid`).
     pub dims: [u32; 3],
-    /// Bytes from one rank's shared window to the next.
+    /// Bytes from one rank's shared window to the next ([`cluster_smem_stride`]).
     pub stride: u32,
     /// The runtime's state of the cluster barrier (`HostFns::cluster_sync`).
     pub sync: *const u8,
@@ -189,6 +190,21 @@ pub struct DeviceKernel {
     pub maxntid: [u32; 3],
 }
 
+/// Bytes from one rank's shared window of a cluster to the next (`ClusterCtx::stride`): 16
+/// MiB, a GPU's distance between the CTAs' windows in the `.shared::cluster` window (a
+/// shared address there is `rank << 24 | offset`, and kernels set or clear the rank's bits
+/// to name a peer's variable), or the next multiple of it above a larger window. The space
+/// between windows is reserved, not touched; the last 16 bytes before the next window hold,
+/// in a kernel with CTA pairs (`tcgen05` `.cta_group::2`), the CTA's tensor memory
+/// (generated code writes it at entry, and the pair's MMA reads it).
+pub fn cluster_smem_stride(total_smem: u64) -> u64 {
+    (total_smem + CLUSTER_SLOT_BYTES).div_ceil(1 << 24).max(1) << 24
+}
+
+/// The bytes at the end of each cluster window's stride that generated code keeps for itself
+/// ([`cluster_smem_stride`]).
+pub const CLUSTER_SLOT_BYTES: u64 = 16;
+
 /// In a group of CTAs (`CtaCtx::group`) of a kernel with shared memory, CTA `k` of the group
 /// (counted from `ctaid`) has its shared window at `shared + k * group_smem_stride(total_smem)`.
 /// The stride is a multiple of 64 bytes, not of a page where windows are small: each window
@@ -262,6 +278,10 @@ pub const STATUS_CHECK: u32 = 14;
 /// A `.sync` warp collective on the warp path whose membermask names a live lane that is at
 /// another instruction (`codegen::warp_collective::runs_diverged`).
 pub const STATUS_WARP_APART: u32 = 15;
+/// `tcgen05` with `.cta_group::2` in a CTA whose pair (ranks `2k`, `2k + 1` of its cluster)
+/// is not whole, or a pair's MMA with an instruction descriptor ptxr does not run (M other
+/// than 128 or 256, or 128 with A in tensor memory or block scaling).
+pub const STATUS_CTA_PAIR: u32 = 16;
 /// Internal: `exit` inside a `.func` unwinds to the kernel, which ends the thread and clears
 /// the status again; the runtime never sees it.
 pub const STATUS_EXIT: u32 = 0x100;

@@ -499,19 +499,19 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
     let body = |st: &mut State, g: u64| run_cta(st, g, None);
     // A launch with clusters: cluster `q` (x fastest in the grid of clusters) runs its CTAs
     // at once, rank 0 on this thread and the others each on a thread of its own, with their
-    // shared windows `stride` bytes apart in one zeroed allocation (`abi::ClusterCtx`). The
-    // stride is a multiple of 1 KiB, so every window gets the same padding to the largest
-    // alignment a variable asks for (`FnEmitter::shared_base`) and variables stay `stride`
-    // apart.
+    // shared windows `stride` bytes apart in one fresh (zeroed) mapping (`abi::ClusterCtx`).
+    // The stride is a multiple of 16 MiB (`abi::cluster_smem_stride`), so every window gets
+    // the same padding to the largest alignment a variable asks for
+    // (`FnEmitter::shared_base`) and variables stay `stride` apart; only the pages a kernel
+    // touches are backed.
     let run_cluster = |st: &mut State, q: u64| {
         let Some(cd) = cluster else { return };
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
         let size = cd.iter().product::<u32>();
-        let stride = smem_len.div_ceil(1024).max(1) * 1024;
-        let mut region = if guarded { GuardedMem::new(stride * size as usize) } else { GuardedMem::heap(stride * size as usize) };
-        region.clear();
+        let stride = abi::cluster_smem_stride(smem_len as u64) as usize;
+        let mut region = GuardedMem::new(stride * size as usize);
         let sync = crate::cluster::ClusterSync::new(size);
         let cctx = abi::ClusterCtx { dims: cd, stride: stride as u32, sync: &sync as *const crate::cluster::ClusterSync as *const u8 };
         let cptr = &cctx as *const abi::ClusterCtx as usize;
@@ -674,6 +674,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
             abi::STATUS_BAD_BARRIER => format!("{whr}: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)"),
             abi::STATUS_SYNC_INDIRECT => format!("{whr}: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)"),
             abi::STATUS_WARP_APART => format!("{whr}: error: a `.sync` warp collective whose membermask names a lane that is not at this instruction: on the warp path the lanes that reach an instruction together run it, so lanes that wait for others (a mask naming lanes that went elsewhere, which only a collective at another instruction could complete on sm_70 and up) stop here; `--exec thread` runs such meetings (a mask naming only the lanes that take this path runs on either)"),
+            abi::STATUS_CTA_PAIR => format!("{whr}: error: tcgen05 with .cta_group::2: the CTA's pair (ranks 2k and 2k + 1 of its cluster) is not whole (launch with clusters of an even number of CTAs), or the pair's MMA has an M other than 128 or 256 in its instruction descriptor (or M = 128 with A in tensor memory or block scaling, which ptxr does not run yet)"),
             abi::STATUS_PARTIAL_WARP => format!("{whr}: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial"),
             abi::STATUS_BAD_ADDRESS => format!("{whr}: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)"),
             abi::STATUS_BAD_TENSOR_MAP => format!("{whr}: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded, or not of the copy's rank or mode (tiled for .tile, .tile::gather4 and .tile::scatter4, im2col for .im2col; make it with ptxr_tensor_map_encode_tiled or _im2col, or `tmap:` for ptxr run)"),

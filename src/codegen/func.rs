@@ -91,6 +91,10 @@ pub struct FnEmitter<'ctx, 'a, 'm> {
     mem_base: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// The CTA's shared memory, loaded once in the entry block.
     shared_base: Option<PointerValue<'ctx>>,
+    /// In a module that reaches other CTAs' windows (`ModCtx::dsmem`): the cluster's rank-0
+    /// window, from which its shared addresses count, and this CTA's window's offset from it
+    /// (see [`FnEmitter::shared_base`]); computed once in the entry block.
+    cluster_window: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// Launch geometry fields of `CtaCtx`, loaded once in the entry block.
     cta_cache: HashMap<(u32, Option<u32>), IntValue<'ctx>>,
     /// The launch's cancel word (`CtaCtx::host`, or a constant zero when it is null),
@@ -442,6 +446,7 @@ pub(crate) fn emit_function<'ctx, 'a>(m: &mut ModCtx<'ctx, 'a>, f: &'a ast::Func
         overrides: HashMap::new(),
         mem_base: None,
         shared_base: None,
+        cluster_window: None,
         cta_cache: HashMap::new(),
         cancel_word: None,
         alloca_escapes: false,
@@ -870,7 +875,44 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
         self.b.position_at_end(saved.1);
     }
 
+    /// The base that shared addresses count from. PTX ISA 8.x 5.1.4 (the `.shared::cluster`
+    /// window holds the `.shared::cta` windows of the cluster's CTAs): in a module that
+    /// reaches other CTAs' windows (`ModCtx::dsmem`), a shared address is `rank << 24 |
+    /// offset`, as on a GPU, whose kernels reach a peer's variable by setting or clearing the
+    /// rank's bits (Triton's CTA pairs clear bit 24 to name the even CTA's mbarrier): the
+    /// runtime lays the windows `ClusterCtx::stride` (16 MiB) apart in rank order, and the
+    /// base is rank 0's window. Elsewhere it is the CTA's own window
+    /// ([`FnEmitter::own_shared_base`]), a shared address an offset in it.
     pub fn shared_base(&mut self) -> PointerValue<'ctx> {
+        if self.m.dsmem && !self.m.nvptx {
+            return self.cluster_window().0;
+        }
+        self.own_shared_base()
+    }
+
+    /// Rank 0's window and this CTA's offset from it (i64) in a module that reaches other
+    /// CTAs' windows ([`FnEmitter::shared_base`]).
+    pub(crate) fn cluster_window(&mut self) -> (PointerValue<'ctx>, IntValue<'ctx>) {
+        if let Some(w) = self.cluster_window {
+            return w;
+        }
+        // (From the runtime's window: a module whose shared addresses count from rank 0's
+        // window runs one CTA per CTA function, `warp::groups_ctas`.)
+        let raw = self.raw_shared_base();
+        let own = self.align_shared(&self.alloca_b, raw);
+        let i64t = self.ctx().i64_type();
+        let stride = self.cluster_u32(super::abi::cluster_field::STRIDE, None);
+        let rank = self.cluster_rank();
+        let b = &self.alloca_b;
+        let off = b.build_int_mul(b.build_int_z_extend(rank, i64t, "").unwrap(), b.build_int_z_extend(stride, i64t, "").unwrap(), "smem.rank").unwrap();
+        let neg = b.build_int_neg(off, "").unwrap();
+        let base = unsafe { b.build_gep(self.ctx().i8_type(), own, &[neg], "smem.cluster").unwrap() };
+        self.cluster_window = Some((base, off));
+        (base, off)
+    }
+
+    /// The CTA's own shared window (its variables at their offsets).
+    pub fn own_shared_base(&mut self) -> PointerValue<'ctx> {
         if let Some(p) = self.shared_base {
             return p;
         }
@@ -1116,15 +1158,24 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
 
     /// This CTA's rank in its cluster (`%cluster_ctarank`, PTX ISA 8.x special registers):
     /// its position in the cluster, x fastest.
+    /// Computed once, in the entry block (the fields it reads are loaded there).
     pub fn cluster_rank(&mut self) -> IntValue<'ctx> {
+        let key = (200, None);
+        if let Some(v) = self.cta_cache.get(&key) {
+            return *v;
+        }
         let i32t = self.ctx().i32_type();
         let mut rank = i32t.const_zero();
         for k in (0..3).rev() {
             let n = self.cluster_u32(super::abi::cluster_field::DIMS, Some(k));
-            let id = self.load_cta_u32(field::CTAID, Some(k));
-            let c = self.b.build_int_unsigned_rem(id, n, "").unwrap();
-            rank = self.b.build_int_add(self.b.build_int_mul(rank, n, "").unwrap(), c, "").unwrap();
+            // As the runtime wrote it (a launch with clusters runs one CTA per CTA function;
+            // in one without, the rank is 0 whichever CTA of a group a warp runs).
+            let id = self.group_first_ctaid(k);
+            let b = &self.alloca_b;
+            let c = b.build_int_unsigned_rem(id, n, "").unwrap();
+            rank = b.build_int_add(b.build_int_mul(rank, n, "").unwrap(), c, "").unwrap();
         }
+        self.cta_cache.insert(key, rank);
         rank
     }
 
@@ -2330,11 +2381,17 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
     /// which starts at the end of the static window.
     fn shared_offset_value(&mut self, off: u32) -> IntValue<'ctx> {
         let i64t = self.ctx().i64_type();
-        if off == u32::MAX {
+        let v = if off == u32::MAX {
             i64t.const_int(self.m.shared_size as u64, false)
         } else {
             i64t.const_int(off as u64, false)
+        };
+        // From rank 0's window in a module that reaches other CTAs' (`shared_base`).
+        if self.m.dsmem && !self.m.nvptx {
+            let (_, mine) = self.cluster_window();
+            return self.b.build_int_add(mine, v, "").unwrap();
         }
+        v
     }
 
     /// Writes `v` (of instruction type `ty`) to a destination operand. Wider registers get the
@@ -2469,9 +2526,7 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
                     return Ok(self.space_ptr(a, space));
                 }
             }
-            // A 32-bit shared address is signed where other CTAs' windows are reached (see
-            // `space_ptr`).
-            let v = self.resize(v, 64, space == Some(StateSpace::Shared) && self.m.dsmem);
+            let v = self.resize(v, 64, false);
             let v = self.b.build_int_add(v, off, "").unwrap();
             return Ok(self.space_ptr(v, space));
         }
@@ -2515,14 +2570,12 @@ impl<'ctx, 'a, 'm> FnEmitter<'ctx, 'a, 'm> {
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
         if space == Some(StateSpace::Shared) {
-            // A shared address is an offset in the CTA's window. A 64-bit one is used as it
-            // is (one with high bits set is outside the window either way); truncating it
-            // would hide `base + 4*tid` from LLVM's scalar evolution. A 32-bit one is signed
-            // in a module that reaches other CTAs' windows (`ModCtx::dsmem`): a lower rank's
-            // window lies below this one's (`ops_mem::cluster_address`); elsewhere unsigned,
-            // which LLVM's scalar evolution follows better.
+            // A shared address is an offset from `shared_base` (the CTA's window, or rank 0's
+            // of the cluster). A 64-bit one is used as it is (one with high bits set is
+            // outside the windows either way); truncating it would hide `base + 4*tid` from
+            // LLVM's scalar evolution. A 32-bit one is unsigned.
             let base = self.shared_base();
-            let v64 = self.resize(v, 64, self.m.dsmem);
+            let v64 = self.resize(v, 64, false);
             return unsafe { self.b.build_gep(self.ctx().i8_type(), base, &[v64], "").unwrap() };
         }
         // An alloca (a `.local` variable outside kernels with synchronization, a `.param` of

@@ -134,6 +134,9 @@ pub(crate) struct ModCtx<'ctx, 'a> {
     /// The module cancels cluster launches (`clusterlaunchcontrol.try_cancel`): its kernels
     /// are `KernelInfo::cancellable`.
     pub cancels: bool,
+    /// The module has CTA pairs (`tcgen05` `.cta_group::2`): each CTA's tensor memory is
+    /// found by its peer through its cluster window (`ops_tcgen05::tmem`).
+    pub cta_pairs: bool,
     /// The checking mode ([`set_check`]): every global, shared and generic access asks the
     /// runtime first (`FnEmitter::check_access`).
     pub check: bool,
@@ -228,7 +231,7 @@ fn compile_mode<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, na
 
 fn compile_with<'ctx, 'a>(ctx: &'ctx Context, ast: &'a Ast<'a>, src: &'a str, name: &str, nvptx: bool, lenient: bool) -> Result<Compiled<'ctx>, Vec<Diagnostic>> {
     let module = ctx.create_module(name);
-    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, narrow_version: false, whole_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), check: check(), shadow_ok: shadow_sees_all(ast) };
+    let mut m = ModCtx { ctx, module, ast, lines: crate::syntax::diag::LineIndex::new(src), globals: HashMap::new(), fn_shared: HashMap::new(), shared_size: 0, shared_align: 16, errors: Vec::new(), nvptx, fn_shared_g: HashMap::new(), sync_funcs: crate::lanes::sync_funcs(ast), addr_inits: Vec::new(), ir: HashMap::new(), fn_globals: HashMap::new(), thread_version: false, narrow_version: false, whole_version: false, dsmem: reaches_other_ctas(ast), cancels: issues_try_cancel(ast), cta_pairs: any_instr(ast, &|i| i.opcode.name == "tcgen05" && i.has_mod("cta_group::2")), check: check(), shadow_ok: shadow_sees_all(ast) };
     // ptxr's IR of each function (verified in debug builds).
     for item in &ast.items {
         if let Item::Func(f) = item {
@@ -461,10 +464,15 @@ fn shadow_sees_all(ast: &ast::Module) -> bool {
 }
 
 /// Whether any function of the module reaches the shared memory of other CTAs of its
-/// cluster: `mapa`, a bulk copy with `.multicast::cluster`, or a cancellation response
-/// written to every CTA of the cluster (`.multicast::cluster::all`).
+/// cluster: `mapa` or `getctarank`, a bulk copy with `.multicast::cluster`, a cancellation
+/// response written to every CTA of the cluster (`.multicast::cluster::all`), CTA pairs
+/// (`.cta_group::2`), or a kernel that declares its cluster (`.explicitcluster`,
+/// `.reqnctapercluster`), which may reach a peer's window by the rank's bits of a
+/// `.shared::cluster` address. Their shared addresses count from the cluster's rank-0 window
+/// (`FnEmitter::shared_base`).
 fn reaches_other_ctas(ast: &ast::Module) -> bool {
-    any_instr(ast, &|i| i.opcode.name == "mapa" || i.has_mod("multicast::cluster") || i.has_mod("multicast::cluster::all"))
+    let declares = ast.items.iter().any(|it| matches!(it, ast::Item::Func(f) if f.perf.iter().any(|d| matches!(d, ast::PerfDirective::ExplicitCluster | ast::PerfDirective::ReqNCtaPerCluster(_)))));
+    declares || any_instr(ast, &|i| matches!(i.opcode.name, "mapa" | "getctarank") || i.has_mod("multicast::cluster") || i.has_mod("multicast::cluster::all") || i.has_mod("cta_group::2"))
 }
 
 /// Whether any function of the module cancels cluster launches

@@ -56,7 +56,8 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     Ok(true)
 }
 
-/// The shared-window offset (i32) of a shared-memory address operand.
+/// A shared-memory address operand as a shared address (i32: the offset from
+/// `FnEmitter::shared_base`).
 fn shared_offset<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, op: &'a Operand<'a>) -> R<IntValue<'ctx>> {
     let i64t = e.ctx().i64_type();
     let p = e.address(op, Some(StateSpace::Shared))?;
@@ -162,7 +163,7 @@ fn bulk<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         // `mapa` gave another's), and so must its end.
         let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
         let dst = shared_offset(e, &i.operands[0])?;
-        let dst = e.b.build_int_s_extend(dst, i64t, "").unwrap();
+        let dst = e.b.build_int_z_extend(dst, i64t, "").unwrap();
         let (_, inside, within) = super::ops_mem::window_of(e, dst);
         let end = e.b.build_int_add(within, size64, "").unwrap();
         let over = e.b.build_int_compare(IntPredicate::UGT, end, e.b.build_int_z_extend(limit, i64t, "").unwrap(), "").unwrap();
@@ -354,10 +355,10 @@ fn tensor<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> 
     }
     // The box goes to (or comes from) the window of a CTA of the cluster: this one's, unless
     // `mapa` gave another's address.
-    let own = e.shared_base();
+    let own = e.own_shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let soff = shared_offset(e, smem_op)?;
-    let (wrank, inside, within) = super::ops_mem::window_of(e, e.b.build_int_s_extend(soff, i64t, "").unwrap());
+    let (wrank, inside, within) = super::ops_mem::window_of(e, e.b.build_int_z_extend(soff, i64t, "").unwrap());
     check(e, e.b.build_not(inside, "").unwrap(), super::abi::STATUS_BAD_ADDRESS);
     let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
     let my = e.cluster_rank();

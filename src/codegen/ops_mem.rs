@@ -292,8 +292,7 @@ fn cvta<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         if to {
             e.b.build_int_sub(v64, bi, "").unwrap()
         } else {
-            // Signed where another CTA's window of the cluster may lie below this one's (`mapa`).
-            let off = e.resize(e.resize(v64, 32, false), 64, e.m.dsmem);
+            let off = e.resize(e.resize(v64, 32, false), 64, false);
             e.b.build_int_add(off, bi, "").unwrap()
         }
     } else if space == Some(StateSpace::Param) && !to && e.kernel_param_space() {
@@ -336,7 +335,8 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         let r = super::nvvm::isspacep(e, v, space);
         return e.write(d, Type::Pred, r.into());
     }
-    let base = e.shared_base();
+    // (`.shared` is this CTA's window.)
+    let base = e.own_shared_base();
     let i64t = e.ctx().i64_type();
     let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();
     let total = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
@@ -373,28 +373,22 @@ fn isspacep<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
     e.write(d, Type::Pred, r.into())
 }
 
-/// An address's offset from this CTA's shared window, as a 64-bit signed value: a shared
-/// address (`generic` false) is one already (signed: `mapa` gives lower ranks' windows
-/// negative offsets), a generic one is the host address less the window's. Also returns the
-/// window's host address.
+/// An address as a 64-bit offset from `FnEmitter::shared_base` (a shared address, `generic`
+/// false, is one already; a generic one is the host address less the base's). Also returns
+/// the base's host address.
 fn cluster_offset<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, generic: bool) -> (IntValue<'ctx>, IntValue<'ctx>) {
     let i64t = e.ctx().i64_type();
     let base = e.shared_base();
     let bi = e.b.build_ptr_to_int(base, i64t, "").unwrap();
-    let rel = if generic {
-        let v = e.resize(v, 64, false);
-        e.b.build_int_sub(v, bi, "").unwrap()
-    } else if v.get_type().get_bit_width() == 32 {
-        e.b.build_int_s_extend(v, i64t, "").unwrap()
-    } else {
-        v
-    };
+    let v = e.resize(v, 64, false);
+    let rel = if generic { e.b.build_int_sub(v, bi, "").unwrap() } else { v };
     (rel, bi)
 }
 
-/// The rank of the CTA of the cluster whose shared window holds offset `rel` (from this
-/// CTA's window, [`cluster_offset`]), and whether one does: the windows lie `stride` bytes
-/// apart in rank order, each `%total_smem_size` bytes long (a cluster of one CTA: its window).
+/// The rank of the CTA of the cluster whose shared window holds offset `rel` (from
+/// `FnEmitter::shared_base`, [`cluster_offset`]), and whether one does: the windows lie
+/// `stride` bytes apart in rank order, each `%total_smem_size` bytes long (a cluster of one
+/// CTA: its window).
 fn rank_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
     let (rank, inside, _) = window_of(e, rel);
     (rank, inside)
@@ -419,8 +413,9 @@ pub(super) fn window_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ct
     let dims: Vec<_> = (0..3).map(|k| e.cluster_u32(cluster_field::DIMS, Some(k))).collect();
     let n = e.b.build_int_mul(e.b.build_int_mul(dims[0], dims[1], "").unwrap(), dims[2], "").unwrap();
     let n = e.b.build_int_z_extend(n, i64t, "").unwrap();
-    // From the start of rank 0's window.
-    let from0 = e.b.build_int_add(rel, e.b.build_int_mul(my, stride, "").unwrap(), "").unwrap();
+    // From the start of rank 0's window: where shared addresses count from in a module that
+    // reaches other CTAs' windows; elsewhere they count from this CTA's.
+    let from0 = if e.m.dsmem { rel } else { e.b.build_int_add(rel, e.b.build_int_mul(my, stride, "").unwrap(), "").unwrap() };
     let rank = e.b.build_int_unsigned_div(from0, stride, "").unwrap();
     let within = e.b.build_int_unsigned_rem(from0, stride, "").unwrap();
     let inside = e.b.build_and(
@@ -432,10 +427,10 @@ pub(super) fn window_of<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, rel: IntValue<'ct
 }
 
 /// Distributed shared memory (PTX 7.8, sm_90; PTX ISA 8.x, data movement: mapa, getctarank).
-/// The CTAs of a cluster have their shared windows `stride` bytes apart in rank order
-/// (`abi::ClusterCtx`), and each reaches another's through its own: a `.shared::cluster`
-/// address is an offset from the CTA's own window, as `.shared::cta` addresses are (this
-/// CTA's are the same in both spaces), negative for the windows of lower ranks.
+/// The CTAs of a cluster have their shared windows `stride` bytes (16 MiB) apart in rank
+/// order (`abi::ClusterCtx`), and a shared address in a module that reaches them is
+/// `rank * stride + offset` (`FnEmitter::shared_base`): this CTA's addresses are the same in
+/// `.shared::cta` and `.shared::cluster`.
 /// - `mapa{.shared::cluster}.type d, a, b`: d = the address in CTA b corresponding to a,
 ///   `a + (b - %cluster_ctarank) * stride`, for shared and generic addresses alike.
 /// - `getctarank{.shared::cluster}.type d, a`: the rank of the CTA whose window holds a.

@@ -63,7 +63,26 @@
 //! In `.kind::f8f6f4` and `mxf8f6f4` an operand may also be E2M1 (type code 5, K-major in
 //! shared memory), in the padded form `.b4x16_p64` (`smem_at` in [`products`]).
 //!
-//! Not yet: `.cta_group::2` (CTA pairs), `.ws`, sparsity, the 6-bit types of
+//! **CTA pairs** (`.cta_group::2`, 9.7.16.2; ranks 2k and 2k + 1 of a cluster, whose shared
+//! addresses are `rank << 24 | offset`, `FnEmitter::shared_base`): each CTA of the pair
+//! allocates (and frees) the same columns of its own tensor memory, as both run the same
+//! allocations. One thread of either CTA issues the pair's `tcgen05.mma` of M = 256 (data
+//! path layout A, 9.7.16.10.5): A's rows 0-127 come from CTA 2k's shared memory (or tensor
+//! memory) and rows 128-255 from CTA 2k + 1's, at the same descriptor (address); B's columns
+//! 0 to N/2 - 1 from CTA 2k's and the others from CTA 2k + 1's; D's rows 0-127 go to CTA
+//! 2k's tensor memory and rows 128-255 to CTA 2k + 1's, at the same address, row m of each
+//! half in lane m (the 4 + 4 words of disable-output-lane in that order); block scale
+//! factors come from the tensor memory of D's CTA (B's whole). M = 128 (layout B) is the
+//! same with 64 rows per CTA, each CTA's D folded into its two 64-lane halves: row r's
+//! columns of B's first half in lane r, of its second half in lane 64 + r, both from D's
+//! column (so D takes N/2 columns); A from shared memory, not block-scaled (the layouts of
+//! the other operands are not known here). Each CTA's tensor memory is found through a slot
+//! after its shared window (`abi::CLUSTER_SLOT_BYTES`). Triton's Gluon kernels with
+//! `TensorMemoryLayout(two_ctas=True)` give numpy's exact products this way for M = 256 and
+//! 128 (`tests/triton_sm100/two_cta_*`; Triton reads M = 128's D back by the layout above).
+//! The pairs' `tcgen05.cp` and `shift` are not supported yet.
+//!
+//! Not yet: `.ws`, sparsity, the 6-bit types of
 //! `.kind::f8f6f4`/`mxf8f6f4` (`.b6x16_p32`), K = 96 (descriptor bit 31) and `tcgen05.cp`'s
 //! decompressing forms (errors naming them; a descriptor they need stops the CTA with a bad
 //! address).
@@ -86,10 +105,12 @@ pub fn emit<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<bo
     if e.m.nvptx {
         return Err(e.err(i.opcode.span, "`tcgen05` does not reach LLVM 19's NVPTX backend, which has no sm_100 target"));
     }
-    if i.has_mod("cta_group::2") {
-        return Err(e.err(i.opcode.span, "`tcgen05` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet; `.cta_group::1` is"));
+    if i.has_mod("cta_group::2") && matches!(op, "cp" | "shift") {
+        return Err(e.err(i.opcode.span, format!("`tcgen05.{op}` with `.cta_group::2` (CTA pairs) is not supported by ptxr yet; `.cta_group::1` is, and so are the pairs' `alloc`, `mma` and `commit`")));
     }
     match op {
+        // With `.cta_group::2` each CTA of the pair allocates the same columns in its own
+        // tensor memory (module doc, CTA pairs).
         "alloc" => alloc(e, i),
         "dealloc" => dealloc(e, i),
         // Nothing else allocates here.
@@ -122,8 +143,46 @@ fn tmem<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, at: &Instr) -> R<(PointerValue<'c
     }
     let used = e.alloca_b.build_alloca(i32t, "tmem.used").unwrap();
     e.alloca_b.build_store(used, i32t.const_zero()).unwrap();
+    if e.m.cta_pairs {
+        // Where the peer finds it: the slot after this CTA's window ([`peer_slot`]), written
+        // when the CTA starts; a launch without clusters has none (a scratch slot instead).
+        let i64t = ctx.i64_type();
+        let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
+        let raw = e.raw_shared_base();
+        let b = &e.alloca_b;
+        let stride = b.build_int_z_extend(stride, i64t, "").unwrap();
+        let at = b.build_int_sub(stride, i64t.const_int(super::abi::CLUSTER_SLOT_BYTES, false), "").unwrap();
+        let slot = unsafe { b.build_gep(ctx.i8_type(), raw, &[at], "tmem.slot").unwrap() };
+        let scratch = b.build_alloca(i64t, "tmem.noslot").unwrap();
+        let none = b.build_int_compare(IntPredicate::EQ, stride, i64t.const_zero(), "").unwrap();
+        let slot = b.build_select(none, scratch, slot, "").unwrap().into_pointer_value();
+        b.build_store(slot, arr).unwrap();
+    }
     e.tmem = Some((arr, used));
     Ok((arr, used))
+}
+
+/// CTA pairs (`.cta_group::2`): the window (as its variables see it) and tensor memory of
+/// rank `r` of the cluster. Each CTA's tensor memory address lies in the slot of
+/// `abi::CLUSTER_SLOT_BYTES` at the end of its window's stride (written by [`tmem`] when the
+/// CTA starts), its window `(r - rank) * stride` from this one's.
+fn peer_slot<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>) -> (PointerValue<'ctx>, PointerValue<'ctx>) {
+    let ctx = e.ctx();
+    let (i8t, i64t) = (ctx.i8_type(), ctx.i64_type());
+    let stride = e.cluster_u32(super::abi::cluster_field::STRIDE, None);
+    let stride = e.b.build_int_z_extend(stride, i64t, "").unwrap();
+    let my = e.cluster_rank();
+    let delta = e.b.build_int_sub(e.b.build_int_z_extend(r, i64t, "").unwrap(), e.b.build_int_z_extend(my, i64t, "").unwrap(), "").unwrap();
+    let delta = e.b.build_int_mul(delta, stride, "").unwrap();
+    let own = e.own_shared_base();
+    let window = unsafe { e.b.build_gep(i8t, own, &[delta], "pair.window").unwrap() };
+    let raw = e.raw_shared_base();
+    let at = e.b.build_int_sub(e.b.build_int_add(delta, stride, "").unwrap(), i64t.const_int(super::abi::CLUSTER_SLOT_BYTES, false), "").unwrap();
+    let slot = unsafe { e.b.build_gep(i8t, raw, &[at], "pair.slot").unwrap() };
+    let pt = ctx.ptr_type(inkwell::AddressSpace::default());
+    // (Written by the peer's thread when it started, before anything the pair synchronizes on.)
+    let tm = e.b.build_load(pt, slot, "pair.tmem").unwrap().into_pointer_value();
+    (window, tm)
 }
 
 /// The cell at (lane, column) of tensor memory `base`.
@@ -452,7 +511,7 @@ fn cp<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
     let (base, _) = tmem(e, i)?;
     let a = taddr_of(e, addr)?;
     let d = e.read_int(desc, Type::B64)?;
-    let smem = e.shared_base();
+    let smem = e.own_shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let name = format!("__ptxr_tcgen05_cp.{}", shape.name());
     let helper = match e.m.module.get_function(&name) {
@@ -633,43 +692,104 @@ fn mma<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
         Some(op) => return Err(e.err(op.span(), "scale-input-d is only valid for `.kind::f16` and `.kind::tf32`")),
         None => c32(e, 0),
     };
+    let pair = i.has_mod("cta_group::2");
     let mut masks = Vec::new();
-    for k in 0..4 {
+    for k in 0..if pair { 8 } else { 4 } {
         masks.push(match mask.and_then(|v| v.get(k)) {
             Some(op) => e.read_int(op, Type::B32)?,
             None => c32(e, 0),
         });
     }
-    let smem = e.shared_base();
+    let smem = e.own_shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let name = format!("__ptxr_tcgen05_mma.{kind}{}{}", scaled.map_or(String::new(), |s| format!(".x{}", s.scales)), if a_tmem { ".ts" } else { ".ss" });
     let helper = match e.m.module.get_function(&name) {
         Some(h) => h,
         None => products(e, &name, kind, k, size, a_tmem, scaled),
     };
-    let mut args: Vec<inkwell::values::BasicMetadataValueEnum> = vec![base.into(), smem.into(), limit.into(), d.into(), a.into(), bdesc.into(), idesc.into(), en.into(), scale.into()];
-    args.extend(masks.into_iter().map(inkwell::values::BasicMetadataValueEnum::from));
-    args.push(sfa.unwrap_or(c32(e, 0)).into());
-    args.push(sfb.unwrap_or(c32(e, 0)).into());
-    let st = e.b.build_call(helper, &args, "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
-    let bad = e.b.build_int_compare(IntPredicate::NE, st, c32(e, 0), "").unwrap();
-    e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    // One call of the helper: D (and A from tensor memory) in tensor memory `tm`, A's rows
+    // in window `wa`, B's columns in window `wb` from B's column `col0`; `rows` nonzero: that
+    // many rows of D, row r in lane r (a CTA pair's M = 128).
+    let call = |e: &mut FnEmitter<'ctx, 'a, '_>, tm: PointerValue<'ctx>, wa: PointerValue<'ctx>, wb: PointerValue<'ctx>, d: IntValue<'ctx>, idesc: IntValue<'ctx>, masks: &[IntValue<'ctx>], col0: IntValue<'ctx>, rows: IntValue<'ctx>| {
+        let mut args: Vec<inkwell::values::BasicMetadataValueEnum> = vec![tm.into(), wa.into(), limit.into(), d.into(), a.into(), bdesc.into(), idesc.into(), en.into(), scale.into()];
+        args.extend(masks.iter().map(|&m| inkwell::values::BasicMetadataValueEnum::from(m)));
+        args.push(sfa.unwrap_or(c32(e, 0)).into());
+        args.push(sfb.unwrap_or(c32(e, 0)).into());
+        args.push(wb.into());
+        args.push(col0.into());
+        args.push(rows.into());
+        let st = e.b.build_call(helper, &args, "").unwrap().try_as_basic_value().basic().unwrap().into_int_value();
+        let bad = e.b.build_int_compare(IntPredicate::NE, st, c32(e, 0), "").unwrap();
+        e.abort_if(bad, super::abi::STATUS_BAD_ADDRESS);
+    };
+    if !pair {
+        call(e, base, smem, smem, d, idesc, &masks, c32(e, 0), c32(e, 0));
+        return Ok(());
+    }
+    // CTA pairs (module doc): the product as four of N / 2, D's and A's rows of CTA 2k + x
+    // (128 of M = 256, 64 of M = 128) by B's columns of CTA 2k + y.
+    let field = |e: &FnEmitter<'ctx, 'a, '_>, sh: u64, bits: u64| e.b.build_and(e.b.build_right_shift(idesc, c32(e, sh), false, "").unwrap(), c32(e, (1 << bits) - 1), "").unwrap();
+    let (m_sh, m_bits, m_unit) = if scaled.is_some() { (27, 2, 7) } else { (24, 5, 4) };
+    let m = e.b.build_left_shift(field(e, m_sh, m_bits), c32(e, m_unit), "").unwrap();
+    let n = e.b.build_left_shift(field(e, 17, 6), c32(e, 3), "").unwrap();
+    let my = e.cluster_rank();
+    let first = e.b.build_and(my, c32(e, !1u32 as u64), "").unwrap();
+    let second = e.b.build_or(my, c32(e, 1), "").unwrap();
+    let dims: Vec<_> = (0..3).map(|k| e.cluster_u32(super::abi::cluster_field::DIMS, Some(k))).collect();
+    let size = e.b.build_int_mul(e.b.build_int_mul(dims[0], dims[1], "").unwrap(), dims[2], "").unwrap();
+    let whole = e.b.build_int_compare(IntPredicate::ULT, second, size, "").unwrap();
+    let m256 = e.b.build_int_compare(IntPredicate::EQ, m, c32(e, 256), "").unwrap();
+    let m128 = e.b.build_int_compare(IntPredicate::EQ, m, c32(e, 128), "").unwrap();
+    // (M = 128 with A in tensor memory or block scaling: their layouts are not known here.)
+    let m128 = if a_tmem || scaled.is_some() { e.ctx().bool_type().const_zero() } else { m128 };
+    let ok = e.b.build_and(whole, e.b.build_or(m256, m128, "").unwrap(), "").unwrap();
+    e.abort_if(e.b.build_not(ok, "").unwrap(), super::abi::STATUS_CTA_PAIR);
+    // Each half's descriptor: M 128, N / 2 (N odd in 8s is refused by the helper: N / 2
+    // would not be a multiple of 8).
+    let half = e.b.build_right_shift(n, c32(e, 1), false, "").unwrap();
+    let odd8 = e.b.build_int_compare(IntPredicate::NE, e.b.build_and(n, c32(e, 15), "").unwrap(), c32(e, 0), "").unwrap();
+    let half_field = e.b.build_select(odd8, c32(e, 0), e.b.build_right_shift(half, c32(e, 3), false, "").unwrap(), "").unwrap().into_int_value();
+    let clear = !((((1u64 << m_bits) - 1) << m_sh) | (63 << 17)) & 0xffff_ffff;
+    let idesc2 = e.b.build_and(idesc, c32(e, clear), "").unwrap();
+    let idesc2 = e.b.build_or(idesc2, c32(e, (128 >> m_unit) << m_sh), "").unwrap();
+    let idesc2 = e.b.build_or(idesc2, e.b.build_left_shift(half_field, c32(e, 17), "").unwrap(), "").unwrap();
+    let (w0, t0) = peer_slot(e, first);
+    let (w1, t1) = peer_slot(e, second);
+    let (wins, tms) = ([w0, w1], [t0, t1]);
+    // D of M = 256 (layout A): B's second half in the columns after the first. Of M = 128
+    // (layout B: 9.7.16.10.5, the data path's two 64-lane halves): the CTA's 64 rows in lanes
+    // 0-63 for B's first half of the columns and in lanes 64-127 for its second, each from
+    // D's column.
+    let rows = e.b.build_select(m128, c32(e, 64), c32(e, 0), "").unwrap().into_int_value();
+    for x in 0..2 {
+        for y in 0..2usize {
+            let col0 = if y == 0 { c32(e, 0) } else { half };
+            let by_col = e.b.build_int_add(d, col0, "").unwrap();
+            let by_lane = e.b.build_int_add(d, c32(e, (64 * y as u64) << 16), "").unwrap();
+            let dx = e.b.build_select(m128, by_lane, by_col, "").unwrap().into_int_value();
+            call(e, tms[x], wins[x], wins[y], dx, idesc2, &masks[4 * x..4 * x + 4], col0, rows);
+        }
+    }
     Ok(())
 }
 
 /// Defines `i32 name(ptr tmem, ptr smem, i32 smem_bytes, i32 d_taddr, i64 a, i64 b_desc,
 /// i32 idesc, i32 enable_input_d, i32 scale_input_d, i32 mask0..3, i32 sfa_taddr, i32
-/// sfb_taddr)`: the product of one `tcgen05.mma` of `kind` (module doc), A a shared-memory
-/// descriptor or (`a_tmem`) a tensor-memory address, block-scaled by the scale factors at
-/// the last two addresses where `scaled` (module doc, block scaling). Returns nonzero, having written
-/// nothing, for a shape or type the descriptor does not allow, or operands outside tensor or
-/// shared memory.
+/// sfb_taddr, ptr smem_b, i32 col0, i32 rows)`: the product of one `tcgen05.mma` of `kind`
+/// (module doc), A a shared-memory descriptor or (`a_tmem`) a tensor-memory address,
+/// block-scaled by the scale factors at the sfa/sfb addresses where `scaled` (module doc,
+/// block scaling). B's descriptor is read in window `smem_b` (A's in `smem`), its columns
+/// being the instruction's from `col0` (for the scale factors), and `rows` nonzero computes
+/// that many rows of D, row r in lane r (both for a CTA pair's halves). Returns nonzero,
+/// having written nothing, for a shape or type the descriptor does not allow, or operands
+/// outside tensor or shared memory.
 fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim: u32, size: u32, a_tmem: bool, scaled: Option<Scaled>) -> FunctionValue<'ctx> {
     let ctx = e.ctx();
     let (i8t, i16t, i32t, i64t, f32t) = (ctx.i8_type(), ctx.i16_type(), ctx.i32_type(), ctx.i64_type(), ctx.f32_type());
     let ptr_t = ctx.ptr_type(inkwell::AddressSpace::default());
     let mut params: Vec<inkwell::types::BasicMetadataTypeEnum> = vec![ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), i64t.into(), i64t.into(), i32t.into(), i32t.into(), i32t.into()];
     params.extend([inkwell::types::BasicMetadataTypeEnum::from(i32t); 6]);
+    params.extend([inkwell::types::BasicMetadataTypeEnum::from(ptr_t), i32t.into(), i32t.into()]);
     let (h, saved) = e.begin_helper(name, i32t.fn_type(&params, false));
     let p = |k: u32| h.get_nth_param(k).unwrap();
     let (tm, smem, limit) = (p(0).into_pointer_value(), p(1).into_pointer_value(), p(2).into_int_value());
@@ -677,6 +797,8 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let (enable, scale) = (p(7).into_int_value(), p(8).into_int_value());
     let masks: Vec<IntValue<'ctx>> = (9..13).map(|k| p(k).into_int_value()).collect();
     let (sfa, sfb) = (p(13).into_int_value(), p(14).into_int_value());
+    let (smem_b, col0, rows) = (p(15).into_pointer_value(), p(16).into_int_value(), p(17).into_int_value());
+    let by_rows = e.b.build_int_compare(IntPredicate::NE, rows, i32t.const_zero(), "").unwrap();
     let c = |v: u64| i32t.const_int(v, false);
     let field = |e: &FnEmitter<'ctx, '_, '_>, sh: u64, bits: u64| e.b.build_and(e.b.build_right_shift(idesc, c(sh), false, "").unwrap(), c((1 << bits) - 1), "").unwrap();
     // The block-scaled kinds' descriptor (Tables 43-44): D is f32; bits 4-5 and 29-30 are
@@ -734,8 +856,10 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         "f8f6f4" => (and(e, and(e, f8_or_f4(e, true), f8_or_f4(e, false)), e.b.build_int_compare(IntPredicate::ULE, dtype, c(1), "").unwrap()), false),
         _ => (and(e, and(e, e.b.build_int_compare(IntPredicate::ULE, atype, c(1), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, btype, c(1), "").unwrap()), eq(e, dtype, 2)), true),
     };
-    // Rows m go to lane m (M 128) or 32 (m / 16) + m % 16 (M 64): the last row's lane.
+    // Rows m go to lane m (M 128, or `rows` rows) or 32 (m / 16) + m % 16 (M 64): the last
+    // row's lane.
     let last_lane = e.b.build_select(eq(e, m, 128), c(127), c(111), "").unwrap().into_int_value();
+    let last_lane = e.b.build_select(by_rows, e.b.build_int_sub(rows, c(1), "").unwrap(), last_lane, "").unwrap().into_int_value();
     let d_ok = and(
         e,
         e.b.build_int_compare(IntPredicate::ULT, e.b.build_int_add(dlane, last_lane, "").unwrap(), c(LANES), "").unwrap(),
@@ -771,7 +895,7 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         let (bl, bc) = split(e, sfb);
         let lanes_ok = and(e, eq(e, al, 0), eq(e, bl, 0));
         let acols = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(ac, c(4), "").unwrap(), c(COLS), "").unwrap();
-        let ncols = e.b.build_right_shift(e.b.build_int_add(n, c(31), "").unwrap(), c(5), false, "").unwrap();
+        let ncols = e.b.build_right_shift(e.b.build_int_add(e.b.build_int_add(col0, n, "").unwrap(), c(31), "").unwrap(), c(5), false, "").unwrap();
         let bcols = e.b.build_int_compare(IntPredicate::ULE, e.b.build_int_add(bc, ncols, "").unwrap(), c(COLS), "").unwrap();
         all_ok = and(e, all_ok, and(e, and(e, id_ok(e, sfa_id), id_ok(e, sfb_id)), and(e, lanes_ok, and(e, acols, bcols))));
     }
@@ -788,10 +912,10 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let lane_of = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, base_lane: IntValue<'ctx>| -> IntValue<'ctx> {
         let b = &e.b;
         let half = b.build_int_add(b.build_left_shift(b.build_right_shift(r, c(4), false, "").unwrap(), c(5), "").unwrap(), b.build_and(r, c(15), "").unwrap(), "").unwrap();
-        let l = b.build_select(eq(e, m, 128), r, half, "").unwrap().into_int_value();
+        let l = b.build_select(or(e, eq(e, m, 128), by_rows), r, half, "").unwrap().into_int_value();
         b.build_int_add(base_lane, l, "").unwrap()
     };
-    let load = |e: &FnEmitter<'ctx, '_, '_>, addr: IntValue<'ctx>| -> IntValue<'ctx> { super::ops_wgmma::smem_elem(e, smem, limit, bad_p, addr, size) };
+    let load = |e: &FnEmitter<'ctx, '_, '_>, w: PointerValue<'ctx>, addr: IntValue<'ctx>| -> IntValue<'ctx> { super::ops_wgmma::smem_elem(e, w, limit, bad_p, addr, size) };
     // Element (r, k) of A from tensor memory: row r's lane, K packed 4 / size per column.
     let ebits = if nibbles { 4 } else { 8 * size as u64 };
     let tmem_elem = |e: &FnEmitter<'ctx, '_, '_>, r: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
@@ -867,35 +991,37 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         let sh = e.b.build_left_shift(e.b.build_and(k, c(1), "").unwrap(), c(2), "").unwrap();
         e.b.build_and(e.b.build_right_shift(byte, sh, false, "").unwrap(), c(15), "").unwrap()
     };
-    let smem_at = |e: &FnEmitter<'ctx, '_, '_>, fl: &[IntValue<'ctx>; 5], trans: IntValue<'ctx>, code: IntValue<'ctx>, rr: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
+    let smem_at = |e: &FnEmitter<'ctx, '_, '_>, w: PointerValue<'ctx>, fl: &[IntValue<'ctx>; 5], trans: IntValue<'ctx>, code: IntValue<'ctx>, rr: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         if nibbles {
-            return nibble(e, load(e, desc_address(e, fl, true, rr, e.b.build_right_shift(k, c(1), false, "").unwrap(), 1)), k);
+            return nibble(e, load(e, w, desc_address(e, fl, true, rr, e.b.build_right_shift(k, c(1), false, "").unwrap(), 1)), k);
         }
         let km = e.b.build_int_compare(IntPredicate::EQ, trans, c(0), "").unwrap();
         let at = e.b.build_select(km, desc_address(e, fl, true, rr, k, size), desc_address(e, fl, false, rr, k, size), "").unwrap().into_int_value();
         if !kind.ends_with("f8f6f4") {
-            return load(e, at);
+            return load(e, w, at);
         }
         let f4 = eq(e, code, 5);
         let kb = e.b.build_int_add(e.b.build_and(k, c(!15u32 as u64), "").unwrap(), e.b.build_right_shift(e.b.build_and(k, c(15), "").unwrap(), c(1), false, "").unwrap(), "").unwrap();
         let at = e.b.build_select(f4, desc_address(e, fl, true, rr, kb, 1), at, "").unwrap().into_int_value();
-        let byte = load(e, at);
+        let byte = load(e, w, at);
         e.b.build_select(f4, nibble(e, byte, k), byte, "").unwrap().into_int_value()
     };
     let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         match &afields {
-            Some(fl) => smem_at(e, fl, trans_a, atype, r, k),
+            Some(fl) => smem_at(e, smem, fl, trans_a, atype, r, k),
             None => tmem_elem(e, r, k),
         }
     };
-    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> { smem_at(e, &bfields, trans_b, btype, col, k) };
+    let b_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> { smem_at(e, smem_b, &bfields, trans_b, btype, col, k) };
+    // B's column among the instruction's (a CTA pair's second half starts at N / 2).
+    let bcol = e.b.build_int_add(col, col0, "").unwrap();
     // The scale factor of element k of A's row r and of B's column `col` (see above), as f32
     // (UE8M0: 2^(e - 127), 0xff NaN; UE4M3: an e4m3 code without its sign).
     let scale_at = |e: &FnEmitter<'ctx, '_, '_>, s: Scaled, a_side: bool, k: IntValue<'ctx>| -> FloatValue<'ctx> {
         let b = &e.b;
-        let (taddr, id, idx) = if a_side { (sfa, field(e, 29, 2), r) } else { (sfb, field(e, 4, 2), col) };
+        let (taddr, id, idx) = if a_side { (sfa, field(e, 29, 2), r) } else { (sfb, field(e, 4, 2), bcol) };
         let (l0, c0) = split(e, taddr);
-        let lane = if a_side { b.build_int_add(l0, r, "").unwrap() } else { b.build_int_add(b.build_int_add(l0, b.build_and(r, c(!31u32 as u64), "").unwrap(), "").unwrap(), b.build_and(col, c(31), "").unwrap(), "").unwrap() };
+        let lane = if a_side { b.build_int_add(l0, r, "").unwrap() } else { b.build_int_add(b.build_int_add(l0, b.build_and(r, c(!31u32 as u64), "").unwrap(), "").unwrap(), b.build_and(bcol, c(31), "").unwrap(), "").unwrap() };
         let cc = b.build_int_add(c0, b.build_right_shift(idx, c(5), false, "").unwrap(), "").unwrap();
         let w = b.build_load(i32t, cell(e, tm, lane, cc), "").unwrap().into_int_value();
         let byte = b.build_int_add(id, b.build_int_unsigned_div(k, c(s.block as u64), "").unwrap(), "").unwrap();
@@ -974,7 +1100,8 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     e.b.build_conditional_branch(more_c, inner, outer_end).unwrap();
     e.b.position_at_end(outer_end);
     let next_r = e.b.build_int_add(r, c(1), "").unwrap();
-    let more_r = e.b.build_int_compare(IntPredicate::ULT, next_r, m, "").unwrap();
+    let last_r = e.b.build_select(by_rows, rows, m, "").unwrap().into_int_value();
+    let more_r = e.b.build_int_compare(IntPredicate::ULT, next_r, last_r, "").unwrap();
     e.b.build_conditional_branch(more_r, outer, exit).unwrap();
     rphi.add_incoming(&[(&c(0), pre), (&next_r, outer_end)]);
     cphi.add_incoming(&[(&c(0), outer), (&next_c, inner_end)]);

@@ -328,7 +328,7 @@ fn mma_async<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(
             }
         }
     };
-    let smem = e.shared_base();
+    let smem = e.own_shared_base();
     let limit = e.load_cta_u32(super::abi::field::TOTAL_SMEM, None);
     let adesc = if f.reg_a { i64t.const_zero() } else { e.read_int(&i.operands[1], Type::B64)? };
     let bdesc = e.read_int(&i.operands[2], Type::B64)?;

@@ -2433,7 +2433,9 @@ fn first_row<'ctx>(e: &FnEmitter<'ctx, '_, '_>, pair: IntValue<'ctx>) -> IntValu
 /// same order in C: 1.2x-1.3x of a contiguous loop for one CTA at a time, 1.0x for groups
 /// of 8 to 32).
 fn groups_ctas(e: &FnEmitter<'_, '_, '_>, plan: &Plan) -> bool {
-    if e.cta_cached(super::abi::field::CTAID) || e.shared_base_taken() {
+    // (A module that reaches other CTAs' windows counts shared addresses from its cluster's
+    // rank-0 window: one CTA per CTA function.)
+    if e.cta_cached(super::abi::field::CTAID) || e.shared_base_taken() || e.m.dsmem {
         return false;
     }
     may_group_ctas(&e.ir_func(), plan)

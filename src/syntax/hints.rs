@@ -4,9 +4,9 @@
 //!   operand of `ld`, `st`, `atom`, `red`, `prefetch` and `cp.async`); the policy itself comes
 //!   from `createpolicy` (see `codegen::ops_misc`);
 //! - the sub-qualifiers of state spaces (PTX 7.8) of addresses: `.shared::cta` and
-//!   `.shared::cluster` are `.shared` (a shared address is an offset from the CTA's own
-//!   window, and another CTA's window of the cluster lies at a fixed offset from it: see
-//!   `codegen::ops_mem::mapa`), and `.param::entry` / `.param::func` are `.param`; `isspacep`,
+//!   `.shared::cluster` are `.shared` (one address names a byte of the CTA's window or, in a
+//!   module that reaches them, of another CTA's of the cluster: `FnEmitter::shared_base`,
+//!   `codegen::ops_mem::cluster_address`), and `.param::entry` / `.param::func` are `.param`; `isspacep`,
 //!   `mapa` and `getctarank` keep `.shared::cluster`, whose meaning differs there.
 //!
 //! [`array_operands`] rewrites the array-indexing form of operands (PTX ISA 6.4.2) with a

@@ -94,7 +94,7 @@ enum { SLOT_RUNNABLE = 0, SLOT_WAITING = 1, SLOT_EXITED = 2 };
 enum { SYNC_BAR = 1, SYNC_BAR_ARRIVE = 2, SYNC_WARP = 3, SYNC_SHFL = 4, SYNC_VOTE = 5, SYNC_MATCH = 6, SYNC_ACTIVEMASK = 7, SYNC_REDUX = 8 };
 enum { FLAG_NOSYNC = 1, FLAG_64 = 2, FLAG_SIGNED = 4, FLAG_ALIGNED = 8 };
 enum { RESOLVE_CONTINUE = 0, RESOLVE_DONE = 1, RESOLVE_DEADLOCK = 2, RESOLVE_UNIFORM = 0x100 };
-enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12, STATUS_CHECK = 14, STATUS_WARP_APART = 15 };
+enum { STATUS_OK = 0, STATUS_TRAP = 1, STATUS_ASSERT = 2, STATUS_DEADLOCK = 3, STATUS_BRKPT = 4, STATUS_BAD_ADDRESS = 5, STATUS_BAD_BARRIER = 6, STATUS_SYNC_INDIRECT = 7, STATUS_PARTIAL_WARP = 8, STATUS_TIMEOUT = 10, STATUS_BAD_TENSOR_MAP = 11, STATUS_BAD_TENSOR_COPY = 12, STATUS_CHECK = 14, STATUS_WARP_APART = 15, STATUS_CTA_PAIR = 16 };
 #define DEADLOCK_OTHER_LINE 0x80000000u
 
 /* The CTA's 16 barriers and the cluster barrier (barrier.cluster.wait: id CLUSTER_BARRIER in
@@ -1435,15 +1435,16 @@ static void *cluster_cta(void *v) {
 
 /* parallel_for's item q: cluster q (x fastest in the grid of clusters). Its CTAs run at once,
  * rank 0 on this thread and the others each on a thread of its own, with their shared
- * windows `stride` bytes apart in one zeroed allocation (a multiple of 1 KiB: every window
- * gets the same alignment padding). */
+ * windows `stride` bytes apart in one zeroed allocation: a multiple of 16 MiB, a GPU's
+ * distance between them in the shared::cluster window, with 16 bytes at the end of each
+ * for generated code (docs/abi.md); every window gets the same alignment padding, and
+ * calloc leaves the pages a kernel does not touch unbacked. */
 static void run_cluster(void *vl, uint32_t q) {
     Launch *l = (Launch *)vl;
     if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) return;
     const uint32_t *d = l->cluster, *g = l->cfg->grid;
     uint32_t size = d[0] * d[1] * d[2];
-    size_t stride = (((size_t)l->total_smem + 15) / 16 * 16 + 1023) / 1024 * 1024;
-    if (stride == 0) stride = 1024;
+    size_t stride = (((size_t)l->total_smem + 16 + (1u << 24) - 1) >> 24) << 24;
     uint8_t *region = (uint8_t *)calloc(size, stride);
     ClusterThread *ts = (ClusterThread *)calloc(size, sizeof *ts);
     if (!region || !ts) {
@@ -1735,6 +1736,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_DEADLOCK: return error(PTXR_ERR_DEADLOCK, "%s: error: deadlock: threads can never all arrive at this synchronization point%s%s%s", whr, l.detail[0] ? " (" : "", l.detail, l.detail[0] ? ")" : "");
         case STATUS_BAD_BARRIER: return error(PTXR_ERR_BARRIER, "%s: error: barrier thread count must be a multiple of 32 and at most the CTA size (PTX ISA 9.7.12.1)", whr);
         case STATUS_SYNC_INDIRECT: return error(PTXR_ERR_LAUNCH, "%s: error: a function that synchronizes was called through a function pointer; ptxr runs such functions only when they are called directly (it inlines them into the kernel)", whr);
+        case STATUS_CTA_PAIR: return error(PTXR_ERR_LAUNCH, "%s: error: tcgen05 with .cta_group::2: the CTA's pair (ranks 2k and 2k + 1 of its cluster) is not whole (launch with clusters of an even number of CTAs), or the pair's MMA has an M other than 128 or 256 in its instruction descriptor (or M = 128 with A in tensor memory or block scaling, which ptxr does not run yet)", whr);
         case STATUS_WARP_APART: return error(PTXR_ERR_DEADLOCK, "%s: error: a `.sync` warp collective whose membermask names a lane that is not at this instruction: on the warp path the lanes that reach an instruction together run it, so lanes that wait for others (a mask naming lanes that went elsewhere, which only a collective at another instruction could complete on sm_70 and up) stop here; `--exec thread` runs such meetings (a mask naming only the lanes that take this path runs on either)", whr);
         case STATUS_PARTIAL_WARP: return error(PTXR_ERR_LAUNCH, "%s: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial", whr);
         case STATUS_BAD_ADDRESS: return error(PTXR_ERR_LAUNCH, "%s: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)", whr);
