@@ -1051,6 +1051,62 @@ int main(int argc, char **argv) {
     assert!(s.contains("same"), "{s}");
 }
 
+/// The C ABI's clusters with CTA pairs: the Gluon two-CTA matmul of
+/// tests/triton_sm100/two_cta_matmul_m128_f16 (tcgen05 `.cta_group::2`, M = 128: each cluster of
+/// two CTAs computes 128 rows of C = A B, the odd CTA's TMA completing on the even CTA's
+/// mbarrier by clearing bit 24 of its address, the even CTA's MMA writing the odd CTA's tensor
+/// memory) launched from C with its tensor maps made by `ptxr_tensor_map_encode_tiled`; C must
+/// be numpy's. The C runtime lays the windows 16 MiB apart and keeps each CTA's tensor memory
+/// address after its window, as ptxr-runtime does.
+#[test]
+fn c_abi_cta_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/triton_sm100");
+    let exe = c_abi_program(
+        dir.path(),
+        "tests/triton_sm100/two_cta_matmul_m128_f16.ptx",
+        "pair",
+        &r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pair.h"
+LOAD_HELPER
+int main(int argc, char **argv) {
+    char path[4096];
+    const int M = 512, N = 64, K = 128;
+    snprintf(path, sizeof path, "%s/two_cta_matmul_m128_f16.in0.bin", argv[1]);
+    uint16_t *a = load(path, (size_t)M * K * 2);
+    snprintf(path, sizeof path, "%s/two_cta_matmul_m128_f16.in1.bin", argv[1]);
+    uint16_t *b = load(path, (size_t)K * N * 2);
+    snprintf(path, sizeof path, "%s/two_cta_matmul_m128_f16.out.bin", argv[1]);
+    float *want = load(path, (size_t)M * N * 4);
+    float *c = aligned_alloc(64, (size_t)M * N * 4);
+    memset(c, 0, (size_t)M * N * 4);
+    ptxr_tensor_map ma, mb, mc;
+    uint64_t da[2] = {K, M}, db[2] = {N, K}, dc[2] = {N, M}, sa[1] = {K * 2}, sb[1] = {N * 2}, sc[1] = {N * 4};
+    uint32_t ba[2] = {64, 64}, bb[2] = {32, 64}, bc[2] = {32, 64}, es[2] = {1, 1};
+    int e = ptxr_tensor_map_encode_tiled(&ma, 6, 2, a, da, sa, ba, es, 0, 3, 0, 0)
+          | ptxr_tensor_map_encode_tiled(&mb, 6, 2, b, db, sb, bb, es, 0, 2, 0, 0)
+          | ptxr_tensor_map_encode_tiled(&mc, 7, 2, c, dc, sc, bc, es, 0, 3, 0, 0);
+    int32_t m = M, n = N, k = K;
+    int64_t lk = K, ln = N, lone = 1;
+    void *scratch = NULL;
+    void *args[] = {&ma, &m, &k, &lk, &lone, &mb, &k, &n, &ln, &lone, &mc, &m, &n, &ln, &lone, &scratch, &scratch};
+    ptxr_launch_config cfg = {{8, 1, 1}, {128, 1, 1}, 16384, NULL, NULL};
+    int rc = ptxr_launch_two_cta_matmul(&cfg, args);
+    printf("encode %d launch %d %s\n", e, rc, ptxr_last_error());
+    printf("%s\n", memcmp(c, want, (size_t)M * N * 4) ? "differs" : "same");
+    return 0;
+}
+"#
+        .replace("LOAD_HELPER\n", C_LOAD_FILE),
+    );
+    let out = std::process::Command::new(&exe).arg(&root).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("encode 0 launch 0"), "{s}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.contains("same"), "{s}");
+}
+
 /// The C ABI with an im2col tensor map: the Gluon kernel of tests/triton_sm90/im2col_conv_tap_f32
 /// (one TMA im2col load per program: the input pixels of the tap (2, 1) of a 3x3 convolution with
 /// padding 1 over a 2x5x6x32 NHWC input) launched from C, its input map made by
