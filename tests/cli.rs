@@ -922,13 +922,16 @@ fn tcgen05_block_scale_forms_refused_at_the_instruction() {
     ]);
 }
 
-/// `stmatrix` forms ptxr does not run yet are refused at the instruction, with its line and
-/// column; a `stmatrix` with the wrong number of source registers too.
+/// `stmatrix`/`ldmatrix` forms the ISA does not define (`.m16n8` without `.trans`) or ptxr
+/// does not run yet (the unpacking `ldmatrix .b8x16`) are refused at the instruction, with its
+/// line and column; a `stmatrix` with the wrong number of source registers too.
 #[test]
 fn unsupported_stmatrix_forms_are_errors_at_the_instruction() {
     let dir = tempfile::tempdir().unwrap();
     for (body, at, want) in [
-        ("stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%a], {%r1};", "bad.ptx:9:2:", ".m16n8.b8 is not supported yet"),
+        ("stmatrix.sync.aligned.m16n8.x1.shared.b8 [%a], {%r1};", "bad.ptx:9:2:", "or .m16n8 .trans with .b8 elements"),
+        ("ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 {%r1}, [%a];", "bad.ptx:9:2:", "that unpacks 6- or 4-bit elements"),
+        ("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8 {%r0, %r1}, [%a];", "bad.ptx:9:", "ldmatrix destination fragment is a vector of 4 registers"),
         ("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%a], {%r1};", "bad.ptx:9:49:", "stmatrix source fragment is a vector of 2 registers"),
     ] {
         let f = dir.path().join("bad.ptx");

@@ -1228,14 +1228,25 @@ fn ldst_matrix_form(i: &Instr) -> (u32, bool, Option<StateSpace>) {
 /// or with .trans the elements (2 (l % 4) + {0, 1}, l / 4) (the matrix is stored transposed).
 /// A warp collective like `ldmatrix`: the addresses and registers go through the exchange,
 /// then lane 8i + r writes row r of matrix i, 16 bytes at its own address.
+///
+/// `stmatrix.sync.aligned.m16n8.{x1,x2,x4}.trans{.shared}.b8 [p], r` (PTX 8.6, sm_100a): each
+/// 16 x 8 matrix of bytes is held as the 16 x 8 fragment (lane l, byte b: row l / 4 + 8 (b / 2),
+/// column 2 (l % 4) + b % 2) and stored transposed, as 8 rows of 16 bytes (row c, byte r of
+/// element (r, c)) at the addresses of lanes 8i..8i+7. The ISA draws this mapping; it is the
+/// one CUTLASS's `SM100_U8x16_STSM_T` copy traits give the instruction (and TVM's model of it),
+/// and the inverse of the `ldmatrix .m16n16 .trans .b8` fragment rows.
 fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
-    if !i.has_mod("m8n8") || !i.has_mod("b16") {
-        return Err(e.err(i.opcode.span, "ptxr runs `stmatrix` of shape .m8n8 with .b16 elements; .m16n8.b8 is not supported yet"));
+    let bytes = i.has_mod("m16n8");
+    if bytes != i.has_mod("b8") || (bytes && !i.has_mod("trans")) {
+        return Err(e.err(i.opcode.span, "`stmatrix` is .m8n8 with .b16 elements, or .m16n8 .trans with .b8 elements"));
     }
     let (num, trans, space) = ldst_matrix_form(i);
     let regs = regs_of(e, &i.operands[1], num, "stmatrix source")?;
     let ctx = e.ctx();
     let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
+    if e.m.nvptx && bytes {
+        return Err(e.err(i.opcode.span, "`stmatrix .m16n8 .b8` does not reach LLVM 19's NVPTX backend, which has no sm_100 target"));
+    }
     if e.m.nvptx {
         // LLVM 19 has no stmatrix intrinsic: inline PTX, the address as a 64-bit register of
         // its state space.
@@ -1288,7 +1299,21 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         let w = e.b.build_int_add(mi, c32(2), "").unwrap();
         e.b.build_load(i32t, ex.word(e, src, w), "").unwrap().into_int_value()
     };
-    if !trans {
+    if bytes {
+        // Byte x of row r is fragment element (x, r): lane 4 (x % 8) + r / 2, byte
+        // r % 2 + 2 (x / 8) of its register mi.
+        let half = e.b.build_right_shift(r, c32(1), false, "").unwrap();
+        let odd = e.b.build_and(r, c32(1), "").unwrap();
+        let i8t = ctx.i8_type();
+        for x in 0..16u64 {
+            let src = e.b.build_int_add(c32(4 * (x % 8)), half, "").unwrap();
+            let sh = e.b.build_int_mul(e.b.build_int_add(odd, c32(2 * (x / 8)), "").unwrap(), c32(8), "").unwrap();
+            let v = e.b.build_right_shift(reg_of(e, src), sh, false, "").unwrap();
+            let v = e.b.build_int_truncate(v, i8t, "").unwrap();
+            let a = e.b.build_int_add(addr, i64t.const_int(x, false), "").unwrap();
+            e.b.build_store(e.b.build_int_to_ptr(a, ptr_t, "").unwrap(), v).unwrap();
+        }
+    } else if !trans {
         // Row r is (r, 2q), (r, 2q + 1) for q = 0..3: register mi of lanes 4r + q, whole.
         for q in 0..4u64 {
             let src = e.b.build_int_add(e.b.build_int_mul(r, c32(4), "").unwrap(), c32(q), "").unwrap();
@@ -1319,11 +1344,29 @@ fn stmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
 /// receives in register i the elements (l / 4, 2 (l % 4) + {0, 1}) of matrix i, or with .trans
 /// (2 (l % 4) + {0, 1}, l / 4). A warp collective: the row addresses go through the thread
 /// frames between two warp barriers, like the fragments of `mma`.
+///
+/// `ldmatrix.sync.aligned.m16n16.{x1,x2}.trans{.shared}.b8 r, [p]` (PTX 8.6, sm_100a): matrix
+/// i is 16 rows of 16 bytes at the addresses of lanes 16i..16i+15, and lane l receives in
+/// registers 2i + j the bytes (4 (l % 4) + c, l / 4 + 8 j), c = 0..3 from the low byte: the
+/// transposed matrix's 16 x 16 fragment (row l / 4 + 8 j, columns 4 (l % 4)..+3). The ISA
+/// draws this mapping; it is the one CUTLASS's `SM100_U8x8_LDSM_T`/`SM100_U8x16_LDSM_T` copy
+/// traits give, once the byte exchange those copies add after the instruction is undone.
+/// The unpacking forms (`.b8x16` from `.b6x16_p32`/`.b4x16_p64`) are not supported yet.
 fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
+    if i.has_mod("b8x16") || i.has_mod("m8n16") {
+        return Err(e.err(i.opcode.span, "`ldmatrix` that unpacks 6- or 4-bit elements (.b8x16 from .b6x16_p32 or .b4x16_p64) is not supported by ptxr yet"));
+    }
+    let wide = i.has_mod("m16n16");
     let (num, trans, space) = ldst_matrix_form(i);
-    let regs = regs_of(e, &i.operands[0], num, "ldmatrix destination")?;
+    if wide != i.has_mod("b8") || (wide && (!trans || num == 4)) {
+        return Err(e.err(i.opcode.span, "`ldmatrix` is .m8n8 with .b16 elements, or .m16n16 .x1/.x2 .trans with .b8 elements"));
+    }
+    let regs = regs_of(e, &i.operands[0], if wide { 2 * num } else { num }, "ldmatrix destination")?;
     let ctx = e.ctx();
     let (i32t, i64t, i16t) = (ctx.i32_type(), ctx.i64_type(), ctx.i16_type());
+    if e.m.nvptx && wide {
+        return Err(e.err(i.opcode.span, "`ldmatrix .m16n16 .b8` does not reach LLVM 19's NVPTX backend, which has no sm_100 target"));
+    }
     // (On the warp path the lane loop that computes the results has only them bound.)
     let p = match e.warp_exchange.clone() {
         Some(WarpExchange::Compute { .. }) => None,
@@ -1354,15 +1397,16 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
         (_, None) => return Err(e.err(i.opcode.span, "internal error: `ldmatrix` without its address")),
     };
     let lane = ex.lane;
-    // Row `row` of matrix `mi`: the address lane 8 mi + row stored.
+    // Row `row` of matrix `mi`: the address lane 8 mi + row (16 mi + row for .m16n16) stored.
+    let rows = if wide { 16 } else { 8 };
     let row_addr = |e: &FnEmitter<'ctx, '_, '_>, mi: u32, row: IntValue<'ctx>| {
-        let src = e.b.build_int_add(row, i32t.const_int(8 * mi as u64, false), "").unwrap();
+        let src = e.b.build_int_add(row, i32t.const_int(rows * mi as u64, false), "").unwrap();
         ex.word64(e, src, 0)
     };
     let q = e.b.build_and(lane, i32t.const_int(3, false), "").unwrap();
     let g = e.b.build_right_shift(lane, i32t.const_int(2, false), false, "").unwrap();
     let mut vals = Vec::new();
-    for mi in 0..num {
+    for mi in 0..if wide { 0 } else { num } {
         let word = if !trans {
             // elements (g, 2q), (g, 2q + 1): one 32-bit load from row g
             let a = row_addr(e, mi, g);
@@ -1387,6 +1431,23 @@ fn ldmatrix<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()
             e.b.build_or(halves[0], hi, "").unwrap()
         };
         vals.push(word);
+    }
+    for mi in 0..if wide { num } else { 0 } {
+        // register 2 mi + j: bytes (4q + c, g + 8j), c = 0..3
+        for j in 0..2u64 {
+            let col = e.resize(e.b.build_int_add(g, i32t.const_int(8 * j, false), "").unwrap(), 64, false);
+            let mut word = i32t.const_zero();
+            for c in 0..4u64 {
+                let r = e.b.build_int_add(e.b.build_int_mul(q, i32t.const_int(4, false), "").unwrap(), i32t.const_int(c, false), "").unwrap();
+                let a = e.b.build_int_add(row_addr(e, mi, r), col, "").unwrap();
+                let p = e.b.build_int_to_ptr(a, ctx.ptr_type(inkwell::AddressSpace::default()), "").unwrap();
+                e.check_access(p, 1, false, space, false, false);
+                let byte = e.b.build_load(ctx.i8_type(), p, "").unwrap().into_int_value();
+                let byte = e.b.build_left_shift(e.resize(byte, 32, false), i32t.const_int(8 * c, false), "").unwrap();
+                word = e.b.build_or(word, byte, "").unwrap();
+            }
+            vals.push(word);
+        }
     }
     for (r, v) in regs.iter().zip(vals) {
         e.write(r, Type::B32, v.into())?;

@@ -1230,12 +1230,15 @@ static WMMA: &[InstrSpec] = &[
 ];
 
 // ext PTX 6.5/7.0 (sm_75/sm_80): ldmatrix and cp.async (sections of the PTX 7.x ISA).
+// PTX 8.6 (sm_100a) adds .m16n16 .trans .b8 and the unpacking .m8n16/.m16n16 .b8x16 forms
+// (.b6x16_p32, .b4x16_p64 sources), which parse; the lowering refuses the unpacking ones.
 static LDMATRIX: &[InstrSpec] = &[spec!("ldmatrix", "9.7.13.4.15", 2, 2, [
-    req!(SYNC), req!(ALIGNED), req!(&["m8n8"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16"]),
+    req!(SYNC), req!(ALIGNED), req!(&["m8n8", "m16n16", "m8n16"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16", "b8", "b8x16"]),
+    opt!(&["b6x16_p32", "b4x16_p64"]),
 ])];
 
-// ext PTX 7.8 (sm_90): stmatrix (PTX ISA 8.x 9.7.14.5.16); the .m16n8 .b8 shape of PTX 8.6
-// parses and is refused by the lowering.
+// ext PTX 7.8 (sm_90): stmatrix (PTX ISA 8.x 9.7.14.5.16), and the .m16n8 .trans .b8 shape
+// of PTX 8.6 (sm_100a).
 static STMATRIX: &[InstrSpec] = &[spec!("stmatrix", "9.7.14.5.16", 2, 2, [
     req!(SYNC), req!(ALIGNED), req!(&["m8n8", "m16n8"]), req!(&["x1", "x2", "x4"]), opt!(&["trans"]), opt!(&["shared"]), req!(&["b16", "b8"]),
 ])];
