@@ -60,8 +60,9 @@
 //! **`tcgen05.cp`** (9.7.16.9.2) copies a descriptor's matrix from shared memory into lanes
 //! and columns of tensor memory when issued ([`CpShape`] for the shapes and multicasts).
 //!
-//! In `.kind::f8f6f4` and `mxf8f6f4` an operand may also be E2M1 (type code 5, K-major in
-//! shared memory), in the padded form `.b4x16_p64` (`smem_at` in [`products`]).
+//! In `.kind::f8f6f4` and `mxf8f6f4` an operand may also be E2M1 (type code 5) in the padded
+//! form `.b4x16_p64`, or E2M3 / E3M2 (codes 3, 4) in the padded form `.b6x16_p32`, K-major in
+//! shared memory (`smem_at` in [`products`]).
 //!
 //! **CTA pairs** (`.cta_group::2`, 9.7.16.2; ranks 2k and 2k + 1 of a cluster, whose shared
 //! addresses are `rank << 24 | offset`, `FnEmitter::shared_base`): each CTA of the pair
@@ -82,8 +83,7 @@
 //! 128 (`tests/triton_sm100/two_cta_*`; Triton reads M = 128's D back by the layout above).
 //! The pairs' `tcgen05.cp` and `shift` are not supported yet.
 //!
-//! Not yet: `.ws`, sparsity, the 6-bit types of
-//! `.kind::f8f6f4`/`mxf8f6f4` (`.b6x16_p32`), K = 96 (descriptor bit 31) and `tcgen05.cp`'s
+//! Not yet: `.ws`, sparsity, K = 96 (descriptor bit 31) and `tcgen05.cp`'s
 //! decompressing forms (errors naming them; a descriptor they need stops the CTA with a bad
 //! address).
 
@@ -820,10 +820,12 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     let eq = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, v: u64| e.b.build_int_compare(IntPredicate::EQ, x, c(v), "").unwrap();
     let or = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_or(x, y, "").unwrap();
     let and = |e: &FnEmitter<'ctx, '_, '_>, x: IntValue<'ctx>, y: IntValue<'ctx>| e.b.build_and(x, y, "").unwrap();
-    // e4m3 (0), e5m2 (1) or E2M1 (5, K-major in shared memory only) in the 8-bit kinds
+    // e4m3 (0), e5m2 (1), or E2M3 (3), E3M2 (4), E2M1 (5) (K-major in shared memory only)
+    // in the 8-bit kinds
     let f4_ok = |e: &FnEmitter<'ctx, '_, '_>, t: IntValue<'ctx>, trans: IntValue<'ctx>, in_tmem: bool| {
         let kmajor = if in_tmem { ctx.bool_type().const_zero() } else { eq(e, trans, 0) };
-        e.b.build_and(eq(e, t, 5), kmajor, "").unwrap()
+        let small = e.b.build_and(e.b.build_int_compare(IntPredicate::UGE, t, c(3), "").unwrap(), e.b.build_int_compare(IntPredicate::ULE, t, c(5), "").unwrap(), "").unwrap();
+        e.b.build_and(small, kmajor, "").unwrap()
     };
     let f8_or_f4 = |e: &FnEmitter<'ctx, '_, '_>, a_side: bool| {
         let (t, trans, in_tmem) = if a_side { (atype, trans_a, a_tmem) } else { (btype, trans_b, false) };
@@ -948,8 +950,10 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
         if !kind.ends_with("f8f6f4") {
             return x;
         }
-        // (An E2M1 element arrives as its 4-bit code: `smem_at`.)
-        e.b.build_select(eq(e, code, 5), e2m1_f32(e, v), x, "").unwrap().into_float_value()
+        // (E2M1, E2M3 and E3M2 elements arrive as their 4- and 6-bit codes: `smem_at`.)
+        let x = e.b.build_select(eq(e, code, 5), e2m1_f32(e, v), x, "").unwrap().into_float_value();
+        let x = e.b.build_select(eq(e, code, 3), super::ops_conv::small_float_f32(e, v, super::ops_conv::F8::E2M3), x, "").unwrap().into_float_value();
+        e.b.build_select(eq(e, code, 4), super::ops_conv::small_float_f32(e, v, super::ops_conv::F8::E3M2), x, "").unwrap().into_float_value()
     };
     let to_i64 = |e: &FnEmitter<'ctx, '_, '_>, v: IntValue<'ctx>, code: IntValue<'ctx>| -> IntValue<'ctx> {
         let v = e.b.build_int_truncate(v, i8t, "").unwrap();
@@ -986,6 +990,11 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
     //   one element a byte or the high nibble first (tests/triton_sm100/dot_scaled_e2m1_e4m3).
     //   One byte is read either way, so that a transposed e4m3 operand never reads at an
     //   E2M1 address;
+    // - an E2M3 or E3M2 operand (type codes 3, 4) of the 8-bit kinds, K-major: the padded
+    //   form `.b6x16_p32`, each 16 of a row's K packed into the first 12 bytes of a 16-byte
+    //   chunk, element i at bits 6i..6i+5 counted from the low bit of the chunk's first byte
+    //   (the packing of the global data the tensor copy appends the padding to, in the order
+    //   E2M1's nibbles take), a row of K elements spanning K bytes again;
     // - otherwise the `size`-byte element, K-major or (transpose bit set) MN-major.
     let nibble = |e: &FnEmitter<'ctx, '_, '_>, byte: IntValue<'ctx>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         let sh = e.b.build_left_shift(e.b.build_and(k, c(1), "").unwrap(), c(2), "").unwrap();
@@ -1001,10 +1010,21 @@ fn products<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, kind: &str, kdim:
             return load(e, w, at);
         }
         let f4 = eq(e, code, 5);
-        let kb = e.b.build_int_add(e.b.build_and(k, c(!15u32 as u64), "").unwrap(), e.b.build_right_shift(e.b.build_and(k, c(15), "").unwrap(), c(1), false, "").unwrap(), "").unwrap();
+        let chunk = e.b.build_and(k, c(!15u32 as u64), "").unwrap();
+        let kb = e.b.build_int_add(chunk, e.b.build_right_shift(e.b.build_and(k, c(15), "").unwrap(), c(1), false, "").unwrap(), "").unwrap();
         let at = e.b.build_select(f4, desc_address(e, fl, true, rr, kb, 1), at, "").unwrap().into_int_value();
+        // 6-bit: bits 6 (k % 16).. of the chunk, from its byte 6 (k % 16) / 8 and the next
+        let f6 = or(e, eq(e, code, 3), eq(e, code, 4));
+        let bit = e.b.build_int_mul(e.b.build_and(k, c(15), "").unwrap(), c(6), "").unwrap();
+        let k6 = e.b.build_int_add(chunk, e.b.build_right_shift(bit, c(3), false, "").unwrap(), "").unwrap();
+        let at = e.b.build_select(f6, desc_address(e, fl, true, rr, k6, 1), at, "").unwrap().into_int_value();
         let byte = load(e, w, at);
-        e.b.build_select(f4, nibble(e, byte, k), byte, "").unwrap().into_int_value()
+        let next = e.b.build_int_add(k6, c(1), "").unwrap();
+        let at2 = e.b.build_select(f6, desc_address(e, fl, true, rr, next, 1), at, "").unwrap().into_int_value();
+        let pair = e.b.build_or(byte, e.b.build_left_shift(load(e, w, at2), c(8), "").unwrap(), "").unwrap();
+        let six = e.b.build_and(e.b.build_right_shift(pair, e.b.build_and(bit, c(7), "").unwrap(), false, "").unwrap(), c(63), "").unwrap();
+        let v = e.b.build_select(f4, nibble(e, byte, k), byte, "").unwrap().into_int_value();
+        e.b.build_select(f6, six, v, "").unwrap().into_int_value()
     };
     let a_at = |e: &FnEmitter<'ctx, '_, '_>, k: IntValue<'ctx>| -> IntValue<'ctx> {
         match &afields {
