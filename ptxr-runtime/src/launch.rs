@@ -689,7 +689,7 @@ pub unsafe fn run_grid(f: CtaFn, k: &Shape, cfg: &LaunchConfig, pbuf: &[u8]) -> 
                 let at = host.detail().unwrap_or_default();
                 format!("{}: in kernel `{name}`, CTA ({},{},{}): error: an illegal memory access at address {at} (a read or write outside all memory the kernel may reach: check buffer sizes and indices)", k.file, ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2])
             }
-            abi::STATUS_BAD_TENSOR_COPY => format!("{whr}: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative, or a .tile::gather4/.tile::scatter4 map's box is more than one row (an NVIDIA GPU stops with an illegal instruction)"),
+            abi::STATUS_BAD_TENSOR_COPY => format!("{whr}: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative, a .tile::gather4/.tile::scatter4 map's box is more than one row, or a packed sub-byte copy the map's type does not allow (an innermost coordinate that is not a whole number of 2- or 16-element units, a store of b4x16_p64, a mode other than .tile) (an NVIDIA GPU stops with an illegal instruction)"),
             s => format!("{whr}: error: launch failed (status {s})"),
         };
         return Err(LaunchError(msg));

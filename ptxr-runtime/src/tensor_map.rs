@@ -53,8 +53,27 @@ pub const MODE_TILED: u8 = 0;
 /// pixels per column, LOWER and UPPER the bounding box.
 pub const MODE_IM2COL: u8 = 1;
 
-/// Bytes of an element of each `CUtensorMapDataType` (0 u8 ... 12 tf32-ftz).
-pub const DTYPE_BYTES: [u8; 13] = [1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4];
+/// Bytes of an element of each `CUtensorMapDataType` (0 u8 ... 12 tf32-ftz), and for the
+/// packed sub-byte types (13 `16U4_ALIGN8B`, 14 `16U4_ALIGN16B`, 15 `16U6_ALIGN16B`) the bytes
+/// a unit of them takes in shared memory ([`unit_of`]).
+pub const DTYPE_BYTES: [u8; 16] = [1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4, 1, 16, 16];
+
+/// The unit a tensor copy moves for a data type: (elements, bytes in global memory, bytes in
+/// shared memory). One element for the byte-sized types; the packed sub-byte types of
+/// `cuTensorMapEncodeTiled` (PTX ISA 5.5.1.1.1): `16U4_ALIGN8B` (13) two 4-bit elements, a
+/// byte either side; `16U4_ALIGN16B` (14, `.b4x16_p64`) sixteen in 8 bytes, padded to 16 in
+/// shared memory; `16U6_ALIGN16B` (15, `.b6x16_p32`) sixteen in 12 bytes, padded to 16.
+pub fn unit_of(dtype: u32) -> (u64, u64, u64) {
+    match dtype {
+        13 => (2, 1, 1),
+        14 => (16, 8, 16),
+        15 => (16, 12, 16),
+        t => {
+            let b = DTYPE_BYTES.get(t as usize).copied().unwrap_or(1) as u64;
+            (1, b, b)
+        }
+    }
+}
 
 /// Encodes a tiled tensor map with `cuTensorMapEncodeTiled`'s parameters and checks:
 /// `dims`/`box_dim`/`element_strides` have `rank` entries, `strides` `rank - 1` (bytes,
@@ -116,7 +135,8 @@ pub fn encode_im2col(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[
 #[allow(clippy::too_many_arguments)]
 fn encode(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u64], box_dim: &[u32], element_strides: &[u32], interleave: u32, swizzle: u32, l2: u32, oob_fill: u32, im2col: Option<[i16; 6]>) -> Result<[u8; SIZE], String> {
     let r = rank as usize;
-    let esize = *DTYPE_BYTES.get(dtype as usize).ok_or_else(|| format!("data type {dtype}: expected a CUtensorMapDataType (0..12)"))? as u64;
+    let esize = *DTYPE_BYTES.get(dtype as usize).ok_or_else(|| format!("data type {dtype}: expected a CUtensorMapDataType (0..15)"))? as u64;
+    let (unit, _, ssize) = unit_of(dtype);
     if dims.len() < r || element_strides.len() < r || strides.len() + 1 < r {
         return Err(format!("a rank-{rank} map needs {rank} dims and element strides and {} strides", r - 1));
     }
@@ -145,7 +165,28 @@ fn encode(dtype: u32, rank: u32, addr: u64, dims: &[u64], strides: &[u64], box_d
             return Err(format!("stride of dimension {}: {s} bytes (a multiple of 16 below 2^40)", d + 1));
         }
     }
-    let row = box_dim[0] as u64 * esize;
+    // The packed sub-byte types (cuTensorMapEncodeTiled's rules): tiled, no NaN fill; the
+    // 16-byte-aligned ones with a 32-byte-aligned address and strides, the innermost size a
+    // multiple of 128 and a box of 128 elements across; the packed 4-bit one an even size.
+    if dtype >= 13 {
+        if im2col.is_some() {
+            return Err(format!("data type {dtype} (packed sub-byte elements): im2col maps are not supported by ptxr"));
+        }
+        if oob_fill != 0 {
+            return Err(format!("data type {dtype} (packed sub-byte elements): the NaN fill is for floating-point types"));
+        }
+        if dtype >= 14 {
+            if addr % 32 != 0 || strides.iter().take(r - 1).any(|s| s % 32 != 0) {
+                return Err(format!("data type {dtype}: the global address and strides must be multiples of 32 bytes"));
+            }
+            if dims[0] % 128 != 0 || box_dim[0] != 128 {
+                return Err(format!("data type {dtype}: the innermost size ({}) must be a multiple of 128 and the box 128 elements across (not {})", dims[0], box_dim[0]));
+            }
+        } else if dims[0] % 2 != 0 || box_dim[0] % 2 != 0 {
+            return Err(format!("data type 13: the innermost size ({}) and box ({}) must be even", dims[0], box_dim[0]));
+        }
+    }
+    let row = box_dim[0] as u64 / unit * ssize;
     if row % 16 != 0 {
         return Err(format!("the box's innermost row is {row} bytes: it must be a multiple of 16"));
     }
@@ -210,6 +251,28 @@ mod tests {
     }
 
     #[test]
+    fn encodes_packed_sub_byte_types() {
+        // 16U6_ALIGN16B: 256 x 4 elements, rows of 192 bytes (a multiple of 32), a 128 x 2 box
+        let m = encode_tiled(15, 2, 0x1000, &[256, 4], &[192], &[128, 2], &[1, 1], 0, 3, 0, 0).unwrap();
+        assert_eq!((m[5], m[105]), (15, 16));
+        assert_eq!(unit_of(15), (16, 12, 16));
+        assert_eq!(unit_of(14), (16, 8, 16));
+        assert_eq!(unit_of(13), (2, 1, 1));
+        assert_eq!(unit_of(7), (1, 4, 4));
+        // a box of 64; a size of 192; a 16-byte-aligned address; a stride of 208; NaN fill
+        assert!(encode_tiled(15, 2, 0x1000, &[256, 4], &[192], &[64, 2], &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_tiled(14, 2, 0x1000, &[192, 4], &[96], &[128, 2], &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_tiled(14, 2, 0x1010, &[256, 4], &[128], &[128, 2], &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_tiled(15, 2, 0x1000, &[256, 4], &[208], &[128, 2], &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_tiled(14, 2, 0x1000, &[256, 4], &[128], &[128, 2], &[1, 1], 0, 0, 0, 1).is_err());
+        // 16U4_ALIGN8B: a box of 32 elements is 16 bytes; an odd size is refused
+        assert!(encode_tiled(13, 2, 0x1000, &[64, 4], &[32], &[32, 2], &[1, 1], 0, 0, 0, 0).is_ok());
+        assert!(encode_tiled(13, 2, 0x1000, &[63, 4], &[32], &[32, 2], &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_tiled(13, 2, 0x1000, &[64, 4], &[32], &[16, 2], &[1, 1], 0, 0, 0, 0).is_err());
+        assert!(encode_tiled(16, 1, 0x1000, &[64], &[], &[32], &[1], 0, 0, 0, 0).is_err());
+    }
+
+    #[test]
     fn encodes_im2col() {
         // NHWC 2x4x4x32 f32: C 32, W 4, H 4, N 2
         let m = encode_im2col(7, 4, 0x1000, &[32, 4, 4, 2], &[128, 512, 2048], &[-1, -2], &[3, -1], 32, 16, &[1, 1, 1, 1], 0, 3, 0, 0).unwrap();
@@ -219,12 +282,14 @@ mod tests {
         let i16_at = |o: usize| i16::from_le_bytes(m[o..o + 2].try_into().unwrap());
         assert_eq!((i16_at(108), i16_at(110), i16_at(114), i16_at(116)), (-1, -2, 3, -1));
         assert_eq!(encode_tiled(7, 1, 0, &[64], &[], &[32], &[1], 0, 0, 0, 0).unwrap()[106], MODE_TILED);
-        // rank 2; a rank-4 corner of 128; 0 pixels; 300 channels; 3 f32 channels (12 bytes)
+        // rank 2; a rank-4 corner of 128; 0 pixels; 300 channels; 3 f32 channels (12 bytes);
+        // packed sub-byte elements
         assert!(encode_im2col(7, 2, 0, &[32, 4], &[128], &[], &[], 32, 16, &[1, 1], 0, 0, 0, 0).is_err());
         assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[128, 0], &[0, 0], 32, 16, &[1; 4], 0, 0, 0, 0).is_err());
         assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[0, 0], &[0, 0], 32, 0, &[1; 4], 0, 0, 0, 0).is_err());
         assert!(encode_im2col(0, 4, 0, &[512, 4, 4, 2], &[512, 2048, 8192], &[0, 0], &[0, 0], 300, 16, &[1; 4], 0, 0, 0, 0).is_err());
         assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[0, 0], &[0, 0], 3, 16, &[1; 4], 0, 0, 0, 0).is_err());
+        assert!(encode_im2col(15, 4, 0, &[128, 4, 4, 2], &[96, 384, 1536], &[0, 0], &[0, 0], 128, 16, &[1; 4], 0, 0, 0, 0).is_err());
         // W 4 with corners 2 and -2: an empty box
         assert!(encode_im2col(7, 4, 0, &[32, 4, 4, 2], &[128, 512, 2048], &[2, 0], &[-2, 0], 32, 16, &[1; 4], 0, 0, 0, 0).is_err());
     }

@@ -241,13 +241,24 @@ fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::Pointe
     for span in spans {
         let magic = at(e, field::MAGIC, i32t);
         let mut ok = e.b.build_int_compare(IntPredicate::EQ, magic, i64t.const_int(ptxr_runtime::tensor_map::MAGIC as u64, false), "").unwrap();
-        let esize = at(e, field::ESIZE, i8t);
+        // (the packed sub-byte types: the innermost dimension in units of `unit` elements,
+        // `gsize` bytes each, as `tma_helper` copies them)
+        let dtype = at(e, field::DTYPE, i8t);
+        let (unit, gsize) = {
+            let b = &e.b;
+            let c64 = |v: u64| i64t.const_int(v, false);
+            let is_t = |t: u64| b.build_int_compare(IntPredicate::EQ, dtype, c64(t), "").unwrap();
+            let esize = at_esize(b, map, i8t, i64t);
+            let unit = b.build_select(is_t(13), c64(2), b.build_select(b.build_or(is_t(14), is_t(15), "").unwrap(), c64(16), c64(1), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+            let gsize = b.build_select(is_t(13), c64(1), b.build_select(is_t(14), c64(8), b.build_select(is_t(15), c64(12), esize, "").unwrap().into_int_value(), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+            (unit, gsize)
+        };
         let base = at(e, field::ADDR, i64t);
         let (mut lo, mut hi) = (i64t.const_zero(), i64t.const_zero());
         for (d, dim_span) in span.iter().enumerate() {
             let d = d as u64;
             let dim = at(e, field::DIMS + 8 * d, i64t);
-            let stride = if d == 0 { esize } else { at(e, field::STRIDES + 8 * (d - 1), i64t) };
+            let stride = if d == 0 { gsize } else { at(e, field::STRIDES + 8 * (d - 1), i64t) };
             let zero = i64t.const_zero();
             let top = e.b.build_int_sub(dim, one, "").unwrap();
             let (first, last) = match *dim_span {
@@ -260,6 +271,7 @@ fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::Pointe
                     (first, last)
                 }
             };
+            let (first, last) = if d == 0 { (e.b.build_int_signed_div(first, unit, "").unwrap(), e.b.build_int_signed_div(last, unit, "").unwrap()) } else { (first, last) };
             ok = e.b.build_and(ok, e.b.build_int_compare(IntPredicate::SLE, first, last, "").unwrap(), "").unwrap();
             lo = e.b.build_int_add(lo, e.b.build_int_mul(first, stride, "").unwrap(), "").unwrap();
             hi = e.b.build_int_add(hi, e.b.build_int_mul(last, stride, "").unwrap(), "").unwrap();
@@ -267,12 +279,19 @@ fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::Pointe
         let (yes, done) = (ctx.append_basic_block(e.f, "tma.check"), ctx.append_basic_block(e.f, "tma.checked"));
         e.b.build_conditional_branch(ok, yes, done).unwrap();
         e.b.position_at_end(yes);
-        let n = e.b.build_int_add(e.b.build_int_sub(hi, lo, "").unwrap(), esize, "").unwrap();
+        let n = e.b.build_int_add(e.b.build_int_sub(hi, lo, "").unwrap(), gsize, "").unwrap();
         let p = e.space_ptr(e.b.build_int_add(base, lo, "").unwrap(), None);
         e.check_access_n(p, n, store, StateSpace::Global, false);
         e.b.build_unconditional_branch(done).unwrap();
         e.b.position_at_end(done);
     }
+}
+
+/// A map's element size field (`field::ESIZE`), zero-extended.
+fn at_esize<'ctx>(b: &inkwell::builder::Builder<'ctx>, map: inkwell::values::PointerValue<'ctx>, i8t: inkwell::types::IntType<'ctx>, i64t: inkwell::types::IntType<'ctx>) -> IntValue<'ctx> {
+    let p = unsafe { b.build_gep(i8t, map, &[i64t.const_int(field::ESIZE, false)], "").unwrap() };
+    let v = b.build_load(i8t, p, "").unwrap().into_int_value();
+    b.build_int_z_extend(v, i64t, "").unwrap()
 }
 
 /// How a tensor copy walks its tensor (PTX ISA 8.x 5.5.3-5.5.4).
@@ -418,7 +437,8 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     let fn_t = i64t.fn_type(&[ptr_t.into(), ptr_t.into(), i32t.into(), i32t.into(), ptr_t.into(), i32t.into(), i32t.into()], false);
     let (h, saved) = e.begin_helper(name, fn_t);
     let b = &e.b;
-    let tmp = b.build_alloca(i64t, "fill").unwrap();
+    // (16 bytes: the unit of the packed sub-byte types)
+    let tmp = b.build_alloca(ctx.i128_type(), "fill").unwrap();
     let p = |k: u32| h.get_nth_param(k).unwrap();
     let (map, smem, limit, soff, cs, rank, store) =
         (p(0).into_pointer_value(), p(1).into_pointer_value(), p(2).into_int_value(), p(3).into_int_value(), p(4).into_pointer_value(), p(5).into_int_value(), p(6).into_int_value());
@@ -457,7 +477,23 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     .unwrap();
     let bad = b.build_or(bad, b.build_int_compare(IntPredicate::NE, map_mode, c64(want_mode as i64), "").unwrap(), "").unwrap();
     guard(bad, fail_map);
+    // A unit of the copy: an element of `esize` bytes, or of the packed sub-byte types
+    // (`tensor_map::unit_of`, PTX ISA 5.5.1.1.1) `unit` elements, `gsize` bytes in global
+    // memory and `esize` in shared memory (the rest of it the padding).
     let esize = ld(i8t, field::ESIZE);
+    let dtype = ld(i8t, field::DTYPE);
+    let is_t = |t: i64| b.build_int_compare(IntPredicate::EQ, dtype, c64(t), "").unwrap();
+    let (t13, t14, t15) = (is_t(13), is_t(14), is_t(15));
+    let aligned16 = b.build_or(t14, t15, "").unwrap();
+    let sub = b.build_or(t13, aligned16, "").unwrap();
+    let unit = b.build_select(t13, c64(2), b.build_select(aligned16, c64(16), c64(1), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+    let gsize = b.build_select(t13, c64(1), b.build_select(t14, c64(8), b.build_select(t15, c64(12), esize, "").unwrap().into_int_value(), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+    // (tiled copies only; a store of `.b4x16_p64` is not one of the type's directions)
+    let sub_bad = match walk {
+        Walk::Tile => b.build_and(t14, b.build_int_compare(IntPredicate::NE, store, i32t.const_zero(), "").unwrap(), "").unwrap(),
+        _ => sub,
+    };
+    guard(sub_bad, fail_copy);
     let swz = ld(i8t, field::SWIZZLE);
     let base = ld(i64t, field::ADDR);
     let fill_nan = ld(i8t, field::FILL);
@@ -476,8 +512,12 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
             let v = b.build_select(z, c64(1), v, "").unwrap().into_int_value();
             b.build_select(used, v, c64(1), "").unwrap().into_int_value()
         };
-        dims.push(b.build_select(used, ld(i64t, field::DIMS + 8 * d), c64(1), "").unwrap().into_int_value());
+        // (the innermost dimension in units)
+        let dim = ld(i64t, field::DIMS + 8 * d);
+        let dim = if d == 0 { b.build_int_unsigned_div(dim, unit, "").unwrap() } else { dim };
+        dims.push(b.build_select(used, dim, c64(1), "").unwrap().into_int_value());
         let bx = or1(ld(i16t, field::BOX + 2 * d));
+        let bx = if d == 0 { b.build_int_unsigned_div(b.build_int_add(bx, b.build_int_sub(unit, c64(1), "").unwrap(), "").unwrap(), unit, "").unwrap() } else { bx };
         let s = if d == 0 { c64(1) } else { or1(ld(i8t, field::ESTRIDES + d)) };
         let n = match walk {
             // ceil(box / estride) elements (the innermost: all of them)
@@ -489,17 +529,22 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
         };
         counts.push(n);
         es.push(s);
-        strides.push(if d == 0 { esize } else { b.build_select(used, ld(i64t, field::STRIDES + 8 * (d - 1)), c64(0), "").unwrap().into_int_value() });
+        strides.push(if d == 0 { gsize } else { b.build_select(used, ld(i64t, field::STRIDES + 8 * (d - 1)), c64(0), "").unwrap().into_int_value() });
         // (gather4/scatter4: the column and the four rows, whatever the rank)
         c.push(if walk == Walk::Rows4 { coord(d) } else { b.build_select(used, coord(d), c64(0), "").unwrap().into_int_value() });
     }
+    // the innermost coordinate in units: a whole number of them
+    let c0 = c[0];
+    let part = b.build_int_compare(IntPredicate::NE, b.build_int_signed_rem(c0, unit, "").unwrap(), c64(0), "").unwrap();
+    guard(part, fail_copy);
+    c[0] = b.build_int_signed_div(c0, unit, "").unwrap();
     if walk == Walk::Rows4 {
         // the map's box must be one row
         let rows = ld(i16t, field::BOX + 2);
         guard(b.build_int_compare(IntPredicate::UGT, rows, c64(1), "").unwrap(), fail_copy);
     }
     // innermost coordinate 16-byte aligned; a store's coordinates not negative
-    let misaligned = b.build_int_compare(IntPredicate::NE, b.build_and(b.build_int_mul(c[0], esize, "").unwrap(), c64(15), "").unwrap(), c64(0), "").unwrap();
+    let misaligned = b.build_int_compare(IntPredicate::NE, b.build_and(b.build_int_mul(c[0], gsize, "").unwrap(), c64(15), "").unwrap(), c64(0), "").unwrap();
     let mut neg = i64t.get_context().bool_type().const_zero();
     for d in 0..if walk == Walk::Im2col { 0 } else { 5 } {
         neg = b.build_or(neg, b.build_int_compare(IntPredicate::SLT, c[d], c64(0), "").unwrap(), "").unwrap();
@@ -635,8 +680,37 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     b.position_at_end(copy);
     match red {
         None => {
+            // a unit's `gsize` bytes (the padding after them in shared memory zeroed by a load:
+            // the ISA leaves it undefined); a `.b6x16_p32` store packs the low 6 bits of each of
+            // 16 bytes (`.b6p2x16`) into 12
             let (to, from) = (b.build_select(is_store, gp, sp, "").unwrap().into_pointer_value(), b.build_select(is_store, sp, gp, "").unwrap().into_pointer_value());
-            b.build_memcpy(to, 1, from, 1, esize).unwrap();
+            let pack = ctx.append_basic_block(h, "tma.pack6");
+            let plain = ctx.append_basic_block(h, "tma.plain");
+            b.build_conditional_branch(b.build_and(is_store, t15, "").unwrap(), pack, plain).unwrap();
+            b.position_at_end(plain);
+            b.build_memcpy(to, 1, from, 1, gsize).unwrap();
+            let pad = b.build_int_sub(esize, gsize, "").unwrap();
+            let tail = unsafe { b.build_gep(i8t, sp, &[gsize], "").unwrap() };
+            let load_pad = b.build_and(b.build_not(is_store, "").unwrap(), b.build_int_compare(IntPredicate::NE, pad, c64(0), "").unwrap(), "").unwrap();
+            let pad = b.build_select(load_pad, pad, c64(0), "").unwrap().into_int_value();
+            b.build_memset(tail, 1, i8t.const_zero(), pad).unwrap();
+            b.build_unconditional_branch(next).unwrap();
+            b.position_at_end(pack);
+            let i128t = ctx.i128_type();
+            let mut bits = i128t.const_zero();
+            for k in 0..16u64 {
+                let q = unsafe { b.build_gep(i8t, sp, &[c64(k as i64)], "").unwrap() };
+                let v = b.build_load(i8t, q, "").unwrap().into_int_value();
+                let v = b.build_and(b.build_int_z_extend(v, i128t, "").unwrap(), i128t.const_int(63, false), "").unwrap();
+                bits = b.build_or(bits, b.build_left_shift(v, i128t.const_int(6 * k, false), "").unwrap(), "").unwrap();
+            }
+            let lo = b.build_int_truncate(bits, i64t, "").unwrap();
+            let hi = b.build_int_truncate(b.build_right_shift(bits, i128t.const_int(64, false), false, "").unwrap(), i32t, "").unwrap();
+            let st = b.build_store(gp, lo).unwrap();
+            let _ = st.set_alignment(1);
+            let gp8 = unsafe { b.build_gep(i8t, gp, &[c64(8)], "").unwrap() };
+            let st = b.build_store(gp8, hi).unwrap();
+            let _ = st.set_alignment(1);
             b.build_unconditional_branch(next).unwrap();
         }
         Some(op) => {
@@ -670,7 +744,10 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     b.position_at_end(fill_here);
     let nan = b.build_int_compare(IntPredicate::NE, fill_nan, c64(0), "").unwrap();
     let pattern = b.build_select(nan, c64(0x7ff7_7ff7_7ff7_7ff7), c64(0), "").unwrap().into_int_value();
-    b.build_store(tmp, pattern).unwrap();
+    let i128t = ctx.i128_type();
+    let wide = b.build_int_z_extend(pattern, i128t, "").unwrap();
+    let wide = b.build_or(wide, b.build_left_shift(wide, i128t.const_int(64, false), "").unwrap(), "").unwrap();
+    b.build_store(tmp, wide).unwrap();
     b.build_memcpy(sp, 1, tmp, 1, esize).unwrap();
     b.build_unconditional_branch(next).unwrap();
     b.position_at_end(next);
@@ -797,10 +874,11 @@ fn nvptx<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<()> {
 /// Bytes of an element of each `tensormap.replace` `.elemtype` code: 0 u8, 1 u16, 2 u32,
 /// 3 s32, 4 u64, 5 s64, 6 f16, 7 f32, 8 f32.ftz, 9 f64, 10 bf16, 11 tf32, 12 tf32.ftz (the
 /// PTX numbering, which differs from `CUtensorMapDataType` from 8 on; an H200 copies 4, 8, 2
-/// and 4 bytes per element for 8, 9, 10 and 11).
-const ELEMTYPE_BYTES: [u64; 13] = [1, 2, 4, 4, 8, 8, 2, 4, 4, 8, 2, 4, 4];
+/// and 4 bytes per element for 8, 9, 10 and 11); for 13 .b4x16, 14 .b4x16_p64 and 15
+/// .b6x16_p32 the shared-memory bytes of a unit (`tensor_map::unit_of`).
+const ELEMTYPE_BYTES: [u64; 16] = [1, 2, 4, 4, 8, 8, 2, 4, 4, 8, 2, 4, 4, 1, 16, 16];
 /// The same codes as `CUtensorMapDataType`, ptxr's map's DTYPE field.
-const ELEMTYPE_CU: [u64; 13] = [0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9, 11, 12];
+const ELEMTYPE_CU: [u64; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9, 11, 12, 13, 14, 15];
 
 /// PTX ISA 8.x 9.7.9.26 tensormap.replace (one field of a tensor map in global or shared
 /// memory, in ptxr's encoding: a map made from zeros becomes one of ptxr's), 9.7.9.27
@@ -867,7 +945,7 @@ fn tensormap<'ctx, 'a>(e: &mut FnEmitter<'ctx, 'a, '_>, i: &'a Instr<'a>) -> R<(
         "elemtype" => {
             let code = val.get_zero_extended_constant().unwrap_or(u64::MAX);
             if code as usize >= ELEMTYPE_BYTES.len() {
-                return Err(e.err(val_op.span(), "tensor map element type: ptxr runs the codes 0 to 12 (.u8 to .tf32.ftz), given as an immediate"));
+                return Err(e.err(val_op.span(), "tensor map element type: ptxr runs the codes 0 to 15 (.u8 to .b6x16_p32), given as an immediate"));
             }
             put(e, c64(field::DTYPE), i8t, c64(ELEMTYPE_CU[code as usize]));
             put(e, c64(field::ESIZE), i8t, c64(ELEMTYPE_BYTES[code as usize]));

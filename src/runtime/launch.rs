@@ -26,7 +26,7 @@ pub enum ArgSpec {
 }
 
 /// The element types of a `tmap:` argument, numbered as `CUtensorMapDataType`.
-const TMAP_TYPES: [&str; 12] = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32ftz", "tf32"];
+const TMAP_TYPES: [&str; 16] = ["u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f64", "bf16", "f32ftz", "tf32", "tf32ftz", "b4x16", "b4x16_p64", "b6x16_p32"];
 
 /// Parses `tmap:TYPE:DIMS:STRIDES:BOX[:OPTIONS]=buf:...` (see [`ArgSpec::TensorMap`]): DIMS
 /// and BOX innermost first (`64x40`), STRIDES the bytes between consecutive indices of the
@@ -87,10 +87,11 @@ fn parse_tensor_map(s: &str, rest: &str) -> Result<ArgSpec, String> {
         ArgSpec::Buffer(b) => b,
         _ => return Err(format!("`{s}`: the data after `=` must be a buffer (buf:...)")),
     };
-    let esize = ptxr_runtime::tensor_map::DTYPE_BYTES[dtype as usize] as u64;
+    // (global bytes of a unit: packed sub-byte types take several elements to one)
+    let (unit, gsize, _) = ptxr_runtime::tensor_map::unit_of(dtype);
     let need = match strides.last() {
         Some(&st) => st * dims[dims.len() - 1],
-        None => dims[0] * esize,
+        None => dims[0] / unit * gsize,
     };
     if (data.len() as u64) < need {
         return Err(format!("`{s}`: {} data bytes given, the tensor spans {need}", data.len()));

@@ -455,16 +455,23 @@ static int tensor_map_encode(ptxr_tensor_map *map, uint32_t dtype, uint32_t rank
                              const uint64_t *global_dim, const uint64_t *global_strides, const uint32_t *box,
                              uint32_t nbox, const uint32_t *element_strides, uint32_t interleave, uint32_t swizzle,
                              uint32_t l2_promotion, uint32_t oob_fill, const int16_t *corners) {
-    static const uint8_t bytes_of[13] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    /* bytes in shared memory of a unit: an element, or for the packed sub-byte types 13-15
+     * (16U4_ALIGN8B, 16U4_ALIGN16B, 16U6_ALIGN16B) 2, 16 and 16 elements (ptxr_runtime's
+     * tensor_map::unit_of) */
+    static const uint8_t bytes_of[16] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4, 1, 16, 16};
     static const uint64_t span[4] = {0, 32, 64, 128};
     if (!map || !global_dim || !element_strides || rank < 1 || rank > 5 || (rank > 1 && !global_strides)) return 1;
-    if (dtype > 12 || interleave != 0 || swizzle > 3 || oob_fill > 1 || (uintptr_t)global_address % 16) return 1;
-    uint64_t esize = bytes_of[dtype];
+    if (dtype > 15 || interleave != 0 || swizzle > 3 || oob_fill > 1 || (uintptr_t)global_address % 16) return 1;
+    uint64_t esize = bytes_of[dtype], unit = dtype == 13 ? 2 : dtype >= 14 ? 16 : 1;
     for (uint32_t d = 0; d < rank; d++) {
         if (global_dim[d] == 0 || global_dim[d] > (1ull << 32) || element_strides[d] < 1 || element_strides[d] > 8) return 1;
         if (d > 0 && (global_strides[d - 1] % 16 || global_strides[d - 1] >= (1ull << 40))) return 1;
+        if (d > 0 && dtype >= 14 && global_strides[d - 1] % 32) return 1;
     }
-    uint64_t row = box[0] * esize;
+    if (dtype >= 13 && (corners || oob_fill)) return 1;
+    if (dtype >= 14 && ((uintptr_t)global_address % 32 || global_dim[0] % 128 || box[0] != 128)) return 1;
+    if (dtype == 13 && (global_dim[0] % 2 || box[0] % 2)) return 1;
+    uint64_t row = box[0] / unit * esize;
     if (row % 16 || (swizzle && row > span[swizzle])) return 1;
     unsigned char *m = map->bytes;
     memset(m, 0, 128);
@@ -1741,7 +1748,7 @@ int ptxr_rt_launch(const ptxr_kernel *k, const ptxr_launch_config *cfg, void **a
         case STATUS_PARTIAL_WARP: return error(PTXR_ERR_LAUNCH, "%s: error: this warp-wide matrix instruction needs all 32 threads of the warp, but the block leaves this warp partial", whr);
         case STATUS_BAD_ADDRESS: return error(PTXR_ERR_LAUNCH, "%s: error: an address outside the CTA's shared memory (a wgmma matrix descriptor, or the shared-memory side of a bulk copy)", whr);
         case STATUS_BAD_TENSOR_MAP: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the tensor map is not one that ptxr encoded, or not of the copy's rank or mode (tiled for .tile, .tile::gather4 and .tile::scatter4, im2col for .im2col; make it with ptxr_tensor_map_encode_tiled or _im2col, or `tmap:` for ptxr run)", whr);
-        case STATUS_BAD_TENSOR_COPY: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative, or a .tile::gather4/.tile::scatter4 map's box is more than one row (an NVIDIA GPU stops with an illegal instruction)", whr);
+        case STATUS_BAD_TENSOR_COPY: return error(PTXR_ERR_LAUNCH, "%s: error: cp.async.bulk.tensor: the box's innermost coordinate times the element size is not a multiple of 16 bytes, a store's coordinates are negative, a .tile::gather4/.tile::scatter4 map's box is more than one row, or a packed sub-byte copy the map's type does not allow (an innermost coordinate that is not a whole number of 2- or 16-element units, a store of b4x16_p64, a mode other than .tile) (an NVIDIA GPU stops with an illegal instruction)", whr);
         default: return error(PTXR_ERR_LAUNCH, "%s: error: launch failed (status %u)", whr, c->status);
         }
     }
