@@ -1034,6 +1034,18 @@ int main(int argc, char **argv) {
           | ptxr_tensor_map_encode_tiled(&mc, 6, 2, c, dc, sc, bc, es, 0, 3, 0, 0);
     uint32_t bad_box[2] = {12, 64};
     int refused = ptxr_tensor_map_encode_tiled(&ma, 6, 2, a, da, sa, bad_box, es, 0, 0, 0, 0);
+    /* the packed sub-byte types (cuda.h's rules): a 16U6_ALIGN16B map of 256 x 4 elements with
+     * rows of 192 bytes and a 128 x 2 box is made; a 64-element box, a 16U4_ALIGN16B map at a
+     * 16-byte (not 32-byte) address and a NaN fill are refused */
+    ptxr_tensor_map ms;
+    static __attribute__((aligned(32))) unsigned char sub[1024];
+    uint64_t ds[2] = {256, 4}, ss[1] = {192}, ss4[1] = {128};
+    uint32_t bs[2] = {128, 2}, bs64[2] = {64, 2};
+    int sub_ok = ptxr_tensor_map_encode_tiled(&ms, 15, 2, sub, ds, ss, bs, es, 0, 3, 0, 0);
+    int sub_bad = (ptxr_tensor_map_encode_tiled(&ms, 15, 2, sub, ds, ss, bs64, es, 0, 0, 0, 0) == 1)
+                + (ptxr_tensor_map_encode_tiled(&ms, 14, 2, sub + 16, ds, ss4, bs, es, 0, 0, 0, 0) == 1)
+                + (ptxr_tensor_map_encode_tiled(&ms, 15, 2, sub, ds, ss, bs, es, 0, 0, 0, 1) == 1);
+    printf("sub-byte %d %d\n", sub_ok, sub_bad);
     int32_t m = M, n = N, k = K, ka = K, one = 1, nn = N;
     int64_t lk = K, lone = 1, ln = N;
     void *scratch = NULL;
@@ -1052,6 +1064,7 @@ int main(int argc, char **argv) {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("encode 0 refused 1 launch 0"), "{s}{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.contains("same"), "{s}");
+    assert!(s.contains("sub-byte 0 3"), "{s}");
 }
 
 /// The C ABI's clusters with CTA pairs: the Gluon two-CTA matmul of
