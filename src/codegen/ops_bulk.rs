@@ -244,15 +244,8 @@ fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::Pointe
         // (the packed sub-byte types: the innermost dimension in units of `unit` elements,
         // `gsize` bytes each, as `tma_helper` copies them)
         let dtype = at(e, field::DTYPE, i8t);
-        let (unit, gsize) = {
-            let b = &e.b;
-            let c64 = |v: u64| i64t.const_int(v, false);
-            let is_t = |t: u64| b.build_int_compare(IntPredicate::EQ, dtype, c64(t), "").unwrap();
-            let esize = at_esize(b, map, i8t, i64t);
-            let unit = b.build_select(is_t(13), c64(2), b.build_select(b.build_or(is_t(14), is_t(15), "").unwrap(), c64(16), c64(1), "").unwrap().into_int_value(), "").unwrap().into_int_value();
-            let gsize = b.build_select(is_t(13), c64(1), b.build_select(is_t(14), c64(8), b.build_select(is_t(15), c64(12), esize, "").unwrap().into_int_value(), "").unwrap().into_int_value(), "").unwrap().into_int_value();
-            (unit, gsize)
-        };
+        let esize = at(e, field::ESIZE, i8t);
+        let (unit, gsize) = copy_unit(&e.b, dtype, esize);
         let base = at(e, field::ADDR, i64t);
         let (mut lo, mut hi) = (i64t.const_zero(), i64t.const_zero());
         for (d, dim_span) in span.iter().enumerate() {
@@ -287,11 +280,17 @@ fn check_box<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, map: inkwell::values::Pointe
     }
 }
 
-/// A map's element size field (`field::ESIZE`), zero-extended.
-fn at_esize<'ctx>(b: &inkwell::builder::Builder<'ctx>, map: inkwell::values::PointerValue<'ctx>, i8t: inkwell::types::IntType<'ctx>, i64t: inkwell::types::IntType<'ctx>) -> IntValue<'ctx> {
-    let p = unsafe { b.build_gep(i8t, map, &[i64t.const_int(field::ESIZE, false)], "").unwrap() };
-    let v = b.build_load(i8t, p, "").unwrap().into_int_value();
-    b.build_int_z_extend(v, i64t, "").unwrap()
+/// The unit a tensor copy moves for a map's data type and element size (i64 values, as
+/// `tensor_map::unit_of` gives them): (elements, bytes in global memory); shared memory takes
+/// `esize` bytes a unit.
+fn copy_unit<'ctx>(b: &inkwell::builder::Builder<'ctx>, dtype: IntValue<'ctx>, esize: IntValue<'ctx>) -> (IntValue<'ctx>, IntValue<'ctx>) {
+    let i64t = dtype.get_type();
+    let c64 = |v: u64| i64t.const_int(v, false);
+    let is_t = |t: u64| b.build_int_compare(IntPredicate::EQ, dtype, c64(t), "").unwrap();
+    let sel = |c: IntValue<'ctx>, x: IntValue<'ctx>, y: IntValue<'ctx>| b.build_select(c, x, y, "").unwrap().into_int_value();
+    let unit = sel(is_t(13), c64(2), sel(b.build_or(is_t(14), is_t(15), "").unwrap(), c64(16), c64(1)));
+    let gsize = sel(is_t(13), c64(1), sel(is_t(14), c64(8), sel(is_t(15), c64(12), esize)));
+    (unit, gsize)
 }
 
 /// How a tensor copy walks its tensor (PTX ISA 8.x 5.5.3-5.5.4).
@@ -483,11 +482,9 @@ fn tma_helper<'ctx>(e: &mut FnEmitter<'ctx, '_, '_>, name: &str, red: Option<&'s
     let esize = ld(i8t, field::ESIZE);
     let dtype = ld(i8t, field::DTYPE);
     let is_t = |t: i64| b.build_int_compare(IntPredicate::EQ, dtype, c64(t), "").unwrap();
-    let (t13, t14, t15) = (is_t(13), is_t(14), is_t(15));
-    let aligned16 = b.build_or(t14, t15, "").unwrap();
-    let sub = b.build_or(t13, aligned16, "").unwrap();
-    let unit = b.build_select(t13, c64(2), b.build_select(aligned16, c64(16), c64(1), "").unwrap().into_int_value(), "").unwrap().into_int_value();
-    let gsize = b.build_select(t13, c64(1), b.build_select(t14, c64(8), b.build_select(t15, c64(12), esize, "").unwrap().into_int_value(), "").unwrap().into_int_value(), "").unwrap().into_int_value();
+    let (t14, t15) = (is_t(14), is_t(15));
+    let (unit, gsize) = copy_unit(b, dtype, esize);
+    let sub = b.build_int_compare(IntPredicate::NE, unit, c64(1), "").unwrap();
     // (tiled copies only; a store of `.b4x16_p64` is not one of the type's directions)
     let sub_bad = match walk {
         Walk::Tile => b.build_and(t14, b.build_int_compare(IntPredicate::NE, store, i32t.const_zero(), "").unwrap(), "").unwrap(),
